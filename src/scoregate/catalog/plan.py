@@ -1,0 +1,208 @@
+"""Resolve an experiment into a plan and check it against its dataset before any model call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
+from scoregate.catalog.models import (
+    CompositeSpec,
+    CountersSpec,
+    DatasetItem,
+    EvaluatorSpec,
+    ExperimentSpec,
+    GateSpec,
+    ModelSpec,
+    PromptRoute,
+    PromptSpec,
+)
+from scoregate.catalog.project import Project
+from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
+from scoregate.catalog.templates import prompt_variables
+from scoregate.errors import ValidationFailed
+
+RUN_METRICS = (
+    "success_rate",
+    "error_count",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_mean_ms",
+    "tokens_in_total",
+    "tokens_out_total",
+    "cost_usd_total",
+    "retries_total",
+)
+"""Run-level metrics every run reports, usable in gates beside score keys and composites."""
+
+
+@dataclass(frozen=True)
+class ExperimentPlan:
+    """An experiment with every name resolved and its dataset checked."""
+
+    name: str
+    spec: ExperimentSpec
+    dataset: DatasetRef
+    dataset_scan: DatasetScan
+    prompts: dict[str, PromptSpec]
+    model_name: str
+    model: ModelSpec
+    judge_model_name: str
+    evaluators: dict[str, EvaluatorSpec]
+    composites: dict[str, CompositeSpec]
+    gates: list[GateSpec]
+
+    @property
+    def route(self) -> str | PromptRoute:
+        """The experiment's prompt or prompt route."""
+        return self.spec.prompt
+
+
+def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
+    """Return the score keys an evaluator file declares."""
+    if isinstance(spec, CountersSpec):
+        return [c.score_key for c in spec.counters]
+    keys = [spec.score.key, *(e.key for e in spec.extra)]
+    return [*keys, spec.reasoning_key] if spec.reasoning_key else keys
+
+
+def known_metrics(project: Project, evaluators: list[str], composites: list[str]) -> set[str]:
+    """Return every metric name a gate of this experiment may name."""
+    names = set(RUN_METRICS) | set(composites)
+    for name in evaluators:
+        if name in project.evaluators:
+            names.update(evaluator_score_keys(project.evaluators[name]))
+    return names
+
+
+def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model_name: str) -> list[str]:
+    where = f"{project.config_path}: experiments.{name}"
+    problems = []
+    if spec.dataset not in project.datasets:
+        problems.append(f"{where}.dataset: no dataset {spec.dataset!r} (datasets/{spec.dataset}.jsonl)")
+    problems += [
+        f"{where}.prompt: no prompt {p!r} (prompts/{p}.yaml)"
+        for p in route_prompts(spec.prompt)
+        if p not in project.prompts
+    ]
+    if model_name not in project.config.models:
+        problems.append(f"{where}.model: no model {model_name!r} under `models:` in scoregate.yaml")
+    judge = spec.judge_model or project.config.settings.judge_model or model_name
+    if judge not in project.config.models:
+        problems.append(f"{where}.judge_model: no model {judge!r} under `models:` in scoregate.yaml")
+    problems += [
+        f"{where}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)"
+        for e in spec.evaluators
+        if e not in project.evaluators
+    ]
+    problems += [
+        f"{where}.composites: no composite {c!r} under `composites:`"
+        for c in spec.composites
+        if c not in project.config.composites
+    ]
+    gates_by_name = {g.name: g for g in project.config.gates}
+    known = known_metrics(project, spec.evaluators, spec.composites)
+    for gate_name in spec.gates:
+        gate = gates_by_name.get(gate_name)
+        if gate is None:
+            problems.append(f"{where}.gates: no gate {gate_name!r} under `gates:`")
+        elif gate.metric not in known:
+            problems.append(
+                f"{project.config_path}: gates.{gate_name}.metric: unknown metric {gate.metric!r}; "
+                f"this experiment measures: {', '.join(sorted(known))}"
+            )
+    for comp in spec.composites:
+        for part in project.config.composites.get(comp, CompositeSpec(weights={"_": 1})).weights:
+            if comp in project.config.composites and part not in known:
+                problems.append(f"{project.config_path}: composites.{comp}: unknown score {part!r}")
+    return problems
+
+
+def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> Any:
+    input_validator = jsonschema.Draft202012Validator(ref.meta.input_schema) if ref.meta.input_schema else None
+    variables = {name: set(prompt_variables(p)) for name, p in project.prompts.items()}
+
+    def check(_line: int, item: DatasetItem) -> list[str]:
+        found = []
+        if input_validator is not None:
+            for err in input_validator.iter_errors(item.input):
+                path = ".".join(str(p) for p in err.absolute_path)
+                found.append(f"input{'.' + path if path else ''}: {err.message} (schema in {ref.meta_path})")
+        try:
+            prompt_name = choose_prompt(spec.prompt, item.input)
+        except RouteError as exc:
+            return [*found, f"item {item.id!r}: cannot choose a prompt: {exc}"]
+        prompt = project.prompts.get(prompt_name)
+        if prompt is not None:
+            missing = variables[prompt_name] - item.input.keys() - prompt.variables.keys()
+            found += [
+                f"item {item.id!r}: prompt {prompt_name!r} uses {{{{{v}}}}} but the item's input has no "
+                f"`{v}`; add it to the item or give a default under `variables:` in prompts/{prompt_name}.yaml"
+                for v in sorted(missing)
+            ]
+        return found
+
+    return check
+
+
+def plan_experiment(project: Project, name: str, *, model: str | None = None) -> ExperimentPlan:
+    """Resolve experiment `name` and check every item; raise ValidationFailed before any model call."""
+    spec = project.config.experiments.get(name)
+    if spec is None:
+        known = ", ".join(sorted(project.config.experiments)) or "none"
+        raise ValidationFailed([f"{project.config_path}: experiments: no experiment {name!r} (defined: {known})"])
+    model_name = model or spec.model or project.config.settings.model
+    problems = _reference_problems(project, name, spec, model_name)
+    if problems:
+        raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")
+    ref = project.datasets[spec.dataset]
+    dataset_scan = scan(ref.path, _item_checker(project, spec, ref))
+    if dataset_scan.problems:
+        raise ValidationFailed(dataset_scan.problems, hint="fix the dataset; no model call was made")
+    if dataset_scan.count == 0:
+        raise ValidationFailed([f"{ref.path}: the dataset is empty; add items before running an experiment"])
+    judge_name = spec.judge_model or project.config.settings.judge_model or model_name
+    gates_by_name = {g.name: g for g in project.config.gates}
+    return ExperimentPlan(
+        name=name,
+        spec=spec,
+        dataset=ref,
+        dataset_scan=dataset_scan,
+        prompts={p: project.prompts[p] for p in route_prompts(spec.prompt)},
+        model_name=model_name,
+        model=project.config.models[model_name],
+        judge_model_name=judge_name,
+        evaluators={e: project.evaluators[e] for e in spec.evaluators},
+        composites={c: project.config.composites[c] for c in spec.composites},
+        gates=[gates_by_name[g] for g in spec.gates],
+    )
+
+
+def validate_project(project: Project) -> list[str]:
+    """Check every experiment and dataset; return a line per checked thing, raise ValidationFailed on problems."""
+    problems: list[str] = []
+    report: list[str] = []
+    for name in project.config.experiments:
+        try:
+            plan = plan_experiment(project, name)
+            report.append(f"experiment {name}: {plan.dataset_scan.count} items, prompts ok, gates ok")
+        except ValidationFailed as exc:
+            if exc.problems and "the dataset is empty" in exc.problems[-1]:
+                report.append(f"experiment {name}: dataset is empty")
+                continue
+            problems.extend(exc.problems)
+    for ref in project.datasets.values():
+        validator = jsonschema.Draft202012Validator(ref.meta.input_schema) if ref.meta.input_schema else None
+
+        def schema_check(_line: int, item: DatasetItem, v: Any = validator) -> list[str]:
+            return [f"input: {e.message}" for e in v.iter_errors(item.input)] if v else []
+
+        found = scan(ref.path, schema_check)
+        problems.extend(found.problems)
+        report.append(f"dataset {ref.name}: {found.count} items")
+    if problems:
+        raise ValidationFailed(sorted(set(problems), key=problems.index))
+    return report

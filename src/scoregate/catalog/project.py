@@ -1,0 +1,103 @@
+"""Load a scoregate project (scoregate.yaml, prompts/, evaluators/, datasets/) into typed specs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from scoregate.catalog.datasets import DatasetRef
+from scoregate.catalog.models import DatasetMeta, EvaluatorSpec, ProjectConfig, PromptSpec
+from scoregate.catalog.yaml_files import load_model
+from scoregate.errors import ScoregateError, ValidationFailed
+
+CONFIG_FILE = "scoregate.yaml"
+
+_CONFIG = TypeAdapter(ProjectConfig)
+_PROMPT = TypeAdapter(PromptSpec)
+_EVALUATOR: TypeAdapter[EvaluatorSpec] = TypeAdapter(EvaluatorSpec)
+_DATASET_META = TypeAdapter(DatasetMeta)
+
+
+@dataclass
+class Project:
+    """Every spec of a project, keyed by name, with where each came from."""
+
+    root: Path
+    config: ProjectConfig
+    prompts: dict[str, PromptSpec] = field(default_factory=dict)
+    evaluators: dict[str, EvaluatorSpec] = field(default_factory=dict)
+    datasets: dict[str, DatasetRef] = field(default_factory=dict)
+    sources: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def config_path(self) -> Path:
+        """Path of scoregate.yaml."""
+        return self.root / CONFIG_FILE
+
+    def source(self, kind: str, name: str) -> str:
+        """Return the file a spec was read from, for error messages."""
+        return str(self.sources.get(f"{kind}:{name}", f"{kind} {name!r}"))
+
+
+def find_root(start: Path) -> Path:
+    """Return the nearest directory at or above `start` holding scoregate.yaml."""
+    for candidate in [start, *start.parents]:
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate
+    raise ScoregateError(
+        f"no {CONFIG_FILE} found in {start} or any parent directory",
+        hint="run scoregate from your project directory, or pass --project PATH",
+    )
+
+
+def load_project(root: Path) -> Project:
+    """Read and validate every project file; raise ValidationFailed listing all problems at once."""
+    problems: list[str] = []
+    loaded_config = load_model(root / CONFIG_FILE, _CONFIG)
+    config = loaded_config[0]
+    problems.extend(loaded_config[1])
+    project = Project(root=root, config=config or ProjectConfig())
+    _load_named(root / "prompts", "prompt", _PROMPT, project, problems)
+    _load_named(root / "evaluators", "evaluator", _EVALUATOR, project, problems)
+    _load_datasets(root / "datasets", project, problems)
+    if problems:
+        raise ValidationFailed(problems, hint="fix the files above, then run `scoregate validate`")
+    return project
+
+
+def _load_named(directory: Path, kind: str, adapter: TypeAdapter[Any], project: Project, problems: list[str]) -> None:
+    if not directory.is_dir():
+        return
+    target = project.prompts if kind == "prompt" else project.evaluators
+    for path in sorted(directory.glob("*.yaml")):
+        spec, found = load_model(path, adapter)
+        problems.extend(found)
+        if spec is None:
+            continue
+        if spec.name != path.stem:
+            problems.append(f"{path}: name: is {spec.name!r} but the file is {path.name}; make them the same")
+            continue
+        target[spec.name] = spec
+        project.sources[f"{kind}:{spec.name}"] = path
+
+
+def _load_datasets(directory: Path, project: Project, problems: list[str]) -> None:
+    if not directory.is_dir():
+        return
+    for path in sorted(directory.glob("*.jsonl")):
+        meta_path = path.with_suffix(".yaml")
+        meta = DatasetMeta()
+        if meta_path.is_file():
+            loaded_meta = load_model(meta_path, _DATASET_META)
+            problems.extend(loaded_meta[1])
+            meta = loaded_meta[0] or meta
+        project.datasets[path.stem] = DatasetRef(
+            name=path.stem, path=path, meta=meta, meta_path=meta_path if meta_path.is_file() else None
+        )
+        project.sources[f"dataset:{path.stem}"] = path
+    for meta_path in sorted(directory.glob("*.yaml")):
+        if not meta_path.with_suffix(".jsonl").is_file():
+            problems.append(f"{meta_path}: no {meta_path.stem}.jsonl beside it; add the data file or remove this one")

@@ -1,0 +1,40 @@
+"""`{{variable}}` templates as Langfuse writes them: find the variables, render with values."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from scoregate.catalog.models import PromptSpec
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def variables_in(text: str) -> list[str]:
+    """Return the distinct placeholder names in `text`, in order of first use."""
+    return list(dict.fromkeys(_PLACEHOLDER.findall(text)))
+
+
+def prompt_variables(prompt: PromptSpec) -> list[str]:
+    """Return every variable a prompt's template uses."""
+    texts = [prompt.prompt] if prompt.type == "text" and prompt.prompt else [m.content for m in prompt.messages or []]
+    return list(dict.fromkeys(v for t in texts for v in variables_in(t)))
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def render(text: str, values: Mapping[str, Any]) -> str:
+    """Substitute every `{{name}}` with its value; a missing name raises KeyError."""
+    return _PLACEHOLDER.sub(lambda m: _as_text(values[m.group(1)]), text)
+
+
+def render_messages(prompt: PromptSpec, values: Mapping[str, Any]) -> tuple[dict[str, str], ...]:
+    """Return the chat messages of a prompt with its variables filled in (a text prompt is one user turn)."""
+    merged = {**prompt.variables, **values}
+    if prompt.type == "text":
+        return ({"role": "user", "content": render(prompt.prompt or "", merged)},)
+    return tuple({"role": m.role, "content": render(m.content, merged)} for m in prompt.messages or [])

@@ -1,0 +1,56 @@
+"""The `scoregate` command: thin Typer commands over the library, one error handler, distinct exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+from rich.console import Console
+
+from scoregate.cli import cache_cmd, model_cmd, run_cmd, runs_cmd
+from scoregate.errors import ExitCode, ScoregateError
+
+app = typer.Typer(
+    name="scoregate",
+    help="Decide, with evidence, whether a new prompt or model beats production.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command("validate")(run_cmd.validate)
+app.command("run")(run_cmd.run)
+app.command("mlflow-sync")(run_cmd.mlflow_sync)
+app.add_typer(runs_cmd.app, name="runs")
+app.add_typer(model_cmd.app, name="model")
+app.add_typer(cache_cmd.app, name="cache")
+
+
+def _debug() -> bool:
+    return os.environ.get("SCOREGATE_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def main() -> None:
+    """Run the CLI; print user errors without a traceback (SCOREGATE_DEBUG=1 re-raises)."""
+    err = Console(stderr=True)
+    try:
+        app(standalone_mode=False)
+    except ScoregateError as exc:
+        if _debug():
+            raise
+        err.print(f"[bold red]error:[/] {exc.render()}", highlight=False, markup=True)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        err.print("[bold red]interrupted[/]")
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

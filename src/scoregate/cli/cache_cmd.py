@@ -1,0 +1,29 @@
+"""`scoregate cache stats|clear`: the on-disk response cache."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.engine.cache import ResponseCache
+
+app = typer.Typer(help="The response cache (.scoregate/cache.sqlite).", no_args_is_help=True)
+console = Console()
+
+
+def _cache(project: ProjectOption) -> ResponseCache:
+    return ResponseCache(project_root(project) / ".scoregate" / "cache.sqlite")
+
+
+@app.command("stats")
+def stats(project: ProjectOption = None) -> None:
+    """Show how many responses are cached and the file size."""
+    count, size = _cache(project).stats()
+    console.print(f"{count} cached responses, {size / 1e6:.1f} MB")
+
+
+@app.command("clear")
+def clear(project: ProjectOption = None) -> None:
+    """Delete every cached response."""
+    console.print(f"removed {_cache(project).clear()} cached responses")

@@ -1,0 +1,68 @@
+"""`scoregate validate`, `scoregate run`, `scoregate mlflow-sync`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from scoregate.catalog.plan import validate_project
+from scoregate.catalog.project import load_project
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.cli.render import print_summary
+from scoregate.errors import ExitCode
+from scoregate.experiment import RunOptions, run_experiment
+from scoregate.sinks.mlflow_sink import resync_run
+
+console = Console()
+
+
+def validate(project: ProjectOption = None) -> None:
+    """Check every dataset, prompt, evaluator and experiment; no model is called."""
+    for line in validate_project(load_project(project_root(project))):
+        console.print(f"[green]ok[/] {line}")
+
+
+def run(
+    experiment: Annotated[str | None, typer.Argument(help="Experiment name from scoregate.yaml.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N items.")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name from scoregate.yaml to use instead.")] = None,
+    resume: Annotated[str | None, typer.Option(help="Resume an interrupted run by its id.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    fail_on_gates: Annotated[
+        bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")
+    ] = False,
+    no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
+    if experiment is None and resume is None:
+        raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
+    options = RunOptions(
+        limit=limit,
+        concurrency=concurrency,
+        model=model,
+        use_cache=not no_cache,
+        resume=resume,
+        mirror_mlflow=not no_mlflow,
+    )
+    outcome = run_experiment(project_root(project), experiment or "", options)
+    print_summary(console, outcome.summary)
+    console.print(f"run {outcome.run_id} stored in {outcome.store.directory}")
+    for sink, run_id in outcome.mirrors.items():
+        console.print(f"{sink}: run {run_id}  (browse with `make mlflow-ui`)")
+    for sink, error in outcome.mirror_errors.items():
+        console.print(f"[yellow]{sink} mirror failed: {error}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`")
+    if fail_on_gates and outcome.verdict != "pass":
+        raise typer.Exit(int(ExitCode.GATES_FAILED))
+
+
+def mlflow_sync(
+    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    project: ProjectOption = None,
+) -> None:
+    """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
+    mlflow_run = resync_run(project_root(project), run_id)
+    console.print(f"mlflow: run {mlflow_run} is up to date with {run_id}")

@@ -1,0 +1,126 @@
+"""One item through the pipeline: choose and render the prompt, call the model, score, compose."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec
+from scoregate.catalog.routing import choose_prompt
+from scoregate.catalog.templates import render_messages
+from scoregate.engine.calls import ModelCaller
+from scoregate.providers.base import CompletionRequest
+from scoregate.records import CallRecord, ItemResult, Score
+from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed
+
+
+@dataclass(frozen=True)
+class ItemPipeline:
+    """What every item of a run shares: route, prompts, model, evaluators, composites."""
+
+    route: Any
+    prompts: dict[str, PromptSpec]
+    prompt_versions: dict[str, str]
+    model_name: str
+    caller: ModelCaller
+    evaluators: Sequence[Evaluator]
+    composites: dict[str, CompositeSpec]
+
+    def request_for(self, prompt: PromptSpec, item: DatasetItem) -> CompletionRequest:
+        """Return the model request for one item under one prompt."""
+        config = prompt.config
+        schema = config.response_format
+        return CompletionRequest(
+            messages=render_messages(prompt, item.input),
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            top_p=config.top_p,
+            json_schema=schema.schema_ if schema else None,
+            schema_name=schema.name if schema else "output",
+        )
+
+    async def run(self, index: int, item: DatasetItem) -> ItemResult:
+        """Produce, score and return one item's result; failures become data, never exceptions."""
+        assert item.id is not None
+        prompt_name = choose_prompt(self.route, item.input)
+        prompt = self.prompts[prompt_name]
+        calls: list[CallRecord] = []
+        result = ItemResult(
+            index=index,
+            item_id=item.id,
+            prompt=f"{prompt_name}@{self.prompt_versions[prompt_name]}",
+            input=item.input,
+            output=None,
+            expected_output=item.expected_output,
+            metadata=item.metadata,
+            calls=calls,
+        )
+        try:
+            completion = await self.caller.call(self.model_name, self.request_for(prompt, item), "task", calls)
+        except ModelCallFailed as exc:
+            result.error = f"model call failed: {exc}"
+        else:
+            result.output, result.error = _parse_output(completion.text, prompt)
+            if result.error:
+                result.raw_output = completion.text
+        result.scores = await self._score(result, item, calls)
+        result.scores += compose(result.scores, self.composites)
+        return result
+
+    async def _score(self, result: ItemResult, item: DatasetItem, calls: list[CallRecord]) -> list[Score]:
+        async def call_model(name: str | None, request: CompletionRequest, purpose: str) -> Any:
+            return await self.caller.call(name, request, purpose, calls)
+
+        scores: list[Score] = []
+        for evaluator in self.evaluators:
+            if result.error is not None:
+                scores += [Score.missing(k, t, evaluator.name, "no output to score: " + result.error)
+                           for k, t in evaluator.score_keys()]  # fmt: skip
+                continue
+            context = EvalContext(
+                item_id=result.item_id,
+                input=item.input,
+                output=result.output,
+                expected_output=item.expected_output,
+                metadata=item.metadata,
+                call_model=call_model,
+            )
+            try:
+                scores += await evaluator.evaluate(context)
+            except Exception as exc:  # an evaluator bug must not lose the item
+                reason = f"evaluator {evaluator.name} failed: {type(exc).__name__}: {exc}"
+                scores += [Score.missing(k, t, evaluator.name, reason) for k, t in evaluator.score_keys()]
+        return scores
+
+
+def _parse_output(text: str, prompt: PromptSpec) -> tuple[Any, str | None]:
+    if prompt.config.response_format is None:
+        return text, None
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        snippet = text[:120].replace("\n", " ")
+        return None, f"the model's reply is not the JSON the prompt requires ({exc.msg}): {snippet!r}"
+
+
+def _numeric(score: Score | None) -> float | None:
+    if score is None or score.value is None or isinstance(score.value, str):
+        return None
+    return float(score.value)
+
+
+def compose(scores: list[Score], composites: dict[str, CompositeSpec]) -> list[Score]:
+    """Return each composite as a weighted sum of this item's scores; null naming the missing parts."""
+    by_name = {s.name: s for s in scores}
+    out = []
+    for name, spec in composites.items():
+        parts = {key: _numeric(by_name.get(key)) for key in spec.weights}
+        missing = sorted(k for k, v in parts.items() if v is None)
+        if missing:
+            out.append(Score.missing(name, "numeric", f"composite:{name}", f"missing parts: {', '.join(missing)}"))
+        else:
+            value = sum(spec.weights[k] * v for k, v in parts.items() if v is not None)
+            out.append(Score(name=name, value=round(value, 6), data_type="numeric", evaluator=f"composite:{name}"))
+    return out

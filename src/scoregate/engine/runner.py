@@ -1,0 +1,46 @@
+"""Run a pipeline over a dataset with bounded concurrency, streaming each result to the store."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+from scoregate.catalog.datasets import iter_items
+from scoregate.catalog.models import DatasetItem
+from scoregate.engine.item import ItemPipeline
+from scoregate.engine.progress import RunProgress
+from scoregate.store import RunStore
+
+
+def pending_items(path: Path, done: set[str], limit: int | None) -> Iterator[tuple[int, DatasetItem]]:
+    """Yield (index, item) of the first `limit` items that are not done yet."""
+    items = ((index, item) for index, (_line, item) in enumerate(iter_items(path)))
+    selected = itertools.islice(items, limit) if limit is not None else items
+    return ((index, item) for index, item in selected if item.id not in done)
+
+
+async def execute(
+    pipeline: ItemPipeline,
+    items: Iterator[tuple[int, DatasetItem]],
+    store: RunStore,
+    *,
+    concurrency: int,
+    progress: RunProgress,
+) -> None:
+    """Run every item with at most `concurrency` in flight; memory stays bounded by concurrency."""
+
+    async def worker() -> None:
+        for index, item in items:
+            result = await pipeline.run(index, item)
+            store.append(result)
+            progress.advance(failed=result.error is not None)
+
+    workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)

@@ -1,0 +1,55 @@
+"""The one user-facing error type and the CLI's exit codes."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, distinct so scripts and CI can tell failures apart."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    GATES_FAILED = 3
+    INTERRUPTED = 130
+
+
+class ScoregateError(Exception):
+    """An error the user can fix: rendered as one clear message, never a traceback.
+
+    `where` names the file, line or field; `hint` says what to do next.
+    """
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str, *, where: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.hint = hint
+
+    def render(self) -> str:
+        """Return the message as the CLI prints it: `where: message` then the hint."""
+        head = f"{self.where}: {self.message}" if self.where else self.message
+        return f"{head}\n  → {self.hint}" if self.hint else head
+
+
+class ValidationFailed(ScoregateError):
+    """One or more user files are invalid; `problems` lists each `where: message`."""
+
+    def __init__(self, problems: list[str], *, hint: str | None = None) -> None:
+        self.problems = problems
+        count = len(problems)
+        summary = f"{count} problem{'s' if count != 1 else ''} found:\n" + "\n".join(f"  - {p}" for p in problems)
+        super().__init__(summary, hint=hint)
+
+
+class ProviderUnavailable(ScoregateError):
+    """A model endpoint cannot be reached at all."""
+
+
+class RunInterrupted(ScoregateError):
+    """The run was stopped (Ctrl-C); finished items are kept."""
+
+    exit_code = ExitCode.INTERRUPTED

@@ -1,0 +1,225 @@
+"""Run an experiment end to end: plan, execute (resumable), summarise, gate, mirror. The library entry point."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.analysis.summary import RunAggregator
+from scoregate.catalog.plan import ExperimentPlan, plan_experiment
+from scoregate.catalog.project import Project, load_project
+from scoregate.engine.cache import ResponseCache
+from scoregate.engine.calls import ModelCaller
+from scoregate.engine.item import ItemPipeline
+from scoregate.engine.progress import RunProgress
+from scoregate.engine.runner import execute, pending_items
+from scoregate.errors import RunInterrupted, ScoregateError
+from scoregate.receipts import build_receipts, local_prompt_version
+from scoregate.records import DataType
+from scoregate.scoring.base import Evaluator
+from scoregate.scoring.registry import build_evaluator
+from scoregate.store import RunStore, new_run_id
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run an experiment (none of these change the answers, so none enter the cache key)."""
+
+    limit: int | None = None
+    concurrency: int | None = None
+    model: str | None = None
+    use_cache: bool = True
+    resume: str | None = None
+    mirror_mlflow: bool = True
+
+
+@dataclass
+class RunOutcome:
+    """What a finished run left behind."""
+
+    run_id: str
+    store: RunStore
+    summary: dict[str, Any]
+    mirrors: dict[str, str] = field(default_factory=dict)
+    mirror_errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """`pass`, `fail`, `incomplete` or `no_gates`."""
+        return str(self.summary["verdict"])
+
+
+def runs_dir(project: Project) -> Path:
+    """Where the project's local run store lives."""
+    return project.root / "runs"
+
+
+def _evaluators(plan: ExperimentPlan) -> list[Evaluator]:
+    return [build_evaluator(spec, default_judge_model=plan.judge_model_name) for spec in plan.evaluators.values()]
+
+
+def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tuple[str, DataType]]:
+    """Return every score key a run of `plan` writes, evaluators first, then composites."""
+    keys: list[tuple[str, DataType]] = [k for e in evaluators for k in e.score_keys()]
+    return keys + [(name, "numeric") for name in plan.composites]
+
+
+def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
+    """Aggregate the stored results, judge the gates, write and return summary.json."""
+    settings = project.config.settings
+    aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
+    for result in store.iter_results():
+        aggregator.add(result)
+    summary = aggregator.summary(
+        confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed
+    )
+    gates: list[GateResult] = []
+    for gate in plan.gates:
+        if gate.datasets is not None and plan.dataset.name not in gate.datasets:
+            continue
+        column = aggregator.column(gate.metric) if gate.metric in summary["scores"] else None
+        gates.append(evaluate_gate(gate, summary, column=column, min_coverage=settings.min_coverage))
+    manifest = store.manifest
+    summary = {
+        "run_id": store.run_id,
+        "experiment": plan.name,
+        "dataset": plan.dataset.name,
+        "prompts": {name: info["version"] for name, info in manifest["receipts"]["prompts"].items()},
+        "model": plan.model_name,
+        **summary,
+        "gates": [g.to_dict() for g in gates],
+        "verdict": overall_verdict(gates),
+    }
+    store.write_summary(summary)
+    return summary
+
+
+def _open_or_create(project: Project, plan: ExperimentPlan, options: RunOptions, receipts: dict[str, Any]) -> RunStore:
+    if options.resume is None:
+        manifest = {
+            "run_id": "",
+            "status": "running",
+            "started_at": datetime.now(UTC).isoformat(),
+            "options": {"limit": options.limit, "concurrency": options.concurrency, "cache": options.use_cache},
+            "receipts": receipts,
+        }
+        run_id = new_run_id(plan.name)
+        manifest["run_id"] = run_id
+        return RunStore.create(runs_dir(project), run_id, manifest)
+    store = RunStore.open(runs_dir(project), options.resume)
+    old = store.manifest["receipts"]
+    for what, before, now in [
+        ("dataset", old["dataset"]["content_hash"], receipts["dataset"]["content_hash"]),
+        ("scoregate.yaml", old["config_hash"], receipts["config_hash"]),
+        ("prompts", old["prompts"], receipts["prompts"]),
+        ("evaluators", old["evaluators"], receipts["evaluators"]),
+    ]:
+        if before != now:
+            raise ScoregateError(
+                f"cannot resume {options.resume}: the {what} changed since the run started",
+                hint="resuming would mix two setups in one run; start a new run instead",
+            )
+    store.repair()
+    store.update_manifest(status="running", resumed_at=datetime.now(UTC).isoformat())
+    return store
+
+
+def run_experiment(root: Path, experiment: str, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
+    """Run (or resume) one experiment and return its outcome; raise ScoregateError on bad input."""
+    console = console or Console(stderr=True)
+    project = load_project(root)
+    if options.resume is not None:
+        previous = RunStore.open(runs_dir(project), options.resume).manifest
+        experiment = previous["receipts"]["experiment"]
+        saved = previous["options"]
+        options = RunOptions(
+            limit=saved["limit"],
+            concurrency=options.concurrency or saved["concurrency"],
+            model=previous["receipts"]["model"]["name"],
+            use_cache=options.use_cache,
+            resume=options.resume,
+            mirror_mlflow=options.mirror_mlflow,
+        )
+    plan = plan_experiment(project, experiment, model=options.model)
+    cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
+    caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache)
+    prompt_versions = {name: local_prompt_version(spec) for name, spec in plan.prompts.items()}
+    model_names = [plan.model_name, plan.judge_model_name] if _has_judges(plan) else [plan.model_name]
+    endpoints = {name: caller.provider(name).endpoint for name in model_names}
+    receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
+    store = _open_or_create(project, plan, options, receipts)
+    try:
+        asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, model_names, console))
+    except KeyboardInterrupt:
+        store.close()
+        store.update_manifest(status="interrupted")
+        done = len(store.done_ids())
+        raise RunInterrupted(
+            f"run {store.run_id} interrupted; {done} finished item(s) are kept in {store.directory}",
+            hint=f"resume with `scoregate run --resume {store.run_id}`",
+        ) from None
+    except BaseException:
+        store.close()
+        store.update_manifest(status="failed")
+        raise
+    finally:
+        if cache is not None:
+            cache.close()
+    store.close()
+    store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
+    summary = summarize_run(store, plan, project)
+    outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
+    if options.mirror_mlflow:
+        from scoregate.sinks.mlflow_sink import mirror_run  # mlflow imports slowly; load it only when used
+
+        try:
+            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
+        except Exception as exc:  # a sink failure must not lose the run; it is reported and can be redone
+            outcome.mirror_errors["mlflow"] = f"{type(exc).__name__}: {exc}"
+    return outcome
+
+
+def _has_judges(plan: ExperimentPlan) -> bool:
+    return any(spec.kind == "llm_judge" for spec in plan.evaluators.values())
+
+
+async def _execute(
+    plan: ExperimentPlan,
+    project: Project,
+    options: RunOptions,
+    caller: ModelCaller,
+    store: RunStore,
+    prompt_versions: dict[str, str],
+    model_names: list[str],
+    console: Console,
+) -> None:
+    try:
+        await caller.preflight(model_names)
+        pipeline = ItemPipeline(
+            route=plan.route,
+            prompts=plan.prompts,
+            prompt_versions=prompt_versions,
+            model_name=plan.model_name,
+            caller=caller,
+            evaluators=_evaluators(plan),
+            composites=plan.composites,
+        )
+        done = store.done_ids()
+        total = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
+        with RunProgress(total, already_done=len(done), console=console) as progress:
+            await execute(
+                pipeline,
+                pending_items(plan.dataset.path, done, options.limit),
+                store,
+                concurrency=concurrency,
+                progress=progress,
+            )
+    finally:
+        await caller.aclose()

@@ -1,0 +1,142 @@
+"""OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp, Ollama) through `openai.AsyncOpenAI`."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+import openai
+
+from scoregate.catalog.models import ModelSpec, StructuredOutputStyle
+from scoregate.providers.base import Completion, CompletionRequest, ProviderError
+from scoregate.providers.pricing import call_cost, price_per_mtok
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def response_format_args(style: StructuredOutputStyle, schema: dict[str, Any], name: str) -> dict[str, Any]:
+    """Return the request fields that ask an endpoint of this style for JSON obeying `schema`."""
+    if style == "json_schema":
+        return {
+            "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+        }
+    if style == "json_object_schema":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if style == "guided_json":
+        return {"extra_body": {"guided_json": schema}}
+    return {}
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """Return the delay a `Retry-After` (or `retry-after-ms`) header asks for, in seconds."""
+    if headers is None:
+        return None
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return float(ms) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def classify(exc: Exception, endpoint: str) -> ProviderError:
+    """Map an openai SDK exception to a ProviderError that says whether to retry."""
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError(f"timed out calling {endpoint}", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError(f"cannot connect to {endpoint}: {exc.__cause__ or exc}", retryable=True, unreachable=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retryable = status in (408, 409, 429) or status >= 500
+        return ProviderError(
+            f"HTTP {status} from {endpoint}: {_short(exc.message)}",
+            retryable=retryable,
+            status=status,
+            retry_after=retry_after_seconds(exc.response.headers),
+        )
+    return ProviderError(f"{type(exc).__name__}: {exc}", retryable=False)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class OpenAICompatibleProvider:
+    """Chat completions against any OpenAI-compatible endpoint."""
+
+    def __init__(self, spec: ModelSpec, *, default_style: StructuredOutputStyle = "json_schema") -> None:
+        self._spec = spec
+        self._style: StructuredOutputStyle = spec.structured_output or default_style
+        self._endpoint = (spec.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        key_env = spec.api_key_env or "OPENAI_API_KEY"
+        self._price = price_per_mtok(spec)
+        limits = httpx2.Limits(max_connections=spec.max_connections, max_keepalive_connections=spec.max_connections)
+        self._client = openai.AsyncOpenAI(
+            base_url=self._endpoint,
+            api_key=os.environ.get(key_env) or "not-needed",
+            max_retries=0,
+            timeout=spec.timeout_s,
+            http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=spec.timeout_s),
+        )
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the endpoint."""
+        return self._spec.model
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to."""
+        return self._endpoint
+
+    def _body(self, request: CompletionRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self._spec.model, "messages": list(request.messages)}
+        temperature = request.temperature if request.temperature is not None else self._spec.temperature
+        max_tokens = request.max_tokens or self._spec.max_tokens
+        if temperature is not None:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.json_schema is not None:
+            body.update(response_format_args(self._style, request.json_schema, request.schema_name))
+        return body
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Send one chat completion; raise ProviderError on failure."""
+        started = time.perf_counter()
+        try:
+            raw = await self._client.chat.completions.with_raw_response.create(**self._body(request))
+        except openai.OpenAIError as exc:
+            raise classify(exc, self._endpoint) from exc
+        latency_ms = (time.perf_counter() - started) * 1000
+        try:
+            payload = raw.http_response.json()
+            choice = payload["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ProviderError(f"malformed reply from {self._endpoint}: {exc!r}", retryable=True) from exc
+        usage = payload.get("usage") or {}
+        tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        return Completion(
+            text=text,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            latency_ms=latency_ms,
+            cost_usd=call_cost(self._price, tokens_in, tokens_out),
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._client.close()

@@ -1,0 +1,110 @@
+"""Receipts: everything needed to say exactly what a run ran (versions, hashes, commit, model, endpoint)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from scoregate import __version__
+from scoregate.catalog.models import ModelSpec, PromptSpec
+from scoregate.catalog.plan import ExperimentPlan
+from scoregate.catalog.project import Project
+
+
+def sha256_text(text: str) -> str:
+    """Return the hex SHA-256 of a string."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def prompt_fingerprint(prompt: PromptSpec) -> str:
+    """Return the hash of what makes a prompt version: type, template and config (not labels)."""
+    body = prompt.prompt if prompt.type == "text" else [m.model_dump() for m in prompt.messages or []]
+    config = prompt.config.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return sha256_text(json.dumps([prompt.type, body, config, prompt.variables], sort_keys=True))
+
+
+def local_prompt_version(prompt: PromptSpec) -> str:
+    """Return the version label of a prompt read from a file: `local-<first 8 hex of its fingerprint>`."""
+    return "local-" + prompt_fingerprint(prompt)[:8]
+
+
+def git_commit(root: Path) -> dict[str, Any]:
+    """Return the commit the project is at and whether the work tree has changes (None outside git)."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": bool(dirty)}
+
+
+def model_receipt(name: str, spec: ModelSpec, endpoint: str) -> dict[str, Any]:
+    """Describe a model without any secret: name, provider, model id, endpoint, sampling defaults."""
+    return {
+        "name": name,
+        "provider": spec.provider,
+        "model": spec.model,
+        "endpoint": endpoint,
+        "temperature": spec.temperature,
+        "max_tokens": spec.max_tokens,
+    }
+
+
+def _file_hash(path: Path | None) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path and path.is_file() else None
+
+
+def build_receipts(
+    project: Project,
+    plan: ExperimentPlan,
+    *,
+    prompt_versions: dict[str, str],
+    endpoints: dict[str, str],
+) -> dict[str, Any]:
+    """Return the manifest's receipts for a run of `plan`."""
+    return {
+        "tool_version": __version__,
+        "git": git_commit(project.root),
+        "config_hash": _file_hash(project.config_path),
+        "project": project.config.project,
+        "experiment": plan.name,
+        "dataset": {
+            "name": plan.dataset.name,
+            "content_hash": plan.dataset_scan.content_hash,
+            "items": plan.dataset_scan.count,
+        },
+        "prompts": {
+            name: {
+                "version": prompt_versions[name],
+                "fingerprint": prompt_fingerprint(spec),
+                "labels": spec.labels,
+                "temperature": spec.config.temperature,
+                "max_tokens": spec.config.max_tokens,
+            }
+            for name, spec in plan.prompts.items()
+        },
+        "model": model_receipt(plan.model_name, plan.model, endpoints[plan.model_name]),
+        "judge_model": model_receipt(
+            plan.judge_model_name,
+            project.config.models[plan.judge_model_name],
+            endpoints.get(plan.judge_model_name, ""),
+        ),
+        "evaluators": {
+            name: {
+                "kind": spec.kind,
+                "version": spec.version,
+                "file_hash": _file_hash(project.sources.get(f"evaluator:{name}")),
+            }
+            for name, spec in plan.evaluators.items()
+        },
+        "composites": {name: spec.weights for name, spec in plan.composites.items()},
+        "gates": [g.model_dump(mode="json") for g in plan.gates],
+        "gates_hash": sha256_text(json.dumps([g.model_dump(mode="json") for g in plan.gates], sort_keys=True)),
+    }

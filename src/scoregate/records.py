@@ -1,0 +1,92 @@
+"""The records a run produces: scores, per-call telemetry and item results, as stored in `results.jsonl`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+ScoreValue = float | int | bool | str | None
+DataType = Literal["numeric", "boolean", "categorical", "text"]
+
+
+@dataclass(slots=True)
+class Score:
+    """One named score of one item. `value is None` means not measured, and `reason` says why."""
+
+    name: str
+    value: ScoreValue
+    data_type: DataType
+    evaluator: str
+    comment: str | None = None
+    reason: str | None = None
+    spread: float | None = None
+
+    @classmethod
+    def missing(cls, name: str, data_type: DataType, evaluator: str, reason: str) -> Score:
+        """Return a null score carrying the reason it could not be measured."""
+        return cls(name=name, value=None, data_type=data_type, evaluator=evaluator, reason=reason)
+
+    @property
+    def measured(self) -> bool:
+        """True when the score holds a value."""
+        return self.value is not None
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """Telemetry of one model call (task or judge): latency, tokens, cost, retries, error."""
+
+    purpose: str
+    model: str
+    endpoint: str
+    latency_ms: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    retries: int = 0
+    cached: bool = False
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class ItemResult:
+    """Everything one dataset item produced in a run; one line of `results.jsonl`."""
+
+    index: int
+    item_id: str
+    prompt: str
+    input: dict[str, Any]
+    output: Any
+    expected_output: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    raw_output: str | None = None
+    scores: list[Score] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Return the plain-dict form written to `results.jsonl`."""
+        return asdict(self)
+
+    @classmethod
+    def from_json_dict(cls, raw: dict[str, Any]) -> ItemResult:
+        """Rebuild a result from its stored dict."""
+        data = dict(raw)
+        data["scores"] = [Score(**s) for s in data.get("scores", [])]
+        data["calls"] = [CallRecord(**c) for c in data.get("calls", [])]
+        return cls(**data)
+
+    def score(self, name: str) -> Score | None:
+        """Return the score called `name`, if this item has one."""
+        for s in self.scores:
+            if s.name == name:
+                return s
+        return None
+
+    @property
+    def task_call(self) -> CallRecord | None:
+        """The call that produced the output."""
+        for c in self.calls:
+            if c.purpose == "task":
+                return c
+        return None

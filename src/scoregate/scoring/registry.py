@@ -1,0 +1,42 @@
+"""From an evaluator file's `kind:` to the code that scores with it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from scoregate.catalog.models import CountersSpec, EvaluatorSpec, LlmJudgeSpec
+from scoregate.errors import ScoregateError
+from scoregate.scoring.base import Evaluator
+from scoregate.scoring.counters import CountersEvaluator
+from scoregate.scoring.judge import LlmJudge
+
+EvaluatorFactory = Callable[[Any, str | None], Evaluator]
+"""factory(spec of its kind, default judge model) → evaluator."""
+
+
+def _llm_judge(spec: LlmJudgeSpec, default_judge_model: str | None) -> Evaluator:
+    return LlmJudge(spec, default_judge_model)
+
+
+def _counters(spec: CountersSpec, default_judge_model: str | None) -> Evaluator:
+    return CountersEvaluator(spec)
+
+
+FACTORIES: dict[str, EvaluatorFactory] = {
+    "llm_judge": _llm_judge,
+    "counters": _counters,
+}
+"""Evaluator kind → factory; a new kind adds its spec to `EvaluatorSpec` and its factory here."""
+
+
+def build_evaluator(spec: EvaluatorSpec, *, default_judge_model: str | None) -> Evaluator:
+    """Return the evaluator for `spec`; raises ScoregateError for a kind with no code or a bad spec."""
+    factory = FACTORIES.get(spec.kind)
+    if factory is None:
+        raise ScoregateError(
+            f"evaluator kind {spec.kind!r} has no implementation",
+            where=f"evaluator {spec.name}",
+            hint=f"use one of: {', '.join(sorted(FACTORIES))}",
+        )
+    return factory(spec, default_judge_model)

@@ -1,0 +1,183 @@
+"""Mirror a stored run into MLflow: one run per scoregate run, found again by tag so re-syncs never duplicate."""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from scoregate.store import RunStore
+
+RUN_ID_TAG = "scoregate.run_id"
+STAT_SUFFIXES = ("mean", "median", "std", "ci_low", "ci_high", "coverage", "min", "max")
+RUN_METRIC_KEYS = (
+    "success_rate",
+    "error_count",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_mean_ms",
+    "tokens_in_total",
+    "tokens_out_total",
+    "cost_usd_total",
+    "retries_total",
+    "calls",
+    "failed_calls",
+)
+
+
+def tracking_uri(project_root: Path) -> str:
+    """Return `MLFLOW_TRACKING_URI`, or the embedded default `sqlite:///<project>/mlflow.db`."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{project_root.resolve() / 'mlflow.db'}"
+
+
+def _ms(iso: str | None) -> int | None:
+    return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
+
+
+def metrics_of(summary: dict[str, Any]) -> dict[str, float]:
+    """Return the flat metric dict mirrored to MLflow; keys are identical across runs so the compare UI lines up."""
+    metrics: dict[str, float] = {}
+    for key, stats in summary["scores"].items():
+        for suffix in STAT_SUFFIXES:
+            value = stats.get(suffix)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                metrics[f"{key}_{suffix}"] = float(value)
+    for key in RUN_METRIC_KEYS:
+        value = summary["run_metrics"].get(key)
+        if value is not None:
+            metrics[key] = float(value)
+    passed = 0
+    for gate in summary["gates"]:
+        metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
+        passed += gate["status"] == "pass"
+    metrics["gates_passed"] = float(passed)
+    metrics["gates_total"] = float(len(summary["gates"]))
+    return metrics
+
+
+def params_of(manifest: dict[str, Any]) -> dict[str, str]:
+    """Return the immutable run parameters: receipts and sampling settings (never secrets)."""
+    r = manifest["receipts"]
+    params = {
+        "tool_version": r["tool_version"],
+        "git_commit": str(r["git"]["commit"]),
+        "git_dirty": str(r["git"]["dirty"]),
+        "config_hash": str(r["config_hash"]),
+        "dataset": r["dataset"]["name"],
+        "dataset_hash": r["dataset"]["content_hash"],
+        "dataset_items": str(r["dataset"]["items"]),
+        "model": r["model"]["model"],
+        "model_name": r["model"]["name"],
+        "model_provider": r["model"]["provider"],
+        "model_endpoint": r["model"]["endpoint"],
+        "judge_model": r["judge_model"]["model"],
+        "judge_endpoint": r["judge_model"]["endpoint"],
+        "gates_hash": r["gates_hash"],
+        "limit": str(manifest["options"]["limit"]),
+        "concurrency": str(manifest["options"]["concurrency"]),
+        "cache": str(manifest["options"]["cache"]),
+    }
+    for name, info in r["prompts"].items():
+        params[f"prompt.{name}.version"] = str(info["version"])
+        params[f"prompt.{name}.temperature"] = str(info["temperature"])
+        params[f"prompt.{name}.max_tokens"] = str(info["max_tokens"])
+    for name, info in r["evaluators"].items():
+        params[f"evaluator.{name}"] = f"v{info['version']} {str(info['file_hash'])[:12]}"
+    return params
+
+
+def tags_of(manifest: dict[str, Any], summary: dict[str, Any], links: dict[str, Any]) -> dict[str, str]:
+    """Return the mutable tags: verdict, gate statuses, prompt identity, run id, links to other mirrors."""
+    prompts = manifest["receipts"]["prompts"]
+    tags = {
+        RUN_ID_TAG: manifest["run_id"],
+        "scoregate.experiment": manifest["receipts"]["experiment"],
+        "scoregate.verdict": summary["verdict"],
+        "prompt.names": ",".join(prompts),
+        "prompt.versions": ",".join(f"{n}@{i['version']}" for n, i in prompts.items()),
+    }
+    for name, info in prompts.items():
+        tags[f"prompt.{name}.version"] = str(info["version"])
+        tags[f"prompt.{name}.labels"] = ",".join(info.get("labels") or [])
+    if len(prompts) == 1:
+        ((name, info),) = prompts.items()
+        tags.update({"prompt.name": name, "prompt.version": str(info["version"])})
+    for gate in summary["gates"]:
+        tags[f"gate.{gate['name']}"] = gate["status"]
+    if "langfuse_experiment_url" in links:
+        tags["langfuse.experiment_url"] = str(links["langfuse_experiment_url"])
+    return tags
+
+
+def write_scores_csv(store: RunStore, path: Path, keys: list[str]) -> None:
+    """Write one row per item: id, prompt, error, then every score (empty cell = not measured)."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item_id", "index", "prompt", "error", *keys])
+        for result in sorted(store.iter_results(), key=lambda r: r.index):
+            by_name = {s.name: s.value for s in result.scores}
+            writer.writerow(
+                [result.item_id, result.index, result.prompt, result.error or "",
+                 *("" if by_name.get(k) is None else by_name[k] for k in keys)]
+            )  # fmt: skip
+
+
+def mirror_run(store: RunStore, *, project_root: Path) -> str:
+    """Create or update the MLflow run of a stored run; return the MLflow run id."""
+    import mlflow
+    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.tracking import MlflowClient
+
+    manifest, summary = store.manifest, store.summary
+    if summary is None:
+        raise ValueError(f"run {store.run_id} has no summary yet (it did not finish); resume it first")
+    uri = tracking_uri(project_root)
+    mlflow.set_tracking_uri(uri)
+    client = MlflowClient(tracking_uri=uri)
+    name = f"{manifest['receipts']['project']}/{manifest['receipts']['experiment']}"
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
+        experiment_id = client.create_experiment(name, artifact_location=location)
+    else:
+        experiment_id = experiment.experiment_id
+    found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{store.run_id}'", max_results=1)
+    run_id = found[0].info.run_id if found else None
+    if run_id is None:
+        run = client.create_run(experiment_id, start_time=_ms(manifest.get("started_at")), run_name=store.run_id)
+        run_id = run.info.run_id
+        existing_params: dict[str, str] = {}
+    else:
+        existing_params = client.get_run(run_id).data.params
+    stamp = _ms(manifest.get("finished_at")) or _ms(manifest.get("started_at")) or 0
+    params = [Param(k, v[:6000]) for k, v in params_of(manifest).items() if k not in existing_params]
+    metrics = [Metric(k, v, stamp, 0) for k, v in metrics_of(summary).items()]
+    tags = [RunTag(k, v[:8000]) for k, v in tags_of(manifest, summary, store.links).items()]
+    client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
+    keys = list(summary["scores"])
+    with tempfile.TemporaryDirectory() as tmp:
+        csv_path = Path(tmp) / "scores.csv"
+        write_scores_csv(store, csv_path, keys)
+        client.log_artifact(run_id, str(csv_path))
+    for filename in ("manifest.json", "summary.json", "results.jsonl"):
+        client.log_artifact(run_id, str(store.directory / filename))
+    client.set_terminated(run_id, "FINISHED", end_time=stamp or None)
+    store.set_link("mlflow_run_id", run_id)
+    store.set_link("mlflow_experiment_id", experiment_id)
+    return run_id
+
+
+def resync_run(project_root: Path, run_id: str) -> str:
+    """Mirror stored run `run_id` to MLflow again (same MLflow run); return the MLflow run id."""
+    from scoregate.errors import ScoregateError
+
+    store = RunStore.open(project_root / "runs", run_id)
+    if store.summary is None:
+        raise ScoregateError(
+            f"run {run_id} has no summary: it did not finish", hint=f"resume it: `scoregate run --resume {run_id}`"
+        )
+    return mirror_run(store, project_root=project_root)

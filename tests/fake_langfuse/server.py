@@ -1,0 +1,290 @@
+"""An in-process fake Langfuse server (public API + OTLP) on 127.0.0.1, driven by the real SDK in tests."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import threading
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
+
+from .endpoints import Call, InvalidBody, route
+from .storage import ApiProblem, State
+from .validation import ValidationFailure
+
+ServerMode = Literal["old", "new"]
+NOT_FOUND_PAGE = (
+    '<!DOCTYPE html><html lang="en"><head><meta charSet="utf-8"/><title>404: This page could not be found.'
+    "</title></head><body><h1>404</h1><h2>This page could not be found.</h2></body></html>"
+)
+BAD_KEYS = "Invalid credentials. Confirm that you've configured the correct host."
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the fake answered: what came in (JSON body parsed, None otherwise) and what went out."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+    status: int
+    response: Any
+
+
+@dataclass
+class _Fault:
+    path_prefix: str
+    status: int
+    retry_after: int | None
+    remaining: int
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+    server: _Server
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        fake = self.server.fake
+        if fake.is_refusing:  # a kept-alive connection outlived down(): drop it unanswered
+            self.close_connection = True
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, extra_headers, payload = fake.handle(self.command, self.path, headers, raw)
+        self.send_response(status)
+        for name, value in extra_headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+        """Stay quiet: the fake's own request log is `FakeLangfuse.requests`."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeLangfuse
+
+
+class FakeLangfuse:
+    """A fake Langfuse server on a free loopback port, serving what the SDK (4.x and 5.x) calls.
+
+    `server_mode="old"` answers like Langfuse < v4.59 (the recorded v4.16): POST /api/public/scores takes one
+    object and answers SDK 5's array with 400. `"new"` (v4.59+) also takes the array (202, or 207 with
+    per-score errors). Every body is validated against the SDK's `langfuse.api` models; failures answer 400
+    and land in `validation_failures`. The default public key is unique per instance, because the SDK keeps
+    one client per public key for the whole process.
+    """
+
+    def __init__(
+        self,
+        *,
+        public_key: str | None = None,
+        secret_key: str = "sk-lf-fake-secret",
+        server_mode: ServerMode = "new",
+        port: int = 0,
+    ) -> None:
+        self.public_key = public_key or f"pk-lf-fake-{uuid.uuid4().hex[:8]}"
+        self.secret_key = secret_key
+        self.server_mode: ServerMode = server_mode
+        self.state = State()
+        self.requests: list[RecordedRequest] = []
+        self.validation_failures: list[ValidationFailure] = []
+        self._faults: list[_Fault] = []
+        self._down_status: int | None = None
+        self._lock = threading.RLock()
+        self._port = port
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """The URL to give the SDK as `base_url` / LANGFUSE_HOST."""
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def is_refusing(self) -> bool:
+        """True while down() refuses connections."""
+        return self._httpd is None and self._thread is not None
+
+    def start(self) -> FakeLangfuse:
+        """Bind the port (a free one the first time, the same one after down()) and serve in a thread."""
+        self._httpd = _Server(("127.0.0.1", self._port), _Handler)
+        self._httpd.fake = self
+        self._port = self._httpd.server_address[1]
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="fake-langfuse", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def _close_socket(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self._close_socket()
+        self._thread = None
+
+    def __enter__(self) -> FakeLangfuse:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def env(self) -> dict[str, str]:
+        """Environment variables that point an SDK client (or scoregate) at this fake."""
+        return {
+            "LANGFUSE_PUBLIC_KEY": self.public_key,
+            "LANGFUSE_SECRET_KEY": self.secret_key,
+            "LANGFUSE_HOST": self.base_url,
+            "LANGFUSE_BASE_URL": self.base_url,
+        }
+
+    def reset(self) -> None:
+        """Forget all stored data, logged requests, failures and faults; serve again if down."""
+        with self._lock:
+            self.state = State()
+            self.requests.clear()
+            self.validation_failures.clear()
+            self._faults.clear()
+        self.up()
+
+    # ---- fault injection ------------------------------------------------------------------------
+    def fail_next(self, path_prefix: str, status: int = 429, retry_after: int | None = 1, times: int = 1) -> None:
+        """Answer the next `times` requests whose path starts with `path_prefix` with `status`.
+
+        `retry_after` (whole seconds, the only form the SDK honours) is sent as a Retry-After header; None
+        sends none. Faults are checked before routing and auth, and the failed requests are logged.
+        """
+        with self._lock:
+            self._faults.append(_Fault(path_prefix, status, retry_after, times))
+
+    def down(self, status: int | None = None) -> None:
+        """Take the server down: refuse connections (default), or answer every request with `status` (e.g. 503)."""
+        if status is None:
+            self._close_socket()
+        else:
+            self._down_status = status
+
+    def up(self) -> None:
+        """Serve again after down(), on the same port."""
+        self._down_status = None
+        if self.is_refusing:
+            self.start()
+
+    # ---- inspection -----------------------------------------------------------------------------
+    def requests_to(
+        self, path_prefix: str, *, method: str | None = None, status: int | None = None
+    ) -> list[RecordedRequest]:
+        """Return the logged requests under `path_prefix`, optionally of one method and answer status."""
+        return [
+            r
+            for r in self.requests
+            if r.path.startswith(path_prefix) and method in (None, r.method) and status in (None, r.status)
+        ]
+
+    # ---- dispatch -------------------------------------------------------------------------------
+    def _auth_problem(self, headers: dict[str, str], path: str) -> dict[str, Any] | None:
+        header = headers.get("authorization")
+        if not header:
+            return {"message": "No authorization header"}
+        scheme, _, token = header.partition(" ")
+        try:
+            user, _, password = base64.b64decode(token).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            user = password = ""
+        if scheme.lower() == "basic" and (user, password) == (self.public_key, self.secret_key):
+            return None
+        body: dict[str, Any] = {"message": BAD_KEYS}
+        if path.startswith("/api/public/v2/prompts"):
+            body["error"] = "UnauthorizedError"
+        return body
+
+    def _take_fault(self, path: str) -> _Fault | None:
+        for fault in self._faults:
+            if fault.remaining > 0 and path.startswith(fault.path_prefix):
+                fault.remaining -= 1
+                return fault
+        return None
+
+    def _answer(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, params: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str], Any]:
+        """Return (status, body, extra headers, parsed request body) for one request."""
+        if self._down_status is not None:
+            return self._down_status, {"message": "Service Unavailable"}, {}, None
+        fault = self._take_fault(path)
+        if fault is not None:
+            retry = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+            return fault.status, {"message": f"injected failure {fault.status}"}, retry, None
+        found = route(path)
+        if found is None:
+            return 404, NOT_FOUND_PAGE, {}, None
+        methods, args = found
+        if method not in methods:
+            return 405, {"message": "Method not allowed"}, {}, None
+        auth = self._auth_problem(headers, path)
+        if auth is not None:
+            return 401, auth, {}, None
+        if headers.get("content-encoding") == "gzip":
+            raw = gzip.decompress(raw)
+        body: Any = None
+        try:
+            if raw and "json" in headers.get("content-type", "") and "otel" not in path:
+                body = json.loads(raw)
+            call = Call(method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key)
+            try:
+                status, answer = methods[method](call, *args)
+            finally:
+                for rejected in call.rejected:
+                    self._record_failure(method, path, rejected, body)
+        except ValueError as exc:  # JSON that does not parse
+            status, answer = self._invalid(method, path, InvalidBody("JSON", [str(exc)]), body)
+        except InvalidBody as exc:
+            status, answer = self._invalid(method, path, exc, body)
+        except ApiProblem as exc:
+            status, answer = exc.status, exc.body
+        return status, answer, {}, body
+
+    def _record_failure(self, method: str, path: str, exc: InvalidBody, body: Any) -> None:
+        self.validation_failures.append(ValidationFailure(method, path, exc.model, exc.errors, body))
+
+    def _invalid(self, method: str, path: str, exc: InvalidBody, body: Any) -> tuple[int, Any]:
+        self._record_failure(method, path, exc, body)
+        return 400, {
+            "message": "Invalid request data",
+            "error": [{"code": "custom", "path": [], "message": e} for e in exc.errors],
+        }
+
+    def handle(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Answer one HTTP request: returns (status, headers, payload) and logs it in `requests`."""
+        split = urlsplit(target)
+        params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+        with self._lock:
+            status, answer, extra, body = self._answer(method, split.path, headers, raw, params)
+            self.requests.append(RecordedRequest(method, split.path, params, headers, body, status, answer))
+        if isinstance(answer, str):
+            return status, {**extra, "Content-Type": "text/html; charset=utf-8"}, answer.encode()
+        return status, {**extra, "Content-Type": "application/json; charset=utf-8"}, json.dumps(answer).encode()
