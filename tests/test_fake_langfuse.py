@@ -15,12 +15,15 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from fake_langfuse.endpoints import OLD_SERVER_ARRAY_ERROR
 from google.protobuf import json_format
 from langfuse import Evaluation, Langfuse
+from langfuse.api import DatasetStatus
 from langfuse.api.core.api_error import ApiError
+from langfuse.experiment import LocalExperimentItem
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
+from fake_langfuse.endpoints import OLD_SERVER_ARRAY_ERROR
 
 SDK_MAJOR = int(version("langfuse").split(".")[0])
 # SDK 5 posts score batches to /api/public/scores; SDK 4 sends score-create events to /api/public/ingestion.
@@ -271,7 +274,7 @@ def test_archived_item_leaves_the_listing_but_can_still_be_fetched(client: Langf
     client.create_dataset(name="qa")
     client.create_dataset_item(dataset_name="qa", id="keep", input=1)
     client.create_dataset_item(dataset_name="qa", id="gone", input=2)
-    client.create_dataset_item(dataset_name="qa", id="gone", input=2, status="ARCHIVED")
+    client.create_dataset_item(dataset_name="qa", id="gone", input=2, status=DatasetStatus.ARCHIVED)
     assert [i.id for i in client.get_dataset("qa").items] == ["keep"]
     assert client.api.dataset_items.get("gone").status == "ARCHIVED"
 
@@ -376,7 +379,7 @@ def test_a_body_the_sdk_models_reject_is_400_and_recorded(fake_langfuse: FakeLan
 def test_run_experiment_exports_spans_and_scores_with_experiment_attributes(
     client: Langfuse, fake_langfuse: FakeLangfuse
 ) -> None:
-    async def task(*, item: dict[str, Any], **_: Any) -> str:
+    async def task(*, item: Any, **_: Any) -> str:
         await asyncio.sleep(0)
         with client.start_as_current_observation(
             name="llm", as_type="generation", model="m", usage_details={"input": 3, "output": 2}
@@ -390,7 +393,10 @@ def test_run_experiment_exports_spans_and_scores_with_experiment_attributes(
         values = [e.value for r in item_results for e in r.evaluations]
         return Evaluation(name="mean_exact", value=sum(values) / len(values))
 
-    data = [{"input": "1+1", "expected_output": "2"}, {"input": "2*3", "expected_output": "7"}]
+    data: list[LocalExperimentItem] = [
+        {"input": "1+1", "expected_output": "2"},
+        {"input": "2*3", "expected_output": "7"},
+    ]
     result = client.run_experiment(
         name="arith",
         run_name="arith-run-1",

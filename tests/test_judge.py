@@ -285,3 +285,13 @@ def test_shipped_score_keys_are_the_dashboard_keys() -> None:
         "ev_conciseness_v1": ["conciseness_score", "redundancy_notes"],
         "ev_faithfulness_v1": ["faithfulness_score", "hallucination_count", "hallucination_examples"],
     }
+
+
+def test_raw_newline_inside_a_json_string_is_accepted() -> None:
+    """llama.cpp's JSON grammar lets a raw newline into a string; the reply is otherwise valid JSON."""
+    spec = TypeAdapter(EvaluatorSpec).validate_python(
+        yaml.safe_load((EVALUATORS / "ev_conciseness_v1.yaml").read_text())
+    )
+    judge = LlmJudge(spec, "judge")
+    parsed = judge.parse(Completion(text='{ "reasoning": "too long,\nrepeats itself","conciseness_score": 2}'))
+    assert parsed["conciseness_score"] == (2, None)

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.analysis.summary import RunAggregator
+from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.engine.cache import ResponseCache
@@ -150,7 +151,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache)
     prompt_versions = {name: local_prompt_version(spec) for name, spec in plan.prompts.items()}
-    model_names = [plan.model_name, plan.judge_model_name] if _has_judges(plan) else [plan.model_name]
+    model_names = _models_used(plan)
     endpoints = {name: caller.provider(name).endpoint for name in model_names}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     store = _open_or_create(project, plan, options, receipts)
@@ -185,8 +186,10 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     return outcome
 
 
-def _has_judges(plan: ExperimentPlan) -> bool:
-    return any(spec.kind == "llm_judge" for spec in plan.evaluators.values())
+def _models_used(plan: ExperimentPlan) -> list[str]:
+    judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec)]
+    names = [plan.model_name] + [spec.model or plan.judge_model_name for spec in judges]
+    return list(dict.fromkeys(names))
 
 
 async def _execute(

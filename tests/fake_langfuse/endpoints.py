@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .otlp import OtlpDecodeError, decode_spans
+from .reads import get_observations, get_scores_v2, get_scores_v3
 from .storage import ApiProblem, State, iso, page_of
 from .validation import has_sdk_model, validate_body
 
@@ -31,28 +32,6 @@ OLD_SERVER_ARRAY_ERROR = {
             "message": "Invalid input: expected object, received array",
         },
     ],
-}
-V3_SCORE_FILTERS = {
-    "limit",
-    "cursor",
-    "fields",
-    "id",
-    "name",
-    "source",
-    "dataType",
-    "environment",
-    "configId",
-    "queueId",
-    "authorUserId",
-    "value",
-    "valueMin",
-    "valueMax",
-    "traceId",
-    "sessionId",
-    "observationId",
-    "experimentId",
-    "fromTimestamp",
-    "toTimestamp",
 }
 
 
@@ -195,6 +174,8 @@ def get_prompt(call: Call, name: str) -> tuple[int, Any]:
 def patch_prompt_labels(call: Call, name: str, version: str) -> tuple[int, Any]:
     """PATCH /api/public/v2/prompts/{name}/versions/{version}: add labels, move them off other versions."""
     body = call.valid("PromptLabelsPatch", call.body)
+    if not version.isdigit():
+        raise ApiProblem(400, f"Invalid version {version!r}", error="InvalidRequestError")
     return 200, call.state.add_labels(name, int(version), body["newLabels"])
 
 
@@ -243,111 +224,6 @@ def post_ingestion(call: Call) -> tuple[int, Any]:
     return 207, {"successes": successes, "errors": errors}
 
 
-def _v3_score(score: dict[str, Any], groups: set[str]) -> dict[str, Any]:
-    """Shape a stored score as GET /api/public/v3/scores returns it."""
-    value = bool(score["value"]) if score["dataType"] == "BOOLEAN" else score["value"]
-    row = {
-        key: score[key]
-        for key in (
-            "id",
-            "projectId",
-            "name",
-            "source",
-            "timestamp",
-            "environment",
-            "createdAt",
-            "updatedAt",
-            "dataType",
-        )
-    }
-    row["value"] = value
-    if "details" in groups:
-        row.update(comment=score["comment"], configId=score["configId"], metadata=score["metadata"])
-    if "annotation" in groups:
-        row.update(authorUserId=score["authorUserId"], queueId=score["queueId"])
-    if "subject" in groups:
-        if score["observationId"]:
-            row["subject"] = {"kind": "observation", "id": score["observationId"], "traceId": score["traceId"]}
-        elif score["traceId"]:
-            row["subject"] = {"kind": "trace", "id": score["traceId"]}
-        elif score["sessionId"]:
-            row["subject"] = {"kind": "session", "id": score["sessionId"]}
-        else:
-            row["subject"] = {"kind": "experiment", "id": score["datasetRunId"]}
-    return row
-
-
-def get_scores_v3(call: Call) -> tuple[int, Any]:
-    """GET /api/public/v3/scores (SDK 5's `scores.get_many`); unknown query keys answer 400 like the server."""
-    unknown = sorted(set(call.params) - V3_SCORE_FILTERS)
-    if unknown:
-        quoted = ", ".join(f'"{k}"' for k in unknown)
-        return 400, {
-            "message": "Invalid request data",
-            "error": [
-                {"code": "unrecognized_keys", "keys": unknown, "path": [], "message": f"Unrecognized key: {quoted}"}
-            ],
-        }
-    limit = call.int_param("limit", 50)
-    if not 1 <= limit <= 100:
-        raise ApiProblem(400, "limit must be between 1 and 100", error="InvalidRequestError")
-    filters = {
-        "id": "id",
-        "name": "name",
-        "traceId": "traceId",
-        "observationId": "observationId",
-        "sessionId": "sessionId",
-        "experimentId": "datasetRunId",
-        "environment": "environment",
-        "dataType": "dataType",
-        "source": "source",
-    }
-    rows = call.state.scores
-    for param, key in filters.items():
-        if param in call.params:
-            wanted = {v.upper() if param in ("dataType", "source") else v for v in call.params[param].split(",")}
-            rows = [s for s in rows if s[key] in wanted]
-    groups = set(filter(None, call.params.get("fields", "").split(",")))
-    rows = sorted(rows, key=lambda s: s["timestamp"], reverse=True)[:limit]
-    return 200, {"data": [_v3_score(s, groups) for s in rows], "meta": {"limit": limit}}
-
-
-def _trace_facts(state: State, trace_id: str | None) -> dict[str, Any]:
-    """Return userId, sessionId, tags and environment of a trace, read from its spans."""
-    attrs: dict[str, Any] = {}
-    for span in state.spans:
-        if span["traceId"] == trace_id:
-            attrs = {**span["attributes"], **attrs}
-    return {
-        "userId": attrs.get("user.id"),
-        "tags": attrs.get("langfuse.trace.tags", []),
-        "environment": attrs.get("langfuse.environment", "default"),
-        "sessionId": attrs.get("session.id"),
-    }
-
-
-def get_scores_v2(call: Call) -> tuple[int, Any]:
-    """GET /api/public/v2/scores (SDK 4's legacy read): numeric `value` plus `stringValue`."""
-    rows = [s for s in call.state.scores if call.params.get("traceId") in (None, s["traceId"])]
-    shaped = []
-    for score in sorted(rows, key=lambda s: s["timestamp"], reverse=True):
-        value, text = score["value"], None
-        if score["dataType"] == "BOOLEAN":
-            text = str(bool(value))
-        elif isinstance(value, str):
-            value, text = 0, value
-        shaped.append(
-            {
-                **{k: v for k, v in score.items() if k != "value"},
-                "value": value,
-                "stringValue": text,
-                "executionTraceId": None,
-                "trace": _trace_facts(call.state, score["traceId"]),
-            }
-        )
-    return 200, page_of(shaped, call.int_param("page", 1), call.int_param("limit", 50))
-
-
 # ---- traces (OTLP) ------------------------------------------------------------------------------
 def post_otel_traces(call: Call) -> tuple[int, Any]:
     """POST /api/public/otel/v1/traces: decode and store the spans; answer the queued job like v4.16."""
@@ -394,47 +270,6 @@ def post_otel_traces(call: Call) -> tuple[int, Any]:
     }
 
 
-def _nanos_iso(nanos: int) -> str:
-    return iso(dt.datetime.fromtimestamp(nanos / 1e9, dt.UTC))
-
-
-def get_observations(call: Call) -> tuple[int, Any]:
-    """GET /api/public/v2/observations?traceId=&name=&type=: observations built from the stored spans."""
-    rows = []
-    for span in sorted(call.state.spans, key=lambda s: s["startTimeUnixNano"], reverse=True):
-        attrs, facts = span["attributes"], _trace_facts(call.state, span["traceId"])
-        kind = str(attrs.get("langfuse.observation.type", "span")).upper()
-        row = {
-            "id": span["spanId"],
-            "traceId": span["traceId"],
-            "startTime": _nanos_iso(span["startTimeUnixNano"]),
-            "endTime": _nanos_iso(span["endTimeUnixNano"]),
-            "projectId": call.state.project_id,
-            "parentObservationId": span["parentSpanId"],
-            "type": kind,
-            "name": span["name"],
-            "level": attrs.get("langfuse.observation.level", "ERROR" if span["status"]["code"] == 2 else "DEFAULT"),
-            "statusMessage": attrs.get("langfuse.observation.status_message", span["status"]["message"]),
-            "version": attrs.get("langfuse.version", ""),
-            "environment": facts["environment"],
-            "latency": round((span["endTimeUnixNano"] - span["startTimeUnixNano"]) / 1e9, 3),
-            "timeToFirstToken": None,
-            "userId": facts["userId"],
-            "sessionId": facts["sessionId"],
-            "isRootObservation": span["parentSpanId"] is None,
-            "bookmarked": False,
-            "public": False,
-            "modelId": None,
-            "inputPrice": None,
-            "outputPrice": None,
-            "totalPrice": None,
-        }
-        wanted = {"traceId": row["traceId"], "name": row["name"], "type": kind}
-        if all(call.params.get(k) in (None, v) for k, v in wanted.items()):
-            rows.append(row)
-    return 200, {"data": rows[: call.int_param("limit", 50)], "meta": {}}
-
-
 # ---- dataset runs (SDK 4 writes them; v4 servers show SDK 5 experiments only through spans) ------
 def post_run_item(call: Call) -> tuple[int, Any]:
     """POST /api/public/dataset-run-items."""
@@ -472,28 +307,26 @@ def get_run(call: Call, dataset_name: str, run_name: str) -> tuple[int, Any]:
 
 Endpoint = Callable[..., tuple[int, Any]]
 _SEGMENT = "([^/]+)"
-ROUTES: list[tuple[re.Pattern[str], dict[str, Endpoint]]] = [
-    (re.compile(p.replace("{}", _SEGMENT) + "$"), methods)
-    for p, methods in [
-        ("/api/public/projects", {"GET": get_projects}),
-        ("/api/public/v2/datasets", {"GET": list_datasets, "POST": post_dataset}),
-        ("/api/public/v2/datasets/{}", {"GET": get_dataset}),
-        ("/api/public/dataset-items", {"GET": list_items, "POST": post_item}),
-        ("/api/public/dataset-items/{}", {"GET": get_item, "DELETE": delete_item}),
-        ("/api/public/v2/prompts", {"GET": list_prompts, "POST": post_prompt}),
-        ("/api/public/v2/prompts/{}", {"GET": get_prompt}),
-        ("/api/public/v2/prompts/{}/versions/{}", {"PATCH": patch_prompt_labels}),
-        ("/api/public/scores", {"POST": post_scores}),
-        ("/api/public/v3/scores", {"GET": get_scores_v3}),
-        ("/api/public/v2/scores", {"GET": get_scores_v2}),
-        ("/api/public/ingestion", {"POST": post_ingestion}),
-        ("/api/public/otel/v1/traces", {"POST": post_otel_traces}),
-        ("/api/public/v2/observations", {"GET": get_observations}),
-        ("/api/public/dataset-run-items", {"GET": list_run_items, "POST": post_run_item}),
-        ("/api/public/datasets/{}/runs", {"GET": list_runs}),
-        ("/api/public/datasets/{}/runs/{}", {"GET": get_run}),
-    ]
+_PATHS: list[tuple[str, dict[str, Endpoint]]] = [
+    ("/api/public/projects", {"GET": get_projects}),
+    ("/api/public/v2/datasets", {"GET": list_datasets, "POST": post_dataset}),
+    ("/api/public/v2/datasets/{}", {"GET": get_dataset}),
+    ("/api/public/dataset-items", {"GET": list_items, "POST": post_item}),
+    ("/api/public/dataset-items/{}", {"GET": get_item, "DELETE": delete_item}),
+    ("/api/public/v2/prompts", {"GET": list_prompts, "POST": post_prompt}),
+    ("/api/public/v2/prompts/{}", {"GET": get_prompt}),
+    ("/api/public/v2/prompts/{}/versions/{}", {"PATCH": patch_prompt_labels}),
+    ("/api/public/scores", {"POST": post_scores}),
+    ("/api/public/v3/scores", {"GET": get_scores_v3}),
+    ("/api/public/v2/scores", {"GET": get_scores_v2}),
+    ("/api/public/ingestion", {"POST": post_ingestion}),
+    ("/api/public/otel/v1/traces", {"POST": post_otel_traces}),
+    ("/api/public/v2/observations", {"GET": get_observations}),
+    ("/api/public/dataset-run-items", {"GET": list_run_items, "POST": post_run_item}),
+    ("/api/public/datasets/{}/runs", {"GET": list_runs}),
+    ("/api/public/datasets/{}/runs/{}", {"GET": get_run}),
 ]
+ROUTES = [(re.compile(path.replace("{}", _SEGMENT) + "$"), methods) for path, methods in _PATHS]
 
 
 def route(path: str) -> tuple[dict[str, Endpoint], list[str]] | None:

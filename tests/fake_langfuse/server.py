@@ -70,7 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet: the fake's own request log is `FakeLangfuse.requests`."""
 
 
@@ -246,24 +246,22 @@ class FakeLangfuse:
         auth = self._auth_problem(headers, path)
         if auth is not None:
             return 401, auth, {}, None
-        if headers.get("content-encoding") == "gzip":
-            raw = gzip.decompress(raw)
-        body: Any = None
         try:
-            if raw and "json" in headers.get("content-type", "") and "otel" not in path:
-                body = json.loads(raw)
-            call = Call(method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key)
-            try:
-                status, answer = methods[method](call, *args)
-            finally:
-                for rejected in call.rejected:
-                    self._record_failure(method, path, rejected, body)
-        except ValueError as exc:  # JSON that does not parse
-            status, answer = self._invalid(method, path, InvalidBody("JSON", [str(exc)]), body)
+            if headers.get("content-encoding") == "gzip":
+                raw = gzip.decompress(raw)
+            is_json = raw and "json" in headers.get("content-type", "") and "otel" not in path
+            body: Any = json.loads(raw) if is_json else None
+        except (OSError, ValueError) as exc:  # a gzip stream or JSON text that does not decode
+            return (*self._invalid(method, path, InvalidBody("request body", [str(exc)]), None), {}, None)
+        call = Call(method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key)
+        try:
+            status, answer = methods[method](call, *args)
         except InvalidBody as exc:
             status, answer = self._invalid(method, path, exc, body)
         except ApiProblem as exc:
             status, answer = exc.status, exc.body
+        for rejected in call.rejected:
+            self._record_failure(method, path, rejected, body)
         return status, answer, {}, body
 
     def _record_failure(self, method: str, path: str, exc: InvalidBody, body: Any) -> None:
@@ -284,7 +282,8 @@ class FakeLangfuse:
         params = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         with self._lock:
             status, answer, extra, body = self._answer(method, split.path, headers, raw, params)
-            self.requests.append(RecordedRequest(method, split.path, params, headers, body, status, answer))
+            logged_headers = {**headers, "authorization": "<redacted>"} if "authorization" in headers else headers
+            self.requests.append(RecordedRequest(method, split.path, params, logged_headers, body, status, answer))
         if isinstance(answer, str):
             return status, {**extra, "Content-Type": "text/html; charset=utf-8"}, answer.encode()
         return status, {**extra, "Content-Type": "application/json; charset=utf-8"}, json.dumps(answer).encode()

@@ -15,6 +15,7 @@ from scoregate.catalog.models import (
     EvaluatorSpec,
     ExperimentSpec,
     GateSpec,
+    LlmJudgeSpec,
     ModelSpec,
     PromptRoute,
     PromptSpec,
@@ -93,11 +94,12 @@ def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model
     judge = spec.judge_model or project.config.settings.judge_model or model_name
     if judge not in project.config.models:
         problems.append(f"{where}.judge_model: no model {judge!r} under `models:` in scoregate.yaml")
-    problems += [
-        f"{where}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)"
-        for e in spec.evaluators
-        if e not in project.evaluators
-    ]
+    for e in spec.evaluators:
+        evaluator = project.evaluators.get(e)
+        if evaluator is None:
+            problems.append(f"{where}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)")
+        elif isinstance(evaluator, LlmJudgeSpec) and evaluator.model and evaluator.model not in project.config.models:
+            problems.append(f"{project.source('evaluator', e)}: model: no model {evaluator.model!r} in scoregate.yaml")
     problems += [
         f"{where}.composites: no composite {c!r} under `composites:`"
         for c in spec.composites

@@ -7,6 +7,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from scoregate.cli import cache_cmd, model_cmd, run_cmd, runs_cmd
 from scoregate.errors import ExitCode, ScoregateError
@@ -34,11 +35,11 @@ def main() -> None:
     """Run the CLI; print user errors without a traceback (SCOREGATE_DEBUG=1 re-raises)."""
     err = Console(stderr=True)
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except ScoregateError as exc:
         if _debug():
             raise
-        err.print(f"[bold red]error:[/] {exc.render()}", highlight=False, markup=True)
+        err.print(f"[bold red]error:[/] {escape(exc.render())}", highlight=False, markup=True)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")
@@ -47,10 +48,15 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(int(ExitCode.INTERRUPTED))
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+    except Exception as exc:  # usage errors arrive here in non-standalone mode
         import click
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+        # Newer typer vendors click: its usage errors are `typer.TyperException`s, not `click.ClickException`s.
+        usage_errors = (click.ClickException, getattr(typer, "TyperException", click.ClickException))
+        show = getattr(exc, "show", None)
+        if isinstance(exc, usage_errors) and callable(show):
+            show()
+            sys.exit(int(getattr(exc, "exit_code", ExitCode.USAGE)))
         raise
+    if isinstance(code, int) and code:  # without standalone mode, typer returns a `typer.Exit` code instead
+        sys.exit(code)

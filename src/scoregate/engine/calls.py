@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable
 
 import httpx
@@ -111,8 +110,3 @@ def _record(purpose: str, provider: Provider, completion: Completion, retries: i
         retries=retries,
         cached=completion.cached,
     )
-
-
-def monotonic_ms() -> float:
-    """Return a monotonic clock reading in milliseconds."""
-    return time.monotonic() * 1000

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec
-from scoregate.catalog.routing import choose_prompt
+from scoregate.catalog.routing import choose_prompt, inferred_fields
 from scoregate.catalog.templates import render_messages
 from scoregate.engine.calls import ModelCaller
 from scoregate.providers.base import CompletionRequest
@@ -46,6 +46,7 @@ class ItemPipeline:
         assert item.id is not None
         prompt_name = choose_prompt(self.route, item.input)
         prompt = self.prompts[prompt_name]
+        inferred = inferred_fields(self.route, item.input)
         calls: list[CallRecord] = []
         result = ItemResult(
             index=index,
@@ -54,7 +55,7 @@ class ItemPipeline:
             input=item.input,
             output=None,
             expected_output=item.expected_output,
-            metadata=item.metadata,
+            metadata={**item.metadata, "inferred_input": inferred} if inferred else item.metadata,
             calls=calls,
         )
         try:
@@ -65,7 +66,8 @@ class ItemPipeline:
             result.output, result.error = _parse_output(completion.text, prompt)
             if result.error:
                 result.raw_output = completion.text
-        result.scores = await self._score(result, item, calls)
+        scored = item.model_copy(update={"input": {**item.input, **inferred}}) if inferred else item
+        result.scores = await self._score(result, scored, calls)
         result.scores += compose(result.scores, self.composites)
         return result
 

@@ -24,7 +24,7 @@ class RunProgress:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:.1f} items/s"),
+            TextColumn("{task.fields[rate]:.2f} items/s"),
             TimeRemainingColumn(),
             TextColumn("[red]{task.fields[failed]} failed"),
             console=self.console,
@@ -55,5 +55,5 @@ class RunProgress:
         self.failed += failed
         self._bar.update(self._task, completed=self.done, rate=self.rate, failed=self.failed)
         if not self.console.is_terminal and self.total and self.done / self.total >= self._next_report:
-            self.console.print(f"  {self.done}/{self.total} items, {self.rate:.1f} items/s, {self.failed} failed")
+            self.console.print(f"  {self.done}/{self.total} items, {self.rate:.2f} items/s, {self.failed} failed")
             self._next_report += 0.1

@@ -108,11 +108,13 @@ def serve(root: Path, *, wait_s: float = 180.0) -> ServerStatus:
     _require_llama_cpp()
     model_file = find_model_file()
     state = _state_dir(root)
+    threads = int(os.environ.get("SCOREGATE_LOCAL_THREADS", os.cpu_count() or 1))
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(model_file), "--model_alias", MODEL_ALIAS,
         "--host", "127.0.0.1", "--port", str(local_port()),
         "--n_ctx", str(CONTEXT_TOKENS),
+        "--n_threads", str(threads), "--n_threads_batch", str(threads),
     ]  # fmt: skip
     with (state / "server.log").open("ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -13,6 +13,7 @@ max - min. At temperature 0 every sample would be the same, so k > 1 samples are
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import statistics
@@ -28,6 +29,8 @@ from scoregate.scoring.base import VALID_ROOTS, EvalContext, ModelCallFailed, re
 NOT_PROVIDED = "(not provided)"
 REASONING_FIELD = "reasoning"
 SAMPLING_TEMPERATURE = 0.7
+# Bounds the reasoning string in the reply schema, so a grammar-constrained judge cannot run out of tokens mid-JSON.
+REASONING_MAX_CHARS = 300
 DEFAULT_REASONING = "In one or two sentences, justify the score with specific evidence."
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -83,7 +86,13 @@ class LlmJudge:
     async def evaluate(self, ctx: EvalContext) -> list[Score]:
         """Return the judge's scores for one item; every key null with the reason when the call fails."""
         request = self.request(ctx)
-        replies = await asyncio.gather(*(self._ask(ctx, request) for _ in range(self.spec.samples)))
+        # Each sample gets its own `extra` marker so the response cache keeps k distinct answers.
+        requests = (
+            [request]
+            if self.spec.samples == 1
+            else [dataclasses.replace(request, extra={**request.extra, "sample": i}) for i in range(self.spec.samples)]
+        )
+        replies = await asyncio.gather(*(self._ask(ctx, r) for r in requests))
         return self._combine(list(replies))
 
     def parse(self, completion: Completion) -> Parsed:
@@ -191,7 +200,7 @@ class LlmJudge:
 
 def judge_schema(fields: list[JudgeField]) -> dict[str, Any]:
     """Return the JSON schema of the reply: `reasoning` first, then each field, all required."""
-    properties: dict[str, Any] = {REASONING_FIELD: {"type": "string"}}
+    properties: dict[str, Any] = {REASONING_FIELD: {"type": "string", "maxLength": REASONING_MAX_CHARS}}
     for f in fields:
         properties[f.key] = _field_schema(f)
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
@@ -241,10 +250,10 @@ def _render_value(value: Any) -> str:
 def _find_object(text: str) -> Any:
     """The reply as JSON, else the first `{...}` object in it, else None."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except ValueError:
         pass
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     start = text.find("{")
     while start != -1:
         try:

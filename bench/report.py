@@ -1,0 +1,147 @@
+"""Medians, ratios and target verdicts of a bench run, written as JSON and as a short markdown table."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from harnesses import HARNESSES, Measurement
+
+RAW_TARGET = 0.9
+RSS_LIMIT_MB = 300.0
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
+
+
+def medians(measurements: list[Measurement]) -> dict[str, dict[str, Any]]:
+    """Return, per harness, the median of each figure over its repeats (and the per-repeat rates)."""
+    out: dict[str, dict[str, Any]] = {}
+    for harness in HARNESSES:
+        runs = [m for m in measurements if m.harness == harness]
+        if not runs:
+            continue
+        row: dict[str, Any] = {
+            "repeats": len(runs),
+            "items_per_s": _median([m.items_per_s for m in runs]),
+            "whole_per_s": _median([m.whole_per_s for m in runs]),
+            "peak_rss_mb": _median([m.peak_rss_mb for m in runs]),
+            "cpu_ms_per_item": _median([m.cpu_ms_per_item for m in runs]),
+            "items_phase_s": _median([m.items_phase_s for m in runs]),
+            "wall_s": _median([m.wall_s for m in runs]),
+            "all_items_per_s": [round(m.items_per_s, 1) for m in runs],
+            "all_whole_per_s": [round(m.whole_per_s, 1) for m in runs],
+            "all_ok": all(m.n_ok == m.n_items for m in runs),
+        }
+        if harness == "scoregate":
+            row["startup_s"] = _median([m.detail["startup_s"] for m in runs])
+            row["after_items_s"] = _median([m.detail["after_items_s"] for m in runs])
+        out[harness] = row
+    return out
+
+
+def _paired(measurements: list[Measurement], other: str, attr: str) -> float | None:
+    """Median over repeats of scoregate/other, each repeat compared with its own interleaved neighbour."""
+    ratios = []
+    for rep in sorted({m.rep for m in measurements}):
+        by = {m.harness: m for m in measurements if m.rep == rep}
+        if "scoregate" in by and other in by:
+            ratios.append(getattr(by["scoregate"], attr) / getattr(by[other], attr))
+    return _median(ratios) if ratios else None
+
+
+def ratios(measurements: list[Measurement], table: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Return scoregate/raw and scoregate/langfuse on the items phase (judged) and on the whole command."""
+    sg = table["scoregate"]
+    out: dict[str, Any] = {}
+    for other, key in (("raw_httpx", "raw"), ("langfuse_notrace", "langfuse")):
+        if other not in table:
+            continue
+        out[f"scoregate/{key}"] = {
+            "items_phase": round(sg["items_per_s"] / table[other]["items_per_s"], 3),
+            "whole_command": round(sg["whole_per_s"] / table[other]["whole_per_s"], 3),
+            "items_phase_paired_median": _paired(measurements, other, "items_per_s"),
+        }
+    return out
+
+
+def verdicts(ratio: dict[str, Any], big: dict[str, Any] | None) -> dict[str, Any]:
+    """Return each target with its measured value and whether it holds."""
+    out: dict[str, Any] = {}
+    if "scoregate/raw" in ratio:
+        value = ratio["scoregate/raw"]["items_phase"]
+        out["scoregate >= 0.9 x raw loop (items phase)"] = {"value": value, "holds": value >= RAW_TARGET}
+    if "scoregate/langfuse" in ratio:
+        value = ratio["scoregate/langfuse"]["items_phase"]
+        out["scoregate > langfuse runner (items phase)"] = {"value": value, "holds": value > 1.0}
+    if big is not None:
+        value = big["peak_rss_mb"]
+        out[f"{big['n_items']}-item run peak RSS < 300 MB"] = {"value": value, "holds": value < RSS_LIMIT_MB}
+    return out
+
+
+def write_json(path: Path, report: dict[str, Any]) -> None:
+    """Write the full report (config, machine, every run, medians, ratios, verdicts)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """Return the short markdown summary of a report."""
+    cfg, machine, table = report["config"], report["machine"], report["medians"]
+    lines = [
+        f"# scoregate throughput — {report['date']}",
+        "",
+        f"Machine: {machine['note']}. Mock: kit nginx+echo on 127.0.0.1:{cfg['port']} "
+        f"({cfg['latency_ms']} ms per reply). {cfg['n']} items, concurrency {cfg['concurrency']}, "
+        f"median of {cfg['repeats']} interleaved repeats. scoregate: `{cfg['scoregate_command']}` "
+        "(store on, cache off, counters on, MLflow mirroring off).",
+        "",
+        "| harness | items/s (items phase) | items/s (whole command) | peak RSS MB | CPU ms/item "
+        "| per-repeat items/s |",
+        "| --- | --: | --: | --: | --: | --- |",
+    ]
+    for harness, row in table.items():
+        per_rep = ", ".join(_fmt(v) for v in row["all_items_per_s"])
+        lines.append(
+            f"| {harness} | {_fmt(row['items_per_s'])} | {_fmt(row['whole_per_s'])} | {_fmt(row['peak_rss_mb'])} "
+            f"| {_fmt(row['cpu_ms_per_item'], 2)} | {per_rep} |"
+        )
+    sg = table.get("scoregate")
+    if sg:
+        lines += [
+            "",
+            f"scoregate outside the items phase (medians): {sg['startup_s']:.2f} s before the first item "
+            f"(imports, project load, dataset scan, receipts), {sg['after_items_s']:.2f} s after the last "
+            "(summary with bootstrap CIs, printing, exit).",
+        ]
+    lines += [
+        "",
+        "| ratio | items phase (judged) | whole command | items phase, paired per repeat |",
+        "| --- | --: | --: | --: |",
+    ]
+    for name, r in report["ratios"].items():
+        lines.append(
+            f"| {name} | {r['items_phase']:.3f} | {r['whole_command']:.3f} "
+            f"| {_fmt(r['items_phase_paired_median'], 3)} |"
+        )
+    big = report.get("big_run")
+    if big:
+        lines += [
+            "",
+            f"Big run: {big['n_items']} items through `scoregate run` against port {big['port']} "
+            f"({big['latency_ms']} ms, to keep it short): peak RSS {big['peak_rss_mb']:.1f} MB, "
+            f"{big['items_per_s']:.1f} items/s (items phase), {big['wall_s']:.0f} s whole command, "
+            f"{big['n_ok']}/{big['n_items']} scored.",
+        ]
+    lines += ["", "| target | value | holds |", "| --- | --: | --- |"]
+    for name, v in report["verdicts"].items():
+        lines.append(f"| {name} | {v['value']} | {'yes' if v['holds'] else '**no**'} |")
+    return "\n".join(lines) + "\n"

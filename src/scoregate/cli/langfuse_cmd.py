@@ -1,0 +1,142 @@
+"""`scoregate langfuse check`, `datasets sync`, `prompts sync`, `scores import`: the Langfuse commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from scoregate.catalog.project import load_project
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.sinks.langfuse.check import check_connection
+from scoregate.sinks.langfuse.datasets_sync import DatasetSyncReport, sync_datasets
+from scoregate.sinks.langfuse.prompts_sync import PromptPlan, PromptSyncReport, sync_prompts
+from scoregate.sinks.langfuse.scores_import import ImportReport, import_scores
+
+langfuse_app = typer.Typer(
+    help="The Langfuse connection (LANGFUSE_PUBLIC_KEY, _SECRET_KEY, _HOST).", no_args_is_help=True
+)
+datasets_app = typer.Typer(help="Datasets in Langfuse: sync datasets/ as plan and apply.", no_args_is_help=True)
+prompts_app = typer.Typer(help="Prompts in Langfuse: a version per real change.", no_args_is_help=True)
+scores_app = typer.Typer(help="Human ratings and online feedback as Langfuse scores.", no_args_is_help=True)
+console = Console()
+
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
+
+
+@langfuse_app.command("check")
+def check() -> None:
+    """Check that Langfuse is reachable and the keys open a project."""
+    report = check_connection()
+    org = f", organization {report.organization}" if report.organization else ""
+    console.print(
+        f"[green]Langfuse OK[/]: {escape(report.host)}  project {escape(report.project_name)} "
+        f"({report.project_id}{escape(org)})  SDK {report.sdk_version}  {report.latency_ms:.0f} ms",
+        highlight=False,
+    )
+
+
+def _print_datasets(report: DatasetSyncReport) -> None:
+    table = Table(title=f"datasets → {report.host} (project {report.project})", title_justify="left")
+    for column in ("dataset", "change", "created", "updated", "unchanged", "archived", "only in Langfuse"):
+        table.add_column(column, justify="left" if column in ("dataset", "change") else "right")
+    for plan in report.plans:
+        counts = [str(plan.count(a)) for a in ("create", "update", "unchanged", "archive", "extra")]
+        table.add_row(plan.name, plan.action, *counts)
+    console.print(table)
+    writes = sum(plan.writes for plan in report.plans)
+    if report.applied:
+        console.print(f"applied: {writes} writes, {report.requests} requests, {report.throttled_s:.1f} s throttled")
+    else:
+        console.print(f"dry run: nothing written ({writes} writes planned)")
+    extra = report.total("extra")
+    if extra:
+        console.print(f"{extra} items exist only in Langfuse; `--prune` archives them (never deletes)")
+
+
+@datasets_app.command("sync")
+def datasets_sync(
+    names: Annotated[list[str] | None, typer.Argument(help="Datasets to sync (default: all).")] = None,
+    dry_run: DryRunOption = False,
+    prune: Annotated[bool, typer.Option("--prune", help="Archive Langfuse items removed locally.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Create missing datasets, upsert changed items, archive removed ones (--prune); unchanged items are not sent."""
+    report = sync_datasets(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
+    _print_datasets(report)
+
+
+def _version_text(plan: PromptPlan, applied: bool) -> str:
+    if plan.action == "create":
+        if applied:
+            return f"v{plan.version} (new)"
+        return f"v{(plan.latest_version or 0) + 1} (to create)"
+    return f"v{plan.version}"
+
+
+def _print_prompts(report: PromptSyncReport) -> None:
+    table = Table(title=f"prompts → {report.host} (project {report.project})", title_justify="left")
+    for column in ("prompt", "action", "version", "previous latest", "labels"):
+        table.add_column(column)
+    for plan in report.plans:
+        previous = f"v{plan.latest_version}" if plan.latest_version else "—"
+        labels = ", ".join(plan.missing_labels if plan.action == "label" else plan.labels) or "—"
+        table.add_row(plan.name, plan.action, _version_text(plan, report.applied), previous, labels)
+    console.print(table)
+    created, labelled = report.count("create"), report.count("label")
+    verb = "created" if report.applied else "to create"
+    console.print(
+        f"{created} versions {verb}, {labelled} relabelled, {report.count('unchanged')} unchanged; "
+        f"commit message {report.commit_message or '(not in git)'}"
+        + ("" if report.applied else "; dry run: nothing written")
+    )
+
+
+@prompts_app.command("sync")
+def prompts_sync(
+    names: Annotated[list[str] | None, typer.Argument(help="Prompts to sync (default: all).")] = None,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", help="Label to add to the synced version, e.g. candidate.")
+    ] = None,
+    dry_run: DryRunOption = False,
+    project: ProjectOption = None,
+) -> None:
+    """Create a Langfuse version for each changed prompt (never labelled production); print version numbers."""
+    report = sync_prompts(load_project(project_root(project)), names or [], label=label or [], dry_run=dry_run)
+    _print_prompts(report)
+
+
+def _print_import(report: ImportReport, local_only: bool) -> None:
+    keys = ", ".join(f"{k} {n}" for k, n in sorted(report.keys.items()))
+    console.print(f"{report.rows} valid rows in {report.file} ({keys})", highlight=False)
+    if report.dry_run:
+        console.print("dry run: nothing written")
+        return
+    console.print(
+        f"local copy: {report.local_new} new or changed, {report.local_unchanged} unchanged → {report.local_path}",
+        highlight=False,
+    )
+    if local_only:
+        console.print("Langfuse: skipped (--local-only)")
+    else:
+        console.print(f"Langfuse: {report.posted} scores posted to {report.host}", highlight=False)
+    for message in report.sdk_messages:
+        console.print(f"[yellow]langfuse {escape(message)}[/]")
+
+
+@scores_app.command("import")
+def scores_import(
+    file: Annotated[Path, typer.Argument(help="CSV or JSONL: trace_id (or run_id + item_id), key, value, comment.")],
+    local_only: Annotated[
+        bool, typer.Option("--local-only", help="Keep the ratings in feedback/ without posting to Langfuse.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate the file only.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Validate ratings or feedback, keep them in feedback/scores.jsonl and post them as Langfuse scores."""
+    report = import_scores(project_root(project), file, local_only=local_only, dry_run=dry_run)
+    _print_import(report, local_only)

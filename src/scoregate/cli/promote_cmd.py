@@ -1,0 +1,110 @@
+"""`scoregate langfuse-sync`, `scoregate promote`, `scoregate promotions`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.cli.render import STATUS_STYLE
+from scoregate.sinks.langfuse.experiment_mirror import sync_run
+from scoregate.sinks.langfuse.promotion import PromotionResult, promote, promotion_history, rollback
+
+console = Console()
+
+LabelOption = Annotated[str, typer.Option("--label", help="The Langfuse label to move.")]
+
+
+def langfuse_sync(
+    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    project: ProjectOption = None,
+) -> None:
+    """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
+    report = sync_run(project_root(project), run_id)
+    for line in report.lines():
+        console.print(escape(line), highlight=False)
+    console.print(f"[green]langfuse: run {run_id} is fully mirrored[/]")
+
+
+def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
+    table = Table(title=f"evidence for {result.prompt} v{result.version}", title_justify="left")
+    for column in ("experiment", "scoregate run", "verdict", "gates", "problem"):
+        table.add_column(column)
+    for e in result.evidence:
+        style = STATUS_STYLE.get(e.verdict or "", "white")
+        gates = " ".join(f"{name}={status}" for name, status in e.gates.items())
+        verdict = f"[{style}]{e.verdict}[/]" if e.verdict else "—"
+        table.add_row(e.experiment, e.scoregate_run_id or "—", verdict, escape(gates), escape(e.problem or ""))
+    if result.evidence:
+        console.print(table)
+    held = f"v{result.previous_version}" if result.previous_version is not None else "no version"
+    move = f"{result.label!r}: {held} → v{result.version} of {result.prompt}"
+    if result.unchanged:
+        console.print(f"nothing to do: v{result.version} of {result.prompt} already holds {result.label!r}")
+    elif dry_run:
+        console.print(f"dry run, would {result.action} {escape(move)}" + (" (forced)" if result.forced else ""))
+    else:
+        forced = " [yellow](forced)[/]" if result.forced else ""
+        console.print(f"[green]{result.action}d[/] {escape(move)}{forced}; recorded in promotions.jsonl")
+        if result.mlflow_alias is not None:
+            console.print(f"MLflow prompt alias {result.label!r} → registry version {result.mlflow_alias}")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
+def promote_command(
+    prompt: Annotated[str, typer.Argument(help="Prompt name (prompts/<name>.yaml, synced to Langfuse).")],
+    version: Annotated[int | None, typer.Option("--version", min=1, help="Langfuse version to promote.")] = None,
+    label: LabelOption = "production",
+    rollback_: Annotated[
+        bool, typer.Option("--rollback", help="Move the label back to the version that held it before.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check the gates and show the move; change nothing.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Promote although gates did not pass (needs --reason).")
+    ] = False,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (recorded in the audit log).")] = None,
+    project: ProjectOption = None,
+) -> None:
+    """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
+    if force and not (reason and reason.strip()):
+        raise typer.BadParameter("--force needs --reason TEXT", param_hint="--reason")
+    root = project_root(project)
+    if rollback_:
+        if version is not None:
+            raise typer.BadParameter("--rollback moves the label back; do not give --version", param_hint="--version")
+        result = rollback(root, prompt, label=label, dry_run=dry_run, force=force, reason=reason)
+    else:
+        if version is None:
+            raise typer.BadParameter("name the version to promote: --version N", param_hint="--version")
+        result = promote(root, prompt, version=version, label=label, dry_run=dry_run, force=force, reason=reason)
+    _print_result(result, dry_run=dry_run)
+
+
+def promotions_command(
+    prompt: Annotated[str | None, typer.Argument(help="Only this prompt.")] = None,
+    project: ProjectOption = None,
+) -> None:
+    """List the promotion history (promotions.jsonl), oldest first."""
+    records = promotion_history(project_root(project), prompt)
+    if not records:
+        console.print("no promotions recorded")
+        return
+    table = Table()
+    for column in ("time", "action", "prompt", "label", "version", "from", "forced", "user", "reason", "evidence"):
+        table.add_column(column)
+    for r in records:
+        previous = r.get("previous_version")
+        runs = ", ".join(e.get("scoregate_run_id") or "—" for e in r.get("evidence", []))
+        table.add_row(
+            str(r["time"])[:19], r["action"], r["prompt"], r["label"], f"v{r['version']}",
+            f"v{previous}" if previous is not None else "—", "yes" if r.get("forced") else "",
+            escape(str(r.get("user", ""))), escape(r.get("reason") or ""), escape(runs),
+        )  # fmt: skip
+    console.print(table)

@@ -1,0 +1,1 @@
+"""Langfuse: datasets and prompts sync, runs as Langfuse experiments, scores, promotion."""

@@ -1,0 +1,247 @@
+"""What the Langfuse SDK really delivered: scores accepted per id, traces exported, ids fixed per item.
+
+The SDK sends scores and spans from background threads and never raises; a rejected batch leaves only a
+log line. A mirror session therefore gives the SDK its own HTTP client (whose response hook reads every
+score answer), its own span exporter (which records each export's result) and its own tracer provider
+(whose id generator derives trace and span ids from run and item), so a repeated mirror upserts instead
+of duplicating and every loss is counted.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
+from opentelemetry.trace import format_trace_id
+
+from scoregate.sinks.langfuse.client import SDK_VERSION, LangfuseSettings
+
+if TYPE_CHECKING:
+    from langfuse import Langfuse
+
+ARRAY_REJECTED = "expected object, received array"
+SCORES_PATH = "/api/public/scores"
+INGESTION_PATH = "/api/public/ingestion"
+
+
+def trace_id_for(seed: str) -> str:
+    """Return the trace id Langfuse derives from `seed` (same as `Langfuse.create_trace_id(seed=seed)`)."""
+    return hashlib.sha256(seed.encode("utf-8")).digest()[:16].hex()
+
+
+def _span_id_for(seed: str, count: int) -> int:
+    return int(hashlib.sha256(f"{seed}#{count}".encode()).hexdigest()[:16], 16) or 1
+
+
+class ItemIdGenerator(IdGenerator):
+    """Ids for the runner's spans: the n-th new trace gets the n-th planned seed, its spans count from it.
+
+    The runner starts one root span per item, in data order when it runs one item at a time; each trace's
+    span ids are then numbered from its seed, so the same item gets the same ids on every mirror.
+    """
+
+    def __init__(self) -> None:
+        self._planned: deque[str] = deque()
+        self._seed: str | None = None
+        self._count = 0
+        self._random = RandomIdGenerator()
+        self._lock = threading.Lock()
+
+    def plan(self, seeds: Sequence[str]) -> None:
+        """Queue the seeds of the traces about to start, in the order they will start."""
+        with self._lock:
+            self._planned.extend(seeds)
+
+    def generate_trace_id(self) -> int:
+        """Return the next planned trace id (random once the plan is used up)."""
+        with self._lock:
+            if not self._planned:
+                self._seed = None
+                return self._random.generate_trace_id()
+            self._seed, self._count = self._planned.popleft(), 0
+            return int(trace_id_for(self._seed), 16)
+
+    def generate_span_id(self) -> int:
+        """Return the next span id of the current trace."""
+        with self._lock:
+            if self._seed is None:
+                return self._random.generate_span_id()
+            self._count += 1
+            return _span_id_for(self._seed, self._count)
+
+
+class ConfirmingSpanExporter(SpanExporter):
+    """Wraps the OTLP exporter and remembers which traces were exported and which failed."""
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.exported: set[str] = set()
+        self.failed: set[str] = set()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Export through the wrapped exporter and record the outcome per trace id."""
+        result = self._inner.export(spans)
+        traces = {format_trace_id(s.context.trace_id) for s in spans if s.context is not None}
+        with self._lock:
+            (self.exported if result == SpanExportResult.SUCCESS else self.failed).update(traces)
+        return result
+
+    def confirmed(self, trace_id: str) -> bool:
+        """True when spans of this trace were exported and none failed."""
+        with self._lock:
+            return trace_id in self.exported and trace_id not in self.failed
+
+    def shutdown(self) -> None:
+        """Shut the wrapped exporter down."""
+        self._inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Flush the wrapped exporter."""
+        return self._inner.force_flush(timeout_millis)
+
+
+@dataclass
+class ScoreLedger:
+    """Every score answer the server gave, by score id: the count of scores sent vs accepted."""
+
+    accepted: set[str] = field(default_factory=set)
+    rejected: set[str] = field(default_factory=set)
+    server_errors: list[str] = field(default_factory=list)
+    array_rejected: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def on_response(self, response: httpx.Response) -> None:
+        """httpx response hook: read score posts (SDK 5 arrays, SDK 4 ingestion batches) and their answers."""
+        request = response.request
+        if request.method != "POST" or not request.url.path.endswith((SCORES_PATH, INGESTION_PATH)):
+            return
+        body, answer = _json_or_none(request.content), _json_or_none(response.read())
+        with self._lock:
+            if request.url.path.endswith(SCORES_PATH):
+                self._scores_answer(response.status_code, body, answer)
+            else:
+                self._ingestion_answer(response.status_code, body, answer)
+
+    def _scores_answer(self, status: int, body: Any, answer: Any) -> None:
+        scores = body if isinstance(body, list) else [body] if isinstance(body, dict) else []
+        ids = {str(s.get("id")) for s in scores if isinstance(s, dict) and s.get("id")}
+        if status in (200, 201, 202):
+            self.accepted |= ids
+            return
+        if status == 207 and isinstance(answer, dict):
+            messages = [str(e.get("message")) for e in answer.get("errors") or [] if isinstance(e, dict)]
+            self.server_errors.append(
+                f"server accepted {answer.get('accepted')} and rejected {answer.get('rejected')} of "
+                f"{len(ids)} scores: {'; '.join(messages)}"
+            )
+        else:
+            text = json.dumps(answer)[:500] if answer is not None else ""
+            if ARRAY_REJECTED in text:
+                self.array_rejected = True
+            self.server_errors.append(f"HTTP {status} for a batch of {len(ids)} scores: {text}")
+        self.rejected |= ids  # a 207 does not say which ones; re-posting them later is an idempotent upsert
+
+    def _ingestion_answer(self, status: int, body: Any, answer: Any) -> None:
+        events = body.get("batch", []) if isinstance(body, dict) else []
+        score_of = {e.get("id"): str((e.get("body") or {}).get("id")) for e in events if isinstance(e, dict)}
+        if status in (200, 201, 202, 207) and isinstance(answer, dict):
+            for success in answer.get("successes") or []:
+                if success.get("id") in score_of:
+                    self.accepted.add(score_of[success["id"]])
+            for error in answer.get("errors") or []:
+                if error.get("id") in score_of:
+                    self.rejected.add(score_of[error["id"]])
+                    self.server_errors.append(f"score rejected: {error.get('message')} {error.get('error', '')}")
+            return
+        self.rejected |= set(score_of.values())
+        self.server_errors.append(f"HTTP {status} for a batch of {len(score_of)} score events")
+
+    def is_accepted(self, score_id: str) -> bool:
+        """True when the server answered that it accepted this score."""
+        with self._lock:
+            return score_id in self.accepted
+
+    def is_rejected(self, score_id: str) -> bool:
+        """True when the server refused this score (or its batch) and never accepted it later."""
+        with self._lock:
+            return score_id in self.rejected and score_id not in self.accepted
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
+class MirrorClient:
+    """An SDK client wired to a ledger, a confirming exporter and per-item ids; close() flushes and shuts it."""
+
+    def __init__(self, settings: LangfuseSettings, *, timeout_s: int = 20) -> None:
+        from langfuse import Langfuse
+        from opentelemetry.exporter.otlp.proto.http import Compression
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        self.settings = settings
+        self.ledger = ScoreLedger()
+        self.ids = ItemIdGenerator()
+        auth = base64.b64encode(f"{settings.public_key}:{settings.secret_key}".encode()).decode("ascii")
+        otlp = OTLPSpanExporter(
+            endpoint=f"{settings.host}/api/public/otel/v1/traces",
+            headers={
+                "Authorization": f"Basic {auth}",
+                "x-langfuse-sdk-name": "python",
+                "x-langfuse-sdk-version": SDK_VERSION,
+                "x-langfuse-public-key": settings.public_key,
+                "x-langfuse-ingestion-version": "4",
+            },
+            timeout=timeout_s,
+            compression=Compression.Gzip,
+        )
+        self.exporter = ConfirmingSpanExporter(otlp)
+        self.provider = TracerProvider(id_generator=self.ids)
+        self._http = httpx.Client(timeout=timeout_s, event_hooks={"response": [self.ledger.on_response]})
+        _evict(settings.public_key)  # the SDK keeps one set of resources per key; this session needs its own
+        self.langfuse: Langfuse = Langfuse(
+            public_key=settings.public_key,
+            secret_key=settings.secret_key,
+            host=settings.host,
+            timeout=timeout_s,
+            httpx_client=self._http,
+            tracer_provider=self.provider,
+            span_exporter=self.exporter,
+            sample_rate=1.0,
+            tracing_enabled=True,
+        )
+
+    def close(self) -> None:
+        """Flush everything, stop the SDK's threads and forget this client, so the next session starts clean."""
+        try:
+            self.langfuse.shutdown()
+            self.provider.shutdown()
+        finally:
+            _evict(self.settings.public_key)
+            self._http.close()
+
+
+def _evict(public_key: str) -> None:
+    """Drop the SDK's cached resources for `public_key` (a registry that is private to the SDK)."""
+    try:
+        from langfuse._client.resource_manager import LangfuseResourceManager
+    except ImportError:  # pragma: no cover - a future SDK without the registry
+        return
+    instances = getattr(LangfuseResourceManager, "_instances", None)
+    if isinstance(instances, dict):
+        with LangfuseResourceManager._lock:
+            instances.pop(public_key, None)

@@ -1,0 +1,396 @@
+"""Mirror a stored run to Langfuse as one experiment, exactly once; the same path serves live runs and `langfuse-sync`.
+
+The local run store is the system of record. The stored results are fed through the SDK's experiment
+runner (the only way a run shows on Langfuse's Experiments page): the task returns the stored output
+and records one generation per stored model call with its model, parameters, usage, cost, latency and
+the linked prompt version; the scores are posted with fixed ids and the run's start time, so a re-post
+replaces instead of adding. Run aggregates and gate verdicts become run-level scores. What the server
+confirmed is recorded in `runs/<id>/langfuse.json`; a later sync sends only the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import httpx
+
+from scoregate.catalog.project import Project, load_project
+from scoregate.errors import ScoregateError
+from scoregate.records import ItemResult
+from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
+from scoregate.sinks.langfuse.delivery import MirrorClient, trace_id_for
+from scoregate.sinks.langfuse.mirror_state import (
+    ItemMirror,
+    MirrorState,
+    experiment_id_for,
+    item_score_id,
+    run_score_id,
+    score_timestamp,
+    trace_seed,
+)
+from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
+from scoregate.store import RunStore
+
+if TYPE_CHECKING:
+    from langfuse import Langfuse
+    from langfuse.model import PromptClient
+
+CHUNK = 500  # items per runner call: bounds memory; SDK 5 keeps one experiment id across calls
+MAX_SDK_LINES = 20
+
+
+@dataclass
+class MirrorReport:
+    """What one mirror sent and what the server confirmed; `problems` empty means the run is fully mirrored."""
+
+    run_id: str
+    host: str
+    experiment_id: str | None = None
+    experiment_url: str | None = None
+    items_total: int = 0
+    items_sent: int = 0
+    items_confirmed: int = 0
+    scores_sent: int = 0
+    scores_accepted: int = 0
+    scores_rejected: int = 0
+    problems: list[str] = field(default_factory=list)
+    hint: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """True when every item's trace and scores and the run-level scores are confirmed."""
+        return not self.problems
+
+    @property
+    def scores_unconfirmed(self) -> int:
+        """Scores sent that the server neither accepted nor rejected (no answer came)."""
+        return self.scores_sent - self.scores_accepted - self.scores_rejected
+
+    def lines(self) -> list[str]:
+        """Return the report as the CLI prints it."""
+        out = [
+            f"langfuse: experiment {self.experiment_id or '-'} {self.experiment_url or ''}".rstrip(),
+            f"  items: {self.items_confirmed}/{self.items_total} mirrored ({self.items_sent} traces sent now)",
+            f"  scores: {self.scores_sent} sent, {self.scores_accepted} accepted, {self.scores_rejected} rejected, "
+            f"{self.scores_unconfirmed} unanswered",
+        ]
+        out += [f"  sdk: {w}" for w in self.warnings[:MAX_SDK_LINES]]
+        out += [f"  problem: {p}" for p in self.problems]
+        return out
+
+    def raise_for_problems(self) -> None:
+        """Raise a ScoregateError naming every problem (the `langfuse-sync` exit path)."""
+        if self.problems:
+            listing = "\n".join(f"  - {p}" for p in self.problems)
+            resync = f"fix the cause, then `scoregate langfuse-sync {self.run_id}` sends only what is missing"
+            raise ScoregateError(
+                f"run {self.run_id} is not fully mirrored to Langfuse:\n{listing}", hint=self.hint or resync
+            )
+
+
+@dataclass
+class _Context:
+    """Everything the runner's task needs about the run, plus the ids it posted."""
+
+    store: RunStore
+    manifest: dict[str, Any]
+    state: MirrorState
+    project_id: str | None
+    timestamp: datetime
+    prompts: dict[str, PromptClient] = field(default_factory=dict)
+    posted: dict[str, list[str]] = field(default_factory=dict)
+    unordered: bool = False
+
+
+def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
+    """Mirror a finished run to Langfuse as one experiment; send only what the server has not confirmed yet."""
+    settings = require_settings()
+    if store.summary is None:
+        raise ScoregateError(
+            f"run {store.run_id} has no summary: it did not finish",
+            hint=f"resume it (`scoregate run --resume {store.run_id}`), then sync it",
+        )
+    state = MirrorState.load(store, settings.host)
+    report = MirrorReport(run_id=store.run_id, host=settings.host)
+    with SdkLogCapture() as capture:
+        session = MirrorClient(settings)
+        try:
+            ctx = _prepare(session, store, state, report)
+            if ctx is not None:
+                _send(session, ctx, report)
+        finally:
+            session.close()
+    report.warnings += list(dict.fromkeys(capture.messages))
+    if ctx is None:  # unreachable or refused: nothing was sent, nothing is recorded
+        return report
+    _confirm(session, ctx, report)
+    old_server = session.ledger.array_rejected or capture.score_batches_rejected_as_array()
+    state.save(store)
+    _judge(report, state, session, old_server)
+    store.set_link("langfuse_experiment_id", state.experiment_id)
+    store.set_link("langfuse_experiment_url", state.experiment_url)
+    store.set_link("langfuse_synced", report.complete)
+    store.set_link("langfuse_synced_at", datetime.now(UTC).isoformat())
+    _tag_mlflow(store, project, state, report)
+    return report
+
+
+def sync_run(root: Path, run_id: str) -> MirrorReport:
+    """Mirror stored run `run_id` to Langfuse (after the fact, or again); raise unless it is fully mirrored."""
+    project = load_project(root)
+    report = mirror_run_to_langfuse(RunStore.open(project.root / "runs", run_id), project)
+    report.raise_for_problems()
+    return report
+
+
+def _prepare(session: MirrorClient, store: RunStore, state: MirrorState, report: MirrorReport) -> _Context | None:
+    """Reach the server, fix the experiment id and fetch the prompts to link; None when the server is out of reach."""
+    lf = session.langfuse
+    try:
+        projects = lf.api.projects.get(request_options={"max_retries": 1})
+    except httpx.TransportError as exc:
+        report.problems.append(f"Langfuse at {report.host} is unreachable ({type(exc).__name__}: {exc}); nothing sent")
+        report.hint = f"the run is kept locally; when Langfuse is back: `scoregate langfuse-sync {store.run_id}`"
+        return None
+    except Exception as exc:  # the API client raises its own error types per status
+        status = getattr(exc, "status_code", None)
+        report.problems.append(f"Langfuse at {report.host} refused the request (HTTP {status}: {exc}); nothing sent")
+        if status in (401, 403):
+            report.hint = "check LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST"
+        return None
+    project_id = projects.data[0].id if projects.data else None
+    if state.experiment_id is None:
+        state.experiment_id = experiment_id_for(store.run_id) if SDK_MAJOR >= 5 else None
+    manifest = store.manifest
+    ctx = _Context(store, manifest, state, project_id, score_timestamp(manifest))
+    for name, info in manifest["receipts"]["prompts"].items():
+        version = str(info["version"])
+        if version.isdigit():
+            try:
+                ctx.prompts[name] = lf.get_prompt(name, version=int(version), cache_ttl_seconds=0, max_retries=0)
+            except Exception as exc:
+                report.warnings.append(f"prompt {name}@{version} not found in Langfuse ({exc}); not linked")
+    return ctx
+
+
+def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
+    while chunk := list(islice(results, CHUNK)):
+        yield chunk
+
+
+def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
+    """Send the traces and scores the server has not confirmed, then the run-level scores."""
+    lf, state = session.langfuse, ctx.state
+    for result in ctx.store.iter_results():
+        report.items_total += 1
+        known = state.items.get(result.item_id)
+        if known is not None and known.trace and not known.scores:
+            _post_item_scores(lf, ctx, result, known)
+    pending = (r for r in ctx.store.iter_results() if not _traced(state, r.item_id))
+    for chunk in _chunks(pending):
+        _run_chunk(lf, session, ctx, chunk)
+        report.items_sent += len(chunk)
+    if not state.experiment_id:
+        return
+    links = ctx.store.links
+    posts = run_scores(ctx.store.summary or {}, links.get("mlflow_run_id"))
+    if state.run_scores_digest != digest(posts, state.experiment_id):
+        ids = ctx.posted.setdefault("", [])
+        for post in posts:
+            ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp,
+                             dataset_run_id=state.experiment_id))  # fmt: skip
+
+
+def _traced(state: MirrorState, item_id: str) -> bool:
+    known = state.items.get(item_id)
+    return known is not None and known.trace
+
+
+def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]:
+    """Experiment metadata from the receipts: ids only (the SDK puts it in span attributes)."""
+    r = manifest["receipts"]
+    prompts = ",".join(f"{n}@{i['version']}" for n, i in r["prompts"].items())
+    meta = {
+        "scoregate.run_id": manifest["run_id"],
+        "scoregate.experiment": r["experiment"],
+        "scoregate.version": str(r["tool_version"]),
+        "dataset": f"{r['dataset']['name']}@{str(r['dataset']['content_hash'])[:12]}",
+        "prompts": prompts,
+        "model": f"{r['model']['name']} ({r['model']['model']})",
+        "judge_model": f"{r['judge_model']['name']} ({r['judge_model']['model']})",
+        "git_commit": str(r["git"]["commit"]),
+        "config_hash": str(r["config_hash"])[:12],
+        "gates_hash": str(r["gates_hash"])[:12],
+    }
+    if links.get("mlflow_run_id"):
+        meta["mlflow_run_id"] = str(links["mlflow_run_id"])
+    return {k: v[:200] for k, v in meta.items()}
+
+
+def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[ItemResult]) -> None:
+    """Feed stored results through the SDK's experiment runner, one item at a time (so trace ids are fixed)."""
+    run_id = ctx.store.run_id
+    by_id = {r.item_id: r for r in chunk}
+    session.ids.plan([trace_seed(run_id, r.item_id) for r in chunk])
+    data: list[Any] = [
+        {"input": r.input, "expected_output": r.expected_output,
+         "metadata": {**r.metadata, "item_id": r.item_id, "prompt": r.prompt}}
+        for r in chunk
+    ]  # fmt: skip
+
+    async def task(*, item: Any, **_: Any) -> Any:
+        result = by_id[item["metadata"]["item_id"]]
+        trace_id = lf.get_current_trace_id() or ""
+        ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, result.item_id))
+        placed = ItemMirror(trace_id=trace_id, observation_id=lf.get_current_observation_id())
+        ctx.state.items[result.item_id] = placed
+        _record_generations(lf, ctx, result)
+        _post_item_scores(lf, ctx, result, placed)
+        return result.output if result.error is None else f"[error] {result.error}"
+
+    receipts = ctx.manifest["receipts"]
+    extra: dict[str, Any] = {"experiment_id": ctx.state.experiment_id} if SDK_MAJOR >= 5 else {}
+    outcome = lf.run_experiment(
+        name=f"{receipts['project']}/{receipts['experiment']}",
+        run_name=run_id,
+        description=f"scoregate run {run_id} of {receipts['experiment']} on {receipts['dataset']['name']}",
+        data=data,
+        task=task,
+        max_concurrency=1,
+        metadata=_metadata(ctx.manifest, ctx.store.links),
+        **extra,
+    )
+    if ctx.state.experiment_id is None:
+        ctx.state.experiment_id = outcome.experiment_id
+    elif outcome.experiment_id != ctx.state.experiment_id:  # SDK 4 cannot reuse an experiment id
+        ctx.state.other_experiment_ids.append(outcome.experiment_id)
+
+
+def _record_generations(lf: Langfuse, ctx: _Context, result: ItemResult) -> None:
+    """Record one generation per stored model call, ended after its stored latency."""
+    prompt_name = result.prompt.rsplit("@", 1)[0]
+    info = ctx.manifest["receipts"]["prompts"].get(prompt_name, {})
+    for call in result.calls:
+        is_task = call.purpose == "task"
+        params = {k: info[k] for k in ("temperature", "max_tokens") if is_task and info.get(k) is not None}
+        usage = {k: v for k, v in (("input", call.tokens_in), ("output", call.tokens_out)) if v is not None}
+        generation = lf.start_observation(
+            name=call.purpose,
+            as_type="generation",
+            model=call.model,
+            model_parameters=params or None,
+            usage_details=usage or None,
+            cost_details={"total": call.cost_usd} if call.cost_usd is not None else None,
+            prompt=ctx.prompts.get(prompt_name) if is_task else None,
+            input=result.input if is_task else None,
+            output=(result.raw_output if result.raw_output is not None else result.output) if is_task else None,
+            metadata={
+                "endpoint": call.endpoint,
+                "latency_ms": call.latency_ms,
+                "retries": call.retries,
+                "cached": call.cached,
+            },
+            level="ERROR" if call.error else None,
+            status_message=call.error,
+        )
+        generation.end(end_time=time.time_ns() + int((call.latency_ms or 0) * 1_000_000))
+
+
+def _post(lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, **target: str | None) -> str:
+    """Queue one score with its fixed id and time; return the id."""
+    kwargs: dict[str, Any] = {
+        "name": post.name,
+        "value": post.value,
+        "data_type": post.data_type,
+        "comment": post.comment,
+        "metadata": post.metadata,
+        "score_id": score_id,
+        "timestamp": timestamp,
+        **target,
+    }
+    lf.create_score(**kwargs)
+    return score_id
+
+
+def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: ItemMirror) -> None:
+    run_id = ctx.store.run_id
+    target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
+    ctx.posted[result.item_id] = [
+        _post(lf, post, item_score_id(run_id, result.item_id, post.name), ctx.timestamp, **target)
+        for post in item_scores(result)
+    ]
+
+
+def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
+    """After the flush: mark what the server confirmed, count scores sent vs accepted."""
+    ledger, state = session.ledger, ctx.state
+    for key, ids in ctx.posted.items():
+        report.scores_sent += len(ids)
+        report.scores_accepted += sum(ledger.is_accepted(i) for i in ids)
+        report.scores_rejected += sum(ledger.is_rejected(i) for i in ids)
+        accepted = all(ledger.is_accepted(i) for i in ids)
+        if key == "":
+            if accepted and state.experiment_id:
+                posts = run_scores(ctx.store.summary or {}, ctx.store.links.get("mlflow_run_id"))
+                state.run_scores_digest = digest(posts, state.experiment_id)
+            continue
+        item = state.items[key]
+        item.trace = item.trace or session.exporter.confirmed(item.trace_id)
+        item.scores = accepted
+    report.items_confirmed = sum(state.is_done(r) for r in state.items)
+    if ctx.unordered:
+        report.warnings.append("the SDK runner did not start items in order: trace ids are not the derived ones")
+    if state.experiment_id and ctx.project_id:
+        state.experiment_url = (
+            f"{report.host}/project/{ctx.project_id}/experiments/results?baseline={quote(state.experiment_id, safe='')}"
+        )
+    report.experiment_id, report.experiment_url = state.experiment_id, state.experiment_url
+
+
+def _judge(report: MirrorReport, state: MirrorState, session: MirrorClient, old_server: bool) -> None:
+    """Turn what is still missing into problems, with the hint that fixes it."""
+    missing_traces = report.items_total - sum(1 for i in state.items.values() if i.trace)
+    if missing_traces:
+        report.problems.append(f"{missing_traces} item trace(s) were not accepted by the server")
+    if state.other_experiment_ids:
+        report.warnings.append(
+            f"langfuse SDK {SDK_MAJOR} cannot reuse an experiment id: later items landed in experiment(s) "
+            f"{', '.join(state.other_experiment_ids)}"
+        )
+    if report.scores_rejected:
+        errors = "; ".join(session.ledger.server_errors[:3])
+        report.problems.append(f"{report.scores_rejected} of {report.scores_sent} scores were rejected: {errors}")
+    if report.scores_unconfirmed:
+        report.problems.append(f"{report.scores_unconfirmed} scores got no answer from the server (not confirmed)")
+    not_done = report.items_total - report.items_confirmed
+    if not_done and not report.problems:
+        report.problems.append(f"{not_done} item(s) are not confirmed")
+    if state.experiment_id and state.run_scores_digest is None and not report.problems:
+        report.problems.append("the run-level scores are not confirmed")
+    if old_server:
+        report.hint = OLD_SERVER_HINT
+
+
+def _tag_mlflow(store: RunStore, project: Project, state: MirrorState, report: MirrorReport) -> None:
+    """Link both ways: tag the run's MLflow run with the Langfuse experiment (its id went into Langfuse already)."""
+    mlflow_run_id = store.links.get("mlflow_run_id")
+    if not mlflow_run_id or not state.experiment_url:
+        return
+    try:
+        from mlflow.tracking import MlflowClient
+
+        from scoregate.sinks.mlflow_sink import tracking_uri
+
+        client = MlflowClient(tracking_uri=tracking_uri(project.root))
+        client.set_tag(mlflow_run_id, "langfuse.experiment_url", state.experiment_url)
+        client.set_tag(mlflow_run_id, "langfuse.experiment_id", str(state.experiment_id))
+    except Exception as exc:  # the Langfuse mirror stands on its own; the link is redone by the next sync
+        report.warnings.append(f"MLflow run {mlflow_run_id} not tagged with the Langfuse URL: {exc}")

@@ -1,0 +1,97 @@
+"""What a run's Langfuse mirror has delivered so far (`runs/<id>/langfuse.json`), and the ids it uses.
+
+Ids are derived, never random: a trace per item from `scoregate:<run>/item/<item>`, a score id per
+(run, item, key), an experiment id per run. A mirror repeated from the same run store therefore
+addresses the same objects; the state file says which of them the server has confirmed, so a
+repeated `langfuse-sync` sends only what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from scoregate.store import RunStore
+
+STATE_FILE = "langfuse.json"
+_NAMESPACE = uuid.UUID("6c0f5d3e-5a0e-4f51-9a53-5c0e6a7d2b11")
+
+
+def trace_seed(run_id: str, item_id: str) -> str:
+    """Return the seed of an item's trace id (see `delivery.trace_id_for`)."""
+    return f"scoregate:{run_id}/item/{item_id}"
+
+
+def item_score_id(run_id: str, item_id: str, name: str) -> str:
+    """Return the fixed id of score `name` of one item of one run."""
+    return str(uuid.uuid5(_NAMESPACE, f"{run_id}/item/{item_id}/{name}"))
+
+
+def run_score_id(run_id: str, name: str) -> str:
+    """Return the fixed id of run-level score `name`."""
+    return str(uuid.uuid5(_NAMESPACE, f"{run_id}/run/{name}"))
+
+
+def experiment_id_for(run_id: str) -> str:
+    """Return the run's experiment id: 16 hex digits, like the ids the SDK makes."""
+    return hashlib.sha256(f"scoregate:{run_id}/experiment".encode()).hexdigest()[:16]
+
+
+def score_timestamp(manifest: dict[str, Any]) -> datetime:
+    """Return the fixed time every score of the run carries (its start): Langfuse upserts on id, name and day."""
+    started = manifest.get("started_at")
+    moment = datetime.fromisoformat(started) if started else datetime(1970, 1, 1, tzinfo=UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@dataclass
+class ItemMirror:
+    """One item's trace and whether the server confirmed the trace and every score of it."""
+
+    trace_id: str
+    observation_id: str | None
+    trace: bool = False
+    scores: bool = False
+
+
+@dataclass
+class MirrorState:
+    """The per-run mirror record for one Langfuse host."""
+
+    host: str
+    experiment_id: str | None = None
+    experiment_url: str | None = None
+    other_experiment_ids: list[str] = field(default_factory=list)
+    items: dict[str, ItemMirror] = field(default_factory=dict)
+    run_scores_digest: str | None = None
+    updated_at: str | None = None
+
+    @classmethod
+    def load(cls, store: RunStore, host: str) -> MirrorState:
+        """Return the state recorded for `host`, or an empty one (a run never mirrored there)."""
+        path = store.directory / STATE_FILE
+        if not path.is_file():
+            return cls(host=host)
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if raw.get("host") != host:
+            return cls(host=host)
+        raw["items"] = {k: ItemMirror(**v) for k, v in raw.get("items", {}).items()}
+        return cls(**raw)
+
+    def save(self, store: RunStore) -> None:
+        """Write the state atomically."""
+        self.updated_at = datetime.now(UTC).isoformat()
+        path = store.directory / STATE_FILE
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def is_done(self, item_id: str) -> bool:
+        """True when the item's trace and all its scores are confirmed."""
+        item = self.items.get(item_id)
+        return item is not None and item.trace and item.scores

@@ -1,0 +1,130 @@
+"""Stored scores as Langfuse scores: item scores under their exact keys, run aggregates and gate verdicts.
+
+Measured or null holds here too: a null score is not posted under its key (Langfuse has no null and
+a 0 would lie); each item instead gets `task_error` (0/1) and, when any score is null, one
+`unmeasured` text score naming each missing key and why. A measured but empty text score is sent as
+`(empty)` with metadata `empty: true` (Langfuse takes TEXT values of 1 to 500 characters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from scoregate.records import ItemResult, Score
+from scoregate.sinks.mlflow_sink import RUN_METRIC_KEYS
+
+LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
+TASK_ERROR = "task_error"
+UNMEASURED = "unmeasured"
+TEXT_LIMIT = 500  # Langfuse accepts TEXT score values of 1 to 500 characters
+EMPTY_TEXT = "(empty)"
+
+
+@dataclass(frozen=True)
+class ScorePost:
+    """One score as it is sent: name, value, Langfuse data type, comment and metadata."""
+
+    name: str
+    value: float | str
+    data_type: LangfuseType
+    comment: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The score as plain data (to fingerprint what was sent)."""
+        return {"name": self.name, "value": self.value, "type": self.data_type, "comment": self.comment,
+                "metadata": self.metadata}  # fmt: skip
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
+
+
+def _convert(score: Score) -> ScorePost | str:
+    """Return the score to post, or why it cannot be posted (then it counts as unmeasured)."""
+    value = score.value
+    metadata: dict[str, Any] = {"evaluator": score.evaluator}
+    if score.spread is not None:
+        metadata["spread"] = score.spread
+    if score.data_type == "boolean":
+        return ScorePost(score.name, 1.0 if value else 0.0, "BOOLEAN", score.comment, metadata)
+    if score.data_type == "numeric":
+        if isinstance(value, str) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+            return f"not a finite number: {value!r}"
+        return ScorePost(score.name, float(value), "NUMERIC", score.comment, metadata)  # type: ignore[arg-type]
+    text = str(value)
+    if score.data_type == "categorical":
+        return ScorePost(score.name, text, "CATEGORICAL", score.comment, metadata)
+    if not text.strip():  # measured and empty (e.g. no section missing); Langfuse takes no empty TEXT value
+        return ScorePost(score.name, EMPTY_TEXT, "TEXT", score.comment, {**metadata, "empty": True})
+    if len(text) > TEXT_LIMIT:
+        metadata["truncated_from"] = len(text)
+    return ScorePost(score.name, _clip(text), "TEXT", score.comment, metadata)
+
+
+def item_scores(result: ItemResult) -> list[ScorePost]:
+    """Return every score of one item to post: its measured scores, `task_error` and `unmeasured`."""
+    posts: list[ScorePost] = []
+    missing: dict[str, str] = {}
+    for score in result.scores:
+        converted = _convert(score) if score.value is not None else score.reason or "not measured"
+        if isinstance(converted, ScorePost):
+            posts.append(converted)
+        else:
+            missing[score.name] = converted
+    posts.append(
+        ScorePost(TASK_ERROR, 1.0 if result.error else 0.0, "BOOLEAN", result.error, {"item_id": result.item_id})
+    )
+    if missing:
+        listing = "; ".join(f"{key}: {why}" for key, why in missing.items())
+        posts.append(ScorePost(UNMEASURED, _clip(listing), "TEXT", None, {"reasons": missing}))
+    return posts
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _aggregate_posts(key: str, stats: dict[str, Any]) -> list[ScorePost]:
+    coverage = _number(stats.get("coverage"))
+    measured = f"{stats.get('n_measured')}/{stats.get('n_total')} measured"
+    posts = []
+    mean = _number(stats.get("mean"))
+    if mean is not None:
+        low, high = stats.get("ci_low"), stats.get("ci_high")
+        ci = f", {round(100 * stats.get('confidence', 0.95))}% CI [{low}, {high}]" if low is not None else ""
+        detail = {k: stats.get(k) for k in ("median", "std", "ci_low", "ci_high", "min", "max", "n_measured")}
+        posts.append(ScorePost(f"{key}_mean", mean, "NUMERIC", measured + ci, detail))
+    if coverage is not None:
+        reasons = stats.get("null_reasons") or {}
+        why = "; ".join(f"{reason} ({count})" for reason, count in reasons.items())
+        posts.append(ScorePost(f"{key}_coverage", coverage, "NUMERIC", measured + (f"; null: {why}" if why else "")))
+    return posts
+
+
+def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[ScorePost]:
+    """Return the run-level scores: per-key mean and coverage, run metrics, gate statuses, verdict, MLflow id."""
+    posts = [p for key, stats in summary["scores"].items() for p in _aggregate_posts(key, stats)]
+    for key in RUN_METRIC_KEYS:
+        value = _number(summary["run_metrics"].get(key))
+        if value is not None:
+            posts.append(ScorePost(key, value, "NUMERIC"))
+    for gate in summary["gates"]:
+        detail = {k: gate.get(k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
+        posts.append(ScorePost(f"gate.{gate['name']}", str(gate["status"]), "CATEGORICAL", gate.get("detail"), detail))
+    posts.append(ScorePost("verdict", str(summary["verdict"]), "CATEGORICAL"))
+    if mlflow_run_id:
+        posts.append(ScorePost("mlflow_run_id", mlflow_run_id, "TEXT", "the MLflow run mirroring this run"))
+    return posts
+
+
+def digest(posts: list[ScorePost], target: str) -> str:
+    """Return a fingerprint of what was posted where, to skip an identical re-post."""
+    payload = json.dumps([target, [p.as_json() for p in posts]], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()

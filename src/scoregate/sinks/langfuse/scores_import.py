@@ -1,0 +1,206 @@
+"""`scoregate scores import`: human ratings and online feedback posted as Langfuse scores, and kept locally.
+
+The local copy (`feedback/scores.jsonl`, append-only, one line per new or changed score) is what judge
+calibration reads. Score ids are derived from target, key and rater, and the first import's timestamp is
+reused on every later import: Langfuse replaces a score only when id, name and day match, so importing a
+file again updates scores in place and never duplicates them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
+from scoregate.sinks.langfuse.remote import Remote
+from scoregate.sinks.langfuse.scores_file import FeedbackScore, read_feedback
+
+FEEDBACK_FILE = Path("feedback") / "scores.jsonl"
+TRACE_LINKS_KEY = "langfuse_trace_ids"
+"""Key of runs/<run_id>/links.json mapping each item id to its Langfuse trace id (written by the Langfuse mirror)."""
+_CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
+
+TraceLookup = Callable[[str, str], str | None]
+
+
+def feedback_path(root: Path) -> Path:
+    """Return the project's local feedback store."""
+    return root / FEEDBACK_FILE
+
+
+def load_feedback(root: Path) -> dict[str, dict[str, Any]]:
+    """Return the newest local record of every imported score, by score id (empty when nothing was imported)."""
+    path = feedback_path(root)
+    records: dict[str, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                records[record["score_id"]] = record
+    return records
+
+
+def run_store_traces(root: Path) -> TraceLookup:
+    """Return a lookup (run id, item id) → Langfuse trace id that reads runs/<run_id>/links.json."""
+    cache: dict[str, dict[str, str]] = {}
+
+    def lookup(run_id: str, item_id: str) -> str | None:
+        if run_id not in cache:
+            path = root / "runs" / run_id / "links.json"
+            links = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            cache[run_id] = links.get(TRACE_LINKS_KEY) or {}
+        return cache[run_id].get(item_id)
+
+    return lookup
+
+
+@dataclass
+class ImportReport:
+    """What `scores import` did."""
+
+    file: Path
+    local_path: Path
+    rows: int
+    keys: dict[str, int]
+    local_new: int = 0
+    local_unchanged: int = 0
+    posted: int = 0
+    host: str | None = None
+    dry_run: bool = False
+    sdk_messages: list[str] = field(default_factory=list)
+
+
+def _record(score: FeedbackScore, trace_id: str | None, timestamp: dt.datetime, now: dt.datetime) -> dict[str, Any]:
+    return {
+        "score_id": score.score_id,
+        "key": score.key,
+        "value": score.value,
+        "data_type": score.data_type,
+        "comment": score.comment,
+        "rater": score.rater,
+        "trace_id": trace_id,
+        "observation_id": score.observation_id,
+        "run_id": score.run_id,
+        "item_id": score.item_id,
+        "timestamp": timestamp.isoformat(),
+        "source": score.source,
+        "imported_at": now.isoformat(),
+    }
+
+
+def _resolve_traces(scores: Sequence[FeedbackScore], lookup: TraceLookup) -> dict[str, str | None]:
+    """Return each score's trace id; raise ValidationFailed naming rows whose item has no known trace."""
+    traces: dict[str, str | None] = {}
+    problems = []
+    for score in scores:
+        trace = score.trace_id
+        if trace is None and score.run_id and score.item_id:
+            trace = lookup(score.run_id, score.item_id)
+            if trace is None:
+                problems.append(
+                    f"{score.source}: item {score.item_id!r} of run {score.run_id!r} has no Langfuse trace "
+                    f"(runs/{score.run_id}/links.json has no {TRACE_LINKS_KEY}[{score.item_id!r}])"
+                )
+        traces[score.score_id] = trace
+    if problems:
+        raise ValidationFailed(
+            problems, hint="mirror the run to Langfuse first, give trace_id, or import with --local-only"
+        )
+    return traces
+
+
+def _post(remote: Remote, scores: Sequence[FeedbackScore], records: dict[str, dict[str, Any]]) -> list[str]:
+    """Send the scores through the SDK and flush; return the SDK's warnings (dropped or rejected scores)."""
+    client: Any = remote.client  # create_score's overloads type `value` per data type; ours is checked already
+    with SdkLogCapture() as capture:
+        for score in scores:
+            record = records[score.score_id]
+            metadata = {k: record[k] for k in ("rater", "run_id", "item_id") if record[k] is not None}
+            client.create_score(
+                name=score.key,
+                value=score.value,
+                trace_id=record["trace_id"],
+                observation_id=score.observation_id,
+                score_id=score.score_id,
+                data_type=score.data_type,
+                comment=score.comment,
+                metadata={**metadata, "source": "scoregate scores import"},
+                timestamp=dt.datetime.fromisoformat(record["timestamp"]),
+            )
+        client.flush()
+    if capture.score_batches_rejected_as_array():
+        raise ScoregateError(
+            "Langfuse rejected the scores: " + OLD_SERVER_HINT,
+            hint="the ratings are kept locally; import the file again after fixing this (nothing duplicates)",
+        )
+    failed = [m for m in capture.messages if m.startswith("error:")]
+    if failed:
+        raise ScoregateError(
+            "Langfuse did not take every score:\n" + "\n".join(f"  - {m}" for m in failed),
+            hint="the ratings are kept locally; import the file again to retry (nothing duplicates)",
+        )
+    return capture.messages
+
+
+def import_scores(
+    root: Path,
+    path: Path,
+    *,
+    local_only: bool = False,
+    dry_run: bool = False,
+    remote: Remote | None = None,
+    trace_lookup: TraceLookup | None = None,
+    now: dt.datetime | None = None,
+) -> ImportReport:
+    """Validate a feedback file, keep it in feedback/scores.jsonl and post it as Langfuse scores; return the report.
+
+    Every row is validated (and, when posting, its trace resolved) before anything is written. `local_only`
+    skips Langfuse; `dry_run` only validates.
+    """
+    scores = read_feedback(path)
+    keys: dict[str, int] = {}
+    for score in scores:
+        keys[score.key] = keys.get(score.key, 0) + 1
+    report = ImportReport(file=path, local_path=feedback_path(root), rows=len(scores), keys=keys, dry_run=dry_run)
+    posting = not (local_only or dry_run)
+    if posting and remote is None:
+        try:
+            remote = Remote(require_settings())
+        except ScoregateError as exc:
+            raise ScoregateError(
+                exc.message, hint="export the variables, or pass --local-only to keep them locally"
+            ) from None
+    traces = _resolve_traces(scores, trace_lookup or run_store_traces(root)) if posting else {}
+    if dry_run:
+        return report
+    if remote is not None and posting:
+        report.host = remote.settings.host
+        remote.project()
+    now = now or dt.datetime.now(dt.UTC)
+    known = load_feedback(root)
+    records: dict[str, dict[str, Any]] = {}
+    fresh: list[str] = []
+    for score in scores:
+        before = known.get(score.score_id)
+        timestamp = score.timestamp or (dt.datetime.fromisoformat(before["timestamp"]) if before else now)
+        trace = traces.get(score.score_id, score.trace_id) or (before or {}).get("trace_id")
+        record = _record(score, trace, timestamp, now)
+        records[score.score_id] = record
+        if before is not None and all(before.get(k) == record[k] for k in (*_CONTENT_KEYS, "timestamp")):
+            report.local_unchanged += 1
+        else:
+            fresh.append(json.dumps(record, ensure_ascii=False))
+    report.local_new = len(fresh)
+    if fresh:
+        report.local_path.parent.mkdir(parents=True, exist_ok=True)
+        with report.local_path.open("a", encoding="utf-8") as handle:
+            handle.write("\n".join(fresh) + "\n")
+    if posting and remote is not None:
+        report.sdk_messages = _post(remote, scores, records)
+        report.posted = len(scores)
+    return report

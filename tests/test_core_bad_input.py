@@ -1,0 +1,230 @@
+"""Bad input gets one clear message naming the file, line or field, a non-zero exit, no traceback, no model call."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CliResult, Runs
+from scripted_openai import ScriptedOpenAI
+
+Edit = Callable[[Path, Callable[[Any], None]], None]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def dataset_lines(project: Path) -> list[str]:
+    return (project / "datasets" / "smoke_v1.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def write_dataset(project: Path, lines: list[str]) -> None:
+    (project / "datasets" / "smoke_v1.jsonl").write_text("".join(lines), encoding="utf-8")
+
+
+def assert_rejected(result: CliResult, server: ScriptedOpenAI, *expected: str) -> None:
+    """Exit 1, every expected phrase in the message, and not one request reached the model."""
+    assert result.code == 1, result.output
+    assert result.output.startswith("error:") or " error: " in f" {result.output}", result.output
+    for phrase in expected:
+        assert phrase in result.output, f"{phrase!r} not in {result.output!r}"
+    assert server.requests == []
+
+
+COMMANDS = [("validate",), ("run", "smoke", "--no-mlflow")]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["validate", "run"])
+def test_malformed_jsonl_line_is_named_by_file_and_line(
+    command: tuple[str, ...], scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    lines = dataset_lines(project_dir)
+    lines.insert(2, '{"id": "broken", "input": {"title": "half a line"\n')
+    write_dataset(project_dir, lines)
+
+    result = scoregate(*command)
+
+    assert_rejected(result, scripted_server, f"{project_dir / 'datasets' / 'smoke_v1.jsonl'}:3", "not valid JSON")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["validate", "run"])
+def test_duplicate_item_ids_name_both_lines(
+    command: tuple[str, ...], scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    lines = dataset_lines(project_dir)
+    write_dataset(project_dir, [*lines, lines[0]])
+
+    result = scoregate(*command)
+
+    assert_rejected(result, scripted_server, "smoke_v1.jsonl:7: duplicate item id 'smoke-001' (first on line 1)")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["validate", "run"])
+def test_unknown_template_variable_names_prompt_item_and_fix(
+    command: tuple[str, ...],
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    edit_yaml: Edit,
+) -> None:
+    def add_variable(prompt: dict[str, Any]) -> None:
+        prompt["messages"][1]["content"] += "\nWrite for {{audience}}.\n"
+
+    edit_yaml(project_dir / "prompts" / "summarization-catchup.yaml", add_variable)
+
+    result = scoregate(*command)
+
+    assert_rejected(
+        result,
+        scripted_server,
+        "smoke_v1.jsonl:1:",
+        "prompt 'summarization-catchup' uses {{audience}} but the item's input has no `audience`",
+        "prompts/summarization-catchup.yaml",
+    )
+
+
+def test_prompt_file_missing_a_required_field_names_file_and_field(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI, edit_yaml: Edit
+) -> None:
+    edit_yaml(project_dir / "prompts" / "summarization-howto.yaml", lambda prompt: prompt.pop("type"))
+
+    result = scoregate("run", "smoke", "--no-mlflow")
+
+    assert_rejected(
+        result, scripted_server, f"{project_dir / 'prompts' / 'summarization-howto.yaml'}: type: Field required"
+    )
+
+
+def test_evaluator_of_unknown_kind_names_file_and_the_known_kinds(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    (project_dir / "evaluators" / "ev_regex_v1.yaml").write_text("kind: regex_judge\nname: ev_regex_v1\nversion: 1\n")
+
+    result = scoregate("validate")
+
+    assert_rejected(
+        result, scripted_server, "evaluators/ev_regex_v1.yaml", "'regex_judge'", "'kind'", "'llm_judge', 'counters'"
+    )
+
+
+def test_judge_without_range_shows_the_whole_message_brackets_included(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI, edit_yaml: Edit
+) -> None:
+    edit_yaml(project_dir / "evaluators" / "ev_conciseness_v1.yaml", lambda spec: spec["score"].pop("range"))
+
+    result = scoregate("validate")
+
+    assert_rejected(
+        result, scripted_server, "evaluators/ev_conciseness_v1.yaml", "a numeric judge score needs `range: [min, max]`"
+    )
+
+
+def test_gate_naming_an_unknown_metric_lists_what_the_experiment_measures(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI, edit_yaml: Edit
+) -> None:
+    def add_gate(config: dict[str, Any]) -> None:
+        config["gates"].append({"name": "recall_gate", "metric": "recall", "op": ">=", "threshold": 0.5})
+        config["experiments"]["smoke"]["gates"].append("recall_gate")
+
+    edit_yaml(project_dir / "scoregate.yaml", add_gate)
+
+    result = scoregate("run", "smoke", "--no-mlflow")
+
+    assert_rejected(
+        result,
+        scripted_server,
+        "scoregate.yaml: gates.recall_gate.metric: unknown metric 'recall'",
+        "faithfulness_score",
+    )
+
+
+def test_unreachable_endpoint_names_the_url_and_what_to_check(
+    scoregate: Callable[..., CliResult], scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    scripted_server.down()
+
+    result = scoregate("run", "smoke", "--no-mlflow")
+
+    assert_rejected(result, scripted_server, f"cannot reach {scripted_server.url}", "check base_url")
+    assert runs.results() == []
+
+
+def test_unreachable_local_model_says_how_to_start_it(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    edit_yaml: Edit,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(port))
+    edit_yaml(
+        project_dir / "scoregate.yaml",
+        lambda config: config["models"].update(local={"provider": "local", "model": "smollm2-135m"}),
+    )
+
+    result = scoregate("run", "smoke", "--model", "local", "--no-mlflow")
+
+    assert_rejected(result, scripted_server, f"cannot reach http://127.0.0.1:{port}/v1", "scoregate model serve")
+
+
+def test_reply_that_is_not_the_required_json_fails_only_that_item(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    edit_yaml: Edit,
+    runs: Runs,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"tldr": {"type": "string"}, "topics": {"type": "array", "items": {"type": "string"}}},
+        "required": ["tldr", "topics"],
+    }
+    prompt = {
+        "name": "extract-topics",
+        "type": "chat",
+        "messages": [{"role": "user", "content": "List the topics of {{title}}:\n{{transcript}}"}],
+        "config": {"temperature": 0, "response_format": {"name": "topics", "schema": schema}},
+    }
+    (project_dir / "prompts" / "extract-topics.yaml").write_text(json.dumps(prompt), encoding="utf-8")
+    edit_yaml(
+        project_dir / "scoregate.yaml",
+        lambda config: config["experiments"].update(
+            topics={"dataset": "smoke_v1", "prompt": "extract-topics", "evaluators": ["counters_v1"]}
+        ),
+    )
+
+    def responder(body: dict[str, Any]) -> str:
+        if "Open Models Weekly" in body["messages"][0]["content"]:
+            return "Sure! The topics are licensing and benchmarks."
+        return scripted_server.default_reply(body)
+
+    scripted_server.responder = responder
+
+    result = scoregate("run", "topics", "--no-mlflow")
+
+    assert result.code == 0
+    results = {r["item_id"]: r for r in runs.results()}
+    assert len(results) == 6
+    bad = results["smoke-001"]
+    assert bad["output"] is None
+    assert "not the JSON the prompt requires" in bad["error"]
+    assert bad["raw_output"] == "Sure! The topics are licensing and benchmarks."
+    assert bad["scores"] and all(s["value"] is None for s in bad["scores"])
+    assert all(s["reason"].startswith("no output to score: ") for s in bad["scores"])
+    good = results["smoke-002"]
+    assert good["error"] is None
+    assert isinstance(good["output"], dict) and set(good["output"]) == {"tldr", "topics"}
+    metrics = runs.summary()["run_metrics"]
+    assert (metrics["items"], metrics["error_count"]) == (6, 1)
+    reasons = runs.summary()["scores"]["word_count"]["null_reasons"]
+    assert any(reason.startswith("no output to score: ") for reason in reasons)

@@ -1,0 +1,476 @@
+"""Runs as Langfuse experiments, exactly once: the real SDK (4.x or 5.x) against the in-process fake Langfuse.
+
+Each run is made with Langfuse switched off (what a run made while Langfuse was down or disabled leaves),
+then mirrored through the library entry point `mirror_run_to_langfuse` or `langfuse-sync`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from langfuse import Langfuse
+
+import scoregate.cli
+from conftest import CliResult
+from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
+from scoregate.catalog.models import PromptSpec
+from scoregate.catalog.project import load_project
+from scoregate.cli import promote_cmd
+from scoregate.errors import ScoregateError
+from scoregate.experiment import RunOptions, run_experiment
+from scoregate.records import ItemResult
+from scoregate.sinks.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
+from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse, sync_run
+from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
+from scoregate.sinks.langfuse.prompt_source import resolve_prompts
+from scoregate.sinks.langfuse.prompts_sync import to_langfuse
+from scoregate.store import RunStore
+from scripted_openai import ScriptedOpenAI
+
+LANGFUSE_ENV = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL")
+ROOT_SPAN = "experiment-item-run"
+
+
+# ---------------------------------------------------------------- fixtures and helpers
+@pytest.fixture
+def langfuse_off(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Return off(): unset the Langfuse variables (runs made while Langfuse is disabled)."""
+
+    def off() -> None:
+        for name in LANGFUSE_ENV:
+            monkeypatch.delenv(name, raising=False)
+
+    off()
+    return off
+
+
+@pytest.fixture
+def langfuse_on(fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Return on(): point the Langfuse variables at the fake."""
+
+    def on() -> None:
+        for name, value in fake_langfuse.env().items():
+            monkeypatch.setenv(name, value)
+
+    return on
+
+
+def make_run(project_dir: Path, experiment: str = "smoke", *, resume: str | None = None) -> RunStore:
+    """Run (or resume) an experiment locally, without any mirror."""
+    return run_experiment(project_dir, experiment, RunOptions(mirror_mlflow=False, resume=resume)).store
+
+
+@pytest.fixture
+def finished_run(project_dir: Path, langfuse_off: Callable[[], None]) -> RunStore:
+    """A finished smoke run (6 items, judges and counters) made with Langfuse off."""
+    return make_run(project_dir)
+
+
+def mirror(store: RunStore, project_dir: Path) -> MirrorReport:
+    """Mirror a stored run to Langfuse through the library entry point."""
+    return mirror_run_to_langfuse(store, load_project(project_dir))
+
+
+def results(store: RunStore) -> list[ItemResult]:
+    """The run's stored results, by dataset order."""
+    return sorted(store.iter_results(), key=lambda r: r.index)
+
+
+def root_spans(fake: FakeLangfuse) -> list[dict[str, Any]]:
+    """One span per mirrored item: the runner's item root span."""
+    return fake.state.find_spans(ROOT_SPAN)
+
+
+def item_of(span: dict[str, Any]) -> str:
+    """The scoregate item id a runner span belongs to."""
+    return str(json.loads(span["attributes"]["langfuse.experiment.item.metadata"])["item_id"])
+
+
+def score_ids(fake: FakeLangfuse) -> list[str]:
+    """The ids of every score the fake stores (a duplicate would appear twice)."""
+    return [s["id"] for s in fake.state.scores]
+
+
+# ---------------------------------------------------------------- one run = one experiment
+def test_a_run_becomes_one_experiment_with_generations_item_scores_and_run_scores(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    report = mirror(finished_run, project_dir)
+
+    assert report.complete, report.lines()
+    assert fake_langfuse.validation_failures == []
+    stored, summary = results(finished_run), finished_run.summary
+    assert summary is not None
+    roots = root_spans(fake_langfuse)
+    assert sorted(item_of(s) for s in roots) == sorted(r.item_id for r in stored)
+    assert {s["attributes"]["langfuse.experiment.id"] for s in roots} == {report.experiment_id}
+    assert {s["attributes"]["langfuse.experiment.name"] for s in roots} == {finished_run.run_id}
+    metadata = json.loads(roots[0]["attributes"]["langfuse.experiment.metadata"])
+    assert metadata["scoregate.run_id"] == finished_run.run_id
+    assert metadata["dataset"].startswith("smoke_v1@")
+    assert report.experiment_url is not None and report.experiment_id in report.experiment_url
+    assert finished_run.links["langfuse_experiment_url"] == report.experiment_url
+
+    by_item = {item_of(s): s["traceId"] for s in roots}
+    for result in stored:
+        trace = by_item[result.item_id]
+        seed = trace_seed(finished_run.run_id, result.item_id)
+        assert trace == trace_id_for(seed) == Langfuse.create_trace_id(seed=seed)  # fixed ids: re-syncs upsert
+        task_span = next(
+            s for s in fake_langfuse.state.find_spans("experiment-item-task") if s["traceId"] == trace
+        )
+        (generation,) = [s for s in fake_langfuse.state.find_spans("task") if s["traceId"] == trace]
+        call = result.task_call
+        assert call is not None and call.latency_ms is not None
+        attributes = generation["attributes"]
+        assert attributes["langfuse.observation.type"] == "generation"
+        assert attributes["langfuse.observation.model.name"] == call.model
+        assert json.loads(attributes["langfuse.observation.usage_details"]) == {
+            "input": call.tokens_in, "output": call.tokens_out
+        }  # fmt: skip
+        assert json.loads(attributes["langfuse.observation.model.parameters"])["temperature"] == 0.2
+        duration_ms = (generation["endTimeUnixNano"] - generation["startTimeUnixNano"]) / 1e6
+        assert duration_ms == pytest.approx(call.latency_ms, abs=5)
+        assert generation["parentSpanId"] == task_span["spanId"]
+        judges = [s for s in fake_langfuse.state.spans if s["traceId"] == trace and s["name"].startswith("judge:")]
+        assert len(judges) == 3
+
+        posted = {s["name"]: s for s in fake_langfuse.state.scores if s["traceId"] == trace}
+        for score in result.scores:
+            assert score.value is not None
+            sent = posted[score.name]
+            assert sent["observationId"] == task_span["spanId"]
+            if score.data_type == "boolean":
+                assert (sent["dataType"], sent["value"]) == ("BOOLEAN", 1.0 if score.value else 0.0)
+            elif score.data_type == "numeric":
+                assert (sent["dataType"], sent["value"]) == ("NUMERIC", pytest.approx(float(score.value)))
+            else:
+                assert sent["value"] == (str(score.value) or "(empty)")
+            assert sent["comment"] == score.comment
+        assert posted["task_error"]["value"] == 0.0
+        assert "unmeasured" not in posted
+    assert posted["faithfulness_score"]["comment"]  # the judge's reasoning travels as the comment
+
+    run_level = {s["name"]: s for s in fake_langfuse.state.scores if s["datasetRunId"] == report.experiment_id}
+    faithfulness = summary["scores"]["faithfulness_score"]
+    assert run_level["faithfulness_score_mean"]["value"] == pytest.approx(faithfulness["mean"])
+    assert run_level["faithfulness_score_coverage"]["value"] == 1.0
+    assert run_level["success_rate"]["value"] == 1.0
+    assert {k: v["value"] for k, v in run_level.items() if k.startswith("gate.")} == {
+        f"gate.{g['name']}": g["status"] for g in summary["gates"]
+    }
+    assert run_level["verdict"]["value"] == summary["verdict"]
+    assert report.scores_sent == report.scores_accepted == len(fake_langfuse.state.scores)
+    assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores)
+
+
+def test_a_failed_item_is_recorded_with_task_error_and_the_reasons_of_its_null_scores(
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    fake_langfuse: FakeLangfuse,
+    langfuse_off: Callable[[], None],
+    langfuse_on: Callable[[], None],
+) -> None:
+    scripted_server.fail_next(400)  # not retryable: one item's task call fails for good
+    store = make_run(project_dir, "counters")
+    (failed,) = [r for r in results(store) if r.error]
+    langfuse_on()
+
+    report = mirror(store, project_dir)
+
+    assert report.complete, report.lines()
+    trace = trace_id_for(trace_seed(store.run_id, failed.item_id))
+    assert trace in {s["traceId"] for s in root_spans(fake_langfuse)}
+    (generation,) = [s for s in fake_langfuse.state.find_spans("task") if s["traceId"] == trace]
+    assert generation["attributes"]["langfuse.observation.level"] == "ERROR"
+    posted = {s["name"]: s for s in fake_langfuse.state.scores if s["traceId"] == trace}
+    assert posted["task_error"]["value"] == 1.0 and posted["task_error"]["comment"] == failed.error
+    nulls = {s.name: s.reason for s in failed.scores if s.value is None}
+    assert nulls and all(reason for reason in nulls.values())
+    assert not set(nulls) & set(posted), "a null score must not be posted as a number"
+    assert posted["unmeasured"]["metadata"]["reasons"] == nulls
+    run_level = {s["name"]: s["value"] for s in fake_langfuse.state.scores if s["datasetRunId"]}
+    assert run_level["error_count"] == 1.0
+    assert run_level["tldr_within_cap_coverage"] == pytest.approx(5 / 6)
+
+
+def test_generations_of_a_run_made_from_langfuse_prompts_link_the_prompt_version(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    for name in ("summarization-catchup", "summarization-howto"):
+        body = to_langfuse(load_project(project_dir).prompts[name])
+        fake_langfuse.state.create_prompt({"name": name, "prompt": body.prompt, "type": body.type, "labels": []})
+        fake_langfuse.state.create_prompt({"name": name, "prompt": body.prompt, "type": body.type, "labels": []})
+    receipts = finished_run.manifest["receipts"]
+    for info in receipts["prompts"].values():
+        info["version"] = "2"  # what the receipts of a run on Langfuse version 2 hold
+    finished_run.update_manifest(receipts=receipts)
+    langfuse_on()
+
+    assert mirror(finished_run, project_dir).complete
+
+    for generation in fake_langfuse.state.find_spans("task"):
+        attributes = generation["attributes"]
+        assert attributes["langfuse.observation.prompt.name"] in ("summarization-catchup", "summarization-howto")
+        assert attributes["langfuse.observation.prompt.version"] == 2
+
+
+# ---------------------------------------------------------------- exactly once
+def test_langfuse_sync_twice_posts_nothing_twice(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    first = sync_run(project_dir, finished_run.run_id)
+    spans, scores = len(fake_langfuse.state.spans), sorted(score_ids(fake_langfuse))
+
+    second = sync_run(project_dir, finished_run.run_id)
+
+    assert (second.items_sent, second.scores_sent) == (0, 0)
+    assert second.experiment_id == first.experiment_id
+    assert len(fake_langfuse.state.spans) == spans
+    assert sorted(score_ids(fake_langfuse)) == scores and len(set(scores)) == len(scores)
+
+
+def test_a_resumed_run_is_mirrored_once_per_item(
+    finished_run: RunStore,
+    project_dir: Path,
+    fake_langfuse: FakeLangfuse,
+    langfuse_off: Callable[[], None],
+    langfuse_on: Callable[[], None],
+) -> None:
+    path = finished_run.directory / "results.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:3]))  # killed after three items: not finished, no summary
+    (finished_run.directory / "summary.json").unlink()
+    finished_run.update_manifest(status="interrupted")
+    langfuse_on()
+    with pytest.raises(ScoregateError, match="did not finish"):
+        mirror(finished_run, project_dir)
+    assert fake_langfuse.state.spans == []
+
+    langfuse_off()
+    store = make_run(project_dir, resume=finished_run.run_id)
+    langfuse_on()
+    assert mirror(store, project_dir).complete
+    langfuse_off()
+    store = make_run(project_dir, resume=finished_run.run_id)  # resuming a finished run mirrors again
+    langfuse_on()
+    again = mirror(store, project_dir)
+
+    assert again.complete and again.items_sent == 0
+    items = [item_of(s) for s in root_spans(fake_langfuse)]
+    assert sorted(items) == sorted(r.item_id for r in results(store))
+    assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores)
+
+
+def test_a_run_made_while_langfuse_is_down_is_synced_later_exactly_once(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.down()
+
+    down = mirror(finished_run, project_dir)  # what the run's own mirror meets: reported, never raised
+
+    assert not down.complete and "unreachable" in down.problems[0]
+    assert down.hint is not None and f"scoregate langfuse-sync {finished_run.run_id}" in down.hint
+    assert not (finished_run.directory / STATE_FILE).exists()
+    fake_langfuse.up()
+    later = sync_run(project_dir, finished_run.run_id)
+    again = sync_run(project_dir, finished_run.run_id)
+
+    assert later.complete and later.items_sent == 6 and again.items_sent == 0
+    assert sorted(item_of(s) for s in root_spans(fake_langfuse)) == sorted(r.item_id for r in results(finished_run))
+    assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores) == later.scores_sent
+
+
+def test_traces_the_server_refused_are_sent_again_with_the_same_ids(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.fail_next("/api/public/otel/v1/traces", status=400, retry_after=None)
+
+    first = mirror(finished_run, project_dir)
+
+    assert not first.complete and "item trace(s) were not accepted" in first.problems[0]
+    assert root_spans(fake_langfuse) == []
+    second = mirror(finished_run, project_dir)
+    assert second.complete, second.lines()
+    assert len(root_spans(fake_langfuse)) == 6
+    assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores)
+
+
+def test_a_lost_mirror_record_still_addresses_the_same_trace_span_and_score_ids(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    mirror(finished_run, project_dir)
+    before = {(s["traceId"], s["spanId"]) for s in fake_langfuse.state.spans}
+    scores = sorted(score_ids(fake_langfuse))
+    (finished_run.directory / STATE_FILE).unlink()
+
+    assert mirror(finished_run, project_dir).complete
+
+    resent = fake_langfuse.state.spans[len(before) :]
+    assert {(s["traceId"], s["spanId"]) for s in resent} == before  # a real server upserts them by id
+    assert sorted(score_ids(fake_langfuse)) == scores  # the fake, like Langfuse, replaced each score
+
+
+# ---------------------------------------------------------------- old and new servers
+@pytest.mark.skipif(SDK_MAJOR < 5, reason="SDK 4 posts scores one event at a time, which old servers accept")
+def test_an_old_server_rejecting_sdk5_score_batches_is_reported_with_the_sdk_it_needs(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.server_mode = "old"
+
+    with pytest.raises(ScoregateError) as raised:
+        sync_run(project_dir, finished_run.run_id)
+
+    error = raised.value
+    assert error.hint == OLD_SERVER_HINT and "langfuse>=4.6,<5" in error.hint
+    assert "scores were rejected" in error.message and "expected object, received array" in error.message
+    assert fake_langfuse.state.scores == [] and len(root_spans(fake_langfuse)) == 6
+    assert finished_run.links["langfuse_synced"] is False
+    fake_langfuse.server_mode = "new"  # the server is upgraded (or the SDK downgraded): sync again
+
+    report = sync_run(project_dir, finished_run.run_id)
+
+    assert report.items_sent == 0 and len(root_spans(fake_langfuse)) == 6
+    assert report.scores_accepted == report.scores_sent == len(fake_langfuse.state.scores)
+
+
+@pytest.mark.skipif(SDK_MAJOR >= 5, reason="SDK 5 needs a server >= v4.59")
+def test_sdk4_mirrors_fully_to_an_old_server(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.server_mode = "old"
+
+    report = sync_run(project_dir, finished_run.run_id)
+
+    assert report.complete and report.scores_accepted == len(fake_langfuse.state.scores) > 0
+    assert fake_langfuse.validation_failures == []
+
+
+# ---------------------------------------------------------------- MLflow link, CLI
+def test_mlflow_run_and_langfuse_experiment_are_linked_both_ways(
+    finished_run: RunStore,
+    project_dir: Path,
+    mlflow_store: str,
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from scoregate.sinks.mlflow_sink import mirror_run
+
+    mlflow_run_id = mirror_run(finished_run, project_root=project_dir)
+    langfuse_on()
+
+    report = mirror(finished_run, project_dir)
+
+    tags = MlflowClient(tracking_uri=mlflow_store).get_run(mlflow_run_id).data.tags
+    assert tags["langfuse.experiment_url"] == report.experiment_url
+    assert tags["langfuse.experiment_id"] == report.experiment_id
+    (linked,) = [s for s in fake_langfuse.state.scores if s["name"] == "mlflow_run_id"]
+    assert (linked["value"], linked["datasetRunId"]) == (mlflow_run_id, report.experiment_id)
+    metadata = json.loads(root_spans(fake_langfuse)[0]["attributes"]["langfuse.experiment.metadata"])
+    assert metadata["mlflow_run_id"] == mlflow_run_id
+
+
+@pytest.fixture
+def cli(
+    scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., CliResult]]:
+    """The `scoregate` fixture with this feature's commands registered (as `scoregate.cli` registers them)."""
+    app = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+    app.command("langfuse-sync")(promote_cmd.langfuse_sync)
+    app.command("promote")(promote_cmd.promote_command)
+    app.command("promotions")(promote_cmd.promotions_command)
+    monkeypatch.setattr(scoregate.cli, "app", app)
+    yield scoregate
+
+
+def test_langfuse_sync_command_says_what_is_missing_and_what_to_do(
+    finished_run: RunStore,
+    cli: Callable[..., CliResult],
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
+) -> None:
+    off = cli("langfuse-sync", finished_run.run_id)
+    assert off.code == 1 and NOT_CONFIGURED in off.output
+    langfuse_on()
+    unknown = cli("langfuse-sync", "no-such-run")
+    assert unknown.code == 1 and "no run 'no-such-run'" in unknown.output
+
+    done = cli("langfuse-sync", finished_run.run_id)
+
+    assert done.code == 0, done.output
+    assert "items: 6/6 mirrored" in done.output and "fully mirrored" in done.output
+    if SDK_MAJOR >= 5:
+        fake_langfuse.server_mode = "old"
+        (finished_run.directory / STATE_FILE).unlink()
+        old = cli("langfuse-sync", finished_run.run_id)
+        assert old.code == 1 and "install SDK 4.x" in old.output
+
+
+# ---------------------------------------------------------------- prompts from Langfuse
+def _upload(fake: FakeLangfuse, spec: PromptSpec, labels: list[str]) -> int:
+    body = to_langfuse(spec)
+    created = fake.state.create_prompt(
+        {"name": spec.name, "prompt": body.prompt, "type": body.type, "config": body.config, "labels": labels}
+    )
+    return int(created["version"])
+
+
+def test_prompts_resolve_by_candidate_then_production_label_or_version_back_into_the_local_spec(
+    project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    project = load_project(project_dir)
+    local = project.prompts["summarization-catchup"]
+    changed = local.model_copy(update={"config": local.config.model_copy(update={"temperature": 0.7})})
+    _upload(fake_langfuse, local, ["production"])
+    names = ["summarization-catchup"]
+
+    (only_production,) = resolve_prompts(project, names, label=None, version=None).values()
+    assert (only_production.version, only_production.chosen_by) == ("1", "label 'production'")
+    assert only_production.spec.model_dump(exclude={"labels", "description"}) == local.model_dump(
+        exclude={"labels", "description"}
+    )
+    _upload(fake_langfuse, changed, ["candidate"])
+    (candidate,) = resolve_prompts(project, names, label=None, version=None).values()
+    assert (candidate.langfuse_version, candidate.spec.config.temperature) == (2, 0.7)
+    assert resolve_prompts(project, names, label="production", version=None)[names[0]].version == "1"
+    assert resolve_prompts(project, names, label=None, version=2)[names[0]].labels == ("candidate", "latest")
+
+    with pytest.raises(ScoregateError, match="carries the label 'staging'"):
+        resolve_prompts(project, names, label="staging", version=None)
+    with pytest.raises(ScoregateError, match="has no version 9"):
+        resolve_prompts(project, names, label=None, version=9)
+    with pytest.raises(ScoregateError, match="neither a 'candidate' nor a 'production'"):
+        resolve_prompts(project, ["summarization-howto"], label=None, version=None)
+    with pytest.raises(ScoregateError, match="ambiguous"):
+        resolve_prompts(project, [*names, "summarization-howto"], label=None, version=1)
+
+
+def test_a_prompt_scoregate_cannot_run_is_refused_and_langfuse_must_be_configured(
+    project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None], langfuse_off: Callable[[], None]
+) -> None:
+    project = load_project(project_dir)
+    with pytest.raises(ScoregateError, match="Langfuse is not configured"):
+        resolve_prompts(project, ["p"], label=None, version=None)
+    langfuse_on()
+    fake_langfuse.state.create_prompt(
+        {"name": "p", "type": "chat", "labels": ["production"],
+         "prompt": [{"role": "system", "content": "hi"}, {"type": "placeholder", "name": "history"}]}
+    )  # fmt: skip
+    with pytest.raises(ScoregateError, match="placeholder"):
+        resolve_prompts(project, ["p"], label=None, version=None)

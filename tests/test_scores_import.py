@@ -1,0 +1,196 @@
+"""`scoregate scores import`: ratings and feedback validated row by row, posted as Langfuse scores, kept locally."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CliResult
+from fake_langfuse import FakeLangfuse
+from scoregate.sinks.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR, LangfuseSettings
+from scoregate.sinks.langfuse.remote import Remote
+from scoregate.sinks.langfuse.scores_import import TRACE_LINKS_KEY, import_scores, load_feedback
+from scoregate.sinks.langfuse.throttle import Throttle
+from test_langfuse_check import LANGFUSE_VARS, langfuse_env_fixture, register_langfuse_commands  # noqa: F401
+
+register_langfuse_commands()
+Cli = Callable[..., CliResult]
+SCORE_PATH = "/api/public/scores" if SDK_MAJOR >= 5 else "/api/public/ingestion"
+T1, T2 = "a" * 32, "b" * 32
+RATINGS = f"""\
+trace_id,key,value,comment,rater
+{T1},human_actionability,4,clear next steps,ana
+{T1},human_faithfulness,5,,ana
+{T1},human_notes,"Good, but the TL;DR is long",,ana
+{T2},online_thumb,+1,,
+{T2},feedback_comment,Loved the links,,
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    """Write `text` to `path` and return the path."""
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def stored(fake: FakeLangfuse) -> list[tuple[Any, ...]]:
+    """Return (trace, name, value, data type, comment) of every score the fake holds, sorted."""
+    return sorted((s["traceId"], s["name"], s["value"], s["dataType"], s["comment"]) for s in fake.state.scores)
+
+
+def local_lines(project_dir: Path) -> list[dict[str, Any]]:
+    """Return the parsed lines of the local feedback store."""
+    path = project_dir / "feedback" / "scores.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+
+
+def test_csv_ratings_become_langfuse_scores_and_a_local_copy(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    result = scoregate("scores", "import", str(write(project_dir / "ratings.csv", RATINGS)))
+    assert result.code == 0, result.output
+    assert stored(langfuse_env) == [
+        (T1, "human_actionability", 4.0, "NUMERIC", "clear next steps"),
+        (T1, "human_faithfulness", 5.0, "NUMERIC", None),
+        (T1, "human_notes", "Good, but the TL;DR is long", "TEXT", None),
+        (T2, "feedback_comment", "Loved the links", "TEXT", None),
+        (T2, "online_thumb", 1.0, "NUMERIC", None),
+    ]
+    assert langfuse_env.validation_failures == []
+    lines = local_lines(project_dir)
+    assert [(r["key"], r["value"], r["rater"]) for r in lines][:2] == [
+        ("human_actionability", 4.0, "ana"),
+        ("human_faithfulness", 5.0, "ana"),
+    ]
+    assert {r["score_id"] for r in lines} == {s["id"] for s in langfuse_env.state.scores}
+    assert "5 scores posted to" in result.output and "5 new or changed, 0 unchanged" in result.output
+
+
+def test_importing_again_replaces_the_scores_instead_of_duplicating_them(
+    fake_langfuse: FakeLangfuse, project_dir: Path
+) -> None:
+    settings = LangfuseSettings(fake_langfuse.public_key, fake_langfuse.secret_key, fake_langfuse.base_url)
+    remote = Remote(settings, throttle=Throttle(0))
+    ratings = write(project_dir / "ratings.csv", RATINGS)
+    monday = dt.datetime(2026, 3, 2, 9, tzinfo=dt.UTC)
+    import_scores(project_dir, ratings, remote=remote, now=monday)
+    write(ratings, RATINGS.replace("human_actionability,4", "human_actionability,2"))
+    again = import_scores(project_dir, ratings, remote=remote, now=monday + dt.timedelta(days=3))
+    assert (again.local_new, again.local_unchanged, again.posted) == (1, 4, 5)
+    assert len(fake_langfuse.state.scores) == 5  # same ids, same day as first imported: replaced in place
+    assert ("human_actionability", 2.0) in {(s["name"], s["value"]) for s in fake_langfuse.state.scores}
+    assert {s["timestamp"][:10] for s in fake_langfuse.state.scores} == {"2026-03-02"}
+    latest = load_feedback(project_dir)
+    assert len(latest) == 5 and len(local_lines(project_dir)) == 6
+
+
+def test_every_invalid_row_is_named_and_nothing_is_imported(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    bad = write(
+        project_dir / "ratings.csv",
+        "trace_id,key,value,comment\n"
+        f"{T1},human_actionability,4,\n"
+        f"{T1},human_clarity,4,\n"
+        f"{T1},human_faithfulness,7,\n"
+        ",online_thumb,1,\n"
+        f"{T2},online_thumb,0.5,\n"
+        f"{T2},human_notes,,\n",
+    )
+    result = scoregate("scores", "import", str(bad))
+    assert result.code == 1
+    for expected in (
+        f"{bad}:3: key: unknown key 'human_clarity' (known: human_actionability,",
+        f"{bad}:4: value: human_faithfulness 7 is outside 1..5",
+        f"{bad}:5: needs trace_id, or run_id and item_id",
+        f"{bad}:6: value: online_thumb needs a whole number, got '0.5'",
+        f"{bad}:7: value: missing (human_notes: a rater's free-text notes)",
+    ):
+        assert expected in result.output
+    assert f"{bad}:2" not in result.output
+    assert langfuse_env.requests == []
+    assert local_lines(project_dir) == []
+
+
+def test_jsonl_rows_are_checked_the_same_way(scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path) -> None:
+    bad = write(
+        project_dir / "feedback.jsonl",
+        json.dumps({"trace_id": T1, "key": "online_thumb", "value": -1}) + "\n"
+        "{not json\n"
+        + json.dumps({"trace_id": T1, "key": "online_thumb", "value": True, "score": 1})
+        + "\n"
+        + json.dumps({"trace_id": T1, "key": "online_thumb", "value": 1})
+        + "\n",
+    )
+    result = scoregate("scores", "import", str(bad))
+    assert result.code == 1
+    assert f"{bad}:2: not valid JSON" in result.output
+    assert f"{bad}:3: unknown column score" in result.output
+    assert f"{bad}:3: value: online_thumb needs a number, got True" in result.output
+    assert f"{bad}:4: the same score as {bad}:1 (same target, key and rater)" in result.output
+    assert langfuse_env.requests == []
+
+
+def test_item_rows_find_their_trace_through_the_run_store(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    run = project_dir / "runs" / "smoke-20260302-090000-0001"
+    run.mkdir(parents=True)
+    (run / "links.json").write_text(json.dumps({TRACE_LINKS_KEY: {"smoke-001": T1}}), encoding="utf-8")
+    ratings = write(
+        project_dir / "ratings.csv",
+        f"run_id,item_id,key,value\n{run.name},smoke-001,human_conciseness,3\n{run.name},smoke-404,human_conciseness,2\n",
+    )
+    result = scoregate("scores", "import", str(ratings))
+    assert result.code == 1
+    assert f"{ratings}:3: item 'smoke-404' of run '{run.name}' has no Langfuse trace" in result.output
+    assert langfuse_env.requests == []
+
+    write(ratings, f"run_id,item_id,key,value\n{run.name},smoke-001,human_conciseness,3\n")
+    assert scoregate("scores", "import", str(ratings)).code == 0
+    assert stored(langfuse_env) == [(T1, "human_conciseness", 3.0, "NUMERIC", None)]
+    assert [(r["run_id"], r["item_id"], r["trace_id"]) for r in local_lines(project_dir)] == [
+        (run.name, "smoke-001", T1)
+    ]
+
+
+def test_local_only_keeps_ratings_without_langfuse(
+    scoregate: Cli, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in LANGFUSE_VARS:
+        monkeypatch.delenv(name, raising=False)
+    ratings = write(project_dir / "ratings.csv", "run_id,item_id,key,value\nrun-1,smoke-001,human_faithfulness,4\n")
+    refused = scoregate("scores", "import", str(ratings))
+    assert refused.code == 1
+    assert NOT_CONFIGURED in refused.output and "pass --local-only to keep them locally" in refused.output
+    result = scoregate("scores", "import", str(ratings), "--local-only")
+    assert result.code == 0
+    assert "Langfuse: skipped (--local-only)" in result.output
+    assert [(r["item_id"], r["key"], r["value"]) for r in local_lines(project_dir)] == [
+        ("smoke-001", "human_faithfulness", 4.0)
+    ]
+
+
+def test_dry_run_validates_only(scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path) -> None:
+    result = scoregate("scores", "import", str(write(project_dir / "ratings.csv", RATINGS)), "--dry-run")
+    assert result.code == 0
+    assert "5 valid rows" in result.output and "dry run: nothing written" in result.output
+    assert langfuse_env.requests == [] and local_lines(project_dir) == []
+
+
+@pytest.mark.skipif(SDK_MAJOR < 5, reason="SDK 4 posts scores through /api/public/ingestion, which old servers take")
+def test_an_old_server_refusing_sdk5_score_batches_is_explained(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    langfuse_env.server_mode = "old"
+    result = scoregate("scores", "import", str(write(project_dir / "ratings.csv", RATINGS)))
+    assert result.code == 1
+    assert OLD_SERVER_HINT in result.output
+    assert "the ratings are kept locally" in result.output
+    assert langfuse_env.state.scores == [] and len(local_lines(project_dir)) == 5
+    assert langfuse_env.requests_to(SCORE_PATH, status=400)
