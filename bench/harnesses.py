@@ -19,6 +19,8 @@ from scoregate_project import EXPERIMENT
 RESULT_LINE = re.compile(r"^BENCH_RESULT (\{.*\})\s*$", re.MULTILINE)
 PROGRESS_LINE = re.compile(r"(\d+)/(\d+) items, ([\d.]+) items/s")
 HARNESSES = ("raw_httpx", "langfuse_notrace", "scoregate")
+OPTIONAL_HARNESSES = ("raw_openai",)
+"""Run only when named with --harnesses: the kit's loop through openai.AsyncOpenAI (the SDK scoregate uses)."""
 
 
 @dataclass(frozen=True)
@@ -166,9 +168,10 @@ def _failed(harness: str, run: ChildRun, why: str) -> RuntimeError:
 
 
 def run_kit_script(setup: BenchSetup, harness: str, rep: int) -> Measurement:
-    """Run a kit driver (raw_httpx, langfuse_notrace) and read its BENCH_RESULT line."""
+    """Run a kit driver (raw_httpx, raw_openai, langfuse_notrace) and read its BENCH_RESULT line."""
     script, extra = {
         "raw_httpx": ("raw_httpx.py", {}),
+        "raw_openai": ("raw_openai.py", {}),
         "langfuse_notrace": ("h_langfuse.py", {"LANGFUSE_MODE": "notrace"}),
     }[harness]
     env = {**_kit_env(setup), **extra}
@@ -247,7 +250,7 @@ def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tup
 
 
 def run_harness(setup: BenchSetup, harness: str, rep: int) -> Measurement:
-    """Run one of HARNESSES once and return its measurement."""
+    """Run one of HARNESSES or OPTIONAL_HARNESSES once and return its measurement."""
     if harness == "scoregate":
         return run_scoregate(setup, rep)[0]
     return run_kit_script(setup, harness, rep)

@@ -65,8 +65,11 @@ def folded_report(path: Path, n_items: int, top: int) -> str:
         seconds = by_phase[phase] / RATE_HZ
         lines.append(f"  {phase:8s} {seconds:6.2f} s  {by_phase[phase] / max(total, 1):6.1%}")
     lines.append(f"items phase: {by_phase['items'] / RATE_HZ * 1000 / n_items:.2f} CPU-ms per item")
+    below_loop = [(f, c) for f, c in inclusive.most_common() if c < 0.99 * items]  # drop the frames on every stack
     lines.append(f"\ntop {top} functions of the items phase, inclusive (share of items-phase samples):")
-    lines += [f"  {c / items:6.1%}  {f}" for f, c in inclusive.most_common(top)]
+    lines += [f"  {c / items:6.1%}  {f}" for f, c in below_loop[:top]]
+    lines.append("\nscoregate's own functions in the items phase, inclusive:")
+    lines += [f"  {c / items:6.1%}  {f}" for f, c in below_loop if "(scoregate/" in f]
     lines.append(f"\ntop {top // 2} functions of the items phase, self time:")
     lines += [f"  {c / items:6.1%}  {f}" for f, c in own.most_common(top // 2)]
     return "\n".join(lines) + "\n"

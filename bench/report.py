@@ -7,7 +7,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from harnesses import HARNESSES, Measurement
+from harnesses import HARNESSES, OPTIONAL_HARNESSES, Measurement
 
 RAW_TARGET = 0.9
 RSS_LIMIT_MB = 300.0
@@ -20,7 +20,7 @@ def _median(values: list[float]) -> float:
 def medians(measurements: list[Measurement]) -> dict[str, dict[str, Any]]:
     """Return, per harness, the median of each figure over its repeats (and the per-repeat rates)."""
     out: dict[str, dict[str, Any]] = {}
-    for harness in HARNESSES:
+    for harness in HARNESSES + OPTIONAL_HARNESSES:
         runs = [m for m in measurements if m.harness == harness]
         if not runs:
             continue

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import report
-from harnesses import HARNESSES, BenchSetup, Measurement, run_harness, run_scoregate
+from harnesses import HARNESSES, OPTIONAL_HARNESSES, BenchSetup, Measurement, run_harness, run_scoregate
 from mock_endpoint import INSTALL_HINT, PORTS, MockEndpoint, missing_packages
 from scoregate_project import generate_kit_data, write_project
 
@@ -33,7 +33,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats of each harness (median kept)")
     parser.add_argument("--port", type=int, default=18200, choices=sorted(PORTS), help="mock port (18200: 200 ms)")
     parser.add_argument(
-        "--harnesses", default=",".join(HARNESSES), help="comma-separated subset of " + ", ".join(HARNESSES)
+        "--harnesses",
+        default=",".join(HARNESSES),
+        help=f"comma-separated, from {', '.join(HARNESSES + OPTIONAL_HARNESSES)}",
     )
     parser.add_argument("--big-n", type=int, default=100_000, help="items of the memory run (default 100000)")
     parser.add_argument(
@@ -157,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {tool} not found; run `make setup` first", file=sys.stderr)
             return 2
     harnesses = [h.strip() for h in args.harnesses.split(",") if h.strip()]
-    if unknown := sorted(set(harnesses) - set(HARNESSES)):
-        print(f"error: unknown harness(es) {unknown}; choose from {list(HARNESSES)}", file=sys.stderr)
+    if unknown := sorted(set(harnesses) - set(HARNESSES + OPTIONAL_HARNESSES)):
+        print(
+            f"error: unknown harness(es) {unknown}; choose from {list(HARNESSES + OPTIONAL_HARNESSES)}", file=sys.stderr
+        )
         return 2
     kit = _kit()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="scoregate-bench-"))

@@ -129,7 +129,9 @@ def migrated_mlflow_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.
     import mlflow
     from mlflow.tracking import MlflowClient
 
-    cached = request.config.cache.mkdir("scoregate-mlflow") / f"empty-{mlflow.__version__}.db"
+    cache = getattr(request.config, "cache", None)  # absent under `-p no:cacheprovider`
+    folder = cache.mkdir("scoregate-mlflow") if cache is not None else tmp_path_factory.mktemp("mlflow-cache")
+    cached = folder / f"empty-{mlflow.__version__}.db"
     if not cached.is_file():
         fresh = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
         MlflowClient(tracking_uri=f"sqlite:///{fresh}").search_experiments()

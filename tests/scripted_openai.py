@@ -18,7 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -58,11 +58,6 @@ class _Fault:
     retry_after: float | None = None
     body: str | None = None
     times: int = 1
-
-
-@dataclass
-class _Script:
-    faults: dict[str, list[_Fault]] = field(default_factory=dict)
 
 
 def request_schema(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -132,7 +127,7 @@ class ScriptedOpenAI:
         self.latency_s = 0.0
         self.responder: Responder = self.default_reply
         self.requests: list[RecordedRequest] = []
-        self._script = _Script()
+        self._faults: dict[str, list[_Fault]] = {}
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -199,11 +194,11 @@ class ScriptedOpenAI:
 
     def _queue(self, path: str, fault: _Fault) -> None:
         with self._lock:
-            self._script.faults.setdefault(path, []).append(fault)
+            self._faults.setdefault(path, []).append(fault)
 
     def _take_fault(self, path: str) -> _Fault | None:
         with self._lock:
-            queue = self._script.faults.get(path) or []
+            queue = self._faults.get(path) or []
             if not queue:
                 return None
             fault = queue[0]

@@ -155,7 +155,7 @@ def test_unreachable_endpoint_names_the_url_and_what_to_check(
     result = scoregate("run", "smoke", "--no-mlflow")
 
     assert_rejected(result, scripted_server, f"cannot reach {scripted_server.url}", "check base_url")
-    assert runs.results() == []
+    assert runs.ids() == [], "an unreachable endpoint must not leave an empty run behind"
 
 
 def test_unreachable_local_model_says_how_to_start_it(

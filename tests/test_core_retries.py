@@ -54,15 +54,15 @@ def test_server_error_then_success_is_retried(
 def test_timeout_then_success_is_retried(
     scoregate: Callable[..., CliResult], scripted_server: ScriptedOpenAI, runs: Runs, project_dir: Path, edit_yaml: Edit
 ) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["models"]["scripted"].update(timeout_s=0.5))
-    scripted_server.delay_next(2.0)
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["models"]["scripted"].update(timeout_s=1.0))
+    scripted_server.delay_next(2.5)
 
     run_one_item(scoregate)
 
     assert len(scripted_server.task_requests()) == 2
     call = task_call(runs)
     assert (call["retries"], call["error"]) == (1, None)
-    assert call["latency_ms"] < 2000  # the latency of the successful try, not of the timed-out one
+    assert call["latency_ms"] < 1000  # the latency of the successful try, not of the timed-out one
 
 
 def test_bad_request_fails_the_item_without_retrying(

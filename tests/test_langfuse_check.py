@@ -9,28 +9,9 @@ import pytest
 
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate import cli
-from scoregate.cli import langfuse_cmd
 from scoregate.sinks.langfuse.client import NOT_CONFIGURED, SDK_VERSION
 
 LANGFUSE_VARS = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL")
-
-
-def register_langfuse_commands() -> None:
-    """Mount the Langfuse command groups on `scoregate` while cli/__init__.py does not register them yet."""
-    mounted = {group.name for group in cli.app.registered_groups}
-    groups = {
-        "langfuse": langfuse_cmd.langfuse_app,
-        "datasets": langfuse_cmd.datasets_app,
-        "prompts": langfuse_cmd.prompts_app,
-        "scores": langfuse_cmd.scores_app,
-    }
-    for name, group in groups.items():
-        if name not in mounted:
-            cli.app.add_typer(group, name=name)
-
-
-register_langfuse_commands()
 
 
 def point_at(monkeypatch: pytest.MonkeyPatch, fake: FakeLangfuse, **overrides: str) -> None:

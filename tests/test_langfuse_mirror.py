@@ -15,7 +15,7 @@ import pytest
 import typer
 from langfuse import Langfuse
 
-import scoregate.cli
+import scoregate.cli as scoregate_cli
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.catalog.models import PromptSpec
@@ -68,8 +68,14 @@ def make_run(project_dir: Path, experiment: str = "smoke", *, resume: str | None
 
 @pytest.fixture
 def finished_run(project_dir: Path, langfuse_off: Callable[[], None]) -> RunStore:
-    """A finished smoke run (6 items, judges and counters) made with Langfuse off."""
-    return make_run(project_dir)
+    """A finished run of the `counters` experiment (6 items, no judges) made with Langfuse off."""
+    return make_run(project_dir, "counters")
+
+
+@pytest.fixture
+def judged_run(project_dir: Path, langfuse_off: Callable[[], None]) -> RunStore:
+    """A finished smoke run (6 items, three LLM judges and the counters) made with Langfuse off."""
+    return make_run(project_dir, "smoke")
 
 
 def mirror(store: RunStore, project_dir: Path) -> MirrorReport:
@@ -87,9 +93,17 @@ def root_spans(fake: FakeLangfuse) -> list[dict[str, Any]]:
     return fake.state.find_spans(ROOT_SPAN)
 
 
+def span_metadata(span: dict[str, Any], key: str) -> dict[str, Any]:
+    """Metadata the runner put on a span: one JSON attribute (SDK 5) or one attribute per key (SDK 4)."""
+    attributes = span["attributes"]
+    if key in attributes:
+        return dict(json.loads(attributes[key]))
+    return {name.removeprefix(key + "."): value for name, value in attributes.items() if name.startswith(key + ".")}
+
+
 def item_of(span: dict[str, Any]) -> str:
     """The scoregate item id a runner span belongs to."""
-    return str(json.loads(span["attributes"]["langfuse.experiment.item.metadata"])["item_id"])
+    return str(span_metadata(span, "langfuse.experiment.item.metadata")["item_id"])
 
 
 def score_ids(fake: FakeLangfuse) -> list[str]:
@@ -99,33 +113,31 @@ def score_ids(fake: FakeLangfuse) -> list[str]:
 
 # ---------------------------------------------------------------- one run = one experiment
 def test_a_run_becomes_one_experiment_with_generations_item_scores_and_run_scores(
-    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+    judged_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
 ) -> None:
     langfuse_on()
-    report = mirror(finished_run, project_dir)
+    report = mirror(judged_run, project_dir)
 
     assert report.complete, report.lines()
     assert fake_langfuse.validation_failures == []
-    stored, summary = results(finished_run), finished_run.summary
+    stored, summary = results(judged_run), judged_run.summary
     assert summary is not None
     roots = root_spans(fake_langfuse)
     assert sorted(item_of(s) for s in roots) == sorted(r.item_id for r in stored)
     assert {s["attributes"]["langfuse.experiment.id"] for s in roots} == {report.experiment_id}
-    assert {s["attributes"]["langfuse.experiment.name"] for s in roots} == {finished_run.run_id}
-    metadata = json.loads(roots[0]["attributes"]["langfuse.experiment.metadata"])
-    assert metadata["scoregate.run_id"] == finished_run.run_id
+    assert {s["attributes"]["langfuse.experiment.name"] for s in roots} == {judged_run.run_id}
+    metadata = span_metadata(roots[0], "langfuse.experiment.metadata")
+    assert metadata["scoregate.run_id"] == judged_run.run_id
     assert metadata["dataset"].startswith("smoke_v1@")
     assert report.experiment_url is not None and report.experiment_id in report.experiment_url
-    assert finished_run.links["langfuse_experiment_url"] == report.experiment_url
+    assert judged_run.links["langfuse_experiment_url"] == report.experiment_url
 
     by_item = {item_of(s): s["traceId"] for s in roots}
     for result in stored:
         trace = by_item[result.item_id]
-        seed = trace_seed(finished_run.run_id, result.item_id)
+        seed = trace_seed(judged_run.run_id, result.item_id)
         assert trace == trace_id_for(seed) == Langfuse.create_trace_id(seed=seed)  # fixed ids: re-syncs upsert
-        task_span = next(
-            s for s in fake_langfuse.state.find_spans("experiment-item-task") if s["traceId"] == trace
-        )
+        task_span = next(s for s in fake_langfuse.state.find_spans("experiment-item-task") if s["traceId"] == trace)
         (generation,) = [s for s in fake_langfuse.state.find_spans("task") if s["traceId"] == trace]
         call = result.task_call
         assert call is not None and call.latency_ms is not None
@@ -137,7 +149,7 @@ def test_a_run_becomes_one_experiment_with_generations_item_scores_and_run_score
         }  # fmt: skip
         assert json.loads(attributes["langfuse.observation.model.parameters"])["temperature"] == 0.2
         duration_ms = (generation["endTimeUnixNano"] - generation["startTimeUnixNano"]) / 1e6
-        assert duration_ms == pytest.approx(call.latency_ms, abs=5)
+        assert duration_ms == pytest.approx(call.latency_ms, abs=0.01)
         assert generation["parentSpanId"] == task_span["spanId"]
         judges = [s for s in fake_langfuse.state.spans if s["traceId"] == trace and s["name"].startswith("judge:")]
         assert len(judges) == 3
@@ -381,20 +393,18 @@ def test_mlflow_run_and_langfuse_experiment_are_linked_both_ways(
     assert tags["langfuse.experiment_id"] == report.experiment_id
     (linked,) = [s for s in fake_langfuse.state.scores if s["name"] == "mlflow_run_id"]
     assert (linked["value"], linked["datasetRunId"]) == (mlflow_run_id, report.experiment_id)
-    metadata = json.loads(root_spans(fake_langfuse)[0]["attributes"]["langfuse.experiment.metadata"])
+    metadata = span_metadata(root_spans(fake_langfuse)[0], "langfuse.experiment.metadata")
     assert metadata["mlflow_run_id"] == mlflow_run_id
 
 
 @pytest.fixture
-def cli(
-    scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Callable[..., CliResult]]:
+def cli(scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., CliResult]]:
     """The `scoregate` fixture with this feature's commands registered (as `scoregate.cli` registers them)."""
     app = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
     app.command("langfuse-sync")(promote_cmd.langfuse_sync)
     app.command("promote")(promote_cmd.promote_command)
     app.command("promotions")(promote_cmd.promotions_command)
-    monkeypatch.setattr(scoregate.cli, "app", app)
+    monkeypatch.setattr(scoregate_cli, "app", app)
     yield scoregate
 
 

@@ -15,13 +15,13 @@ from conftest import DATASET_IDS, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
+from scoregate.sinks.langfuse import datasets_sync
 from scoregate.sinks.langfuse.client import LangfuseSettings
 from scoregate.sinks.langfuse.datasets_sync import LOCAL_ID_KEY, langfuse_item_id, sync_datasets
 from scoregate.sinks.langfuse.remote import Remote
 from scoregate.sinks.langfuse.throttle import Throttle
-from test_langfuse_check import langfuse_env_fixture, register_langfuse_commands  # noqa: F401
+from test_langfuse_check import langfuse_env_fixture  # noqa: F401
 
-register_langfuse_commands()
 Cli = Callable[..., CliResult]
 DATASET = "smoke_v1"
 ITEMS = "/api/public/dataset-items"
@@ -84,6 +84,32 @@ def test_second_sync_without_local_change_writes_nothing(scoregate: Cli, langfus
     assert writes(langfuse_env, before) == []
     assert table_row(result, DATASET) == [DATASET, "unchanged", "0", "0", "6", "0", "0"]
     assert "applied: 0 writes" in result.output
+
+
+def test_items_beyond_the_first_page_are_compared_too(
+    scoregate: Cli, langfuse_env: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(datasets_sync, "PAGE_SIZE", 4)
+    assert scoregate("datasets", "sync").code == 0
+    before = len(langfuse_env.requests)
+    assert table_row(scoregate("datasets", "sync"), DATASET)[4] == "6"
+    listed = [r.query["page"] for r in langfuse_env.requests[before:] if r.path == ITEMS]
+    assert listed == ["1", "2"]
+
+
+def test_a_changed_description_updates_the_dataset_only(
+    scoregate: Cli,
+    langfuse_env: FakeLangfuse,
+    project_dir: Path,
+    edit_yaml: Callable[[Path, Callable[[Any], None]], None],
+) -> None:
+    assert scoregate("datasets", "sync").code == 0
+    edit_yaml(project_dir / "datasets/smoke_v1.yaml", lambda meta: meta.update(description="Smoke set, v1.1"))
+    before = len(langfuse_env.requests)
+    result = scoregate("datasets", "sync")
+    assert table_row(result, DATASET) == [DATASET, "update", "0", "0", "6", "0", "0"]
+    assert writes(langfuse_env, before) == [("POST", "/api/public/v2/datasets")]
+    assert langfuse_env.state.datasets[DATASET]["description"] == "Smoke set, v1.1"
 
 
 def test_a_json_looking_string_the_server_parses_does_not_count_as_a_change(

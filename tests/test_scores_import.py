@@ -16,9 +16,8 @@ from scoregate.sinks.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK
 from scoregate.sinks.langfuse.remote import Remote
 from scoregate.sinks.langfuse.scores_import import TRACE_LINKS_KEY, import_scores, load_feedback
 from scoregate.sinks.langfuse.throttle import Throttle
-from test_langfuse_check import LANGFUSE_VARS, langfuse_env_fixture, register_langfuse_commands  # noqa: F401
+from test_langfuse_check import LANGFUSE_VARS, langfuse_env_fixture  # noqa: F401
 
-register_langfuse_commands()
 Cli = Callable[..., CliResult]
 SCORE_PATH = "/api/public/scores" if SDK_MAJOR >= 5 else "/api/public/ingestion"
 T1, T2 = "a" * 32, "b" * 32

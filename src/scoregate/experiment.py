@@ -154,9 +154,10 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     model_names = _models_used(plan)
     endpoints = {name: caller.provider(name).endpoint for name in model_names}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
+    asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
     store = _open_or_create(project, plan, options, receipts)
     try:
-        asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, model_names, console))
+        asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, console))
     except KeyboardInterrupt:
         store.close()
         store.update_manifest(status="interrupted")
@@ -199,11 +200,9 @@ async def _execute(
     caller: ModelCaller,
     store: RunStore,
     prompt_versions: dict[str, str],
-    model_names: list[str],
     console: Console,
 ) -> None:
     try:
-        await caller.preflight(model_names)
         pipeline = ItemPipeline(
             route=plan.route,
             prompts=plan.prompts,

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from scoregate.cli import cache_cmd, model_cmd, run_cmd, runs_cmd
+from scoregate.cli import cache_cmd, langfuse_cmd, model_cmd, run_cmd, runs_cmd
 from scoregate.errors import ExitCode, ScoregateError
 
 app = typer.Typer(
@@ -25,6 +25,10 @@ app.command("mlflow-sync")(run_cmd.mlflow_sync)
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(cache_cmd.app, name="cache")
+app.add_typer(langfuse_cmd.langfuse_app, name="langfuse")
+app.add_typer(langfuse_cmd.datasets_app, name="datasets")
+app.add_typer(langfuse_cmd.prompts_app, name="prompts")
+app.add_typer(langfuse_cmd.scores_app, name="scores")
 
 
 def _debug() -> bool:

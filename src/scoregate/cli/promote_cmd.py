@@ -49,7 +49,8 @@ def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
         console.print(f"dry run, would {result.action} {escape(move)}" + (" (forced)" if result.forced else ""))
     else:
         forced = " [yellow](forced)[/]" if result.forced else ""
-        console.print(f"[green]{result.action}d[/] {escape(move)}{forced}; recorded in promotions.jsonl")
+        done = "promoted" if result.action == "promote" else "rolled back"
+        console.print(f"[green]{done}[/] {escape(move)}{forced}; recorded in promotions.jsonl")
         if result.mlflow_alias is not None:
             console.print(f"MLflow prompt alias {result.label!r} → registry version {result.mlflow_alias}")
     for warning in result.warnings:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from scoregate.catalog.plan import validate_project
 from scoregate.catalog.project import load_project
@@ -54,7 +55,9 @@ def run(
     for sink, run_id in outcome.mirrors.items():
         console.print(f"{sink}: run {run_id}  (browse with `make mlflow-ui`)")
     for sink, error in outcome.mirror_errors.items():
-        console.print(f"[yellow]{sink} mirror failed: {error}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`")
+        console.print(
+            f"[yellow]{sink} mirror failed: {escape(error)}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`"
+        )
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
 

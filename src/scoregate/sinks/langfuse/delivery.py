@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 ARRAY_REJECTED = "expected object, received array"
 SCORES_PATH = "/api/public/scores"
 INGESTION_PATH = "/api/public/ingestion"
+FLUSH_AT = 50
+FLUSH_INTERVAL_S = 0.2  # a mirror ends with flush(): a short interval keeps the last partial batch from waiting
 
 
 def trace_id_for(seed: str) -> str:
@@ -223,6 +225,8 @@ class MirrorClient:
             span_exporter=self.exporter,
             sample_rate=1.0,
             tracing_enabled=True,
+            flush_at=FLUSH_AT,
+            flush_interval=FLUSH_INTERVAL_S,
         )
 
     def close(self) -> None:

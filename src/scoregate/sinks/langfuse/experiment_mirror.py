@@ -226,13 +226,13 @@ def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]
         "prompts": prompts,
         "model": f"{r['model']['name']} ({r['model']['model']})",
         "judge_model": f"{r['judge_model']['name']} ({r['judge_model']['model']})",
-        "git_commit": str(r["git"]["commit"]),
+        "git_commit": str(r["git"]["commit"] or "") + ("+dirty" if r["git"]["dirty"] else ""),
         "config_hash": str(r["config_hash"])[:12],
         "gates_hash": str(r["gates_hash"])[:12],
     }
     if links.get("mlflow_run_id"):
         meta["mlflow_run_id"] = str(links["mlflow_run_id"])
-    return {k: v[:200] for k, v in meta.items()}
+    return {k: v[:200] for k, v in meta.items() if v}
 
 
 def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[ItemResult]) -> None:
@@ -301,7 +301,8 @@ def _record_generations(lf: Langfuse, ctx: _Context, result: ItemResult) -> None
             level="ERROR" if call.error else None,
             status_message=call.error,
         )
-        generation.end(end_time=time.time_ns() + int((call.latency_ms or 0) * 1_000_000))
+        started = getattr(getattr(generation, "_otel_span", None), "start_time", None) or time.time_ns()
+        generation.end(end_time=started + int((call.latency_ms or 0) * 1_000_000))
 
 
 def _post(lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, **target: str | None) -> str:

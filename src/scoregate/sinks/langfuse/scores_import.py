@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,32 @@ def _resolve_traces(scores: Sequence[FeedbackScore], lookup: TraceLookup) -> dic
     return traces
 
 
+def _keep_locally(
+    root: Path, scores: Sequence[FeedbackScore], traces: dict[str, str | None], now: dt.datetime
+) -> tuple[dict[str, dict[str, Any]], int]:
+    """Append new or changed scores to the local store; return every score's record and how many were appended.
+
+    A score imported before keeps its first timestamp, so that Langfuse replaces it instead of adding one.
+    """
+    known = load_feedback(root)
+    records: dict[str, dict[str, Any]] = {}
+    fresh: list[str] = []
+    for score in scores:
+        before = known.get(score.score_id)
+        timestamp = score.timestamp or (dt.datetime.fromisoformat(before["timestamp"]) if before else now)
+        trace = traces.get(score.score_id, score.trace_id) or (before or {}).get("trace_id")
+        record = _record(score, trace, timestamp, now)
+        records[score.score_id] = record
+        if before is None or any(before.get(k) != record[k] for k in (*_CONTENT_KEYS, "timestamp")):
+            fresh.append(json.dumps(record, ensure_ascii=False))
+    if fresh:
+        path = feedback_path(root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write("\n".join(fresh) + "\n")
+    return records, len(fresh)
+
+
 def _post(remote: Remote, scores: Sequence[FeedbackScore], records: dict[str, dict[str, Any]]) -> list[str]:
     """Send the scores through the SDK and flush; return the SDK's warnings (dropped or rejected scores)."""
     client: Any = remote.client  # create_score's overloads type `value` per data type; ours is checked already
@@ -163,9 +190,7 @@ def import_scores(
     skips Langfuse; `dry_run` only validates.
     """
     scores = read_feedback(path)
-    keys: dict[str, int] = {}
-    for score in scores:
-        keys[score.key] = keys.get(score.key, 0) + 1
+    keys = dict(Counter(score.key for score in scores))
     report = ImportReport(file=path, local_path=feedback_path(root), rows=len(scores), keys=keys, dry_run=dry_run)
     posting = not (local_only or dry_run)
     if posting and remote is None:
@@ -178,29 +203,14 @@ def import_scores(
     traces = _resolve_traces(scores, trace_lookup or run_store_traces(root)) if posting else {}
     if dry_run:
         return report
-    if remote is not None and posting:
+    if posting:
+        assert remote is not None
         report.host = remote.settings.host
         remote.project()
-    now = now or dt.datetime.now(dt.UTC)
-    known = load_feedback(root)
-    records: dict[str, dict[str, Any]] = {}
-    fresh: list[str] = []
-    for score in scores:
-        before = known.get(score.score_id)
-        timestamp = score.timestamp or (dt.datetime.fromisoformat(before["timestamp"]) if before else now)
-        trace = traces.get(score.score_id, score.trace_id) or (before or {}).get("trace_id")
-        record = _record(score, trace, timestamp, now)
-        records[score.score_id] = record
-        if before is not None and all(before.get(k) == record[k] for k in (*_CONTENT_KEYS, "timestamp")):
-            report.local_unchanged += 1
-        else:
-            fresh.append(json.dumps(record, ensure_ascii=False))
-    report.local_new = len(fresh)
-    if fresh:
-        report.local_path.parent.mkdir(parents=True, exist_ok=True)
-        with report.local_path.open("a", encoding="utf-8") as handle:
-            handle.write("\n".join(fresh) + "\n")
-    if posting and remote is not None:
+    records, report.local_new = _keep_locally(root, scores, traces, now or dt.datetime.now(dt.UTC))
+    report.local_unchanged = len(scores) - report.local_new
+    if posting:
+        assert remote is not None
         report.sdk_messages = _post(remote, scores, records)
         report.posted = len(scores)
     return report
