@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -39,6 +40,15 @@ class BenchSetup:
     timeout_s: float = 900.0
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One reading of a running child: seconds since launch, resident memory, CPU used so far."""
+
+    t: float
+    rss_mb: float
+    cpu_s: float
+
+
 @dataclass
 class ChildRun:
     """How one child process ran, measured from outside."""
@@ -49,12 +59,25 @@ class ChildRun:
     peak_rss_mb: float
     cpu_s: float
     output: str
-    rss_samples: list[tuple[float, float]] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
 
     @property
     def wall_s(self) -> float:
         """Seconds from launch to exit: interpreter start, imports, work, teardown."""
         return self.exited_at - self.launched_at
+
+    def cpu_at(self, epoch: float) -> float:
+        """CPU seconds the child had used at wall-clock time `epoch`, interpolated between samples."""
+        points = [(0.0, 0.0), *((x.t, x.cpu_s) for x in self.samples), (self.wall_s, self.cpu_s)]
+        t = epoch - self.launched_at
+        for (t0, c0), (t1, c1) in itertools.pairwise(points):
+            if t0 <= t <= t1:
+                return c0 if t1 == t0 else c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+        return self.cpu_s if t > 0 else 0.0
+
+    def cpu_between(self, start: float, end: float) -> float:
+        """CPU seconds the child used between two wall-clock times (the items phase)."""
+        return max(0.0, self.cpu_at(end) - self.cpu_at(start))
 
 
 @dataclass
@@ -69,6 +92,7 @@ class Measurement:
     items_phase_s: float
     peak_rss_mb: float
     cpu_s: float
+    items_cpu_s: float
     mean_word_count: float | None
     mean_similarity: float | None
     returncode: int
@@ -86,8 +110,13 @@ class Measurement:
 
     @property
     def cpu_ms_per_item(self) -> float:
-        """CPU (user + system) the whole process spent per item, in ms."""
+        """CPU (user + system) the whole process spent per item, in ms (startup included)."""
         return self.cpu_s * 1000 / self.n_items
+
+    @property
+    def items_cpu_ms_per_item(self) -> float:
+        """CPU the process spent per item during the items phase only, in ms."""
+        return self.items_cpu_s * 1000 / self.n_items
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form, derived rates included."""
@@ -96,25 +125,31 @@ class Measurement:
             "items_per_s": round(self.items_per_s, 2),
             "whole_per_s": round(self.whole_per_s, 2),
             "cpu_ms_per_item": round(self.cpu_ms_per_item, 3),
+            "items_cpu_ms_per_item": round(self.items_cpu_ms_per_item, 3),
         }
 
 
-def _vm_rss_mb(pid: int) -> float | None:
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _read(pid: int) -> tuple[float, float] | None:
+    """Return (RSS MB, CPU s) of a live process from /proc, or None once it is gone."""
     try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rpartition(")")[2].split()
     except OSError:
         return None
-    return None
+    # After the command name: state is field 3; utime, stime are fields 14, 15; rss (pages) is field 24.
+    cpu = (int(fields[11]) + int(fields[12])) / _TICKS
+    rss = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return rss, cpu
 
 
 def measure_child(
-    cmd: Sequence[str], *, env: dict[str, str], cwd: Path, log: Path, timeout_s: float, sample_every_s: float = 0.5
+    cmd: Sequence[str], *, env: dict[str, str], cwd: Path, log: Path, timeout_s: float, sample_every_s: float = 0.25
 ) -> ChildRun:
-    """Run `cmd`, wait for it with wait4 (peak RSS and CPU of that process) and sample its RSS on the way."""
-    samples: list[tuple[float, float]] = []
+    """Run `cmd`, wait for it with wait4 (peak RSS and CPU of that process) and sample RSS and CPU on the way."""
+    samples: list[Sample] = []
     stop = threading.Event()
     launched = time.time()
     with log.open("wb") as sink:
@@ -122,10 +157,10 @@ def measure_child(
 
         def sample() -> None:
             while not stop.wait(sample_every_s):
-                rss = _vm_rss_mb(proc.pid)
-                if rss is None:
+                now, reading = time.time(), _read(proc.pid)
+                if reading is None:
                     return
-                samples.append((round(time.time() - launched, 2), round(rss, 1)))
+                samples.append(Sample(round(now - launched, 3), round(reading[0], 1), reading[1]))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -146,7 +181,7 @@ def measure_child(
         peak_rss_mb=round(usage.ru_maxrss / 1024, 1),  # Linux reports kilobytes
         cpu_s=round(usage.ru_utime + usage.ru_stime, 3),
         output=log.read_text(encoding="utf-8", errors="replace"),
-        rss_samples=samples,
+        samples=samples,
     )
 
 
@@ -183,15 +218,18 @@ def run_kit_script(setup: BenchSetup, harness: str, rep: int) -> Measurement:
     if run.returncode != 0 or not found:
         raise _failed(harness, run, "no BENCH_RESULT line")
     result = json.loads(found[-1])
+    eval_s = float(result["eval_s"])
+    items_end = run.exited_at - float(result.get("write_s", 0.0)) - float(result.get("shutdown_s", 0.0))
     return Measurement(
         harness=harness,
         rep=rep,
         n_items=int(result["n_items"]),
         n_ok=int(result["n_ok"]),
         wall_s=round(run.wall_s, 3),
-        items_phase_s=round(float(result["eval_s"]), 3),
+        items_phase_s=round(eval_s, 3),
         peak_rss_mb=run.peak_rss_mb,
         cpu_s=run.cpu_s,
+        items_cpu_s=round(run.cpu_between(items_end - eval_s, items_end), 3),
         mean_word_count=result.get("mean_word_count"),
         mean_similarity=result.get("mean_similarity"),
         returncode=run.returncode,
@@ -230,6 +268,7 @@ def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tup
         items_phase_s=round(finished - started, 3),
         peak_rss_mb=run.peak_rss_mb,
         cpu_s=run.cpu_s,
+        items_cpu_s=round(run.cpu_between(started, finished), 3),
         mean_word_count=scores["word_count"]["mean"],
         mean_similarity=scores["similarity"]["mean"],
         returncode=run.returncode,

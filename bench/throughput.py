@@ -109,7 +109,8 @@ def _show(m: Measurement) -> None:
         extra = f"  startup {m.detail['startup_s']:.1f}s  after {m.detail['after_items_s']:.1f}s"
     print(
         f"  rep {m.rep} {m.harness:17s} {m.items_per_s:7.1f} items/s (items phase)  {m.whole_per_s:7.1f} (whole)  "
-        f"peak RSS {m.peak_rss_mb:6.1f} MB  CPU {m.cpu_ms_per_item:5.2f} ms/item  ok {m.n_ok}/{m.n_items}{extra}",
+        f"peak RSS {m.peak_rss_mb:6.1f} MB  CPU ms/item {m.items_cpu_ms_per_item:4.2f} (items) "
+        f"{m.cpu_ms_per_item:4.2f} (whole)  ok {m.n_ok}/{m.n_items}{extra}",
         flush=True,
     )
 
@@ -131,7 +132,7 @@ def _big_run(args: argparse.Namespace, kit: Path, workdir: Path) -> dict[str, An
     print(f"memory run: {args.big_n} items through scoregate on port {args.big_port}", flush=True)
     measurement, child = run_scoregate(setup, 0)
     _show(measurement)
-    step = max(1, len(child.rss_samples) // 60)
+    step = max(1, len(child.samples) // 60)
     return {
         "n_items": measurement.n_items,
         "n_ok": measurement.n_ok,
@@ -144,7 +145,8 @@ def _big_run(args: argparse.Namespace, kit: Path, workdir: Path) -> dict[str, An
         "cpu_ms_per_item": round(measurement.cpu_ms_per_item, 3),
         "startup_s": measurement.detail["startup_s"],
         "after_items_s": measurement.detail["after_items_s"],
-        "rss_timeline_s_mb": child.rss_samples[::step],
+        "items_cpu_ms_per_item": round(measurement.items_cpu_ms_per_item, 3),
+        "rss_timeline_s_mb": [(x.t, x.rss_mb) for x in child.samples[::step]],
     }
 
 

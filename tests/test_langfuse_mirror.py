@@ -61,7 +61,7 @@ def langfuse_on(fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch) ->
     return on
 
 
-def make_run(project_dir: Path, experiment: str = "smoke", *, resume: str | None = None) -> RunStore:
+def make_run(project_dir: Path, experiment: str, *, resume: str | None = None) -> RunStore:
     """Run (or resume) an experiment locally, without any mirror."""
     return run_experiment(project_dir, experiment, RunOptions(mirror_mlflow=False, resume=resume)).store
 
@@ -73,8 +73,12 @@ def finished_run(project_dir: Path, langfuse_off: Callable[[], None]) -> RunStor
 
 
 @pytest.fixture
-def judged_run(project_dir: Path, langfuse_off: Callable[[], None]) -> RunStore:
-    """A finished smoke run (6 items, three LLM judges and the counters) made with Langfuse off."""
+def judged_run(
+    project_dir: Path, langfuse_off: Callable[[], None], edit_yaml: Callable[[Path, Callable[[Any], None]], None]
+) -> RunStore:
+    """A finished smoke run (6 items, three LLM judges and the counters, priced calls) made with Langfuse off."""
+    prices = {"input_cost_per_mtok": 0.15, "output_cost_per_mtok": 0.6}
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["models"]["scripted"].update(prices))
     return make_run(project_dir, "smoke")
 
 
@@ -129,7 +133,8 @@ def test_a_run_becomes_one_experiment_with_generations_item_scores_and_run_score
     metadata = span_metadata(roots[0], "langfuse.experiment.metadata")
     assert metadata["scoregate.run_id"] == judged_run.run_id
     assert metadata["dataset"].startswith("smoke_v1@")
-    assert report.experiment_url is not None and report.experiment_id in report.experiment_url
+    assert report.experiment_id is not None and report.experiment_url is not None
+    assert report.experiment_url.endswith(f"/experiments/results?baseline={report.experiment_id}")
     assert judged_run.links["langfuse_experiment_url"] == report.experiment_url
 
     by_item = {item_of(s): s["traceId"] for s in roots}
@@ -148,6 +153,8 @@ def test_a_run_becomes_one_experiment_with_generations_item_scores_and_run_score
             "input": call.tokens_in, "output": call.tokens_out
         }  # fmt: skip
         assert json.loads(attributes["langfuse.observation.model.parameters"])["temperature"] == 0.2
+        assert call.cost_usd is not None
+        assert json.loads(attributes["langfuse.observation.cost_details"]) == {"total": pytest.approx(call.cost_usd)}
         duration_ms = (generation["endTimeUnixNano"] - generation["startTimeUnixNano"]) / 1e6
         assert duration_ms == pytest.approx(call.latency_ms, abs=0.01)
         assert generation["parentSpanId"] == task_span["spanId"]
@@ -268,11 +275,11 @@ def test_a_resumed_run_is_mirrored_once_per_item(
     assert fake_langfuse.state.spans == []
 
     langfuse_off()
-    store = make_run(project_dir, resume=finished_run.run_id)
+    store = make_run(project_dir, "counters", resume=finished_run.run_id)
     langfuse_on()
     assert mirror(store, project_dir).complete
     langfuse_off()
-    store = make_run(project_dir, resume=finished_run.run_id)  # resuming a finished run mirrors again
+    store = make_run(project_dir, "counters", resume=finished_run.run_id)  # resuming a finished run mirrors again
     langfuse_on()
     again = mirror(store, project_dir)
 

@@ -256,7 +256,7 @@ def test_rollback_refuses_when_the_label_was_moved_outside_scoregate(
     promote(project, PROMPT, version=2)
     fake_langfuse.state.create_prompt({"name": PROMPT, "prompt": "v3", "type": "text", "labels": ["production"]})
 
-    with pytest.raises(ScoregateError, match="'production' is on v3 .* moved outside scoregate"):
+    with pytest.raises(ScoregateError, match=r"'production' is on v3 .* moved outside scoregate"):
         rollback(project, PROMPT)
 
     assert holder(fake_langfuse) == 3

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from scoregate.analysis.summary import RunAggregator
 from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.routing import route_prompts
 from scoregate.engine.cache import ResponseCache
 from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
@@ -38,6 +39,9 @@ class RunOptions:
     use_cache: bool = True
     resume: str | None = None
     mirror_mlflow: bool = True
+    mirror_langfuse: bool = True
+    prompt_label: str | None = None
+    prompt_version: int | None = None
 
 
 @dataclass
@@ -49,6 +53,7 @@ class RunOutcome:
     summary: dict[str, Any]
     mirrors: dict[str, str] = field(default_factory=dict)
     mirror_errors: dict[str, str] = field(default_factory=dict)
+    mirror_notes: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -139,18 +144,19 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         previous = RunStore.open(runs_dir(project), options.resume).manifest
         experiment = previous["receipts"]["experiment"]
         saved = previous["options"]
-        options = RunOptions(
+        options = replace(
+            options,
             limit=saved["limit"],
             concurrency=options.concurrency or saved["concurrency"],
             model=previous["receipts"]["model"]["name"],
-            use_cache=options.use_cache,
-            resume=options.resume,
-            mirror_mlflow=options.mirror_mlflow,
         )
+    prompt_versions = _use_langfuse_prompts(project, experiment, options, resumed=previous_receipts(project, options))
     plan = plan_experiment(project, experiment, model=options.model)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache)
-    prompt_versions = {name: local_prompt_version(spec) for name, spec in plan.prompts.items()}
+    prompt_versions = {
+        name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
+    }
     model_names = _models_used(plan)
     endpoints = {name: caller.provider(name).endpoint for name in model_names}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
@@ -184,7 +190,67 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
         except Exception as exc:  # a sink failure must not lose the run; it is reported and can be redone
             outcome.mirror_errors["mlflow"] = f"{type(exc).__name__}: {exc}"
+    if options.mirror_langfuse:
+        _mirror_langfuse(store, project, outcome)
     return outcome
+
+
+def previous_receipts(project: Project, options: RunOptions) -> dict[str, Any] | None:
+    """The receipts of the run being resumed, or None for a new run."""
+    if options.resume is None:
+        return None
+    receipts: dict[str, Any] = RunStore.open(runs_dir(project), options.resume).manifest["receipts"]
+    return receipts
+
+
+def _use_langfuse_prompts(
+    project: Project, experiment: str, options: RunOptions, *, resumed: dict[str, Any] | None
+) -> dict[str, str]:
+    """With Langfuse configured (or a prompt label/version asked for), swap in the prompts Langfuse serves.
+
+    Returns prompt name → version for the receipts; empty when the local files are used.
+    """
+    from scoregate.sinks.langfuse.client import LangfuseSettings
+    from scoregate.sinks.langfuse.prompt_source import resolve_prompts
+
+    asked = options.prompt_label is not None or options.prompt_version is not None
+    if LangfuseSettings.from_env() is None and not asked:
+        return {}
+    spec = project.config.experiments.get(experiment)
+    if spec is None:
+        return {}
+    names = route_prompts(spec.prompt)
+    if resumed is not None:
+        versions = {n: p.get("langfuse_version") for n, p in resumed["prompts"].items()}
+        if not any(versions.values()):
+            return {}
+        resolved = {}
+        for name in names:
+            resolved.update(resolve_prompts(project, [name], label=None, version=versions.get(name)))
+    else:
+        resolved = resolve_prompts(project, names, label=options.prompt_label, version=options.prompt_version)
+    for name, found in resolved.items():
+        project.prompts[name] = found.spec
+    return {name: found.version for name, found in resolved.items()}
+
+
+def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> None:
+    from scoregate.sinks.langfuse.client import NOT_CONFIGURED, LangfuseSettings
+    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
+
+    if LangfuseSettings.from_env() is None:
+        outcome.mirror_notes.append(f"langfuse: skipped — {NOT_CONFIGURED}")
+        return
+    try:
+        report = mirror_run_to_langfuse(store, project)
+    except Exception as exc:  # reported, and redone later with `scoregate langfuse-sync`
+        outcome.mirror_errors["langfuse"] = f"{type(exc).__name__}: {exc}"
+        return
+    outcome.mirror_notes += report.lines()
+    if report.experiment_url:
+        outcome.mirrors["langfuse"] = report.experiment_url
+    if not report.complete:
+        outcome.mirror_errors["langfuse"] = "; ".join(report.problems)
 
 
 def _models_used(plan: ExperimentPlan) -> list[str]:

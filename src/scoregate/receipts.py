@@ -83,6 +83,8 @@ def build_receipts(
         "prompts": {
             name: {
                 "version": prompt_versions[name],
+                "source": "langfuse" if prompt_versions[name].isdigit() else "file",
+                "langfuse_version": int(prompt_versions[name]) if prompt_versions[name].isdigit() else None,
                 "fingerprint": prompt_fingerprint(spec),
                 "labels": spec.labels,
                 "temperature": spec.config.temperature,

@@ -36,6 +36,12 @@ def run(
         bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")
     ] = False,
     no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow.")] = False,
+    no_langfuse: Annotated[bool, typer.Option("--no-langfuse", help="Do not mirror the run to Langfuse.")] = False,
+    prompt_label: Annotated[
+        str | None,
+        typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
+    ] = None,
+    prompt_version: Annotated[int | None, typer.Option(min=1, help="Run this Langfuse prompt version.")] = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
@@ -48,12 +54,17 @@ def run(
         use_cache=not no_cache,
         resume=resume,
         mirror_mlflow=not no_mlflow,
+        mirror_langfuse=not no_langfuse,
+        prompt_label=prompt_label,
+        prompt_version=prompt_version,
     )
     outcome = run_experiment(project_root(project), experiment or "", options)
     print_summary(console, outcome.summary)
     console.print(f"run {outcome.run_id} stored in {outcome.store.directory}")
-    for sink, run_id in outcome.mirrors.items():
-        console.print(f"{sink}: run {run_id}  (browse with `make mlflow-ui`)")
+    if "mlflow" in outcome.mirrors:
+        console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
+    for note in outcome.mirror_notes:
+        console.print(escape(note), highlight=False)
     for sink, error in outcome.mirror_errors.items():
         console.print(
             f"[yellow]{sink} mirror failed: {escape(error)}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`"

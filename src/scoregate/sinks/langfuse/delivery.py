@@ -142,16 +142,10 @@ class ScoreLedger:
             self.accepted |= ids
             return
         if status == 207 and isinstance(answer, dict):
-            messages = [str(e.get("message")) for e in answer.get("errors") or [] if isinstance(e, dict)]
-            self.server_errors.append(
-                f"server accepted {answer.get('accepted')} and rejected {answer.get('rejected')} of "
-                f"{len(ids)} scores: {'; '.join(messages)}"
-            )
+            self.server_errors.append(f"HTTP 207 (part of a batch refused): {_describe(answer.get('errors'))}")
         else:
-            text = json.dumps(answer)[:500] if answer is not None else ""
-            if ARRAY_REJECTED in text:
-                self.array_rejected = True
-            self.server_errors.append(f"HTTP {status} for a batch of {len(ids)} scores: {text}")
+            self.array_rejected |= ARRAY_REJECTED in json.dumps(answer)
+            self.server_errors.append(f"HTTP {status}: {_describe(answer)}")
         self.rejected |= ids  # a 207 does not say which ones; re-posting them later is an idempotent upsert
 
     def _ingestion_answer(self, status: int, body: Any, answer: Any) -> None:
@@ -164,10 +158,10 @@ class ScoreLedger:
             for error in answer.get("errors") or []:
                 if error.get("id") in score_of:
                     self.rejected.add(score_of[error["id"]])
-                    self.server_errors.append(f"score rejected: {error.get('message')} {error.get('error', '')}")
+                    self.server_errors.append(f"HTTP {error.get('status')}: {_describe(error)}")
             return
         self.rejected |= set(score_of.values())
-        self.server_errors.append(f"HTTP {status} for a batch of {len(score_of)} score events")
+        self.server_errors.append(f"HTTP {status}: {_describe(answer)}")
 
     def is_accepted(self, score_id: str) -> bool:
         """True when the server answered that it accepted this score."""
@@ -178,6 +172,18 @@ class ScoreLedger:
         """True when the server refused this score (or its batch) and never accepted it later."""
         with self._lock:
             return score_id in self.rejected and score_id not in self.accepted
+
+
+def _describe(answer: Any) -> str:
+    """Return the distinct messages of an error answer, however deeply the server nested them."""
+    if isinstance(answer, list):
+        return "; ".join(dict.fromkeys(_describe(a) for a in answer)) or "no details"
+    if isinstance(answer, dict):
+        head = str(answer.get("message") or "")
+        nested = answer.get("error") if answer.get("error") is not None else answer.get("errors")
+        tail = _describe(nested) if isinstance(nested, list | dict) else str(nested or "")
+        return ": ".join(part for part in (head, tail) if part and part != "no details") or "no details"
+    return str(answer)[:300] if answer is not None else "no details"
 
 
 def _json_or_none(raw: bytes) -> Any:

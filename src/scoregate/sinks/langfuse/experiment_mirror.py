@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from langfuse import Langfuse
     from langfuse.model import PromptClient
 
-CHUNK = 500  # items per runner call: bounds memory; SDK 5 keeps one experiment id across calls
+CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
 MAX_SDK_LINES = 20
 
 
@@ -89,7 +89,7 @@ class MirrorReport:
     def raise_for_problems(self) -> None:
         """Raise a ScoregateError naming every problem (the `langfuse-sync` exit path)."""
         if self.problems:
-            listing = "\n".join(f"  - {p}" for p in self.problems)
+            listing = "\n".join([f"  - {p}" for p in self.problems] + [f"  sdk: {w}" for w in self.warnings[:5]])
             resync = f"fix the cause, then `scoregate langfuse-sync {self.run_id}` sends only what is missing"
             raise ScoregateError(
                 f"run {self.run_id} is not fully mirrored to Langfuse:\n{listing}", hint=self.hint or resync
@@ -129,7 +129,8 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
         finally:
             session.close()
     report.warnings += list(dict.fromkeys(capture.messages))
-    if ctx is None:  # unreachable or refused: nothing was sent, nothing is recorded
+    if ctx is None:  # unreachable or refused: nothing was sent
+        store.set_link("langfuse_synced", False)
         return report
     _confirm(session, ctx, report)
     old_server = session.ledger.array_rejected or capture.score_batches_rejected_as_array()
@@ -182,7 +183,9 @@ def _prepare(session: MirrorClient, store: RunStore, state: MirrorState, report:
 
 
 def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
-    while chunk := list(islice(results, CHUNK)):
+    """Runner-sized batches; SDK 4 cannot reuse an experiment id, so there everything goes in one call."""
+    size = CHUNK if SDK_MAJOR >= 5 else None
+    while chunk := list(islice(results, size)):
         yield chunk
 
 
@@ -367,7 +370,7 @@ def _judge(report: MirrorReport, state: MirrorState, session: MirrorClient, old_
             f"{', '.join(state.other_experiment_ids)}"
         )
     if report.scores_rejected:
-        errors = "; ".join(session.ledger.server_errors[:3])
+        errors = "; ".join(list(dict.fromkeys(session.ledger.server_errors))[:3])
         report.problems.append(f"{report.scores_rejected} of {report.scores_sent} scores were rejected: {errors}")
     if report.scores_unconfirmed:
         report.problems.append(f"{report.scores_unconfirmed} scores got no answer from the server (not confirmed)")
