@@ -77,3 +77,34 @@ model-status:
 
 clean-runs:  ## delete the local run store and the embedded MLflow database
 	rm -rf runs mlflow.db mlartifacts
+
+# ---------------------------------------------------------------- automation (cron / CI)
+NIGHTLY_EXPERIMENT ?= smoke
+WEEKLY_EXPERIMENTS ?= catchup howto
+REPORTS := .scoregate/reports
+
+.PHONY: nightly weekly
+
+nightly: setup  ## smoke set through the candidate prompts; exit 3 when a gate does not pass
+	$(BIN)/scoregate validate
+	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
+	$(BIN)/scoregate run $(NIGHTLY_EXPERIMENT) --fail-on-gates $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
+
+weekly: setup  ## catchup and howto: Langfuse production vs candidate prompt, then `scoregate compare`
+	@if [ -z "$$LANGFUSE_PUBLIC_KEY" ]; then \
+		echo "make weekly runs the prompt versions Langfuse labels production and candidate:" \
+			"set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST" >&2; exit 2; fi
+	$(BIN)/scoregate validate
+	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
+	@set -eo pipefail; mkdir -p $(REPORTS); stamp=$$(date -u +%Y%m%d); \
+	for exp in $(WEEKLY_EXPERIMENTS); do \
+		for label in production candidate; do \
+			COLUMNS=250 $(BIN)/scoregate run $$exp --prompt-label $$label \
+				$${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} | tee $(REPORTS)/$$exp-$$label.log; \
+		done; \
+		prod=$$(sed -n 's/^run \([^ ]*\) stored in .*/\1/p' $(REPORTS)/$$exp-production.log); \
+		cand=$$(sed -n 's/^run \([^ ]*\) stored in .*/\1/p' $(REPORTS)/$$exp-candidate.log); \
+		test -n "$$prod" -a -n "$$cand" || { echo "no run id in $(REPORTS)/$$exp-*.log" >&2; exit 1; }; \
+		echo "== $$exp: production $$prod vs candidate $$cand"; \
+		COLUMNS=250 $(BIN)/scoregate compare $$prod $$cand | tee $(REPORTS)/$$exp-compare-$$stamp.txt; \
+	done

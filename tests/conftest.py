@@ -115,7 +115,8 @@ def project_dir(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: py
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow' / 'mlflow.db'}")
     (tmp_path / "mlflow").mkdir()
     monkeypatch.setenv("COLUMNS", "250")
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SCOREGATE_DEBUG", "SCOREGATE_LOCAL_PORT"):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SCOREGATE_DEBUG", "SCOREGATE_LOCAL_PORT",
+                 "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     return root
 

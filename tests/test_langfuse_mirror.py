@@ -220,25 +220,29 @@ def test_a_failed_item_is_recorded_with_task_error_and_the_reasons_of_its_null_s
     assert run_level["tldr_within_cap_coverage"] == pytest.approx(5 / 6)
 
 
-def test_generations_of_a_run_made_from_langfuse_prompts_link_the_prompt_version(
-    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+def test_a_run_on_langfuse_prompts_is_mirrored_live_with_each_prompt_version_linked(
+    project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
 ) -> None:
-    for name in ("summarization-catchup", "summarization-howto"):
-        body = to_langfuse(load_project(project_dir).prompts[name])
-        fake_langfuse.state.create_prompt({"name": name, "prompt": body.prompt, "type": body.type, "labels": []})
-        fake_langfuse.state.create_prompt({"name": name, "prompt": body.prompt, "type": body.type, "labels": []})
-    receipts = finished_run.manifest["receipts"]
-    for info in receipts["prompts"].values():
-        info["version"] = "2"  # what the receipts of a run on Langfuse version 2 hold
-    finished_run.update_manifest(receipts=receipts)
     langfuse_on()
+    prompts = load_project(project_dir).prompts
+    _upload(fake_langfuse, prompts["summarization-catchup"], ["production"])
+    _upload(fake_langfuse, prompts["summarization-catchup"], ["candidate"])
+    _upload(fake_langfuse, prompts["summarization-howto"], ["production"])
 
-    assert mirror(finished_run, project_dir).complete
+    outcome = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False))
 
-    for generation in fake_langfuse.state.find_spans("task"):
-        attributes = generation["attributes"]
-        assert attributes["langfuse.observation.prompt.name"] in ("summarization-catchup", "summarization-howto")
-        assert attributes["langfuse.observation.prompt.version"] == 2
+    receipts = outcome.store.manifest["receipts"]["prompts"]
+    assert {name: info["version"] for name, info in receipts.items()} == {
+        "summarization-catchup": "2", "summarization-howto": "1"
+    }  # fmt: skip
+    assert outcome.mirrors["langfuse"] == outcome.store.links["langfuse_experiment_url"]
+    assert outcome.store.links["langfuse_synced"] is True
+    assert len(root_spans(fake_langfuse)) == 6
+    linked = {
+        (g["attributes"]["langfuse.observation.prompt.name"], g["attributes"]["langfuse.observation.prompt.version"])
+        for g in fake_langfuse.state.find_spans("task")
+    }
+    assert linked == {("summarization-catchup", 2), ("summarization-howto", 1)}
 
 
 # ---------------------------------------------------------------- exactly once

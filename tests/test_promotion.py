@@ -21,6 +21,7 @@ from mlflow.tracking import MlflowClient
 import scoregate.cli as scoregate_cli
 from conftest import ALL_GATES, CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
+from scoregate.catalog.models import PromptSpec
 from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ExitCode, ScoregateError
@@ -34,13 +35,22 @@ from scoregate.sinks.langfuse.promotion import (
     rollback,
 )
 from scoregate.sinks.langfuse.promotion_evidence import experiment_gates_hash
-from scoregate.sinks.mlflow_sink import RUN_ID_TAG, mirror_run
+from scoregate.sinks.langfuse.prompts_sync import to_langfuse
+from scoregate.sinks.mlflow_sink import RUN_ID_TAG
 from scripted_openai import ScriptedOpenAI
 
 PROMPT = "summarization-catchup"
 COUNTER_GATES = ["sections_present", "tldr_caps_met"]
 
 pytestmark = pytest.mark.usefixtures("mlflow_store")
+
+
+def upload(fake: FakeLangfuse, spec: PromptSpec, labels: list[str]) -> None:
+    """Store a new version of a prompt in the fake Langfuse, as `scoregate prompts sync` would."""
+    body = to_langfuse(spec)
+    fake.state.create_prompt(
+        {"name": spec.name, "prompt": body.prompt, "type": body.type, "config": body.config, "labels": labels}
+    )
 
 
 @pytest.fixture
@@ -50,13 +60,20 @@ def project(
     monkeypatch: pytest.MonkeyPatch,
     edit_yaml: Callable[[Path, Callable[[Any], None]], None],
 ) -> Path:
-    """The test project gated on `smoke` and `counters`, its prompt at v1 (production) and v2 (candidate)."""
+    """The test project gated on `smoke` and `counters`, with Langfuse on.
+
+    In Langfuse the prompt under test has v1 (production) and v2 (candidate, a lower temperature); the other
+    prompt of the route has v1 (production).
+    """
     edit_yaml(project_dir / "scoregate.yaml", lambda config: config.update(promotion={PROMPT: ["smoke", "counters"]}))
     for name, value in fake_langfuse.env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("SCOREGATE_USER", "alice")
-    for text, label in (("v1 {{transcript}}", "production"), ("v2 {{transcript}}", "candidate")):
-        fake_langfuse.state.create_prompt({"name": PROMPT, "prompt": text, "type": "text", "labels": [label]})
+    prompts = load_project(project_dir).prompts
+    upload(fake_langfuse, prompts[PROMPT], ["production"])
+    colder = prompts[PROMPT].config.model_copy(update={"temperature": 0.1})
+    upload(fake_langfuse, prompts[PROMPT].model_copy(update={"config": colder}), ["candidate"])
+    upload(fake_langfuse, prompts["summarization-howto"], ["production"])
     return project_dir
 
 
@@ -71,13 +88,11 @@ def holder(fake: FakeLangfuse, label: str = "production") -> int | None:
     return found[0] if found else None
 
 
-def tracked_run(root: Path, experiment: str, version: str = "2") -> str:
-    """Run an experiment for real, as if on Langfuse version `version`, and mirror it to MLflow; return its run id."""
-    store = run_experiment(root, experiment, RunOptions(mirror_mlflow=False, use_cache=False)).store
-    receipts = store.manifest["receipts"]
-    receipts["prompts"][PROMPT]["version"] = version  # what a run with `--prompt-version 2` records
-    store.update_manifest(receipts=receipts)
-    return mirror_run(store, project_root=root)
+def tracked_run(root: Path, experiment: str) -> str:
+    """Run an experiment for real on the Langfuse prompts (candidate, else production), mirrored to MLflow."""
+    outcome = run_experiment(root, experiment, RunOptions(use_cache=False, mirror_langfuse=False))
+    assert outcome.store.manifest["receipts"]["prompts"][PROMPT]["version"] == "2"
+    return outcome.mirrors["mlflow"]
 
 
 def logged_run(
@@ -254,7 +269,7 @@ def test_rollback_refuses_when_the_label_was_moved_outside_scoregate(
     logged_run(project, "counters")
     logged_run(project, "smoke")
     promote(project, PROMPT, version=2)
-    fake_langfuse.state.create_prompt({"name": PROMPT, "prompt": "v3", "type": "text", "labels": ["production"]})
+    upload(fake_langfuse, load_project(project).prompts[PROMPT], ["production"])  # v3, moved by hand
 
     with pytest.raises(ScoregateError, match=r"'production' is on v3 .* moved outside scoregate"):
         rollback(project, PROMPT)

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.analysis.summary import RunAggregator
-from scoregate.catalog.models import LlmJudgeSpec
+from scoregate.catalog.models import GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
@@ -90,7 +90,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
             continue
         column = aggregator.column(gate.metric) if gate.metric in summary["scores"] else None
-        gates.append(evaluate_gate(gate, summary, column=column, min_coverage=settings.min_coverage))
+        verdict = evaluate_gate(gate, summary, column=column, min_coverage=settings.min_coverage)
+        gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest
     summary = {
         "run_id": store.run_id,
@@ -104,6 +105,22 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     }
     store.write_summary(summary)
     return summary
+
+
+def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan: ExperimentPlan) -> GateResult:
+    """A gate that requires a calibrated judge takes the calibration's status unless it already failed."""
+    need = gate.requires_calibration
+    if need is None or result.status == "fail":
+        return result
+    from scoregate.analysis.calibration_runs import calibration_status
+
+    status, detail = calibration_status(
+        project, need.evaluator, plan.judge_model_name, floor=need.floor, metric=need.metric,
+        score_key=need.score_key, stat=need.stat, min_pairs=need.min_pairs,
+    )  # fmt: skip
+    if status == "pass":
+        return replace(result, detail=f"{result.detail}; judge calibrated: {detail}")
+    return replace(result, status=status, detail=f"judge calibration {status}: {detail}")
 
 
 def _open_or_create(project: Project, plan: ExperimentPlan, options: RunOptions, receipts: dict[str, Any]) -> RunStore:

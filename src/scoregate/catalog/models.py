@@ -52,11 +52,22 @@ class ChatMessage(Strict):
 
 
 class ResponseFormat(Strict):
-    """Structured output: the reply must be JSON obeying `schema`."""
+    """Structured output: the reply must be JSON obeying `schema`, or the schema each item carries (`schema_from`)."""
 
     name: str = "output"
-    schema_: dict[str, Any] = Field(alias="schema", description="JSON Schema of the reply.")
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema", description="JSON Schema of the reply.")
+    schema_from: str | None = Field(
+        default=None,
+        pattern=r"^input\.[A-Za-z_][A-Za-z0-9_]*$",
+        description="`input.<field>`: each item's own JSON Schema of the reply (extraction datasets).",
+    )
     strict: bool = True
+
+    @model_validator(mode="after")
+    def _one_schema(self) -> ResponseFormat:
+        if (self.schema_ is None) == (self.schema_from is None):
+            raise ValueError("give exactly one of `schema:` (one schema for all items) or `schema_from: input.<field>`")
+        return self
 
 
 class PromptConfig(Strict):
@@ -181,7 +192,67 @@ class CountersSpec(Strict):
     counters: list[CounterSpec] = Field(min_length=1)
 
 
-EvaluatorSpec = Annotated[LlmJudgeSpec | CountersSpec, Field(discriminator="kind")]
+SOURCE_PATH = r"^(input|metadata)(\.[A-Za-z_][A-Za-z0-9_]*)+$"
+
+
+class ExtractionThresholds(Strict):
+    """Composite-score cut-offs of a field match: exact, partial (half credit), lenient (full credit)."""
+
+    exact: float = Field(default=0.95, ge=0, le=1)
+    partial: float = Field(default=0.5, ge=0, le=1)
+    lenient: float = Field(default=0.3, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ExtractionThresholds:
+        if not self.lenient <= self.partial <= self.exact:
+            raise ValueError(f"need lenient <= partial <= exact, got {self.lenient}, {self.partial}, {self.exact}")
+        return self
+
+
+class EqsWeightsSpec(Strict):
+    """Weights of the Extraction Quality Score (EQS); components that cannot be measured are left out."""
+
+    schema_validity: float = Field(default=0.15, ge=0)
+    field_f1: float = Field(default=0.50, ge=0)
+    type_accuracy: float = Field(default=0.20, ge=0)
+    no_hallucination: float = Field(default=0.15, ge=0)
+
+    @model_validator(mode="after")
+    def _positive(self) -> EqsWeightsSpec:
+        if self.schema_validity + self.field_f1 + self.type_accuracy + self.no_hallucination <= 0:
+            raise ValueError("at least one EQS weight must be positive")
+        return self
+
+
+class ExtractionSpec(Strict):
+    """`kind: extraction`: the JSON output is scored field by field against `expected_output`; no model call."""
+
+    kind: Literal["extraction"]
+    name: str
+    version: int = Field(ge=1)
+    description: str = ""
+    schema_source: str = Field(default="input.schema", pattern=SOURCE_PATH, description="Path of each item's schema.")
+    alternatives_source: str | None = Field(
+        default="metadata.expected_alternatives",
+        pattern=SOURCE_PATH,
+        description="Path of a map: field path → other acceptable values (null: none).",
+    )
+    text_source: str | None = Field(
+        default="input.text",
+        pattern=SOURCE_PATH,
+        description="Path of the source text: a spurious value found in it is misplaced, not fabricated.",
+    )
+    case_sensitive: bool = Field(default=True, description="Strict string equality respects case.")
+    normalize_whitespace: bool = Field(default=True, description="Strip and collapse whitespace before comparing.")
+    float_epsilon: float = Field(default=1e-6, ge=0, description="Relative tolerance of number equality.")
+    array_order_matters: bool = Field(default=True, description="False compares arrays as multisets.")
+    type_coercion: bool = Field(default=True, description='Give value credit across a type confusion ("42" vs 42).')
+    check_formats: bool = Field(default=False, description="Assert `format` keywords (email, date...).")
+    thresholds: ExtractionThresholds = Field(default_factory=ExtractionThresholds)
+    eqs_weights: EqsWeightsSpec = Field(default_factory=EqsWeightsSpec)
+
+
+EvaluatorSpec = Annotated[LlmJudgeSpec | CountersSpec | ExtractionSpec, Field(discriminator="kind")]
 
 
 # ---------------------------------------------------------------- scoregate.yaml
@@ -236,6 +307,22 @@ class CompositeSpec(Strict):
 
 GateOp = Literal[">=", ">", "<=", "<", "=="]
 
+CalibrationMetric = Literal[
+    "spearman", "kendall", "pearson", "qwk", "exact", "within_one",
+    "per_document.spearman", "per_document.kendall", "per_document.pearson",
+]  # fmt: skip
+
+
+class CalibrationRequirement(Strict):
+    """A gate that also requires its judge to agree with human ratings (see `scoregate calibrate --save`)."""
+
+    evaluator: str
+    score_key: str | None = None
+    metric: CalibrationMetric = "spearman"
+    floor: float = Field(ge=-1, le=1)
+    stat: Literal["value", "ci_low"] = "value"
+    min_pairs: int = Field(default=2, ge=2)
+
 
 class GateSpec(Strict):
     """A threshold on a metric; pass / fail / incomplete."""
@@ -249,6 +336,9 @@ class GateSpec(Strict):
     )
     min_coverage: float | None = Field(default=None, ge=0, le=1, description="Default: settings.min_coverage.")
     datasets: list[str] | None = Field(default=None, description="Apply only on these datasets.")
+    requires_calibration: CalibrationRequirement | None = Field(
+        default=None, description="INCOMPLETE unless the judge's saved calibration reaches this floor."
+    )
 
 
 class ExperimentSpec(Strict):

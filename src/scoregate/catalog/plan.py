@@ -14,6 +14,7 @@ from scoregate.catalog.models import (
     DatasetItem,
     EvaluatorSpec,
     ExperimentSpec,
+    ExtractionSpec,
     GateSpec,
     LlmJudgeSpec,
     ModelSpec,
@@ -66,6 +67,10 @@ def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
     """Return the score keys an evaluator file declares."""
     if isinstance(spec, CountersSpec):
         return [c.score_key for c in spec.counters]
+    if isinstance(spec, ExtractionSpec):
+        from scoregate.scoring.extraction.scores import METRIC_KEYS
+
+        return list(METRIC_KEYS)
     keys = [spec.score.key, *(e.key for e in spec.extra)]
     return [*keys, spec.reasoning_key] if spec.reasoning_key else keys
 

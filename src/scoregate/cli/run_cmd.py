@@ -60,7 +60,7 @@ def run(
     )
     outcome = run_experiment(project_root(project), experiment or "", options)
     print_summary(console, outcome.summary)
-    console.print(f"run {outcome.run_id} stored in {outcome.store.directory}")
+    console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
     if "mlflow" in outcome.mirrors:
         console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
     for note in outcome.mirror_notes:

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec
+from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec, ResponseFormat
 from scoregate.catalog.routing import choose_prompt, inferred_fields
 from scoregate.catalog.templates import render_messages
 from scoregate.engine.calls import ModelCaller
+from scoregate.errors import ScoregateError
 from scoregate.providers.base import CompletionRequest
 from scoregate.records import CallRecord, ItemResult, Score
 from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed
@@ -37,7 +38,7 @@ class ItemPipeline:
             temperature=config.temperature,
             max_tokens=config.max_tokens,
             top_p=config.top_p,
-            json_schema=schema.schema_ if schema else None,
+            json_schema=_reply_schema(schema, item) if schema else None,
             schema_name=schema.name if schema else "output",
         )
 
@@ -77,14 +78,16 @@ class ItemPipeline:
 
         scores: list[Score] = []
         for evaluator in self.evaluators:
-            if result.error is not None:
+            # An evaluator that scores unparsable replies (extraction: invalid JSON scores 0) gets the raw text.
+            unparsed = result.raw_output if getattr(evaluator, "scores_unparsed_output", False) else None
+            if result.error is not None and unparsed is None:
                 scores += [Score.missing(k, t, evaluator.name, "no output to score: " + result.error)
                            for k, t in evaluator.score_keys()]  # fmt: skip
                 continue
             context = EvalContext(
                 item_id=result.item_id,
                 input=item.input,
-                output=result.output,
+                output=result.output if unparsed is None else unparsed,
                 expected_output=item.expected_output,
                 metadata=item.metadata,
                 call_model=call_model,
@@ -95,6 +98,20 @@ class ItemPipeline:
                 reason = f"evaluator {evaluator.name} failed: {type(exc).__name__}: {exc}"
                 scores += [Score.missing(k, t, evaluator.name, reason) for k, t in evaluator.score_keys()]
         return scores
+
+
+def _reply_schema(response_format: ResponseFormat, item: DatasetItem) -> dict[str, Any]:
+    """Return the prompt's schema, or the item's own one when the prompt names it with `schema_from`."""
+    if response_format.schema_from is None:
+        return response_format.schema_ or {}
+    field = response_format.schema_from.removeprefix("input.")
+    schema = item.input.get(field)
+    if not isinstance(schema, dict):
+        raise ScoregateError(
+            f"item {item.id!r} has no JSON Schema object at {response_format.schema_from}",
+            hint=f"give every item an object `{field}` in its input, or declare it in the dataset's input_schema",
+        )
+    return schema
 
 
 def _parse_output(text: str, prompt: PromptSpec) -> tuple[Any, str | None]:

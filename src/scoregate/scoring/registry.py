@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scoregate.catalog.models import CountersSpec, EvaluatorSpec, LlmJudgeSpec
+from scoregate.catalog.models import CountersSpec, EvaluatorSpec, ExtractionSpec, LlmJudgeSpec
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.counters import CountersEvaluator
+from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.scoring.judge import LlmJudge
 
 EvaluatorFactory = Callable[[Any, str | None], Evaluator]
@@ -23,9 +24,14 @@ def _counters(spec: CountersSpec, default_judge_model: str | None) -> Evaluator:
     return CountersEvaluator(spec)
 
 
+def _extraction(spec: ExtractionSpec, default_judge_model: str | None) -> Evaluator:
+    return ExtractionEvaluator(spec)
+
+
 FACTORIES: dict[str, EvaluatorFactory] = {
     "llm_judge": _llm_judge,
     "counters": _counters,
+    "extraction": _extraction,
 }
 """Evaluator kind → factory; a new kind adds its spec to `EvaluatorSpec` and its factory here."""
 

@@ -1,0 +1,225 @@
+"""The regression gate: is this run non-inferior to the current production run, item by item?
+
+Which version holds the label (`compare_to`, default `production`), per prompt the run used:
+1. the last record in `promotions.jsonl` (project root) whose `prompt` and `label` match: its
+   `version` holds the label (promote and rollback records both name the version that holds it after
+   the move) — this is the authority, since `scoregate promote` writes it;
+2. without such a record, the labels the runs themselves recorded in their receipts (from Langfuse
+   for a prompt fetched from it, from the prompt file otherwise): the newest run whose receipts show
+   the prompt carrying the label names its version.
+
+The baseline is the newest run (by `started_at`) in the local run store that is valid: not the run
+being gated, finished, run on the whole dataset (no --limit), on the same dataset name and content
+hash, with every prompt of the gated run at the version holding the label, and scored by the same
+evaluators (versions and file hashes), composites and judge model — otherwise a difference could
+come from the scorers, not the prompt. No baseline, too few paired items or a coverage below the
+floor makes the gate INCOMPLETE, never a pass.
+
+The test is paired non-inferiority (`compare_paired(margin=…)`): items measured in both runs are
+paired by id; the gate passes when the lower bound of the CI of the gain (candidate − baseline, or
+baseline − candidate for a metric bounded from above) is above −margin.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from scoregate.analysis.gates import GateResult, GateStatus
+from scoregate.analysis.paired import compare_paired
+from scoregate.store import RunStore, list_runs
+
+REGRESSION_STAT = "paired_noninferiority"
+DEFAULT_LABEL = "production"
+DEFAULT_MARGIN = 0.2
+PROMOTIONS_LOG = "promotions.jsonl"
+SAME_SCORERS = ("evaluators", "composites")
+
+
+class GateLike(Protocol):
+    """The GateSpec fields the regression gate reads (`compare_to` and `margin` are read with defaults)."""
+
+    name: str
+    metric: str
+    op: str
+    stat: str
+    min_coverage: float | None
+
+
+def is_regression_gate(gate: Any) -> bool:
+    """True when a gate compares against another run (`compare_to` set, or stat paired_noninferiority)."""
+    return getattr(gate, "compare_to", None) is not None or getattr(gate, "stat", None) == REGRESSION_STAT
+
+
+@dataclass(frozen=True)
+class LabelHolder:
+    """The version of one prompt that holds a label, and how that was decided."""
+
+    prompt: str
+    version: str | None
+    source: str
+
+
+def _promotion_records(project_root: Path) -> list[dict[str, Any]]:
+    path = project_root / PROMOTIONS_LOG
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a broken line is reported by `scoregate promotions`; it cannot name a holder
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def label_holders(
+    prompts: Iterable[str], label: str, *, project_root: Path, stores: list[RunStore]
+) -> dict[str, LabelHolder]:
+    """Return, per prompt, the version holding `label` (see the module docstring for the rule)."""
+    records = _promotion_records(project_root)
+    holders = {}
+    for prompt in prompts:
+        moves = [r for r in records if r.get("prompt") == prompt and r.get("label") == label and "version" in r]
+        if moves:
+            last = moves[-1]
+            source = f"{PROMOTIONS_LOG}: {last.get('action', 'move')} at {last.get('time', '?')}"
+            holders[prompt] = LabelHolder(prompt, str(last["version"]), source)
+            continue
+        holders[prompt] = LabelHolder(
+            prompt, None, f"no {label!r} move of {prompt} in {PROMOTIONS_LOG}, no run records it"
+        )
+        for store in stores:  # newest first
+            info = (store.manifest.get("receipts", {}).get("prompts") or {}).get(prompt)
+            if info and label in (info.get("labels") or []):
+                source = f"labels recorded by run {store.run_id}"
+                holders[prompt] = LabelHolder(prompt, str(info.get("version")), source)
+                break
+    return holders
+
+
+def _why_not_baseline(manifest: dict[str, Any], current: dict[str, Any], holders: dict[str, LabelHolder]) -> str | None:
+    """Why a stored run cannot be the baseline of the run with manifest `current`; None when it can."""
+    receipts, now = manifest.get("receipts", {}), current["receipts"]
+    if manifest.get("status") != "finished":
+        return f"status {manifest.get('status')}"
+    if (manifest.get("options") or {}).get("limit") is not None:
+        return f"ran only {manifest['options']['limit']} items (--limit)"
+    dataset, wanted = receipts.get("dataset") or {}, now["dataset"]
+    if (dataset.get("name"), dataset.get("content_hash")) != (wanted["name"], wanted["content_hash"]):
+        return "another dataset version"
+    prompts = receipts.get("prompts") or {}
+    if set(prompts) != set(holders):
+        return f"other prompts ({', '.join(prompts)})"
+    for name, holder in holders.items():
+        if str(prompts[name].get("version")) != holder.version:
+            return f"{name}@{prompts[name].get('version')}, not the labelled version"
+    for key in SAME_SCORERS:
+        if receipts.get(key) != now.get(key):
+            return f"other {key} than this run"
+    if (receipts.get("judge_model") or {}).get("model") != (now.get("judge_model") or {}).get("model"):
+        return "another judge model"
+    return None
+
+
+@dataclass(frozen=True)
+class BaselineSearch:
+    """The baseline found, or why none was."""
+
+    store: RunStore | None
+    holders: dict[str, LabelHolder]
+    problem: str | None
+
+
+def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir: Path) -> BaselineSearch:
+    """Return the newest valid run of the versions holding `label` on the current run's dataset version."""
+    manifest = current.manifest
+    stores = [s for s in list_runs(runs_dir) if s.run_id != current.run_id]
+    holders = label_holders(manifest["receipts"]["prompts"], label, project_root=project_root, stores=stores)
+    unknown = [h for h in holders.values() if h.version is None]
+    if unknown:
+        return BaselineSearch(None, holders, "; ".join(h.source for h in unknown))
+    wanted = ", ".join(f"{h.prompt}@{h.version}" for h in holders.values())
+    rejected: list[str] = []
+    for store in stores:
+        why = _why_not_baseline(store.manifest, manifest, holders)
+        if why is None:
+            return BaselineSearch(store, holders, None)
+        if len(rejected) < 3 and not why.endswith("not the labelled version") and not why.startswith("other prompts"):
+            rejected.append(f"{store.run_id}: {why}")
+    dataset = manifest["receipts"]["dataset"]
+    problem = f"no valid run of {label} ({wanted}) on {dataset['name']} ({str(dataset['content_hash'])[:12]})"
+    if rejected:
+        problem += "; newest rejected: " + "; ".join(rejected)
+    return BaselineSearch(None, holders, problem)
+
+
+def _metric_column(store: RunStore, metric: str) -> dict[str, float | None]:
+    column: dict[str, float | None] = {}
+    for result in store.iter_results():
+        score = result.score(metric)
+        value = None if score is None or isinstance(score.value, str) else score.value
+        column[result.item_id] = None if value is None else float(value)
+    return column
+
+
+def evaluate_regression_gate(
+    gate: GateLike,
+    current: RunStore,
+    *,
+    project_root: Path,
+    runs_dir: Path | None = None,
+    min_coverage: float = 0.8,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> GateResult:
+    """Judge a regression gate: paired non-inferiority of `current` against the labelled version's latest run.
+
+    `observed` is the lower CI bound of the gain and the rule reads `ci_low(gain) > −margin`;
+    `coverage` is the share of the current run's items paired with a measured baseline value.
+    """
+    label = getattr(gate, "compare_to", None) or DEFAULT_LABEL
+    margin_value = getattr(gate, "margin", None)
+    margin = float(DEFAULT_MARGIN if margin_value is None else margin_value)
+    floor = gate.min_coverage if gate.min_coverage is not None else min_coverage
+    higher_is_better = gate.op not in ("<=", "<")
+
+    def result(status: GateStatus, observed: float | None, coverage: float | None, detail: str) -> GateResult:
+        return GateResult(gate.name, gate.metric, REGRESSION_STAT, ">", -margin, observed, coverage, status, detail)
+
+    search = find_baseline(current, label=label, project_root=project_root, runs_dir=runs_dir or project_root / "runs")
+    if search.store is None:
+        return result("incomplete", None, None, f"no baseline: {search.problem}")
+    baseline = search.store
+    base_column, now_column = _metric_column(baseline, gate.metric), _metric_column(current, gate.metric)
+    paired = [(base_column[i], v) for i, v in now_column.items() if i in base_column]
+    measured = [(a, b) for a, b in paired if a is not None and b is not None]
+    coverage = len(measured) / len(now_column) if now_column else None
+    versions = ", ".join(f"{h.prompt}@{h.version}" for h in search.holders.values())
+    against = f"vs {label} run {baseline.run_id} ({versions})"
+    if len(measured) < 2:
+        return result("incomplete", None, coverage, f"{against}: {len(measured)} item(s) measured in both runs")
+    if coverage is not None and coverage < floor:
+        return result(
+            "incomplete", None, coverage, f"{against}: paired coverage {coverage:.0%} is below the floor {floor:.0%}"
+        )
+    stats = compare_paired(
+        [a for a, _ in measured], [b for _, b in measured],
+        margin=margin, higher_is_better=higher_is_better, alpha=1 - confidence, resamples=resamples, seed=seed,
+    )  # fmt: skip
+    assert stats.diff_ci_low is not None and stats.diff_ci_high is not None and stats.diff is not None
+    gain_low = stats.diff_ci_low if higher_is_better else -stats.diff_ci_high
+    status: GateStatus = "pass" if stats.non_inferior else "fail"
+    detail = (
+        f"{against}: {len(measured)} paired items, Δ {stats.diff:+.3g} "
+        f"({confidence:.0%} CI {stats.diff_ci_low:+.3g} to {stats.diff_ci_high:+.3g}); "
+        + ("non-inferior" if stats.non_inferior else "non-inferiority not shown")
+        + f" within the margin {margin:g}"
+    )
+    return result(status, gain_low, coverage, detail)

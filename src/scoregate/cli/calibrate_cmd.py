@@ -1,0 +1,157 @@
+"""`scoregate calibrate`: judge scores against human scores, from stored runs or any score file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from scoregate.analysis.calibration_runs import calibrate_runs
+from scoregate.analysis.judge_calibration import calibrate_file, parse_scale
+from scoregate.catalog.project import load_project
+from scoregate.cli.options import ProjectOption, project_root
+
+console = Console()
+
+ROWS = (
+    ("spearman", "Spearman ρ"),
+    ("kendall", "Kendall τ-b"),
+    ("pearson", "Pearson r"),
+    ("qwk", "quadratic weighted κ"),
+    ("exact", "exact agreement"),
+    ("within_one", "agreement within ±1"),
+    ("mae", "mean absolute error"),
+)
+
+
+def _value(estimate: dict[str, Any] | None) -> tuple[str, str]:
+    if estimate is None:
+        return "", ""
+    if estimate["value"] is None:
+        return "—", ""
+    ci = "—" if estimate["ci_low"] is None else f"[{estimate['ci_low']:.3f}, {estimate['ci_high']:.3f}]"
+    return f"{estimate['value']:.3f}", ci
+
+
+def print_calibration(data: dict[str, Any]) -> None:
+    """Print a calibration as a table of pooled and per-document agreement, with what was left out and why."""
+    console.print(
+        f"{escape(data['judge_key'])} (judge) vs {escape(data['human_key'])} (human) from {escape(data['source'])}: "
+        f"{data['n_pairs']} of {data['n_total']} items paired"
+        + (f", scale {data['scale'][0]}..{data['scale'][1]}" if data["scale"] else ""),
+        highlight=False,
+    )
+    for reason, count in data["excluded"].items():
+        console.print(f"  left out {count}: {escape(reason)}", highlight=False)
+    per_doc = data["per_document"]
+    table = Table(title_justify="left")
+    for column in ("metric", "pooled", "95% CI", *(("per document", "95% CI ") if per_doc else ())):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    notes: dict[str, str] = {}
+    for key, label in ROWS:
+        pooled = data["pooled"][key]
+        if pooled["value"] is None:
+            notes[f"{label} (pooled)"] = pooled["reason"]
+        cells = list(_value(pooled))
+        if per_doc:
+            doc = per_doc.get(key)
+            if doc is not None and doc["value"] is None:
+                notes[f"{label} (per document)"] = doc["reason"]
+            cells += _value(doc)
+        table.add_row(label, *cells)
+    console.print(table)
+    if per_doc:
+        console.print(
+            f"per document ({escape(str(data['document_key']))}): mean over {per_doc['documents_used']} documents; "
+            f"{per_doc['documents_skipped']} skipped (judge or human constant, or a single pair)",
+            highlight=False,
+        )
+    by_reason: dict[str, list[str]] = {}
+    for label, reason in notes.items():
+        by_reason.setdefault(reason.replace("pass scale=(low, high)", "pass --scale LOW,HIGH"), []).append(label)
+    for reason, labels in by_reason.items():
+        console.print(f"{', '.join(labels)}: {escape(reason)}", highlight=False)
+
+
+def calibrate(
+    judge_key: Annotated[str, typer.Option("--judge-key", help="Judge score: a run's score key, or a file column.")],
+    human_key: Annotated[
+        str,
+        typer.Option("--human-key", help="Human score: an imported feedback key (human_faithfulness), or a column."),
+    ],
+    run: Annotated[
+        list[str] | None,
+        typer.Option("--run", help="A stored run to calibrate on; repeat to pool runs (documents = item ids)."),
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="A .jsonl, .json (array) or .csv file with one record per rated item."),
+    ] = None,
+    document_key: Annotated[
+        str | None,
+        typer.Option(
+            "--document-key", help="Document id for summary-level correlations: a column, or input.<f> in a run."
+        ),
+    ] = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(help="Integer rating scale LOW,HIGH for kappa and agreement (runs: the judge's range)."),
+    ] = None,
+    resamples: Annotated[int | None, typer.Option(min=100, help="Bootstrap resamples (default 2000).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default 0).")] = None,
+    save: Annotated[
+        bool, typer.Option("--save", help="Keep the result in calibrations/<evaluator>.json, bound to the judge.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Measure how well a judge agrees with human ratings: correlations, kappa, agreement, MAE, with 95% CIs.
+
+    Column names in --file are dotted paths into each record (predict_scores.consistency); an exact key wins.
+    """
+    if (run is None) == (file is None):
+        raise typer.BadParameter("give either --run RUN_ID (repeatable) or --file FILE", param_hint="--run/--file")
+    if save and file is not None:
+        raise typer.BadParameter("--save binds a calibration to a judge: use it with --run", param_hint="--save")
+    rating_scale = parse_scale(scale) if scale else None
+    if file is not None:
+        report = calibrate_file(
+            file,
+            judge_key,
+            human_key,
+            document_key=document_key,
+            scale=rating_scale,
+            resamples=resamples or 2000,
+            seed=seed or 0,
+        )
+        data = report.to_dict()
+    else:
+        assert run is not None
+        result = calibrate_runs(
+            load_project(project_root(project)),
+            run,
+            judge_key,
+            human_key,
+            document_key=document_key,
+            scale=rating_scale,
+            resamples=resamples,
+            seed=seed,
+            save=save,
+        )
+        data = result.to_dict()
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    print_calibration(data)
+    judge = data.get("judge")
+    if data.get("saved_to") and judge:
+        model = judge["model"] or {}
+        bound = f"{judge['evaluator']} v{judge['version']} ({judge['fingerprint'][:12]})"
+        if model:
+            bound += f" judged by {model.get('provider')}/{model.get('model')}"
+        console.print(f"[green]saved[/] {escape(data['saved_to'])}: bound to {escape(bound)}", highlight=False)

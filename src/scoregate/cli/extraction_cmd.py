@@ -1,0 +1,111 @@
+"""`scoregate connection-test` and `scoregate extraction import-sgd|import-hf|check`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from scoregate.catalog.models import StructuredOutputStyle
+from scoregate.errors import ExitCode
+from scoregate.extraction.connection import run_connection_test
+from scoregate.extraction.items import ItemProblem, check_dataset, write_dataset
+from scoregate.extraction.paraloq import HUB_NAME, load_paraloq
+from scoregate.extraction.sgd import load_sgd
+
+app = typer.Typer(help="Structured-extraction datasets: import and check.", no_args_is_help=True)
+console = Console()
+
+OutOption = Annotated[Path, typer.Option("--out", "-o", help="Dataset file to write, e.g. datasets/sgd_v1.jsonl.")]
+
+
+def _print_problems(problems: list[ItemProblem], total: int) -> None:
+    for p in problems:
+        console.print(f"[yellow]not scorable[/] {escape(p.item_id)}: {escape(p.problem)}", highlight=False)
+    console.print(f"{total - len(problems)} of {total} items can be scored; {len(problems)} cannot")
+
+
+def connection_test(
+    base_url: Annotated[str, typer.Option("--base-url", help="OpenAI-compatible base URL, e.g. http://host:8000/v1.")],
+    model: Annotated[str | None, typer.Option(help="Model to test (default: the first one listed).")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Env var holding the API key (default: OPENAI_API_KEY, if set).")
+    ] = None,
+    style: Annotated[
+        str, typer.Option(help="Structured-output style: json_schema, json_object_schema or guided_json.")
+    ] = "json_schema",
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds to wait for the structured reply.")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema."""
+    styles: dict[str, StructuredOutputStyle] = {
+        "json_schema": "json_schema",
+        "json_object_schema": "json_object_schema",
+        "guided_json": "guided_json",
+    }
+    if style not in styles:
+        raise typer.BadParameter(f"--style must be one of {', '.join(styles)}")
+    report = run_connection_test(base_url, model=model, api_key_env=api_key_env, style=styles[style], timeout_s=timeout)
+    if as_json:
+        console.print_json(json.dumps(report.to_dict()))
+    else:
+        console.print(f"models at {escape(report.base_url)}: {escape(', '.join(report.models))}", highlight=False)
+        latency = f"{report.latency_ms:.0f} ms" if report.latency_ms is not None else "unknown latency"
+        tokens = f"{report.tokens_in} in / {report.tokens_out} out tokens"
+        console.print(f"structured request ({report.style}) to {escape(report.model)}: {latency}, {tokens}")
+        console.print(f"reply: {escape(report.reply[:300])}", highlight=False)
+        if report.ok:
+            f1 = f"{report.field_f1:.2f}" if report.field_f1 is not None else "n/a"
+            console.print(f"[green]ok[/] the reply is JSON that obeys the schema (field F1 on the sample: {f1})")
+        else:
+            what = "does not obey the schema" if report.parsed else "is not valid JSON"
+            console.print(f"[red]failed[/] the reply {what}: {escape('; '.join(report.errors))}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(int(ExitCode.ERROR))
+
+
+@app.command("import-sgd")
+def import_sgd(
+    source: Annotated[Path, typer.Argument(help="sgd_extraction.jsonl (Schema-Guided Dialogue records).")],
+    out: OutOption,
+) -> None:
+    """Convert SGD extraction records into a scoregate dataset (plus its .yaml); report unscorable references."""
+    count, problems = write_dataset(
+        load_sgd(source), out, description=f"Schema-Guided Dialogue extraction items imported from {source.name}."
+    )
+    console.print(f"wrote {count} items to {out} (and {out.with_suffix('.yaml').name})")
+    _print_problems(problems, count)
+
+
+@app.command("import-hf")
+def import_hf(
+    out: OutOption,
+    source: Annotated[
+        str, typer.Option(help="Hub dataset name, or a local .parquet/.jsonl file in its format.")
+    ] = HUB_NAME,
+    split: Annotated[str, typer.Option(help="Dataset split.")] = "train",
+    limit: Annotated[int | None, typer.Option(min=1, help="Import only the first N rows.")] = None,
+) -> None:
+    """Import paraloq/json_data_extraction (columns text, schema, item); the hub needs `pip install datasets`."""
+    count, problems = write_dataset(
+        load_paraloq(source, split=split, limit=limit),
+        out,
+        description=f"{source} ({split}) imported for structured extraction.",
+    )
+    console.print(f"wrote {count} items to {out} (and {out.with_suffix('.yaml').name})")
+    _print_problems(problems, count)
+
+
+@app.command("check")
+def check(
+    dataset: Annotated[Path, typer.Argument(help="An extraction dataset file (.jsonl).")],
+) -> None:
+    """Check every item's schema and reference (it must obey its own schema); exit 1 if any item cannot be scored."""
+    count, problems = check_dataset(dataset)
+    _print_problems(problems, count)
+    if problems:
+        raise typer.Exit(int(ExitCode.ERROR))

@@ -1,0 +1,62 @@
+"""`scoregate hardcases add`: grow the hard-cases dataset from a run's worst items."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.hardcases import DEFAULT_DATASET, HardcasesReport, add_hardcases
+
+app = typer.Typer(help="Keep known failures as a dataset every experiment can include.", no_args_is_help=True)
+console = Console()
+
+
+def _print(report: HardcasesReport) -> None:
+    verb = "would append" if report.dry_run else "appended"
+    console.print(
+        f"run {escape(report.run_id)}: {report.matched} of {report.items_in_run} items match "
+        f"{escape(str(report.condition))}",
+        highlight=False,
+    )
+    for item_id, value in report.appended:
+        console.print(f"  [green]+[/] {escape(item_id)}  {report.condition.metric} = {value:g}", highlight=False)
+    console.print(f"{verb} {len(report.appended)} to {escape(str(report.dataset))}", highlight=False)
+    if report.already_present:
+        shown = ", ".join(report.already_present)
+        console.print(f"skipped {len(report.already_present)} already there: {escape(shown)}", highlight=False)
+    if report.over_limit:
+        console.print(f"left {report.over_limit} matching beyond --limit", highlight=False)
+    nulls = sum(report.null_metric.values())
+    if nulls:
+        reasons = "; ".join(f"{escape(r)} ({n})" for r, n in report.null_metric.most_common(3))
+        console.print(
+            f"[yellow]{nulls} not considered: {report.condition.metric} is null[/] — {reasons}", highlight=False
+        )
+
+
+@app.command("add")
+def add_command(
+    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    where: Annotated[
+        str,
+        typer.Option(
+            "--where", help='Which items: `<score> <op> <number>`, op < <= > >= ==, e.g. "WeightedQuality < 3.5".'
+        ),
+    ],
+    limit: Annotated[int | None, typer.Option(min=1, help="Append at most N items (the worst first).")] = None,
+    dataset: Annotated[str, typer.Option(help="Dataset to grow (datasets/<name>.jsonl).")] = DEFAULT_DATASET,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be appended; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Append a run's items matching --where, worst first, to datasets/hardcases.jsonl (ids already there skipped)."""
+    report = add_hardcases(project_root(project), run_id, where, limit=limit, dataset=dataset, dry_run=dry_run)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print(report)

@@ -1,0 +1,250 @@
+"""Mirror comparisons and per-item scores into MLflow.
+
+`mirror_comparison`: one MLflow run per (run A, run B) pair in the experiment `<project>/comparisons`,
+found again by tag so a repeated compare updates it, with metrics per score (`<score>_diff`,
+`_diff_ci_low`, `_diff_ci_high`, `_wilcoxon_p`, `_ttest_p`, `_p_holm`, `_cohens_dz`, `_mde`, ...),
+tags linking both runs, and a tag `compare.<other run id>` on each compared run's own MLflow run.
+
+`log_evaluation_rows`: a run's per-item scores as MLflow evaluation rows, through
+`mlflow.genai.evaluate` on static outputs (MLflow 3.17): each item becomes a trace whose inputs hold
+the item id, and one scorer per score key replays the stored value (a null score becomes an
+assessment error carrying its reason, never a 0). No model is called: it runs offline. The rows are
+attached to the scoregate run's MLflow run (mirrored first when needed), so its Traces/Evaluations
+tab shows them; MLflow also logs `<score>/mean` metrics there. Logging again replaces the rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scoregate.sinks.mlflow_sink import mirror_run, tracking_uri
+from scoregate.store import RunStore
+
+COMPARISON_TAG = "scoregate.comparison"
+ROWS_TAG = "scoregate.eval_rows"
+ROW_MARK = "scoregate.row"
+ROW_KINDS = ("numeric", "boolean", "categorical")
+STAT_FIELDS = (
+    "n", "mean_a", "mean_b", "diff", "diff_ci_low", "diff_ci_high", "wilcoxon_p", "ttest_p",
+    "cohens_dz", "mde", "wins", "ties", "losses",
+)  # fmt: skip
+
+
+@dataclass
+class MirroredComparison:
+    """The comparison's MLflow run id, and what could not be done."""
+
+    run_id: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _client(project_root: Path) -> Any:
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    uri = tracking_uri(project_root)
+    mlflow.set_tracking_uri(uri)
+    return MlflowClient(tracking_uri=uri)
+
+
+def _experiment_id(client: Any, name: str, project_root: Path) -> str:
+    experiment = client.get_experiment_by_name(name)
+    if experiment is not None:
+        return str(experiment.experiment_id)
+    uri = tracking_uri(project_root)
+    location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
+    return str(client.create_experiment(name, artifact_location=location))
+
+
+def comparison_metrics(outcome: Any) -> dict[str, float]:
+    """Return the flat metrics of a CompareOutcome: per score `<score>_<stat>`, item counts, preference."""
+    data = outcome.to_dict()
+    metrics: dict[str, float] = {
+        "items_shared": float(data["shared_items"]),
+        "items_only_a": float(data["run_a"]["only_here"]),
+        "items_only_b": float(data["run_b"]["only_here"]),
+    }
+    for name, score in data["scores"].items():
+        for stat in STAT_FIELDS:
+            if isinstance(score.get(stat), int | float):
+                metrics[f"{name}_{stat}"] = float(score[stat])
+        if score.get("p_adjusted") is not None:
+            metrics[f"{name}_p_holm"] = float(score["p_adjusted"])
+    preference = data.get("preference")
+    if preference:
+        for stat in ("win_rate", "ci_low", "ci_high", "sign_test_p"):
+            value = preference["win_rate"].get(stat)
+            if value is not None:
+                metrics[f"preference_{stat}"] = float(value)
+        metrics["preference_judged"] = float(preference["judged"])
+        metrics["preference_items"] = float(preference["items"])
+    return metrics
+
+
+def _verdicts(outcome: Any) -> str:
+    by_verdict: dict[str, list[str]] = {}
+    for name, score in outcome.comparison.scores.items():
+        by_verdict.setdefault(score.stats.verdict, []).append(name)
+    return "; ".join(f"{verdict}: {', '.join(names)}" for verdict, names in by_verdict.items())
+
+
+def _mlflow_run_of(store: RunStore, project_root: Path, warnings: list[str]) -> str | None:
+    """The MLflow run of a scoregate run, mirroring it first when it never was."""
+    run_id = store.links.get("mlflow_run_id")
+    if run_id:
+        return str(run_id)
+    if store.summary is None:
+        warnings.append(f"run {store.run_id} is not in MLflow and has no summary to mirror (it did not finish)")
+        return None
+    try:
+        return mirror_run(store, project_root=project_root)
+    except Exception as exc:  # the comparison itself is mirrored; the link can be redone
+        warnings.append(f"run {store.run_id} could not be mirrored to MLflow: {exc}")
+        return None
+
+
+def mirror_comparison(outcome: Any, store_a: RunStore, store_b: RunStore, *, project_root: Path) -> MirroredComparison:
+    """Create or update the MLflow run of a CompareOutcome; tag both compared runs; return its id."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    client = _client(project_root)
+    comparison = outcome.comparison
+    project = store_b.manifest["receipts"].get("project", "scoregate")
+    experiment_id = _experiment_id(client, f"{project}/comparisons", project_root)
+    key = f"{store_a.run_id}..{store_b.run_id}"
+    found = client.search_runs([experiment_id], filter_string=f"tags.`{COMPARISON_TAG}` = '{key}'", max_results=1)
+    run_id = (
+        found[0].info.run_id
+        if found
+        else client.create_run(experiment_id, run_name=f"{store_b.run_id} vs {store_a.run_id}").info.run_id
+    )
+    mirrored = MirroredComparison(run_id)
+    links = {"a": _mlflow_run_of(store_a, project_root, mirrored.warnings),
+             "b": _mlflow_run_of(store_b, project_root, mirrored.warnings)}  # fmt: skip
+    tags = {
+        COMPARISON_TAG: key,
+        "scoregate.run_a": store_a.run_id,
+        "scoregate.run_b": store_b.run_id,
+        "mlflow.note.content": f"B = {store_b.run_id} against A = {store_a.run_id}: {_verdicts(outcome)}",
+    }
+    for side, linked in links.items():
+        if linked:
+            tags[f"mlflow_run_{side}"] = linked
+    for name, score in comparison.scores.items():
+        tags[f"verdict.{name}"] = score.stats.verdict
+    existing = client.get_run(run_id).data.params
+    params = {"run_a": store_a.run_id, "run_b": store_b.run_id, "alpha": str(comparison.alpha),
+              "margins": json.dumps(comparison.margins, sort_keys=True)}  # fmt: skip
+    client.log_batch(
+        run_id,
+        metrics=[Metric(k, v, 0, 0) for k, v in comparison_metrics(outcome).items()],
+        params=[Param(k, v) for k, v in params.items() if k not in existing],
+        tags=[RunTag(k, v[:8000]) for k, v in tags.items()],
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "comparison.json"
+        path.write_text(json.dumps(outcome.to_dict(), indent=2, default=str), encoding="utf-8")
+        client.log_artifact(run_id, str(path))
+    client.set_terminated(run_id, "FINISHED")
+    for side, other, linked in (("A", store_b.run_id, links["a"]), ("B", store_a.run_id, links["b"])):
+        if linked:
+            note = f"run {side} of comparison {run_id}; {_verdicts(outcome)}"
+            client.set_tag(linked, f"compare.{other}", note[:8000])
+    return mirrored
+
+
+@contextlib.contextmanager
+def _offline_evaluation(uri: str) -> Iterator[None]:
+    """Synchronous trace export (the harness reads each trace back at once) and stdout kept clean."""
+    import mlflow.tracing.provider
+
+    defaults = {"MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"}
+    if uri.startswith("sqlite:"):
+        defaults["MLFLOW_GENAI_EVAL_MAX_WORKERS"] = "1"  # one writer: sqlite serialises writes anyway
+    added = {k: v for k, v in defaults.items() if k not in os.environ}
+    os.environ.update(added)
+    mlflow.tracing.provider.reset()  # rebuild the exporter with the settings above
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+        mlflow.tracing.provider.reset()
+
+
+def _replay_scorer(key: str, rows: dict[str, dict[str, Any]]) -> Any:
+    """A scorer named `key` that returns the stored score of the row's item (or its reason as an error)."""
+    from mlflow.entities import AssessmentSource, Feedback
+    from mlflow.genai.scorers import scorer
+
+    def replay(inputs: dict[str, Any]) -> Any:
+        stored = rows[inputs["item_id"]].get(key)
+        source = AssessmentSource(source_type="CODE", source_id=f"scoregate:{stored['evaluator'] if stored else key}")
+        if stored is None:
+            return Feedback(name=key, error="not produced by its evaluator for this item", source=source)
+        if stored["value"] is None:
+            return Feedback(name=key, error=stored["reason"] or "not measured", source=source)
+        value = int(stored["value"]) if isinstance(stored["value"], bool) else stored["value"]
+        return Feedback(name=key, value=value, rationale=stored["comment"], source=source)
+
+    replay.__name__ = key
+    made: Callable[..., Any] = scorer(replay, name=key)
+    return made
+
+
+def _remove_rows(client: Any, experiment_id: str, run_id: str) -> None:
+    import mlflow
+
+    traces = mlflow.search_traces(locations=[experiment_id], run_id=run_id, return_type="list")
+    ours = [t.info.trace_id for t in traces if t.info.tags.get(ROW_MARK)]
+    if ours:
+        client.delete_traces(experiment_id, trace_ids=ours)
+
+
+def log_evaluation_rows(store: RunStore, *, project_root: Path) -> int:
+    """Write a run's per-item scores to its MLflow run as evaluation rows; return the number of rows."""
+    import mlflow
+
+    warnings: list[str] = []
+    run_id = _mlflow_run_of(store, project_root, warnings)
+    if run_id is None:
+        raise RuntimeError("; ".join(warnings))
+    client = _client(project_root)
+    run = client.get_run(run_id)
+    experiment_id = run.info.experiment_id
+    rows: dict[str, dict[str, Any]] = {}
+    data: list[dict[str, Any]] = []
+    keys: dict[str, None] = {}
+    for result in sorted(store.iter_results(), key=lambda r: r.index):
+        rows[result.item_id] = {
+            s.name: {"value": s.value, "reason": s.reason, "comment": s.comment, "evaluator": s.evaluator}
+            for s in result.scores
+            if s.data_type in ROW_KINDS
+        }
+        keys.update(dict.fromkeys(rows[result.item_id]))
+        output = result.output if result.error is None else {"error": result.error}
+        data.append({
+            "inputs": {**result.input, "item_id": result.item_id},
+            "outputs": output,
+            "tags": {ROW_MARK: store.run_id, "scoregate.prompt": result.prompt},
+        })  # fmt: skip
+    if not data:
+        return 0
+    _remove_rows(client, experiment_id, run_id)
+    uri = tracking_uri(project_root)
+    with _offline_evaluation(uri):
+        mlflow.set_experiment(experiment_id=experiment_id)
+        with mlflow.start_run(run_id=run_id):
+            mlflow.genai.evaluate(data=data, scorers=[_replay_scorer(key, rows) for key in keys])
+    client.set_terminated(run_id, run.info.status, end_time=run.info.end_time)
+    client.set_tag(run_id, ROWS_TAG, str(len(data)))
+    return len(data)

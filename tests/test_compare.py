@@ -1,0 +1,348 @@
+"""`scoregate compare`: paired statistics per shared score, reproduced here independently with scipy."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import pytest
+import typer
+from scipy import stats
+
+import scoregate.cli as scoregate_cli
+from conftest import CliResult, Runs
+from scoregate.analysis.compare_runs import compare_runs
+from scoregate.cli import compare_cmd, run_cmd
+from scoregate.errors import ExitCode, ScoregateError
+from scoregate.records import ItemResult, Score
+from scoregate.store import RunStore
+from scripted_openai import ScriptedOpenAI, json_for_schema, request_schema
+
+DATASET_HASH = "d" * 64
+RESAMPLES = 2000
+
+
+def manifest(run_id: str, **overrides: Any) -> dict[str, Any]:
+    """A finished run's manifest with complete receipts; keyword overrides replace receipt entries or options."""
+    receipts: dict[str, Any] = {
+        "tool_version": "0.0-test",
+        "git": {"commit": None, "dirty": None},
+        "config_hash": "c" * 64,
+        "project": "compare-test",
+        "experiment": "hardcases",
+        "dataset": {"name": "hardcases", "content_hash": DATASET_HASH, "items": 0},
+        "prompts": {"summarization-catchup": {"version": "1", "labels": [], "temperature": None, "max_tokens": None}},
+        "model": {"name": "scripted", "provider": "openai", "model": "m", "endpoint": "http://x", "temperature": None,
+                  "max_tokens": None},
+        "judge_model": {"name": "scripted", "provider": "openai", "model": "judge-1", "endpoint": "http://x",
+                        "temperature": None, "max_tokens": None},
+        "evaluators": {"ev_quality_v1": {"kind": "llm_judge", "version": 1, "file_hash": "e" * 64}},
+        "composites": {},
+        "gates": [{"name": "hallucinations", "metric": "hallucination_count", "op": "<=", "threshold": 1,
+                   "stat": "every_item"}],
+        "gates_hash": "g" * 64,
+    }  # fmt: skip
+    options = {"limit": None, "concurrency": 2, "cache": True}
+    status = overrides.pop("status", "finished")
+    started_at = overrides.pop("started_at", "2026-01-01T00:00:00+00:00")
+    options.update(overrides.pop("options", {}))
+    receipts.update(overrides)
+    return {"run_id": run_id, "status": status, "started_at": started_at, "options": options, "receipts": receipts}
+
+
+def write_run(
+    runs_dir: Path,
+    run_id: str,
+    scores: Mapping[str, Mapping[str, Any]],
+    *,
+    outputs: Mapping[str, Any] | None = None,
+    summary: bool = True,
+    **overrides: Any,
+) -> RunStore:
+    """Store a run whose item `id` has the numeric scores `scores[id]` (None = not measured) and output text."""
+    store = RunStore.create(runs_dir, run_id, manifest(run_id, **overrides))
+    for index, (item_id, values) in enumerate(scores.items()):
+        result = ItemResult(
+            index=index,
+            item_id=item_id,
+            prompt="summarization-catchup@1",
+            input={"title": f"episode {item_id}", "transcript": f"transcript of {item_id}", "desired_style": "catchup"},
+            output=(outputs or {}).get(item_id, f"summary of {item_id} by {run_id}"),
+        )
+        for name, value in values.items():
+            data_type = "categorical" if isinstance(value, str) else "boolean" if isinstance(value, bool) else "numeric"
+            reason = "judge reply is not JSON" if value is None else None
+            result.scores.append(Score(name, value, data_type, "ev_quality_v1", reason=reason))
+        store.append(result)
+    store.close()
+    if summary:
+        store.write_summary({"run_id": run_id, "scores": {}, "run_metrics": {"items": len(scores)}, "gates": [],
+                             "verdict": "no_gates"})  # fmt: skip
+    return store
+
+
+def two_runs(runs_dir: Path) -> tuple[RunStore, RunStore]:
+    """A baseline and a candidate on 40 shared items (+3 only in A, +2 only in B) with known differences."""
+    rng = np.random.default_rng(7)
+    n = 40
+    quality_a = rng.integers(1, 5, size=n)
+    quality_b = np.clip(quality_a + rng.choice([0, 1, 1, 2], size=n), 1, 5)
+    halluc_a = rng.integers(0, 4, size=n)
+    halluc_b = np.maximum(halluc_a - rng.choice([0, 1, 1], size=n), 0)
+    noise_a = rng.integers(1, 6, size=n)
+    noise_b = rng.integers(1, 6, size=n)
+    a: dict[str, dict[str, Any]] = {}
+    b: dict[str, dict[str, Any]] = {}
+    for i in range(n):
+        a[f"item-{i:02d}"] = {"quality": int(quality_a[i]), "hallucination_count": int(halluc_a[i]),
+                              "noise": int(noise_a[i]), "format_ok": bool(i % 3), "category": "news"}  # fmt: skip
+        b[f"item-{i:02d}"] = {"quality": int(quality_b[i]) if i % 10 else None,  # 4 items unmeasured in B
+                              "hallucination_count": int(halluc_b[i]), "noise": int(noise_b[i]),
+                              "format_ok": bool(i % 3 or i % 2), "category": "tools", "new_score": 1.0}  # fmt: skip
+    for extra in ("only-a-1", "only-a-2", "only-a-3"):
+        a[extra] = {"quality": 1, "hallucination_count": 9, "noise": 1, "format_ok": False, "category": "news"}
+    for extra in ("only-b-1", "only-b-2"):
+        b[extra] = {"quality": 5, "hallucination_count": 0, "noise": 5, "format_ok": True, "category": "news"}
+    return write_run(runs_dir, "run-a", a), write_run(runs_dir, "run-b", b)
+
+
+def paired_values(a: RunStore, b: RunStore, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The score's values on items measured in both runs, in run A's order (read straight from the files)."""
+    rows_a = [json.loads(line) for line in (a.directory / "results.jsonl").read_text().splitlines()]
+    rows_b = {r["item_id"]: r for r in map(json.loads, (b.directory / "results.jsonl").read_text().splitlines())}
+    xs, ys = [], []
+    for row in rows_a:
+        other = rows_b.get(row["item_id"])
+        if other is None:
+            continue
+        x = next((s["value"] for s in row["scores"] if s["name"] == name), None)
+        y = next((s["value"] for s in other["scores"] if s["name"] == name), None)
+        if x is not None and y is not None:
+            xs.append(float(x))
+            ys.append(float(y))
+    return np.array(xs), np.array(ys)
+
+
+def holm_by_hand(pvalues: dict[str, float]) -> dict[str, float]:
+    """Holm-Bonferroni step-down adjusted p-values."""
+    ordered = sorted(pvalues.items(), key=lambda kv: kv[1])
+    m, running, adjusted = len(ordered), 0.0, {}
+    for rank, (name, p) in enumerate(ordered):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[name] = running
+    return adjusted
+
+
+def expected_stats(x: np.ndarray, y: np.ndarray, *, higher_is_better: bool, resamples: int) -> dict[str, Any]:
+    """Every statistic `compare` reports for one score, computed here with scipy and the textbook formulas."""
+    d = y - x
+    gain = d if higher_is_better else -d
+    sd = statistics.stdev(d)
+    ci = stats.bootstrap((d,), np.mean, n_resamples=resamples, method="BCa", rng=np.random.default_rng(0))
+    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+    return {
+        "n": len(d),
+        "mean_a": x.mean(),
+        "mean_b": y.mean(),
+        "diff": d.mean(),
+        "diff_ci_low": ci.confidence_interval.low,
+        "diff_ci_high": ci.confidence_interval.high,
+        "wilcoxon_p": stats.wilcoxon(d, zero_method="pratt").pvalue,
+        "ttest_p": stats.ttest_rel(y, x).pvalue,
+        "cohens_dz": d.mean() / sd,
+        "mde": z * sd / math.sqrt(len(d)),
+        "wins": int((gain > 0).sum()),
+        "ties": int((gain == 0).sum()),
+        "losses": int((gain < 0).sum()),
+    }
+
+
+def assert_matches(reported: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
+    """Every expected statistic equals the reported one (floats to 1e-9 relative)."""
+    for key, value in expected.items():
+        assert reported[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+
+
+def test_compare_runs_reproduces_scipy_on_every_shared_score(tmp_path: Path) -> None:
+    a, b = two_runs(tmp_path / "runs")
+
+    comparison = compare_runs(a, b, resamples=RESAMPLES)
+
+    assert comparison.shared_items == 40
+    assert (comparison.a.only_here, comparison.b.only_here) == (3, 2)
+    assert set(comparison.scores) == {"quality", "hallucination_count", "noise", "format_ok"}
+    assert comparison.skipped_scores == {
+        "category": "categorical score: no mean to compare",
+        "new_score": "only in run run-b",
+    }
+    wilcoxon = {}
+    for name, score in comparison.scores.items():
+        x, y = paired_values(a, b, name)
+        higher = name != "hallucination_count"
+        assert_matches(score.stats.to_dict(), expected_stats(x, y, higher_is_better=higher, resamples=RESAMPLES))
+        wilcoxon[name] = stats.wilcoxon(y - x, zero_method="pratt").pvalue
+    for name, p in holm_by_hand(wilcoxon).items():
+        assert comparison.scores[name].stats.p_adjusted == pytest.approx(p)
+    assert comparison.scores["quality"].stats.n == 36
+    assert comparison.scores["quality"].shared_unmeasured == 4
+    halluc = comparison.scores["hallucination_count"]
+    assert (halluc.direction, halluc.direction_source) == (
+        "lower is better",
+        "gate hallucinations bounds it from above",
+    )
+    assert {name: s.stats.verdict for name, s in comparison.scores.items()} == {
+        "quality": "better",
+        "hallucination_count": "better",
+        "noise": "no detectable difference",
+        "format_ok": "better",  # B fixed 7 of the 14 items A failed, and broke none
+    }
+
+
+def test_margin_turns_a_score_into_a_non_inferiority_test(tmp_path: Path) -> None:
+    a, b = two_runs(tmp_path / "runs")
+
+    comparison = compare_runs(a, b, margins={"noise": 5.0, "quality": 0.1}, resamples=500)
+
+    noise = comparison.scores["noise"].stats
+    assert (noise.verdict, noise.non_inferior, noise.margin) == ("non-inferior", True, 5.0)
+    assert "B is non-inferior" in comparison.scores["noise"].sentence
+    assert comparison.scores["quality"].stats.verdict == "better"
+    tight = compare_runs(a, b, margins={"noise": 0.01}, resamples=500).scores["noise"]
+    assert (tight.stats.verdict, tight.stats.non_inferior) == ("worse", False)
+    assert tight.sentence.startswith("non-inferiority not shown")
+
+
+def test_caller_can_declare_a_score_lower_is_better(tmp_path: Path) -> None:
+    a, b = two_runs(tmp_path / "runs")
+
+    flipped = compare_runs(a, b, lower_is_better=["quality"], resamples=500).scores["quality"]
+
+    assert (flipped.direction, flipped.direction_source, flipped.stats.verdict) == (
+        "lower is better", "given by the caller", "worse",
+    )  # fmt: skip
+
+
+def test_runs_without_a_shared_item_or_a_margin_on_an_unknown_score_are_clear_errors(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "runs", "a", {"x": {"quality": 1}})
+    b = write_run(tmp_path / "runs", "b", {"y": {"quality": 2}})
+    with pytest.raises(ScoregateError, match="share no item id"):
+        compare_runs(a, b)
+    a, b = two_runs(tmp_path / "other")
+    with pytest.raises(ScoregateError, match="not compared: faithfulness") as raised:
+        compare_runs(a, b, margins={"faithfulness": 0.2})
+    assert "quality" in (raised.value.hint or "")
+
+
+def test_runs_on_different_setups_are_compared_with_a_warning(tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    a = write_run(runs_dir, "a", {f"i{k}": {"quality": k % 5} for k in range(6)})
+    other_judge = {"name": "big", "provider": "openai", "model": "judge-2", "endpoint": "http://y"}
+    b = write_run(runs_dir, "b", {f"i{k}": {"quality": (k + 1) % 5} for k in range(6)}, judge_model=other_judge)
+
+    comparison = compare_runs(a, b, resamples=200)
+
+    assert comparison.warnings == ["the runs were judged by different models (judge-1 vs judge-2)"]
+
+
+# ---------------------------------------------------------------- end to end: two scripted runs, the CLI
+@pytest.fixture
+def cli(scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., CliResult]]:
+    """The `scoregate` fixture with `run` and `compare` registered (as `scoregate.cli` registers them)."""
+    app = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+    app.command("run")(run_cmd.run)
+    app.command("compare")(compare_cmd.compare)
+    monkeypatch.setattr(scoregate_cli, "app", app)
+    yield scoregate
+
+
+def per_item_judge(server: ScriptedOpenAI, scores_by_title: Mapping[str, int]) -> None:
+    """Judges give each item the score its episode title maps to (default: the highest)."""
+
+    def responder(body: dict[str, Any]) -> str:
+        schema = request_schema(body)
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        if schema is None or "strict, careful evaluator" not in text:
+            return server.default_reply(body)
+        score = next((s for title, s in scores_by_title.items() if title in text), None)
+        return json.dumps(json_for_schema(schema, score=score))
+
+    server.responder = responder
+
+
+def smoke_titles(project_dir: Path) -> list[str]:
+    """The episode titles of the test project's smoke items, in file order."""
+    lines = (project_dir / "datasets" / "smoke_v1.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["input"]["title"] for line in lines]
+
+
+def test_cli_compare_of_two_scripted_runs_matches_scipy(
+    cli: Callable[..., CliResult], scripted_server: ScriptedOpenAI, runs: Runs, project_dir: Path
+) -> None:
+    titles = smoke_titles(project_dir)
+    per_item_judge(scripted_server, dict(zip(titles, [2, 3, 1, 2, 4, 3], strict=True)))
+    assert cli("run", "smoke", "--no-mlflow", "--no-cache").code == 0
+    baseline = runs.latest()
+    per_item_judge(scripted_server, dict(zip(titles, [4, 3, 4, 5, 5, 4], strict=True)))
+    assert cli("run", "smoke", "--no-mlflow", "--no-cache").code == 0
+    candidate = runs.latest()
+    assert candidate != baseline
+
+    result = cli("compare", baseline, candidate, "--json", "--no-mlflow")
+
+    assert result.code == 0, result.output
+    report = json.loads(result.out)
+    assert report["shared_items"] == 6
+    store_a, store_b = (RunStore.open(project_dir / "runs", r) for r in (baseline, candidate))
+    judged = ("actionability_score", "faithfulness_score", "conciseness_score", "WeightedQuality")
+    assert set(judged) <= set(report["scores"])
+    wilcoxon = {}
+    for name, reported in report["scores"].items():
+        x, y = paired_values(store_a, store_b, name)
+        higher = reported["direction"] == "higher is better"
+        if np.any(y != x):
+            assert_matches(reported, expected_stats(x, y, higher_is_better=higher, resamples=200))
+            wilcoxon[name] = stats.wilcoxon(y - x, zero_method="pratt").pvalue
+        else:
+            assert (reported["diff"], reported["wilcoxon_p"], reported["verdict"]) == (
+                0,
+                None,
+                "no detectable difference",
+            )
+    for name, p in holm_by_hand(wilcoxon).items():
+        assert report["scores"][name]["p_adjusted"] == pytest.approx(p)
+    assert report["scores"]["hallucination_count"]["direction"] == "lower is better"
+    assert report["scores"]["faithfulness_score"]["diff"] == pytest.approx(np.mean([2, 0, 3, 3, 1, 1]))
+
+
+def test_cli_compare_prints_a_table_with_counts_and_verdicts(cli: Callable[..., CliResult], project_dir: Path) -> None:
+    a, b = two_runs(project_dir / "runs")
+
+    result = cli("compare", a.run_id, b.run_id, "--no-mlflow", "--margin", "noise=5")
+
+    assert result.code == 0, result.output
+    assert "paired on 40 items present in both runs; dropped 3 only in A (run-a), 2 only in B (run-b)" in result.output
+    assert "quality: B is better: +" in result.output
+    assert "noise: B is non-inferior" in result.output
+    assert "hallucination_count (↓)" in result.output
+    assert "not compared: category (categorical score: no mean to compare)" in result.output
+
+
+def test_cli_compare_rejects_bad_input_with_clear_messages(cli: Callable[..., CliResult], project_dir: Path) -> None:
+    a, b = two_runs(project_dir / "runs")
+
+    bad_margin = cli("compare", a.run_id, b.run_id, "--no-mlflow", "--margin", "quality")
+    unknown_run = cli("compare", a.run_id, "nope", "--no-mlflow")
+    unknown_score = cli("compare", a.run_id, b.run_id, "--no-mlflow", "--margin", "nope=0.2")
+
+    assert bad_margin.code == ExitCode.ERROR
+    assert "--margin 'quality' is not SCORE=VALUE" in bad_margin.output
+    assert unknown_run.code == ExitCode.ERROR
+    assert "no run 'nope'" in unknown_run.output
+    assert unknown_score.code == ExitCode.ERROR
+    assert "not compared: nope" in unknown_score.output
