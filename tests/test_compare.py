@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -20,7 +21,7 @@ from conftest import CliResult, Runs
 from scoregate.analysis.compare_runs import compare_runs
 from scoregate.cli import compare_cmd, run_cmd
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.records import ItemResult, Score
+from scoregate.records import DataType, ItemResult, Score
 from scoregate.store import RunStore
 from scripted_openai import ScriptedOpenAI, json_for_schema, request_schema
 
@@ -76,7 +77,9 @@ def write_run(
             output=(outputs or {}).get(item_id, f"summary of {item_id} by {run_id}"),
         )
         for name, value in values.items():
-            data_type = "categorical" if isinstance(value, str) else "boolean" if isinstance(value, bool) else "numeric"
+            data_type: DataType = (
+                "categorical" if isinstance(value, str) else "boolean" if isinstance(value, bool) else "numeric"
+            )
             reason = "judge reply is not JSON" if value is None else None
             result.scores.append(Score(name, value, data_type, "ev_quality_v1", reason=reason))
         store.append(result)
@@ -346,3 +349,75 @@ def test_cli_compare_rejects_bad_input_with_clear_messages(cli: Callable[..., Cl
     assert "no run 'nope'" in unknown_run.output
     assert unknown_score.code == ExitCode.ERROR
     assert "not compared: nope" in unknown_score.output
+
+
+# ---------------------------------------------------------------- MLflow
+def small_runs(runs_dir: Path) -> tuple[RunStore, RunStore]:
+    """Runs A and B over 6 items (one score null in B, with its reason)."""
+    a = write_run(runs_dir, "small-a", {f"i{k}": {"quality": k % 3 + 1, "category": "news"} for k in range(6)})
+    b_scores = {f"i{k}": {"quality": (k * 2) % 5 + 1 if k else None, "category": "tools"} for k in range(6)}
+    return a, write_run(runs_dir, "small-b", b_scores)
+
+
+def test_compare_is_mirrored_to_an_mlflow_comparison_run_linked_to_both_runs(
+    cli: Callable[..., CliResult], project_dir: Path, mlflow_store: str
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    a, b = small_runs(project_dir / "runs")
+
+    first = cli("compare", a.run_id, b.run_id, "--json")
+    again = cli("compare", a.run_id, b.run_id, "--json")
+
+    assert first.code == 0 and again.code == 0, first.output + again.output
+    report = json.loads(first.out)
+    client = MlflowClient(tracking_uri=mlflow_store)
+    experiment = client.get_experiment_by_name("compare-test/comparisons")
+    assert experiment is not None
+    (run,) = client.search_runs([experiment.experiment_id])  # the second compare updated it, no duplicate
+    assert run.info.run_id == report["mlflow_run_id"] == json.loads(again.out)["mlflow_run_id"]
+    quality = report["scores"]["quality"]
+    for stat in ("diff", "diff_ci_low", "diff_ci_high", "wilcoxon_p", "ttest_p", "cohens_dz", "mde", "n"):
+        assert run.data.metrics[f"quality_{stat}"] == pytest.approx(quality[stat])
+    assert run.data.metrics["quality_p_holm"] == pytest.approx(quality["p_adjusted"])
+    assert run.data.tags["verdict.quality"] == quality["verdict"]
+    assert (run.data.tags["scoregate.run_a"], run.data.tags["scoregate.run_b"]) == ("small-a", "small-b")
+    for store, other in ((a, "small-b"), (b, "small-a")):
+        linked = client.get_run(store.links["mlflow_run_id"])
+        role = "A" if store is a else "B"
+        assert linked.data.tags[f"compare.{other}"].startswith(f"run {role} of comparison {run.info.run_id}")
+        assert run.data.tags[f"mlflow_run_{'a' if store is a else 'b'}"] == linked.info.run_id
+
+
+def test_per_item_scores_become_mlflow_evaluation_rows_replayed_offline(
+    project_dir: Path, mlflow_store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    from scoregate.sinks.mlflow_compare import log_evaluation_rows
+
+    _, b = small_runs(project_dir / "runs")
+
+    assert log_evaluation_rows(b, project_root=project_dir) == 6
+    assert log_evaluation_rows(b, project_root=project_dir) == 6  # logged again: replaced, not duplicated
+    assert capsys.readouterr().out == ""  # MLflow's banner goes to stderr: `compare --json` output stays JSON
+    assert mlflow.active_run() is None
+    assert "MLFLOW_EXPERIMENT_ID" not in os.environ  # no process-wide MLflow state leaks to the caller
+
+    client = MlflowClient(tracking_uri=mlflow_store)
+    run = client.get_run(b.links["mlflow_run_id"])
+    assert run.info.status == "FINISHED"
+    traces = mlflow.search_traces(locations=[run.info.experiment_id], run_id=run.info.run_id, return_type="list")
+    assert len(traces) == 6
+    stored = {r.item_id: {s.name: s for s in r.scores} for r in b.iter_results()}
+    for trace in traces:
+        item_id = json.loads(trace.data.request)["item_id"]
+        assessments = {x.name: x for x in trace.info.assessments}
+        quality = stored[item_id]["quality"]
+        if quality.value is None:
+            assert assessments["quality"].error.error_message == "judge reply is not JSON"
+        else:
+            assert assessments["quality"].value == quality.value
+        assert assessments["category"].value == "tools"
+    assert run.data.metrics["quality/mean"] == pytest.approx(3.0)  # MLflow's own mean of the replayed values

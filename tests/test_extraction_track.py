@@ -22,8 +22,11 @@ from scoregate.errors import ScoregateError
 from scoregate.experiment import RunOptions, run_experiment
 from scoregate.extraction import check_items, level_gates, production_levels, recommend, summary_recommendation
 from scoregate.extraction.decision import LEVEL_ORDER
-from scoregate.extraction.run_summary import extraction_run_summary
+from scoregate.extraction.run_summary import aggregate_results, extraction_run_summary
+from scoregate.records import CallRecord, ItemResult
+from scoregate.scoring.base import EvalContext
 from scoregate.scoring.extraction import METRIC_KEYS, schema_complexity
+from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.scoring.registry import build_evaluator
 from scripted_openai import ScriptedOpenAI
 
@@ -214,7 +217,7 @@ def test_prompt_takes_either_one_schema_or_the_items_own() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
     request = pipeline.request_for(prompt, DatasetItem(id="i1", input={"text": "t", "schema": schema}))
     assert request.json_schema == schema
-    with pytest.raises(ScoregateError, match="item 'i2' has no JSON Schema object at input.schema"):
+    with pytest.raises(ScoregateError, match=r"item 'i2' has no JSON Schema object at input\.schema"):
         pipeline.request_for(prompt, DatasetItem(id="i2", input={"text": "t"}))
 
 
@@ -276,3 +279,57 @@ def test_the_level_reached_is_the_highest_whose_levels_below_all_pass() -> None:
     assert summary_recommendation(_summary(0.95, 1.0, 0.95, 0.0, 6000, 1.0)).code == "deploy_without_review"
     missing = production_levels({"scores": {}, "run_metrics": {}})
     assert missing["levels"]["minimum"]["verdict"] == "incomplete"
+
+
+def test_run_aggregates_count_failed_calls_timeouts_and_unscorable_references() -> None:
+    evaluator = ExtractionEvaluator(ExtractionSpec(kind="extraction", name="e", version=1))
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}
+
+    def result(item_id: str, output: Any, call: CallRecord, expected: Any = None) -> ItemResult:
+        reference = {"n": 4, "s": "a"} if expected is None else expected
+        inputs = {"text": "n is 4, s is a", "schema": schema}
+        return ItemResult(0, item_id, "p@1", inputs, output, reference, calls=[call])
+
+    def call(latency: float = 100.0, **kw: Any) -> CallRecord:
+        return CallRecord("task", "m", "e", latency_ms=latency, tokens_in=20, tokens_out=5, cost_usd=0.001, **kw)
+
+    results = [
+        result("exact", {"n": 4, "s": "a"}, call(100.0)),
+        result("half", {"n": 6, "s": "a"}, call(300.0, retries=1)),  # 6 for 4: number score 1 − 2/4, partial
+        result("cached", {"n": 4, "s": "a"}, call(0.0, cached=True)),  # no latency: it was not called
+        result("timeout", None, CallRecord("task", "m", "e", retries=2, error="timed out calling http://m/v1")),
+        result("bad-ref", {"n": 1}, call(200.0), expected={"n": "one"}),
+    ]
+    report = aggregate_results(evaluator, results, resamples=100, wall_seconds=10.0)
+
+    assert report["not_scored"] == {"model_call_failed": 1, "reference_problem": 1}
+    assert report["failed_calls"] == [{"item_id": "timeout", "error": "timed out calling http://m/v1"}]
+    (unscored,) = report["unscored_references"]
+    assert unscored["item_id"] == "bad-ref" and "$.n: 'one' is not of type 'integer'" in unscored["reason"]
+    perf = report["performance"]
+    assert perf["latency_mean_ms"] == pytest.approx(200.0)  # 100, 300, 200: the cached call is left out
+    assert (perf["timeout_rate"], perf["retry_rate"], perf["request_success_rate"]) == (0.2, 0.4, 0.8)
+    assert perf["throughput_items_per_s"] == 0.5 and perf["cost_usd_total"] == pytest.approx(0.004)
+    assert perf["fields_per_output_token"] == pytest.approx(6 / 15)  # 3 scored outputs of 2 fields, 5 tokens each
+    counts = report["fields"]["counts"]
+    assert (counts["exact"], counts["partial"], report["scored"]) == (5, 1, 3)
+    assert report["metrics"]["field_precision_partial"] == pytest.approx(5.5 / 6)
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected", "reason"),
+    [
+        ({"type": "objekt"}, {"a": 1}, "the item's JSON Schema is invalid"),
+        ({"type": "object"}, None, "the item has no expected_output to compare with"),
+        ({"type": "object", "required": ["a"]}, {"b": 1}, "violates its own schema: $: 'a' is a required property"),
+    ],
+)
+def test_an_item_that_cannot_be_scored_gets_every_score_null_with_the_reason(
+    schema: dict[str, Any], expected: Any, reason: str
+) -> None:
+    evaluator = ExtractionEvaluator(ExtractionSpec(kind="extraction", name="e", version=1))
+    item = DatasetItem(id="x", input={"text": "t", "schema": schema}, expected_output=expected)
+    ctx = EvalContext("x", item.input, '{"a": 1}', item.expected_output, {}, None)  # type: ignore[arg-type]
+    scores = evaluator.score(ctx)
+    assert [s.name for s in scores] == list(METRIC_KEYS)
+    assert all(s.value is None and reason in (s.reason or "") for s in scores)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import typer
 from langfuse import Langfuse
@@ -25,7 +26,7 @@ from scoregate.errors import ScoregateError
 from scoregate.experiment import RunOptions, run_experiment
 from scoregate.records import ItemResult
 from scoregate.sinks.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
-from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.sinks.langfuse.delivery import ScoreLedger, trace_id_for
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse, sync_run
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.sinks.langfuse.prompt_source import resolve_prompts
@@ -343,6 +344,38 @@ def test_a_lost_mirror_record_still_addresses_the_same_trace_span_and_score_ids(
     resent = fake_langfuse.state.spans[len(before) :]
     assert {(s["traceId"], s["spanId"]) for s in resent} == before  # a real server upserts them by id
     assert sorted(score_ids(fake_langfuse)) == scores  # the fake, like Langfuse, replaced each score
+
+
+def test_a_score_batch_the_server_refuses_is_counted_and_sent_again_by_the_next_sync(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    score_path = "/api/public/scores" if SDK_MAJOR >= 5 else "/api/public/ingestion"
+    fake_langfuse.fail_next(score_path, status=400, retry_after=None)
+
+    first = mirror(finished_run, project_dir)
+
+    stored = len(fake_langfuse.state.scores)
+    assert first.scores_rejected == first.scores_sent - stored > 0
+    assert first.scores_accepted == stored
+    assert any("scores were rejected" in p and "HTTP 400" in p for p in first.problems)
+    second = mirror(finished_run, project_dir)
+    assert second.complete and second.items_sent == 0 and len(root_spans(fake_langfuse)) == 6
+    assert len(fake_langfuse.state.scores) == len(set(score_ids(fake_langfuse))) == first.scores_sent
+
+
+def test_a_partly_refused_batch_counts_as_the_server_says_and_is_not_marked_delivered() -> None:
+    ledger = ScoreLedger()
+    request = httpx.Request("POST", "http://lf/api/public/scores", json=[{"id": "a"}, {"id": "b"}, {"id": "c"}])
+    answer = {"accepted": 2, "rejected": 1, "errors": [{"message": "score 1: value: a BOOLEAN score must be 0 or 1"}]}
+
+    ledger.on_response(httpx.Response(207, json=answer, request=request))
+
+    assert ledger.counts(["a", "b", "c"]) == (2, 1)
+    assert not any(ledger.is_accepted(i) for i in "abc")  # unknown which: the next sync re-posts all three
+    assert ledger.server_errors == [
+        "HTTP 207 (part of a batch refused): score 1: value: a BOOLEAN score must be 0 or 1"
+    ]
 
 
 # ---------------------------------------------------------------- old and new servers

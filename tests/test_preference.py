@@ -126,9 +126,9 @@ def test_an_unmeasured_order_makes_the_item_null_with_its_reason(
 
     by_item = {p.item_id: p for p in result.pairs}
     assert by_item["ep-3"].outcome is None
-    assert by_item["ep-3"].reason.startswith("with run B shown first: judge reply is not JSON")  # type: ignore[union-attr]
+    assert by_item["ep-3"].reason.startswith("with run B shown first: judge reply is not JSON")
     assert by_item["ep-5"].outcome is None
-    assert "not one of A, B" in by_item["ep-5"].reason  # type: ignore[operator]
+    assert "not one of A, B" in by_item["ep-5"].reason
     assert (result.items, result.judged, result.coverage) == (8, 6, 0.75)
     assert (result.win_rate.n, result.win_rate.b_wins) == (6, 6)
     assert sum(result.null_reasons.values()) == 2
@@ -191,14 +191,16 @@ def cli(scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) ->
     yield scoregate
 
 
-def test_cli_compare_with_judge_reports_the_win_rate(
-    cli: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+def test_cli_compare_with_judge_reports_the_win_rate_and_mirrors_it(
+    cli: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI, mlflow_store: str
 ) -> None:
+    from mlflow.tracking import MlflowClient
+
     a, b = store_pair(project_dir)
     script_judge(scripted_server, lambda _body, first: reply("A" if first == "B" else "B"))
 
     shown = cli("compare", a.run_id, b.run_id, "--judge", "--no-mlflow")
-    as_json = cli("compare", a.run_id, b.run_id, "--judge", "--no-mlflow", "--json")
+    as_json = cli("compare", a.run_id, b.run_id, "--judge", "--json")
 
     assert shown.code == 0, shown.output
     assert "pairwise judge ev_preference_v1 (scripted), both orders: B win rate 1.00 [0.68, 1.00]" in shown.output
@@ -207,3 +209,6 @@ def test_cli_compare_with_judge_reports_the_win_rate(
     assert preference["win_rate"]["win_rate"] == 1.0
     assert preference["win_rate"]["ci_low"] == pytest.approx(wilson(8, 8)[0])
     assert len(preference["pairs"]) == 8
+    mirrored = MlflowClient(tracking_uri=mlflow_store).get_run(json.loads(as_json.out)["mlflow_run_id"])
+    assert mirrored.data.metrics["preference_win_rate"] == 1.0
+    assert mirrored.data.metrics["preference_ci_low"] == pytest.approx(wilson(8, 8)[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,9 @@ def catchup(version: str, labels: tuple[str, ...] = ()) -> dict[str, Any]:
     return {PROMPT: {"version": version, "labels": list(labels), "temperature": None, "max_tokens": None}}
 
 
-def run(root: Path, run_id: str, values: list[float | None], *, version: str, day: int, **overrides: Any) -> RunStore:
+def run(
+    root: Path, run_id: str, values: Sequence[float | None], *, version: str, day: int, **overrides: Any
+) -> RunStore:
     """Store a run of `version` on the hardcases items with `values` of the metric, started on January `day`."""
     overrides.setdefault("prompts", catchup(version))
     scores = {f"hard-{i:02d}": {METRIC: v} for i, v in enumerate(values)}

@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
 from scoregate.analysis.summary import RunAggregator
 from scoregate.catalog.models import GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
@@ -88,6 +89,15 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     gates: list[GateResult] = []
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
+            continue
+        if is_regression_gate(gate):
+            gates.append(
+                evaluate_regression_gate(
+                    gate, store, project_root=project.root, runs_dir=runs_dir(project),
+                    min_coverage=settings.min_coverage, confidence=settings.confidence_level,
+                    resamples=settings.bootstrap_resamples, seed=settings.seed,
+                )
+            )  # fmt: skip
             continue
         column = aggregator.column(gate.metric) if gate.metric in summary["scores"] else None
         verdict = evaluate_gate(gate, summary, column=column, min_coverage=settings.min_coverage)

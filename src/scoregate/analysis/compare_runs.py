@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.paired import PairedComparison, compare_many
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.store import RunStore
+
+if TYPE_CHECKING:
+    from scoregate.analysis.preference import PreferenceResult
 
 NUMERIC_TYPES = ("numeric", "boolean")
 
@@ -295,8 +298,8 @@ class CompareOutcome:
     """A comparison with what was added to it: the pairwise preference and the MLflow mirror."""
 
     comparison: RunComparison
-    preference: Any = None
-    """A `preference.PreferenceResult` when `--judge` was asked."""
+    preference: PreferenceResult | None = None
+    """B's win rate by the pairwise judge, when it was asked."""
     mlflow_run_id: str | None = None
     mlflow_warnings: list[str] = field(default_factory=list)
 

@@ -206,7 +206,7 @@ class _Judging:
         )
         return PairJudgement(
             b.item_id,
-            first,
+            first if agreed else "tie",
             first,
             second,
             strength=sum(numbers) / len(numbers) if agreed and len(numbers) == 2 else None,

@@ -42,11 +42,21 @@ SAME_SCORERS = ("evaluators", "composites")
 class GateLike(Protocol):
     """The GateSpec fields the regression gate reads (`compare_to` and `margin` are read with defaults)."""
 
-    name: str
-    metric: str
-    op: str
-    stat: str
-    min_coverage: float | None
+    @property
+    def name(self) -> str:
+        """The gate's name."""
+
+    @property
+    def metric(self) -> str:
+        """The score compared."""
+
+    @property
+    def op(self) -> str:
+        """`<=`/`<`: lower is better; otherwise higher is better."""
+
+    @property
+    def min_coverage(self) -> float | None:
+        """Paired-coverage floor; None: the project's min_coverage."""
 
 
 def is_regression_gate(gate: Any) -> bool:
@@ -160,12 +170,13 @@ def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir
 
 
 def _metric_column(store: RunStore, metric: str) -> dict[str, float | None]:
-    column: dict[str, float | None] = {}
+    """Item id → the metric's value (None when not measured), in dataset order so the bootstrap is reproducible."""
+    rows: list[tuple[int, str, float | None]] = []
     for result in store.iter_results():
         score = result.score(metric)
         value = None if score is None or isinstance(score.value, str) else score.value
-        column[result.item_id] = None if value is None else float(value)
-    return column
+        rows.append((result.index, result.item_id, None if value is None else float(value)))
+    return {item_id: value for _, item_id, value in sorted(rows, key=lambda row: row[0])}
 
 
 def evaluate_regression_gate(

@@ -331,14 +331,28 @@ class GateSpec(Strict):
     metric: str
     op: GateOp
     threshold: float
-    stat: Literal["mean", "median", "min", "max", "every_item", "ci_low", "ci_high"] = Field(
-        default="mean", description="`every_item`: the threshold must hold for each measured item."
+    stat: Literal["mean", "median", "min", "max", "every_item", "ci_low", "ci_high", "paired_noninferiority"] = Field(
+        default="mean",
+        description="`every_item`: the threshold must hold for each measured item; `paired_noninferiority`: "
+        "compared item by item with the latest valid run of the `compare_to` label, within `margin`.",
     )
+    compare_to: str | None = Field(
+        default=None, description="Label whose latest valid run is the baseline (e.g. `production`)."
+    )
+    margin: float | None = Field(default=None, ge=0, description="Largest tolerated loss, in score units.")
     min_coverage: float | None = Field(default=None, ge=0, le=1, description="Default: settings.min_coverage.")
     datasets: list[str] | None = Field(default=None, description="Apply only on these datasets.")
     requires_calibration: CalibrationRequirement | None = Field(
         default=None, description="INCOMPLETE unless the judge's saved calibration reaches this floor."
     )
+
+    @model_validator(mode="after")
+    def _regression_fields_go_together(self) -> GateSpec:
+        if (self.stat == "paired_noninferiority") != (self.compare_to is not None):
+            raise ValueError("`stat: paired_noninferiority` and `compare_to:` go together (a regression gate)")
+        if self.margin is not None and self.compare_to is None:
+            raise ValueError("`margin:` applies only to a regression gate (`compare_to:`)")
+        return self
 
 
 class ExperimentSpec(Strict):

@@ -9,7 +9,16 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from scoregate.cli import cache_cmd, calibrate_cmd, hardcases_cmd, langfuse_cmd, model_cmd, run_cmd, runs_cmd
+from scoregate.cli import (
+    cache_cmd,
+    calibrate_cmd,
+    compare_cmd,
+    hardcases_cmd,
+    langfuse_cmd,
+    model_cmd,
+    run_cmd,
+    runs_cmd,
+)
 from scoregate.errors import ExitCode, ScoregateError
 
 app = typer.Typer(
@@ -23,6 +32,7 @@ app.command("validate")(run_cmd.validate)
 app.command("run")(run_cmd.run)
 app.command("mlflow-sync")(run_cmd.mlflow_sync)
 app.command("calibrate")(calibrate_cmd.calibrate)
+app.command("compare")(compare_cmd.compare)
 app.add_typer(hardcases_cmd.app, name="hardcases")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")

@@ -20,7 +20,7 @@ from scoregate.analysis.stats import mean_ci, percentiles
 from scoregate.extraction.decision import production_levels, summary_recommendation
 from scoregate.records import ItemResult
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.extraction import ExtractionAggregate, ExtractionAggregator
+from scoregate.scoring.extraction import ExtractionAggregate, ExtractionAggregator, ExtractionScores
 from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.store import RunStore
 
@@ -101,14 +101,21 @@ class ExtractionRunAggregator:
         else:
             self.costs.append(task.cost_usd)
         inputs = self.evaluator.inputs(result.input, result.expected_output, result.metadata)
-        problem = self.evaluator.problem(inputs)
-        if problem is not None:
+        stored = result.score("eqs")
+        # Scoring is deterministic: an item whose stored EQS was measured had a sound reference; check the others.
+        problem = None if stored is not None and stored.value is not None else self.evaluator.problem(inputs)
+        output = result.raw_output if result.raw_output is not None else result.output
+        scores: ExtractionScores | None = None
+        if problem is None:
+            try:
+                scores = self.evaluator.measure(output, inputs)
+            except Exception as exc:  # a scoring bug must not lose the run's summary; the item is reported instead
+                problem = f"scoring failed: {type(exc).__name__}: {exc}"
+        if scores is None:
             self.unscored_count += 1
             if len(self.unscored) < MAX_LISTED:
-                self.unscored.append({"item_id": result.item_id, "reason": problem})
+                self.unscored.append({"item_id": result.item_id, "reason": problem or "not scored"})
             return
-        output = result.raw_output if result.raw_output is not None else result.output
-        scores = self.evaluator.measure(output, inputs)
         self.fields.add(scores)
         predicted = scores.counts.predicted if scores.valid else 0
         if task.tokens_out is not None:

@@ -23,10 +23,13 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.sinks.mlflow_sink import mirror_run, tracking_uri
 from scoregate.store import RunStore
+
+if TYPE_CHECKING:
+    from scoregate.analysis.compare_runs import CompareOutcome
 
 COMPARISON_TAG = "scoregate.comparison"
 ROWS_TAG = "scoregate.eval_rows"
@@ -64,7 +67,7 @@ def _experiment_id(client: Any, name: str, project_root: Path) -> str:
     return str(client.create_experiment(name, artifact_location=location))
 
 
-def comparison_metrics(outcome: Any) -> dict[str, float]:
+def comparison_metrics(outcome: CompareOutcome) -> dict[str, float]:
     """Return the flat metrics of a CompareOutcome: per score `<score>_<stat>`, item counts, preference."""
     data = outcome.to_dict()
     metrics: dict[str, float] = {
@@ -89,7 +92,7 @@ def comparison_metrics(outcome: Any) -> dict[str, float]:
     return metrics
 
 
-def _verdicts(outcome: Any) -> str:
+def _verdicts(outcome: CompareOutcome) -> str:
     by_verdict: dict[str, list[str]] = {}
     for name, score in outcome.comparison.scores.items():
         by_verdict.setdefault(score.stats.verdict, []).append(name)
@@ -111,7 +114,9 @@ def _mlflow_run_of(store: RunStore, project_root: Path, warnings: list[str]) -> 
         return None
 
 
-def mirror_comparison(outcome: Any, store_a: RunStore, store_b: RunStore, *, project_root: Path) -> MirroredComparison:
+def mirror_comparison(
+    outcome: CompareOutcome, store_a: RunStore, store_b: RunStore, *, project_root: Path
+) -> MirroredComparison:
     """Create or update the MLflow run of a CompareOutcome; tag both compared runs; return its id."""
     from mlflow.entities import Metric, Param, RunTag
 
@@ -162,22 +167,34 @@ def mirror_comparison(outcome: Any, store_a: RunStore, store_b: RunStore, *, pro
 
 
 @contextlib.contextmanager
-def _offline_evaluation(uri: str) -> Iterator[None]:
-    """Synchronous trace export (the harness reads each trace back at once) and stdout kept clean."""
+def _offline_evaluation(uri: str, experiment_id: str) -> Iterator[None]:
+    """Evaluate into `experiment_id`; MLflow's process-wide settings are restored afterwards.
+
+    Trace export is synchronous (the harness reads each trace back at once) and stdout stays clean.
+    """
+    import mlflow
     import mlflow.tracing.provider
+    import mlflow.tracking.fluent as fluent
 
     defaults = {"MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"}
     if uri.startswith("sqlite:"):
         defaults["MLFLOW_GENAI_EVAL_MAX_WORKERS"] = "1"  # one writer: sqlite serialises writes anyway
     added = {k: v for k, v in defaults.items() if k not in os.environ}
+    active, env_experiment = fluent._active_experiment_id, os.environ.get("MLFLOW_EXPERIMENT_ID")
     os.environ.update(added)
     mlflow.tracing.provider.reset()  # rebuild the exporter with the settings above
     try:
+        mlflow.set_experiment(experiment_id=experiment_id)  # traces go to the active experiment
         with contextlib.redirect_stdout(sys.stderr):
             yield
     finally:
         for k in added:
             os.environ.pop(k, None)
+        fluent._active_experiment_id = active
+        if env_experiment is None:
+            os.environ.pop("MLFLOW_EXPERIMENT_ID", None)
+        else:
+            os.environ["MLFLOW_EXPERIMENT_ID"] = env_experiment
         mlflow.tracing.provider.reset()
 
 
@@ -241,10 +258,8 @@ def log_evaluation_rows(store: RunStore, *, project_root: Path) -> int:
         return 0
     _remove_rows(client, experiment_id, run_id)
     uri = tracking_uri(project_root)
-    with _offline_evaluation(uri):
-        mlflow.set_experiment(experiment_id=experiment_id)
-        with mlflow.start_run(run_id=run_id):
-            mlflow.genai.evaluate(data=data, scorers=[_replay_scorer(key, rows) for key in keys])
+    with _offline_evaluation(uri, experiment_id), mlflow.start_run(run_id=run_id):
+        mlflow.genai.evaluate(data=data, scorers=[_replay_scorer(key, rows) for key in keys])
     client.set_terminated(run_id, run.info.status, end_time=run.info.end_time)
     client.set_tag(run_id, ROWS_TAG, str(len(data)))
     return len(data)

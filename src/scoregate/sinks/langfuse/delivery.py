@@ -119,6 +119,10 @@ class ScoreLedger:
 
     accepted: set[str] = field(default_factory=set)
     rejected: set[str] = field(default_factory=set)
+    partial: set[str] = field(default_factory=set)
+    """Scores in batches the server partly refused (HTTP 207 does not say which): re-sent by the next sync."""
+    partial_accepted: int = 0
+    partial_rejected: int = 0
     server_errors: list[str] = field(default_factory=list)
     array_rejected: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -142,11 +146,14 @@ class ScoreLedger:
             self.accepted |= ids
             return
         if status == 207 and isinstance(answer, dict):
+            self.partial |= ids
+            self.partial_accepted += int(answer.get("accepted") or 0)
+            self.partial_rejected += int(answer.get("rejected") or 0)
             self.server_errors.append(f"HTTP 207 (part of a batch refused): {_describe(answer.get('errors'))}")
-        else:
-            self.array_rejected |= ARRAY_REJECTED in json.dumps(answer)
-            self.server_errors.append(f"HTTP {status}: {_describe(answer)}")
-        self.rejected |= ids  # a 207 does not say which ones; re-posting them later is an idempotent upsert
+            return
+        self.array_rejected |= ARRAY_REJECTED in json.dumps(answer)
+        self.server_errors.append(f"HTTP {status}: {_describe(answer)}")
+        self.rejected |= ids
 
     def _ingestion_answer(self, status: int, body: Any, answer: Any) -> None:
         events = body.get("batch", []) if isinstance(body, dict) else []
@@ -163,15 +170,19 @@ class ScoreLedger:
         self.rejected |= set(score_of.values())
         self.server_errors.append(f"HTTP {status}: {_describe(answer)}")
 
+    def counts(self, score_ids: list[str]) -> tuple[int, int]:
+        """Return (accepted, rejected) among `score_ids`; partly refused batches count as the server said."""
+        with self._lock:
+            accepted = sum(i in self.accepted for i in score_ids)
+            rejected = sum(i in self.rejected and i not in self.accepted for i in score_ids)
+            if any(i in self.partial and i not in self.accepted for i in score_ids):
+                accepted, rejected = accepted + self.partial_accepted, rejected + self.partial_rejected
+            return accepted, rejected
+
     def is_accepted(self, score_id: str) -> bool:
         """True when the server answered that it accepted this score."""
         with self._lock:
             return score_id in self.accepted
-
-    def is_rejected(self, score_id: str) -> bool:
-        """True when the server refused this score (or its batch) and never accepted it later."""
-        with self._lock:
-            return score_id in self.rejected and score_id not in self.accepted
 
 
 def _describe(answer: Any) -> str:

@@ -336,10 +336,10 @@ def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: I
 def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
     """After the flush: mark what the server confirmed, count scores sent vs accepted."""
     ledger, state = session.ledger, ctx.state
+    every = [i for ids in ctx.posted.values() for i in ids]
+    report.scores_sent = len(every)
+    report.scores_accepted, report.scores_rejected = ledger.counts(every)
     for key, ids in ctx.posted.items():
-        report.scores_sent += len(ids)
-        report.scores_accepted += sum(ledger.is_accepted(i) for i in ids)
-        report.scores_rejected += sum(ledger.is_rejected(i) for i in ids)
         accepted = all(ledger.is_accepted(i) for i in ids)
         if key == "":
             if accepted and state.experiment_id:

@@ -1,0 +1,146 @@
+"""Ranking several runs of one dataset: constructed runs whose ranking, win rates and Pareto fronts are known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scoregate.analysis.model_ranking import pareto_front, rank_runs
+from scoregate.errors import ScoregateError
+from scoregate.records import CallRecord, ItemResult, Score
+from scoregate.store import RunStore
+
+N = 20
+
+
+def eqs_a(i: int) -> float:
+    return 0.90 + 0.01 * (i % 5)
+
+
+EQS: dict[str, list[float | None]] = {
+    "model-a": [eqs_a(i) for i in range(N)],
+    # about 0.1 below A on every item, one item not measured
+    "model-b": [None if i == 3 else eqs_a(i) - 0.10 + 0.02 * ((i * 7) % 3 - 1) for i in range(N)],
+    # equal to A on even items, 0.01 below on odd ones
+    "model-c": [eqs_a(i) - (0.01 if i % 2 else 0.0) for i in range(N)],
+}
+RUN_METRICS = {
+    "model-a": {"latency_p50_ms": 900.0, "cost_usd_total": 0.02, "success_rate": 1.0},
+    "model-b": {"latency_p50_ms": 300.0, "cost_usd_total": 0.005, "success_rate": 1.0},
+    "model-c": {"latency_p50_ms": 1200.0, "cost_usd_total": 0.01, "success_rate": 1.0},
+}
+HALLUCINATION = {"model-a": 0.03, "model-b": 0.01, "model-c": 0.05}
+
+
+def make_run(
+    runs_dir: Path, run_id: str, model: str, values: list[float | None], *, dataset: str = "extraction_v1",
+    content_hash: str = "h1", extra_item: bool = False,
+) -> RunStore:  # fmt: skip
+    """Write a finished run: one result per item with its `eqs` score, and a summary.json."""
+    manifest = {"run_id": run_id, "started_at": run_id, "receipts": {"dataset": {"content_hash": content_hash}}}
+    store = RunStore.create(runs_dir, run_id, manifest)
+    ids = [f"item-{i:02d}" for i in range(len(values))] + (["item-extra"] if extra_item else [])
+    for index, (item_id, value) in enumerate(zip(ids, [*values, 0.92] if extra_item else values, strict=True)):
+        score = (
+            Score("eqs", value, "numeric", "extraction_v1")
+            if value is not None
+            else Score.missing("eqs", "numeric", "extraction_v1", "the output is not valid JSON")
+        )
+        call = CallRecord("task", model, "http://127.0.0.1/v1", latency_ms=100.0)
+        store.append(ItemResult(index, item_id, "extraction@1", {}, {}, scores=[score], calls=[call]))
+    store.close()
+    summary: dict[str, Any] = {
+        "run_id": run_id,
+        "dataset": dataset,
+        "model": model,
+        "scores": {"hallucination_rate": {"mean": HALLUCINATION.get(model, 0.0)}},
+        "run_metrics": RUN_METRICS.get(model, {}),
+        "gates": [],
+    }
+    store.write_summary(summary)
+    return store
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> list[RunStore]:
+    return [
+        make_run(tmp_path, "run-b", "model-b", EQS["model-b"]),
+        make_run(tmp_path, "run-a", "model-a", EQS["model-a"], extra_item=True),
+        make_run(tmp_path, "run-c", "model-c", EQS["model-c"]),
+    ]
+
+
+def test_ranking_pairwise_tests_and_win_rates(stores: list[RunStore]) -> None:
+    ranking = rank_runs(stores, resamples=500)
+
+    assert [(r.rank, r.label) for r in ranking.runs] == [(1, "model-a"), (2, "model-c"), (3, "model-b")]
+    a = ranking.runs[0]
+    assert a.measured == a.items == N + 1 and a.cost_usd_per_item == pytest.approx(0.02 / (N + 1))
+    assert ranking.runs[2].measured == N - 1
+    pairs = {(p.candidate, p.baseline): p for p in ranking.pairs}
+    assert list(pairs) == [("model-a", "model-c"), ("model-a", "model-b"), ("model-c", "model-b")]
+    ab = pairs[("model-a", "model-b")]
+    diffs = [x - y for x, y in zip(EQS["model-a"], EQS["model-b"], strict=True) if y is not None]
+    assert (ab.shared_items, ab.unmeasured, ab.comparison["n"]) == (N, 1, N - 1)
+    assert ab.comparison["diff"] == pytest.approx(sum(diffs) / len(diffs))
+    assert ab.comparison["cohens_dz"] > 0 and ab.comparison["wins"] == N - 1
+    assert ab.significantly_different and ab.p_holm is not None and ab.p_holm >= ab.comparison["wilcoxon_p"]
+    ac = pairs[("model-a", "model-c")]
+    assert (ac.comparison["wins"], ac.comparison["ties"], ac.comparison["losses"]) == (10, 10, 0)
+
+    w = ranking.win_rate
+    assert w["model-a"]["model-b"] == 1.0 and w["model-b"]["model-a"] == 0.0
+    assert w["model-a"]["model-c"] == 0.75 and w["model-c"]["model-a"] == 0.25  # 10 wins, 10 ties of 20
+    assert w["model-c"]["model-b"] == 1.0 and w["model-a"]["model-a"] is None
+    assert ranking.notes and "different numbers of items" in ranking.notes[0]
+
+
+def test_pareto_fronts_and_best_by_metric(stores: list[RunStore]) -> None:
+    ranking = rank_runs(stores, resamples=200)
+
+    # C is slower and less accurate than A: dominated. B is fastest, A most accurate.
+    assert ranking.pareto["accuracy_vs_latency"]["frontier"] == ["model-b", "model-a"]
+    # Per item: B 0.00025 < C 0.0005 < A 0.00095, accuracy rising with cost: nobody is dominated.
+    assert ranking.pareto["accuracy_vs_cost"]["frontier"] == ["model-b", "model-c", "model-a"]
+    best = ranking.best_by_metric
+    assert best["hallucination_rate"]["best"] == ["model-b"] and best["hallucination_rate"]["higher_is_better"] is False
+    assert best["latency_p50_ms"]["best"] == ["model-b"] and best["cost_usd_total"]["value"] == 0.005
+    assert best["success_rate"]["best"] == ["model-a", "model-c", "model-b"]  # a tie lists every run, ranked
+    markdown = ranking.to_markdown()
+    assert "| 1 | model-a |" in markdown and "accuracy_vs_latency: model-b, model-a" in markdown
+
+
+def test_pareto_front_by_hand() -> None:
+    points = {
+        "fast": (0.70, 100.0),
+        "good": (0.90, 800.0),
+        "worse": (0.85, 900.0),
+        "tied": (0.90, 800.0),
+        "x": (None, 1.0),
+    }
+    front = pareto_front(points)
+    assert front == {"frontier": ["fast", "good", "tied"], "not_measured": ["x"]}
+
+
+def test_runs_of_different_datasets_or_unfinished_runs_are_refused(tmp_path: Path) -> None:
+    a = make_run(tmp_path, "r1", "model-a", EQS["model-a"])
+    other = make_run(tmp_path, "r2", "model-b", EQS["model-b"], dataset="sgd_v1", content_hash="h2")
+    changed = make_run(tmp_path, "r3", "model-c", EQS["model-c"], content_hash="h9")
+    with pytest.raises(ScoregateError, match="not of the same dataset"):
+        rank_runs([a, other])
+    with pytest.raises(ScoregateError, match="not of the same dataset"):
+        rank_runs([a, changed])
+    with pytest.raises(ScoregateError, match="at least two runs"):
+        rank_runs([a])
+    (other.directory / "summary.json").unlink()
+    with pytest.raises(ScoregateError, match=r"r2 has no summary\.json"):
+        rank_runs([a, other])
+
+
+def test_two_runs_of_one_model_are_told_apart_by_run_id(tmp_path: Path) -> None:
+    first = make_run(tmp_path, "r1", "model-a", EQS["model-a"])
+    second = make_run(tmp_path, "r2", "model-a", EQS["model-c"])
+    ranking = rank_runs([first, second], resamples=200)
+    assert [r.label for r in ranking.runs] == ["model-a@r1", "model-a@r2"]
