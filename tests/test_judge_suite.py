@@ -99,14 +99,12 @@ def judge(name: str, **changes: Any) -> LlmJudge:
 
 
 class Replies:
-    """A judge model answering from a list of replies, recording each request."""
+    """A judge model answering from a list of replies, in order."""
 
     def __init__(self, *replies: str) -> None:
         self.replies = list(replies)
-        self.requests: list[CompletionRequest] = []
 
     async def __call__(self, model: str | None, request: CompletionRequest, purpose: str) -> Completion:
-        self.requests.append(request)
         return Completion(text=self.replies.pop(0), tokens_in=50, tokens_out=10)
 
 

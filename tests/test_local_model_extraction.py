@@ -23,7 +23,9 @@ FIRST = ("tic-001", "rev-001")
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(bool(MISSING), reason=f"the local model needs {' and '.join(MISSING)} (install with `make setup`)"),
+    pytest.mark.skipif(
+        bool(MISSING), reason=f"the local model needs {' and '.join(MISSING)} (install with `make setup`)"
+    ),
 ]
 
 

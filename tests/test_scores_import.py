@@ -13,8 +13,9 @@ import pytest
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.sinks.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR, LangfuseSettings
+from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.sinks.langfuse.remote import Remote
-from scoregate.sinks.langfuse.scores_import import TRACE_LINKS_KEY, import_scores, load_feedback
+from scoregate.sinks.langfuse.scores_import import import_scores, load_feedback
 from scoregate.sinks.langfuse.throttle import Throttle
 from test_langfuse_check import LANGFUSE_VARS, langfuse_env_fixture  # noqa: F401
 
@@ -140,14 +141,20 @@ def test_item_rows_find_their_trace_through_the_run_store(
 ) -> None:
     run = project_dir / "runs" / "smoke-20260302-090000-0001"
     run.mkdir(parents=True)
-    (run / "links.json").write_text(json.dumps({TRACE_LINKS_KEY: {"smoke-001": T1}}), encoding="utf-8")
+    mirrored = {
+        "smoke-001": {"trace_id": T1, "observation_id": None, "trace": True, "scores": True},
+        "smoke-002": {"trace_id": "f" * 32, "observation_id": None, "trace": False, "scores": False},
+    }
+    (run / STATE_FILE).write_text(json.dumps({"host": langfuse_env.base_url, "items": mirrored}), encoding="utf-8")
     ratings = write(
         project_dir / "ratings.csv",
-        f"run_id,item_id,key,value\n{run.name},smoke-001,human_conciseness,3\n{run.name},smoke-404,human_conciseness,2\n",
+        f"run_id,item_id,key,value\n{run.name},smoke-001,human_conciseness,3\n{run.name},smoke-404,human_conciseness,2\n"
+        f"{run.name},smoke-002,human_conciseness,2\n",
     )
     result = scoregate("scores", "import", str(ratings))
     assert result.code == 1
     assert f"{ratings}:3: item 'smoke-404' of run '{run.name}' has no Langfuse trace" in result.output
+    assert f"{ratings}:4: item 'smoke-002' of run '{run.name}' has no Langfuse trace" in result.output  # unconfirmed
     assert langfuse_env.requests == []
 
     write(ratings, f"run_id,item_id,key,value\n{run.name},smoke-001,human_conciseness,3\n")

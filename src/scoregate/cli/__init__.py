@@ -16,6 +16,7 @@ from scoregate.cli import (
     hardcases_cmd,
     langfuse_cmd,
     model_cmd,
+    promote_cmd,
     run_cmd,
     runs_cmd,
 )
@@ -33,6 +34,9 @@ app.command("run")(run_cmd.run)
 app.command("mlflow-sync")(run_cmd.mlflow_sync)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("compare")(compare_cmd.compare)
+app.command("langfuse-sync")(promote_cmd.langfuse_sync)
+app.command("promote")(promote_cmd.promote_command)
+app.command("promotions")(promote_cmd.promotions_command)
 app.add_typer(hardcases_cmd.app, name="hardcases")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")

@@ -18,6 +18,7 @@ from typing import Any
 
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
+from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.sinks.langfuse.remote import Remote
 from scoregate.sinks.langfuse.scores_file import FeedbackScore, read_feedback
 
@@ -52,9 +53,13 @@ def run_store_traces(root: Path) -> TraceLookup:
 
     def lookup(run_id: str, item_id: str) -> str | None:
         if run_id not in cache:
-            path = root / "runs" / run_id / "links.json"
-            links = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-            cache[run_id] = links.get(TRACE_LINKS_KEY) or {}
+            run_dir = root / "runs" / run_id
+            mirror = run_dir / STATE_FILE  # written by the Langfuse mirror: each item's confirmed trace id
+            state = json.loads(mirror.read_text(encoding="utf-8")) if mirror.is_file() else {}
+            traces = {k: v["trace_id"] for k, v in state.get("items", {}).items() if v.get("trace")}
+            links_path = run_dir / "links.json"
+            links = json.loads(links_path.read_text(encoding="utf-8")) if links_path.is_file() else {}
+            cache[run_id] = {**(links.get(TRACE_LINKS_KEY) or {}), **traces}
         return cache[run_id].get(item_id)
 
     return lookup
@@ -105,7 +110,7 @@ def _resolve_traces(scores: Sequence[FeedbackScore], lookup: TraceLookup) -> dic
             if trace is None:
                 problems.append(
                     f"{score.source}: item {score.item_id!r} of run {score.run_id!r} has no Langfuse trace "
-                    f"(runs/{score.run_id}/links.json has no {TRACE_LINKS_KEY}[{score.item_id!r}])"
+                    f"(runs/{score.run_id}/{STATE_FILE} records no confirmed trace for it)"
                 )
         traces[score.score_id] = trace
     if problems:
