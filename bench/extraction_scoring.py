@@ -107,8 +107,8 @@ def build(n: int, unique_schemas: bool, seed: int) -> list[tuple[DatasetItem, st
         if unique_schemas:
             schema = {**item.input["schema"], "$comment": f"benchmark item {i}"}
             item = item.model_copy(update={"id": f"{item.id}-{i}", "input": {**item.input, "schema": schema}})
-        else:
-            item = item.model_copy(update={"id": f"{item.id}-{i}"})
+        else:  # a fresh copy per item, as items parsed from a JSONL file are
+            item = item.model_copy(update={"id": f"{item.id}-{i}", "input": json.loads(json.dumps(item.input))})
         pairs.append((item, faulty_output(item, rng)))
     return pairs
 

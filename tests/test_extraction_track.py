@@ -154,6 +154,7 @@ def test_a_run_sends_each_items_schema_and_scores_every_metric_or_says_why_not(
         build_evaluator(load_project(extraction_project).evaluators["extraction_v1"], default_judge_model=None)
     ]
     report = extraction_run_summary(evaluators, outcome.store, summary, resamples=200)["extraction"]
+    assert json.loads(json.dumps(report)) == report  # plain JSON, as summary.json stores it
     m = report["metrics"]
     assert (report["items"], report["scored"], report["unscored_references"]) == (56, 56, [])
     assert m["schema_validity_rate"] == pytest.approx(54 / 56) and m["exact_match_rate"] == pytest.approx(52 / 56)

@@ -262,29 +262,8 @@ def test_every_shipped_evaluator_loads_and_builds(path: Path) -> None:
     assert (evaluator.name, evaluator.version) == (spec.name, spec.version)
     if spec.kind == "llm_judge":
         assert isinstance(evaluator, LlmJudge) and spec.model is None and spec.temperature == 0
-    else:
+    elif spec.kind == "counters":
         assert isinstance(evaluator, CountersEvaluator)
-
-
-def test_shipped_score_keys_are_the_dashboard_keys() -> None:
-    keys = {}
-    for path in sorted(EVALUATORS.glob("*.yaml")):
-        spec = TypeAdapter(EvaluatorSpec).validate_python(yaml.safe_load(path.read_text()))
-        keys[spec.name] = [k for k, _ in build_evaluator(spec, default_judge_model=None).score_keys()]
-    assert keys == {
-        "counters_v1": [
-            "word_count",
-            "compression_ratio",
-            "references_count",
-            "tools_count",
-            "tldr_within_cap",
-            "required_sections_present",
-            "missing_sections_det",
-        ],
-        "ev_actionability_v1": ["actionability_score", "actionability_notes"],
-        "ev_conciseness_v1": ["conciseness_score", "redundancy_notes"],
-        "ev_faithfulness_v1": ["faithfulness_score", "hallucination_count", "hallucination_examples"],
-    }
 
 
 def test_raw_newline_inside_a_json_string_is_accepted() -> None:

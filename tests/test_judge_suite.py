@@ -438,6 +438,7 @@ def test_format_gate_needs_no_judge_and_bad_judge_replies_lower_coverage(
     predicted = summary["scores"]["predicted_category"]
     assert predicted["categories"] == {"catchup": 5}
     assert predicted["null_reasons"] == {'judge replied "essay", not one of catchup, howto, neither': 1}
+    assert (predicted["n_measured"], predicted["coverage"]) == (5, pytest.approx(5 / 6))
     first = {s["name"]: s for s in next(r for r in runs.results() if r["item_id"] == "smoke-001")["scores"]}
     assert first["missing_sections_det"]["value"] == "Where to Read More"
     assert first["format_adherence_det"]["value"] == 0

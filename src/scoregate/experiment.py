@@ -23,6 +23,7 @@ from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
 from scoregate.errors import RunInterrupted, ScoregateError
+from scoregate.extraction.run_summary import extraction_run_summary
 from scoregate.receipts import build_receipts, local_prompt_version
 from scoregate.records import DataType
 from scoregate.scoring.base import Evaluator
@@ -113,6 +114,12 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         "gates": [g.to_dict() for g in gates],
         "verdict": overall_verdict(gates),
     }
+    summary.update(
+        extraction_run_summary(
+            _evaluators(plan), store, summary, min_coverage=settings.min_coverage,
+            confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed,
+        )
+    )  # fmt: skip
     store.write_summary(summary)
     return summary
 

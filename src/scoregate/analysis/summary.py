@@ -67,9 +67,10 @@ class RunAggregator:
                 column.reasons[score.reason or "no reason given"] += 1
             if column.data_type == "categorical" and score.value is not None:
                 column.categories[str(score.value)] += 1
-            column.values.append(_as_number(score.value) if column.data_type != "text" else None)
-            if column.data_type == "text" and score.value is not None:
-                column.values[-1] = 1.0
+            if column.data_type in ("text", "categorical"):  # no mean: the column only marks what was measured
+                column.values.append(None if score.value is None else 1.0)
+            else:
+                column.values.append(_as_number(score.value))
         for call in result.calls:
             t.calls += 1
             t.retries += call.retries
@@ -99,7 +100,7 @@ class RunAggregator:
         """Return per-score statistics and run metrics as a JSON-ready dict."""
         scores: dict[str, Any] = {}
         for key, column in self._columns.items():
-            if column.data_type == "text":
+            if column.data_type in ("text", "categorical"):
                 measured = sum(v is not None for v in column.values)
                 stats: dict[str, Any] = {
                     "n_total": len(column.values),

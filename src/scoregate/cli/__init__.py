@@ -13,6 +13,7 @@ from scoregate.cli import (
     cache_cmd,
     calibrate_cmd,
     compare_cmd,
+    extraction_cmd,
     hardcases_cmd,
     langfuse_cmd,
     model_cmd,
@@ -34,10 +35,12 @@ app.command("run")(run_cmd.run)
 app.command("mlflow-sync")(run_cmd.mlflow_sync)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("compare")(compare_cmd.compare)
+app.command("connection-test")(extraction_cmd.connection_test)
 app.command("langfuse-sync")(promote_cmd.langfuse_sync)
 app.command("promote")(promote_cmd.promote_command)
 app.command("promotions")(promote_cmd.promotions_command)
 app.add_typer(hardcases_cmd.app, name="hardcases")
+app.add_typer(extraction_cmd.app, name="extraction")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(cache_cmd.app, name="cache")

@@ -29,8 +29,6 @@ from scoregate.scoring.base import VALID_ROOTS, EvalContext, ModelCallFailed, re
 NOT_PROVIDED = "(not provided)"
 REASONING_FIELD = "reasoning"
 SAMPLING_TEMPERATURE = 0.7
-# Bounds the reasoning string in the reply schema, so a grammar-constrained judge cannot run out of tokens mid-JSON.
-REASONING_MAX_CHARS = 300
 DEFAULT_REASONING = "In one or two sentences, justify the score with specific evidence."
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -200,7 +198,7 @@ class LlmJudge:
 
 def judge_schema(fields: list[JudgeField]) -> dict[str, Any]:
     """Return the JSON schema of the reply: `reasoning` first, then each field, all required."""
-    properties: dict[str, Any] = {REASONING_FIELD: {"type": "string", "maxLength": REASONING_MAX_CHARS}}
+    properties: dict[str, Any] = {REASONING_FIELD: {"type": "string"}}
     for f in fields:
         properties[f.key] = _field_schema(f)
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}

@@ -50,6 +50,9 @@ def metrics_of(summary: dict[str, Any]) -> dict[str, float]:
         value = summary["run_metrics"].get(key)
         if value is not None:
             metrics[key] = float(value)
+    for key, value in summary.get("extraction", {}).get("metrics", {}).items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            metrics[f"extraction_{key}"] = float(value)
     passed = 0
     for gate in summary["gates"]:
         metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
