@@ -94,3 +94,19 @@ def test_retries_stop_at_max_retries_and_the_failure_is_recorded(
     assert call["retries"] == 2
     assert "HTTP 503" in call["error"]
     assert runs.summary()["run_metrics"]["success_rate"] == 0.0
+
+
+def test_response_format_strict_flag_reaches_the_endpoint() -> None:
+    """OpenAI's strict mode rejects schemas with optional fields; `strict: false` in the prompt must be sent as such."""
+    from scoregate.providers.openai_compat import response_format_args
+
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert response_format_args("json_schema", schema, "x", strict=False)["response_format"]["json_schema"] == {
+        "name": "x",
+        "schema": schema,
+        "strict": False,
+    }
+    assert response_format_args("json_object_schema", schema, "x") == {
+        "response_format": {"type": "json_object", "schema": schema}
+    }
+    assert response_format_args("guided_json", schema, "x") == {"extra_body": {"guided_json": schema}}

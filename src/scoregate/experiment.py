@@ -229,6 +229,15 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     return outcome
 
 
+def run_models(
+    root: Path, experiment: str, models: list[str], options: RunOptions, *, console: Console | None = None
+) -> list[RunOutcome]:
+    """Run one experiment once per model, on the same items, one after another; return the outcomes in order."""
+    if options.resume is not None:
+        raise ScoregateError("--models starts new runs; resume each run by its id instead")
+    return [run_experiment(root, experiment, replace(options, model=name), console=console) for name in models]
+
+
 def previous_receipts(project: Project, options: RunOptions) -> dict[str, Any] | None:
     """The receipts of the run being resumed, or None for a new run."""
     if options.resume is None:

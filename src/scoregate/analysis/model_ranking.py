@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.paired import compare_paired, holm
@@ -325,3 +326,10 @@ def _notes(runs: Sequence[_Run]) -> list[str]:
         listed = ", ".join(f"{k}: {v}" for k, v in counts.items())
         return [f"the runs hold different numbers of items ({listed}); each pair compares its shared items only"]
     return []
+
+
+def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str = "eqs") -> ModelRanking:
+    """Open runs by id in the project's run store and rank them (the `scoregate rank` entry point)."""
+    if len(run_ids) < 2:
+        raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
+    return rank_runs([RunStore.open(root / "runs", run_id) for run_id in run_ids], metric=metric)

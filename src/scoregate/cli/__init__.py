@@ -33,6 +33,7 @@ app = typer.Typer(
 app.command("validate")(run_cmd.validate)
 app.command("run")(run_cmd.run)
 app.command("mlflow-sync")(run_cmd.mlflow_sync)
+app.command("rank")(run_cmd.rank)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("compare")(compare_cmd.compare)
 app.command("connection-test")(extraction_cmd.connection_test)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from scoregate.analysis.model_ranking import rank_stored_runs
 from scoregate.catalog.plan import validate_project
 from scoregate.catalog.project import load_project
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_summary
 from scoregate.errors import ExitCode
-from scoregate.experiment import RunOptions, run_experiment
+from scoregate.experiment import RunOptions, RunOutcome, run_experiment, run_models
 from scoregate.sinks.mlflow_sink import resync_run
 
 console = Console()
@@ -30,6 +32,9 @@ def run(
     limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N items.")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name from scoregate.yaml to use instead.")] = None,
+    models: Annotated[
+        str | None, typer.Option(help="Comma-separated model names: one run per model on the same items.")
+    ] = None,
     resume: Annotated[str | None, typer.Option(help="Resume an interrupted run by its id.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
     fail_on_gates: Annotated[
@@ -58,7 +63,22 @@ def run(
         prompt_label=prompt_label,
         prompt_version=prompt_version,
     )
+    if models:
+        names = [m.strip() for m in models.split(",") if m.strip()]
+        outcomes = run_models(project_root(project), experiment or "", names, options)
+        for outcome in outcomes:
+            _report(outcome)
+        console.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
+        if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
+            raise typer.Exit(int(ExitCode.GATES_FAILED))
+        return
     outcome = run_experiment(project_root(project), experiment or "", options)
+    _report(outcome)
+    if fail_on_gates and outcome.verdict != "pass":
+        raise typer.Exit(int(ExitCode.GATES_FAILED))
+
+
+def _report(outcome: RunOutcome) -> None:
     print_summary(console, outcome.summary)
     console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
     if "mlflow" in outcome.mirrors:
@@ -69,8 +89,6 @@ def run(
         console.print(
             f"[yellow]{sink} mirror failed: {escape(error)}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`"
         )
-    if fail_on_gates and outcome.verdict != "pass":
-        raise typer.Exit(int(ExitCode.GATES_FAILED))
 
 
 def mlflow_sync(
@@ -80,3 +98,14 @@ def mlflow_sync(
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
     mlflow_run = resync_run(project_root(project), run_id)
     console.print(f"mlflow: run {mlflow_run} is up to date with {run_id}")
+
+
+def rank(
+    run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same dataset (e.g. one per model).")],
+    metric: Annotated[str, typer.Option(help="The score to rank by.")] = "eqs",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ranking as JSON.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
+    ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
+    typer.echo(json.dumps(ranking.to_dict(), indent=2) if as_json else ranking.to_markdown())

@@ -22,6 +22,7 @@ def cache_key(model: str, endpoint: str, request: CompletionRequest) -> str:
             request.max_tokens,
             request.top_p,
             request.json_schema,
+            request.schema_strict,
             request.extra,
         ],
         sort_keys=True,

@@ -40,6 +40,7 @@ class ItemPipeline:
             top_p=config.top_p,
             json_schema=_reply_schema(schema, item) if schema else None,
             schema_name=schema.name if schema else "output",
+            schema_strict=schema.strict if schema else True,
         )
 
     async def run(self, index: int, item: DatasetItem) -> ItemResult:

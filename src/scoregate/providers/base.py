@@ -16,6 +16,7 @@ class CompletionRequest:
     top_p: float | None = None
     json_schema: dict[str, Any] | None = None
     schema_name: str = "output"
+    schema_strict: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -17,11 +17,16 @@ from scoregate.providers.pricing import call_cost, price_per_mtok
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-def response_format_args(style: StructuredOutputStyle, schema: dict[str, Any], name: str) -> dict[str, Any]:
+def response_format_args(
+    style: StructuredOutputStyle, schema: dict[str, Any], name: str, *, strict: bool = True
+) -> dict[str, Any]:
     """Return the request fields that ask an endpoint of this style for JSON obeying `schema`."""
     if style == "json_schema":
         return {
-            "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": strict},
+            }
         }
     if style == "json_object_schema":
         return {"response_format": {"type": "json_object", "schema": schema}}
@@ -109,7 +114,11 @@ class OpenAICompatibleProvider:
         if request.top_p is not None:
             body["top_p"] = request.top_p
         if request.json_schema is not None:
-            body.update(response_format_args(self._style, request.json_schema, request.schema_name))
+            body.update(
+                response_format_args(
+                    self._style, request.json_schema, request.schema_name, strict=request.schema_strict
+                )
+            )
         return body
 
     async def complete(self, request: CompletionRequest) -> Completion:
