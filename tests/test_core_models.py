@@ -48,6 +48,10 @@ def test_one_run_per_model_on_the_same_items_then_a_ranking(
     assert ranking["metric"] == "WeightedQuality"
     assert {row["run_id"] for row in ranking["runs"]} == set(ids)
 
+    via_compare = scoregate("compare", *ids, "--rank", "--metric", "WeightedQuality", "--json", "--no-mlflow")
+    assert via_compare.code == 0, via_compare.output
+    assert json.loads(via_compare.out)["runs"] == ranking["runs"]
+
 
 def test_rank_needs_two_runs(scoregate: Callable[..., CliResult]) -> None:
     result = scoregate("rank", "only-one")

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from scoregate.analysis.compare_runs import CompareOptions, CompareOutcome, compare_stored_runs, parse_margins
+from scoregate.analysis.model_ranking import rank_stored_runs
 from scoregate.cli.options import ProjectOption, project_root
 
 console = Console()
@@ -87,6 +88,13 @@ def print_outcome(outcome: CompareOutcome) -> None:
 def compare(
     run_a: Annotated[str, typer.Argument(help="Baseline run id (A).")],
     run_b: Annotated[str, typer.Argument(help="Candidate run id (B); differences are B − A.")],
+    more_runs: Annotated[
+        list[str] | None, typer.Argument(help="More runs (e.g. one per model): rank them all instead.")
+    ] = None,
+    rank: Annotated[
+        bool, typer.Option("--rank", help="Rank the runs (paired tests, win rates, Pareto fronts), even two.")
+    ] = False,
+    metric: Annotated[str, typer.Option("--metric", help="The score to rank by, with --rank or 3+ runs.")] = "eqs",
     judge: Annotated[
         bool, typer.Option("--judge", help="Also ask the pairwise judge (ev_preference_v1), in both orders.")
     ] = False,
@@ -110,7 +118,11 @@ def compare(
     ] = False,
     project: ProjectOption = None,
 ) -> None:
-    """Compare two runs item by item: Δ with CI, Wilcoxon and t-test, Cohen's dz, Holm, verdict per score."""
+    """Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several."""
+    if more_runs or rank:
+        ranking = rank_stored_runs(project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric)
+        typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str) if as_json else ranking.to_markdown())
+        return
     options = CompareOptions(
         margins=parse_margins(margin or []),
         lower_is_better=tuple(lower_is_better or ()),
