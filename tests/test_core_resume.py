@@ -139,3 +139,19 @@ def test_resume_refuses_when_the_dataset_changed(
     assert "start a new run instead" in result.output
     assert scripted_server.chat_requests() == []
     assert len(runs.results(run_id)) == 2
+
+
+def test_a_stored_result_reads_back_exactly_as_written() -> None:
+    """The shallow writer of results.jsonl keeps every field of the result, its scores and its calls."""
+    from dataclasses import asdict
+
+    from scoregate.records import CallRecord, ItemResult, Score
+
+    result = ItemResult(
+        index=3, item_id="a", prompt="p@local-1", input={"nested": {"x": [1, 2]}}, output="text",
+        expected_output={"y": None}, metadata={"k": "v"}, error=None, raw_output=None,
+        scores=[Score("s", 4.0, "numeric", "ev", comment="ok"), Score.missing("t", "text", "ev", "why")],
+        calls=[CallRecord("task", "m", "http://x", latency_ms=1.5, tokens_in=3, tokens_out=4, retries=1)],
+    )  # fmt: skip
+    assert result.to_json_dict() == asdict(result)
+    assert ItemResult.from_json_dict(result.to_json_dict()) == result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 ScoreValue = float | int | bool | str | None
@@ -65,8 +65,11 @@ class ItemResult:
     calls: list[CallRecord] = field(default_factory=list)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form written to `results.jsonl`."""
-        return asdict(self)
+        """Return the plain-dict form written to `results.jsonl` (shallow: nothing is copied, only read)."""
+        row = {name: getattr(self, name) for name in _ITEM_FIELDS}
+        row["scores"] = [{name: getattr(s, name) for name in _SCORE_FIELDS} for s in self.scores]
+        row["calls"] = [{name: getattr(c, name) for name in _CALL_FIELDS} for c in self.calls]
+        return row
 
     @classmethod
     def from_json_dict(cls, raw: dict[str, Any]) -> ItemResult:
@@ -90,3 +93,8 @@ class ItemResult:
             if c.purpose == "task":
                 return c
         return None
+
+
+_ITEM_FIELDS = tuple(f.name for f in fields(ItemResult))
+_SCORE_FIELDS = tuple(f.name for f in fields(Score))
+_CALL_FIELDS = tuple(f.name for f in fields(CallRecord))
