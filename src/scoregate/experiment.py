@@ -192,7 +192,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
     }
     model_names = _models_used(plan)
-    endpoints = {name: caller.provider(name).endpoint for name in model_names}
+    endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
     store = _open_or_create(project, plan, options, receipts)
@@ -298,7 +298,8 @@ def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> 
 
 def _models_used(plan: ExperimentPlan) -> list[str]:
     judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec)]
-    names = [plan.model_name] + [spec.model or plan.judge_model_name for spec in judges]
+    task = [plan.model_name] if plan.spec.output_from == "model" else []
+    names = task + [spec.model or plan.judge_model_name for spec in judges]
     return list(dict.fromkeys(names))
 
 
@@ -320,6 +321,7 @@ async def _execute(
             caller=caller,
             evaluators=_evaluators(plan),
             composites=plan.composites,
+            output_from=plan.spec.output_from,
         )
         done = store.done_ids()
         total = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count

@@ -92,6 +92,7 @@ def build_receipts(
             }
             for name, spec in plan.prompts.items()
         },
+        "output_from": plan.spec.output_from,
         "model": model_receipt(plan.model_name, plan.model, endpoints[plan.model_name]),
         "judge_model": model_receipt(
             plan.judge_model_name,

@@ -366,6 +366,11 @@ class ExperimentSpec(Strict):
     composites: list[str] = Field(default_factory=list)
     gates: list[str] = Field(default_factory=list)
     concurrency: int | None = Field(default=None, ge=1)
+    output_from: Literal["model", "expected_output"] = Field(
+        default="model",
+        description="`expected_output`: score each item's reference instead of calling the model "
+        "(e.g. judges on gold summaries, for `scoregate calibrate`).",
+    )
     description: str = ""
 
 

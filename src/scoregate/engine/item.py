@@ -28,6 +28,7 @@ class ItemPipeline:
     caller: ModelCaller
     evaluators: Sequence[Evaluator]
     composites: dict[str, CompositeSpec]
+    output_from: str = "model"
 
     def request_for(self, prompt: PromptSpec, item: DatasetItem) -> CompletionRequest:
         """Return the model request for one item under one prompt."""
@@ -60,6 +61,14 @@ class ItemPipeline:
             metadata={**item.metadata, "inferred_input": inferred} if inferred else item.metadata,
             calls=calls,
         )
+        if self.output_from == "expected_output":
+            result.prompt = "expected_output"
+            result.output = item.expected_output
+            if item.expected_output is None:
+                result.error = "the item has no expected_output to score (experiment output_from: expected_output)"
+            result.scores = await self._score(result, item, calls)
+            result.scores += compose(result.scores, self.composites)
+            return result
         try:
             completion = await self.caller.call(self.model_name, self.request_for(prompt, item), "task", calls)
         except ModelCallFailed as exc:
