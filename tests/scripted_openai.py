@@ -13,8 +13,10 @@ for `Step-by-step`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -135,6 +137,7 @@ class ScriptedOpenAI:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         self._up = True
+        self._connections: set[Any] = set()
 
     @property
     def url(self) -> str:
@@ -164,11 +167,16 @@ class ScriptedOpenAI:
         self._queue(path, _Fault(delay_s=seconds, times=times))
 
     def down(self) -> None:
-        """Stop listening: every later connection is refused."""
+        """Stop listening: every later connection is refused, and kept-alive connections are dropped."""
         if self._up:
             self._up = False
             self._httpd.shutdown()
             self._httpd.server_close()
+            with self._lock:
+                open_connections = list(self._connections)
+            for connection in open_connections:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         """Stop the server."""
@@ -234,6 +242,17 @@ def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             return
+
+        def setup(self) -> None:
+            super().setup()
+            with server._lock:
+                server._connections.add(self.connection)
+
+        def finish(self) -> None:
+            with server._lock:
+                server._connections.discard(self.connection)
+            with contextlib.suppress(OSError):
+                super().finish()
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()

@@ -128,6 +128,8 @@ def test_resume_refuses_when_the_dataset_changed(
 ) -> None:
     assert scoregate("run", "counters", "--limit", "2", "--no-mlflow").code == 0
     run_id = runs.latest()
+    manifest_path = runs.root / run_id / "manifest.json"  # as if interrupted (a finished run has nothing to resume)
+    manifest_path.write_text(json.dumps({**runs.manifest(run_id), "status": "interrupted"}), encoding="utf-8")
     dataset = project_dir / "datasets" / "smoke_v1.jsonl"
     dataset.write_text(dataset.read_text(encoding="utf-8").replace("Open Models Weekly", "Open Models Daily"))
     scripted_server.clear_requests()

@@ -12,9 +12,11 @@ from scripted_openai import ScriptedOpenAI
 Edit = Callable[[Path, Callable[[Any], None]], None]
 
 
-def run_one_item(scoregate: Callable[..., CliResult]) -> CliResult:
+def run_one_item(scoregate: Callable[..., CliResult], *, succeeds: bool = True) -> CliResult:
     result = scoregate("run", "counters", "--limit", "1", "--no-mlflow")
-    assert result.code == 0, result.output
+    assert result.code == (0 if succeeds else 1), result.output  # a run in which no item succeeded exits 1
+    if not succeeds:
+        assert "no item of run" in result.output and "succeeded" in result.output
     return result
 
 
@@ -70,7 +72,7 @@ def test_bad_request_fails_the_item_without_retrying(
 ) -> None:
     scripted_server.fail_next(400, body='{"error": {"message": "max_tokens is too large", "type": "invalid"}}')
 
-    result = run_one_item(scoregate)
+    result = run_one_item(scoregate, succeeds=False)
 
     assert len(scripted_server.task_requests()) == 1
     (item,) = runs.results()
@@ -87,7 +89,7 @@ def test_retries_stop_at_max_retries_and_the_failure_is_recorded(
 ) -> None:
     scripted_server.fail_next(503, times=10, retry_after=0)
 
-    run_one_item(scoregate)
+    run_one_item(scoregate, succeeds=False)
 
     assert len(scripted_server.task_requests()) == 3  # max_retries: 2 in the test project
     call = task_call(runs)

@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     GATES_FAILED = 3
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 class ScoregateError(Exception):
@@ -50,6 +51,10 @@ class ProviderUnavailable(ScoregateError):
 
 
 class RunInterrupted(ScoregateError):
-    """The run was stopped (Ctrl-C); finished items are kept."""
+    """The run was stopped (Ctrl-C, SIGTERM, or the circuit breaker); finished items are kept."""
 
     exit_code = ExitCode.INTERRUPTED
+
+    def __init__(self, message: str, *, hint: str | None = None, exit_code: ExitCode = ExitCode.INTERRUPTED) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = exit_code

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,15 +21,18 @@ from scoregate.catalog.models import GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
+from scoregate.engine.breaker import CircuitBreaker, CircuitOpen
 from scoregate.engine.cache import ResponseCache
 from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
-from scoregate.errors import RunInterrupted, ScoregateError
+from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.extraction.run_summary import extraction_run_summary
 from scoregate.receipts import build_receipts, local_prompt_version
 from scoregate.records import DataType
+from scoregate.redaction import redact, register_secret_env
+from scoregate.run_lock import RunLock
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
 from scoregate.store import RunStore, new_run_id
@@ -44,6 +51,7 @@ class RunOptions:
     mirror_langfuse: bool = True
     prompt_label: str | None = None
     prompt_version: int | None = None
+    retry_errors: bool = False
 
 
 @dataclass
@@ -56,6 +64,18 @@ class RunOutcome:
     mirrors: dict[str, str] = field(default_factory=dict)
     mirror_errors: dict[str, str] = field(default_factory=dict)
     mirror_notes: list[str] = field(default_factory=list)
+    nothing_to_do: str | None = None
+
+    @property
+    def failed_items(self) -> int:
+        """How many items of the run have a failed newest record (what `--retry-errors` runs again)."""
+        return int(self.summary.get("run_metrics", {}).get("error_count") or 0)
+
+    @property
+    def succeeded_items(self) -> int:
+        """How many items of the run produced an output without error."""
+        items = int(self.summary.get("run_metrics", {}).get("items") or 0)
+        return items - self.failed_items
 
     @property
     def verdict(self) -> str:
@@ -140,7 +160,31 @@ def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan
     return replace(result, status=status, detail=f"judge calibration {status}: {detail}")
 
 
-def _open_or_create(project: Project, plan: ExperimentPlan, options: RunOptions, receipts: dict[str, Any]) -> RunStore:
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: handled like Ctrl-C, with exit code 143."""
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While running items, turn SIGTERM (CI cancel, `timeout`, container stop) into an interruption."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _open_or_create(
+    project: Project, plan: ExperimentPlan, options: RunOptions, receipts: dict[str, Any]
+) -> tuple[RunStore, RunLock]:
     if options.resume is None:
         manifest = {
             "run_id": "",
@@ -148,11 +192,33 @@ def _open_or_create(project: Project, plan: ExperimentPlan, options: RunOptions,
             "started_at": datetime.now(UTC).isoformat(),
             "options": {"limit": options.limit, "concurrency": options.concurrency, "cache": options.use_cache},
             "receipts": receipts,
+            "pid": os.getpid(),
         }
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
-        return RunStore.create(runs_dir(project), run_id, manifest)
+        store = RunStore.create(runs_dir(project), run_id, manifest)
+        lock = RunLock(store.directory)
+        lock.acquire()
+        return store, lock
     store = RunStore.open(runs_dir(project), options.resume)
+    lock = RunLock(store.directory)
+    lock.acquire()
+    try:
+        _check_resumable(store, options, receipts)
+        store.repair()
+        changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
+        if options.retry_errors:
+            retried = store.error_ids()
+            store.forget_mirrored_items(retried)
+            changes["revision"] = int(store.manifest.get("revision", 0)) + 1
+        store.update_manifest(**changes, pid=os.getpid())
+    except BaseException:
+        lock.release()
+        raise
+    return store, lock
+
+
+def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
     old = store.manifest["receipts"]
     for what, before, now in [
         ("dataset", old["dataset"]["content_hash"], receipts["dataset"]["content_hash"]),
@@ -165,17 +231,37 @@ def _open_or_create(project: Project, plan: ExperimentPlan, options: RunOptions,
                 f"cannot resume {options.resume}: the {what} changed since the run started",
                 hint="resuming would mix two setups in one run; start a new run instead",
             )
-    store.repair()
-    store.update_manifest(status="running", resumed_at=datetime.now(UTC).isoformat())
-    return store
+
+
+def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
+    """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
+    summary = store.summary
+    if store.manifest.get("status") != "finished" or summary is None:
+        return None
+    if store.needs_repair() or len(store.done_ids()) < int(summary.get("run_metrics", {}).get("items") or 0):
+        return None  # damaged after it finished: resuming redoes what was lost
+    run_id = store.run_id
+    if not options.retry_errors:
+        return (
+            f"run {run_id} already finished; nothing to resume. To mirror it again: "
+            f"`scoregate mlflow-sync {run_id}` (or `scoregate langfuse-sync {run_id}`); "
+            f"to redo its failed items: `scoregate run --resume {run_id} --retry-errors`"
+        )
+    if not store.error_ids():
+        return f"run {run_id} already finished and no item failed; nothing to retry"
+    return None
 
 
 def run_experiment(root: Path, experiment: str, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
     """Run (or resume) one experiment and return its outcome; raise ScoregateError on bad input."""
     console = console or Console(stderr=True)
     project = load_project(root)
+    register_secret_env(spec.api_key_env for spec in project.config.models.values())
     if options.resume is not None:
-        previous = RunStore.open(runs_dir(project), options.resume).manifest
+        resumed = RunStore.open(runs_dir(project), options.resume)
+        if (reason := _nothing_to_resume(resumed, options)) is not None:
+            return RunOutcome(run_id=resumed.run_id, store=resumed, summary=resumed.summary or {}, nothing_to_do=reason)
+        previous = resumed.manifest
         experiment = previous["receipts"]["experiment"]
         saved = previous["options"]
         options = replace(
@@ -187,7 +273,8 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     prompt_versions = _use_langfuse_prompts(project, experiment, options, resumed=previous_receipts(project, options))
     plan = plan_experiment(project, experiment, model=options.model)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
-    caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache)
+    breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
+    caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker)
     prompt_versions = {
         name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
     }
@@ -195,20 +282,48 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
-    store = _open_or_create(project, plan, options, receipts)
+    store, lock = _open_or_create(project, plan, options, receipts)
     try:
-        asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, console))
-    except KeyboardInterrupt:
+        return _run_locked(store, plan, project, options, caller, prompt_versions, console, cache)
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    store: RunStore,
+    plan: ExperimentPlan,
+    project: Project,
+    options: RunOptions,
+    caller: ModelCaller,
+    prompt_versions: dict[str, str],
+    console: Console,
+    cache: ResponseCache | None,
+) -> RunOutcome:
+    try:
+        with _sigterm_as_interrupt():
+            asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, console))
+    except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
         done = len(store.done_ids())
+        how = "terminated (SIGTERM)" if isinstance(exc, _Terminated) else "interrupted"
+        code = ExitCode.TERMINATED if isinstance(exc, _Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
-            f"run {store.run_id} interrupted; {done} finished item(s) are kept in {store.directory}",
+            f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
             hint=f"resume with `scoregate run --resume {store.run_id}`",
+            exit_code=code,
         ) from None
-    except BaseException:
+    except CircuitOpen as exc:
         store.close()
-        store.update_manifest(status="failed")
+        store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
+        raise RunInterrupted(
+            f"run {store.run_id} stopped early: {exc.count} calls in a row failed, the last with: {redact(exc.reason)}",
+            hint=f"fix the endpoint, then redo the failed items with "
+            f"`scoregate run --resume {store.run_id} --retry-errors`",
+        ) from None
+    except BaseException as exc:
+        store.close()
+        store.update_manifest(status="failed", failure=redact(f"{type(exc).__name__}: {exc}"))
         raise
     finally:
         if cache is not None:
@@ -223,7 +338,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         try:
             outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
         except Exception as exc:  # a sink failure must not lose the run; it is reported and can be redone
-            outcome.mirror_errors["mlflow"] = f"{type(exc).__name__}: {exc}"
+            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
     if options.mirror_langfuse:
         _mirror_langfuse(store, project, outcome)
     return outcome
@@ -233,7 +348,7 @@ def run_models(
     root: Path, experiment: str, models: list[str], options: RunOptions, *, console: Console | None = None
 ) -> list[RunOutcome]:
     """Run one experiment once per model, on the same items, one after another; return the outcomes in order."""
-    if options.resume is not None:
+    if options.resume is not None or options.retry_errors:
         raise ScoregateError("--models starts new runs; resume each run by its id instead")
     return [run_experiment(root, experiment, replace(options, model=name), console=console) for name in models]
 
@@ -287,13 +402,13 @@ def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> 
     try:
         report = mirror_run_to_langfuse(store, project)
     except Exception as exc:  # reported, and redone later with `scoregate langfuse-sync`
-        outcome.mirror_errors["langfuse"] = f"{type(exc).__name__}: {exc}"
+        outcome.mirror_errors["langfuse"] = redact(f"{type(exc).__name__}: {exc}")
         return
-    outcome.mirror_notes += report.lines()
+    outcome.mirror_notes += [redact(line) for line in report.lines()]
     if report.experiment_url:
         outcome.mirrors["langfuse"] = report.experiment_url
     if not report.complete:
-        outcome.mirror_errors["langfuse"] = "; ".join(report.problems)
+        outcome.mirror_errors["langfuse"] = redact("; ".join(report.problems))
 
 
 def _models_used(plan: ExperimentPlan) -> list[str]:
@@ -323,7 +438,7 @@ async def _execute(
             composites=plan.composites,
             output_from=plan.spec.output_from,
         )
-        done = store.done_ids()
+        done = store.done_ids(retry_errors=options.retry_errors)
         total = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
         with RunProgress(total, already_done=len(done), console=console) as progress:

@@ -12,6 +12,7 @@ from typing import Any
 
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
+from scoregate.redaction import redact, redact_optional
 
 MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
@@ -29,6 +30,19 @@ def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
     os.replace(tmp, path)
+
+
+class DamagedResults(ScoregateError):
+    """A line of results.jsonl that is not a result record (not a partial last line, which is repaired)."""
+
+    def __init__(self, path: Path, line: int, detail: str) -> None:
+        self.path = path
+        self.line = line
+        super().__init__(
+            f"damaged result record ({detail})",
+            where=f"{path}:{line}",
+            hint=f"move the line aside with `scoregate runs repair {path.parent.name}` (it keeps a copy), then resume",
+        )
 
 
 class RunStore:
@@ -66,6 +80,15 @@ class RunStore:
         """Merge `changes` into the manifest (status, finish time...)."""
         _write_json(self.directory / MANIFEST, {**self.manifest, **changes})
 
+    def needs_repair(self) -> bool:
+        """True when results.jsonl ends in a partial line (a process was killed while writing)."""
+        path = self.directory / RESULTS
+        with path.open("rb") as handle:
+            if handle.seek(0, os.SEEK_END) == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+
     def repair(self) -> int:
         """Cut a partial last line left by a killed process; return the bytes removed."""
         path = self.directory / RESULTS
@@ -77,26 +100,49 @@ class RunStore:
             handle.truncate(keep)
         return len(data) - keep
 
-    def done_ids(self) -> set[str]:
-        """Return the ids of items already stored (the resume point)."""
-        return {r.item_id for r in self.iter_results()}
+    def done_ids(self, *, retry_errors: bool = False) -> set[str]:
+        """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded."""
+        return {r.item_id for r in self.iter_results() if not (retry_errors and r.error is not None)}
 
-    def iter_results(self) -> Iterator[ItemResult]:
-        """Yield stored results once per item id (first record wins), streaming from disk."""
-        seen: set[str] = set()
-        with (self.directory / RESULTS).open(encoding="utf-8") as handle:
-            for line in handle:
+    def error_ids(self) -> set[str]:
+        """Return the ids of items whose newest record failed (what `--retry-errors` runs again)."""
+        return {r.item_id for r in self.iter_results() if r.error is not None}
+
+    def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Yield (line number, parsed record) of every complete line; a damaged line is a clear error."""
+        path = self.directory / RESULTS
+        with path.open(encoding="utf-8", errors="strict") as handle:
+            for number, line in enumerate(handle, start=1):
                 if not line.endswith("\n"):
                     break
-                result = ItemResult.from_json_dict(json.loads(line))
-                if result.item_id not in seen:
-                    seen.add(result.item_id)
-                    yield result
+                try:
+                    raw = json.loads(line)
+                    if not isinstance(raw, dict) or not isinstance(raw.get("item_id"), str):
+                        raise ValueError("not a result record")
+                except ValueError as exc:
+                    raise DamagedResults(path, number, str(exc)) from None
+                yield number, raw
+
+    def iter_results(self) -> Iterator[ItemResult]:
+        """Yield the newest stored record of each item id, in file order, streaming from disk.
+
+        Older records of an item (a failure later retried with `--retry-errors`) stay in the file as history.
+        """
+        newest: dict[str, int] = {}
+        for number, raw in self._lines():
+            newest[raw["item_id"]] = number
+        for number, raw in self._lines():
+            if newest.get(raw["item_id"]) == number:
+                try:
+                    yield ItemResult.from_json_dict(raw)
+                except TypeError as exc:
+                    raise DamagedResults(self.directory / RESULTS, number, str(exc)) from None
 
     def append(self, result: ItemResult) -> None:
         """Write one result line and hand it to the OS at once, so a killed run keeps it."""
         if self._handle is None:
             self._handle = (self.directory / RESULTS).open("a", encoding="utf-8")
+        _redact_result(result)
         self._handle.write(json.dumps(result.to_json_dict(), ensure_ascii=False, default=str) + "\n")
         self._handle.flush()
 
@@ -122,9 +168,31 @@ class RunStore:
         path = self.directory / LINKS
         return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}
 
+    def forget_mirrored_items(self, item_ids: set[str]) -> None:
+        """Mark items as not yet mirrored to Langfuse, so their newer records are sent again (same ids: upserts)."""
+        path = self.directory / "langfuse.json"
+        if not item_ids or not path.is_file():
+            return
+        state = json.loads(path.read_text(encoding="utf-8"))
+        state["items"] = {k: v for k, v in state.get("items", {}).items() if k not in item_ids}
+        state["run_scores_digest"] = None
+        _write_json(path, state)
+
     def set_link(self, key: str, value: Any) -> None:
         """Record a mirror's id (mutable, unlike the manifest's receipts)."""
         _write_json(self.directory / LINKS, {**self.links, key: value})
+
+
+def _redact_result(result: ItemResult) -> None:
+    """Mask known secrets in every error text of a result (an endpoint may echo the key back)."""
+    result.error = redact_optional(result.error)
+    if result.error is not None and result.raw_output is not None:
+        result.raw_output = redact(result.raw_output)
+    for call in result.calls:
+        call.error = redact_optional(call.error)
+    for score in result.scores:
+        score.reason = redact_optional(score.reason)
+        score.comment = redact_optional(score.comment)
 
 
 def list_runs(runs_dir: Path) -> list[RunStore]:

@@ -384,6 +384,12 @@ class Settings(Strict):
     bootstrap_resamples: int = Field(default=2000, ge=100)
     confidence_level: float = Field(default=0.95, gt=0, lt=1)
     seed: int = 0
+    max_consecutive_failures: int = Field(
+        default=5,
+        ge=0,
+        description="Stop a run (interrupted, resumable) after this many calls in a row could not connect or got "
+        "401/403/404 after their retries; 0 never stops.",
+    )
 
 
 class ProjectConfig(Strict):

@@ -22,6 +22,7 @@ from scoregate.cli import (
     runs_cmd,
 )
 from scoregate.errors import ExitCode, ScoregateError
+from scoregate.redaction import redact
 
 app = typer.Typer(
     name="scoregate",
@@ -63,7 +64,7 @@ def main() -> None:
     except ScoregateError as exc:
         if _debug():
             raise
-        err.print(f"[bold red]error:[/] {escape(exc.render())}", highlight=False, markup=True)
+        err.print(f"[bold red]error:[/] {escape(redact(exc.render()))}", highlight=False, markup=True)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")

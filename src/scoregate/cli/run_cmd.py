@@ -36,6 +36,9 @@ def run(
         str | None, typer.Option(help="Comma-separated model names: one run per model on the same items.")
     ] = None,
     resume: Annotated[str | None, typer.Option(help="Resume an interrupted run by its id.")] = None,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="With --resume: run the items that failed again (newest wins).")
+    ] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
     fail_on_gates: Annotated[
         bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")
@@ -52,6 +55,8 @@ def run(
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
     if experiment is None and resume is None:
         raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
+    if retry_errors and resume is None:
+        raise typer.BadParameter("--retry-errors redoes the failed items of a stored run: add --resume RUN_ID")
     options = RunOptions(
         limit=limit,
         concurrency=concurrency,
@@ -62,18 +67,29 @@ def run(
         mirror_langfuse=not no_langfuse,
         prompt_label=prompt_label,
         prompt_version=prompt_version,
+        retry_errors=retry_errors,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
             _report(outcome)
+        if any(o.succeeded_items == 0 for o in outcomes):
+            empty = ", ".join(o.run_id for o in outcomes if o.succeeded_items == 0)
+            console.print(f"[bold red]error:[/] no item succeeded in {empty}", highlight=False)
+            raise typer.Exit(int(ExitCode.ERROR))
         console.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
         if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
             raise typer.Exit(int(ExitCode.GATES_FAILED))
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
+    if outcome.nothing_to_do is not None:
+        console.print(outcome.nothing_to_do, soft_wrap=True, highlight=False)
+        return
     _report(outcome)
+    if outcome.succeeded_items == 0:
+        console.print(f"[bold red]error:[/] no item of run {outcome.run_id} succeeded", highlight=False)
+        raise typer.Exit(int(ExitCode.ERROR))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
 
@@ -81,6 +97,13 @@ def run(
 def _report(outcome: RunOutcome) -> None:
     print_summary(console, outcome.summary)
     console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
+    if outcome.failed_items:
+        console.print(
+            f"[yellow]{outcome.failed_items} item(s) failed[/] — retry them with "
+            f"`scoregate run --resume {outcome.run_id} --retry-errors`",
+            soft_wrap=True,
+            highlight=False,
+        )
     if "mlflow" in outcome.mirrors:
         console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
     for note in outcome.mirror_notes:

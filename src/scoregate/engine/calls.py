@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import httpx
 
 from scoregate.catalog.models import ModelSpec
+from scoregate.engine.breaker import CircuitBreaker
 from scoregate.engine.cache import ResponseCache, cache_key
 from scoregate.engine.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.errors import ProviderUnavailable
@@ -28,6 +29,7 @@ class ModelCaller:
         default_judge: str,
         cache: ResponseCache | None = None,
         sleep: Sleep = asyncio.sleep,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         self._specs = models
         self._default_judge = default_judge
@@ -35,6 +37,7 @@ class ModelCaller:
         self._sleep = sleep
         self._providers: dict[str, Provider] = {}
         self._limits: dict[str, asyncio.Semaphore] = {}
+        self.breaker = breaker or CircuitBreaker()
 
     def provider(self, name: str) -> Provider:
         """Return (building once) the provider of model `name`."""
@@ -64,10 +67,12 @@ class ModelCaller:
         try:
             completion = await with_retries(once, policy, attempts, sleep=self._sleep)
         except ProviderError as exc:
+            self.breaker.record_failure(exc)
             records.append(
                 CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc))
             )
             raise ModelCallFailed(str(exc)) from exc
+        self.breaker.record_success()
         if self._cache is not None:
             self._cache.put(key, provider.model, completion)
         records.append(_record(purpose, provider, completion, attempts.retries))

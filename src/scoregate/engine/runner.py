@@ -36,6 +36,7 @@ async def execute(
             result = await pipeline.run(index, item)
             store.append(result)
             progress.advance(failed=result.error is not None)
+            pipeline.caller.breaker.check()
 
     workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
     try:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.sinks.mlflow_sink import mirror_run, tracking_uri
+from scoregate.sinks.mlflow_sink import find_or_create_run, mirror_run, tracking_uri
 from scoregate.store import RunStore
 
 if TYPE_CHECKING:
@@ -125,11 +125,8 @@ def mirror_comparison(
     project = store_b.manifest["receipts"].get("project", "scoregate")
     experiment_id = _experiment_id(client, f"{project}/comparisons", project_root)
     key = f"{store_a.run_id}..{store_b.run_id}"
-    found = client.search_runs([experiment_id], filter_string=f"tags.`{COMPARISON_TAG}` = '{key}'", max_results=1)
-    run_id = (
-        found[0].info.run_id
-        if found
-        else client.create_run(experiment_id, run_name=f"{store_b.run_id} vs {store_a.run_id}").info.run_id
+    run_id = find_or_create_run(
+        client, experiment_id, tag=COMPARISON_TAG, key=key, run_name=f"{store_b.run_id} vs {store_a.run_id}"
     )
     mirrored = MirroredComparison(run_id)
     links = {"a": _mlflow_run_of(store_a, project_root, mirrored.warnings),

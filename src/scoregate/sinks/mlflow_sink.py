@@ -129,6 +129,42 @@ def write_scores_csv(store: RunStore, path: Path, keys: list[str]) -> None:
             )  # fmt: skip
 
 
+def mirror_timestamp(manifest: dict[str, Any]) -> int:
+    """Return the fixed time (ms) of the run's metrics: its start, which no resume rewrites.
+
+    MLflow keeps a metric value once per (key, timestamp, step); a resume that moved the timestamp
+    would log every metric a second time. A `--retry-errors` pass raises the step (the manifest's
+    `revision`), so the newer values are the latest ones and the history stays.
+    """
+    return _ms(manifest.get("started_at")) or 0
+
+
+def find_or_create_run(
+    client: Any, experiment_id: str, *, tag: str, key: str, run_name: str, start_time: int | None = None
+) -> str:
+    """Return the MLflow run tagged `tag=key`, adopting a half-made one named `run_name`, or create it.
+
+    The run is created with its identifying tag in the same call, so a kill can never leave a run the
+    next mirror cannot find. A run of that name without the tag (made by an older version, killed between
+    create and tag) is adopted; further untagged duplicates of it are deleted.
+    """
+    found = client.search_runs([experiment_id], filter_string=f"tags.`{tag}` = '{key}'", max_results=1)
+    if found:
+        return str(found[0].info.run_id)
+    named = client.search_runs(
+        [experiment_id], filter_string=f"attributes.run_name = '{run_name}'", max_results=100,
+        order_by=["attributes.start_time ASC"],
+    )  # fmt: skip
+    if named:
+        keep, *extra = [run.info.run_id for run in named]
+        client.set_tag(keep, tag, key)
+        for run_id in extra:
+            client.delete_run(run_id)
+        return str(keep)
+    run = client.create_run(experiment_id, start_time=start_time, tags={tag: key}, run_name=run_name)
+    return str(run.info.run_id)
+
+
 def mirror_run(store: RunStore, *, project_root: Path) -> str:
     """Create or update the MLflow run of a stored run; return the MLflow run id."""
     import mlflow
@@ -148,17 +184,15 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         experiment_id = client.create_experiment(name, artifact_location=location)
     else:
         experiment_id = experiment.experiment_id
-    found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{store.run_id}'", max_results=1)
-    run_id = found[0].info.run_id if found else None
-    if run_id is None:
-        run = client.create_run(experiment_id, start_time=_ms(manifest.get("started_at")), run_name=store.run_id)
-        run_id = run.info.run_id
-        existing_params: dict[str, str] = {}
-    else:
-        existing_params = client.get_run(run_id).data.params
-    stamp = _ms(manifest.get("finished_at")) or _ms(manifest.get("started_at")) or 0
+    run_id = find_or_create_run(
+        client, experiment_id, tag=RUN_ID_TAG, key=store.run_id, run_name=store.run_id,
+        start_time=_ms(manifest.get("started_at")),
+    )  # fmt: skip
+    existing_params = client.get_run(run_id).data.params
+    stamp = mirror_timestamp(manifest)
+    step = int(manifest.get("revision", 0))
     params = [Param(k, v[:6000]) for k, v in params_of(manifest).items() if k not in existing_params]
-    metrics = [Metric(k, v, stamp, 0) for k, v in metrics_of(summary).items()]
+    metrics = [Metric(k, v, stamp, step) for k, v in metrics_of(summary).items()]
     tags = [RunTag(k, v[:8000]) for k, v in tags_of(manifest, summary, store.links).items()]
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
     keys = list(summary["scores"])
@@ -168,7 +202,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         client.log_artifact(run_id, str(csv_path))
     for filename in ("manifest.json", "summary.json", "results.jsonl"):
         client.log_artifact(run_id, str(store.directory / filename))
-    client.set_terminated(run_id, "FINISHED", end_time=stamp or None)
+    client.set_terminated(run_id, "FINISHED", end_time=_ms(manifest.get("finished_at")) or stamp or None)
     store.set_link("mlflow_run_id", run_id)
     store.set_link("mlflow_experiment_id", experiment_id)
     return run_id

@@ -1,0 +1,75 @@
+"""An exclusive lock on one run directory, so two processes never run or resume the same run at once."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Any
+
+from scoregate.errors import ScoregateError
+
+LOCK = ".lock"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _holder(path: Path) -> int | None:
+    try:
+        return int(path.read_text(encoding="utf-8").strip() or "0") or None
+    except (OSError, ValueError):
+        return None
+
+
+class RunLock:
+    """Holds `runs/<run_id>/.lock` (an OS lock plus the holder's pid) until released or the process dies.
+
+    The OS drops the lock of a dead process by itself, so a lock left by a killed run (a stale pid in the
+    file) is simply taken over.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOCK
+        self._handle: Any = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise a ScoregateError naming the pid that holds it."""
+        handle = self.path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            pid = _holder(self.path)
+            holder = f"process {pid}" if pid is not None and _pid_alive(pid) else "another process"
+            raise ScoregateError(
+                f"run {self.path.parent.name} is in use by {holder}",
+                where=str(self.path.parent),
+                hint="wait for it to finish (or stop it); two processes on one run would score items twice",
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        """Give the lock back (the pid file stays; a later holder overwrites it)."""
+        if self._handle is not None:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
