@@ -27,6 +27,9 @@ from typing import Any
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 JUDGE_SYSTEM_MARK = "strict, careful evaluator"
+PREFLIGHT_MARK = "scoregate preflight"
+PREFLIGHT = "preflight"
+"""Fault queue of the one-token check a run sends before it starts: `fail_next(401, path=PREFLIGHT)`."""
 SHORT_TEXT = "The summary is grounded and specific."
 
 Responder = Callable[[dict[str, Any]], str]
@@ -46,6 +49,11 @@ class RecordedRequest:
     def text(self) -> str:
         """Every message's content joined, to search what the client asked."""
         return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
+
+    @property
+    def is_preflight(self) -> bool:
+        """True for the one-token request a run sends to check the endpoint before it starts."""
+        return self.path == CHAT_PATH and PREFLIGHT_MARK in self.text
 
     @property
     def is_judge(self) -> bool:
@@ -188,9 +196,14 @@ class ScriptedOpenAI:
             self.requests.clear()
 
     def chat_requests(self) -> list[RecordedRequest]:
-        """Every chat-completion request received, in arrival order."""
+        """Every chat-completion request received for items (not the preflight check), in arrival order."""
         with self._lock:
-            return [r for r in self.requests if r.path == CHAT_PATH]
+            return [r for r in self.requests if r.path == CHAT_PATH and not r.is_preflight]
+
+    def preflight_requests(self) -> list[RecordedRequest]:
+        """The one-token checks runs sent before starting."""
+        with self._lock:
+            return [r for r in self.requests if r.is_preflight]
 
     def task_requests(self) -> list[RecordedRequest]:
         """Chat requests that were not judge requests (the prompt under test)."""
@@ -275,7 +288,8 @@ def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = {"_unparsable": raw.decode(errors="replace")}
             server._record(method, self.path, body, {k.lower(): v for k, v in self.headers.items()})
-            fault = server._take_fault(self.path)
+            preflight = server.requests[-1].is_preflight  # its faults queue apart, so item faults hit items
+            fault = server._take_fault(PREFLIGHT if preflight else self.path)
             delay = server.latency_s + (fault.delay_s if fault else 0.0)
             if delay:
                 time.sleep(delay)

@@ -350,6 +350,14 @@ def run_models(
     """Run one experiment once per model, on the same items, one after another; return the outcomes in order."""
     if options.resume is not None or options.retry_errors:
         raise ScoregateError("--models starts new runs; resume each run by its id instead")
+    known = load_project(root).config.models
+    unknown = [name for name in models if name not in known]
+    if unknown:
+        raise ScoregateError(
+            f"--models: no model {', '.join(map(repr, unknown))} under `models:` in scoregate.yaml "
+            f"(defined: {', '.join(sorted(known)) or 'none'})",
+            hint="every name is checked before the first run starts; fix the list and run again",
+        )
     return [run_experiment(root, experiment, replace(options, model=name), console=console) for name in models]
 
 

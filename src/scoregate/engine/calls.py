@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable
 
-import httpx
-
 from scoregate.catalog.models import ModelSpec
-from scoregate.engine.breaker import CircuitBreaker
+from scoregate.engine.breaker import STOP_STATUSES, CircuitBreaker
 from scoregate.engine.cache import ResponseCache, cache_key
 from scoregate.engine.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.errors import ProviderUnavailable
 from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderError
 from scoregate.providers.local_server import local_base_url
+from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
 from scoregate.scoring.base import ModelCallFailed
@@ -79,22 +79,92 @@ class ModelCaller:
         return completion
 
     async def preflight(self, names: Iterable[str]) -> None:
-        """Check every endpoint answers HTTP at all; raise ProviderUnavailable naming the URL and the fix."""
-        async with httpx.AsyncClient(timeout=5.0) as client:
+        """Send one tiny real request per model before a run exists; raise ProviderUnavailable naming the fix.
+
+        An unset key variable, an endpoint that cannot be reached (or is busy), and a 401/403/404 answer
+        (wrong key, no access, wrong `base_url` path or model name) stop the run here, with the server's words.
+        """
+        try:
             for name in dict.fromkeys(names):
-                provider = self.provider(name)
-                try:
-                    await client.get(provider.endpoint.rstrip("/") + "/models")
-                except httpx.HTTPError as exc:
-                    raise ProviderUnavailable(
-                        f"model {name!r}: cannot reach {provider.endpoint} ({type(exc).__name__})",
-                        hint=_unreachable_hint(self._specs[name], provider.endpoint),
-                    ) from None
+                await self._preflight_one(name)
+        finally:  # the check runs in its own event loop: connections made here must not outlive it
+            await self.aclose()
+            self._providers.clear()
+            self._limits.clear()
+
+    async def _preflight_one(self, name: str) -> None:
+        spec = self._specs[name]
+        provider = self.provider(name)
+        _check_key(name, spec, provider.endpoint)
+        try:
+            await provider.complete(PREFLIGHT_REQUEST)
+        except ProviderError as exc:
+            if exc.unreachable:
+                raise ProviderUnavailable(
+                    f"model {name!r}: cannot reach {provider.endpoint} (connection refused or failed)",
+                    hint=_unreachable_hint(spec, provider.endpoint),
+                ) from None
+            if exc.status is None and exc.retryable and "timed out" in str(exc):
+                raise ProviderUnavailable(
+                    f"model {name!r}: {provider.endpoint} accepted the connection but did not answer a "
+                    f"one-token request within {spec.timeout_s:g}s: the server is up but busy",
+                    hint=_busy_hint(spec, provider.endpoint),
+                ) from None
+            if exc.status in STOP_STATUSES:
+                raise ProviderUnavailable(
+                    f"model {name!r}: {provider.endpoint} refused a one-token test request: {exc}",
+                    hint=_refused_hint(spec, exc.status),
+                ) from None
+            # 429 and 5xx: the run retries them with backoff
 
     async def aclose(self) -> None:
         """Close every provider's connections."""
         for provider in self._providers.values():
             await provider.aclose()
+
+
+PREFLIGHT_TEXT = "scoregate preflight: reply with OK"
+PREFLIGHT_REQUEST = CompletionRequest(messages=({"role": "user", "content": PREFLIGHT_TEXT},), max_tokens=1)
+
+
+def _key_variable(spec: ModelSpec, endpoint: str) -> str | None:
+    """The environment variable that must hold this model's key, or None when it needs none."""
+    if spec.api_key_env:
+        return spec.api_key_env
+    if spec.provider == "anthropic":
+        return "ANTHROPIC_API_KEY"
+    if spec.provider == "openai" and endpoint.startswith(DEFAULT_BASE_URL):
+        return "OPENAI_API_KEY"
+    return None
+
+
+def _check_key(name: str, spec: ModelSpec, endpoint: str) -> None:
+    variable = _key_variable(spec, endpoint)
+    if variable is not None and not os.environ.get(variable, "").strip():
+        raise ProviderUnavailable(
+            f"model {name!r}: its API key variable {variable} is not set (or empty)",
+            where=f"scoregate.yaml: models.{name}.api_key_env" if spec.api_key_env else None,
+            hint=f"export {variable}=... before the run (or fix api_key_env in scoregate.yaml)",
+        )
+
+
+def _refused_hint(spec: ModelSpec, status: int | None) -> str:
+    if status == 404:
+        return (
+            "check base_url (it usually ends in /v1) and the model name in scoregate.yaml; "
+            "every call of this run would get the same 404"
+        )
+    variable = spec.api_key_env or "the key variable"
+    return f"check the key in {variable} and that it may use model {spec.model!r}"
+
+
+def _busy_hint(spec: ModelSpec, endpoint: str) -> str:
+    if spec.provider == "local" or endpoint.startswith(local_base_url()):
+        return (
+            "the local model server is running but busy (another run, or still loading): wait and retry; "
+            "`scoregate model status` shows it"
+        )
+    return "retry when the server is less busy, or raise timeout_s for this model in scoregate.yaml"
 
 
 def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:
