@@ -232,8 +232,8 @@ class ScriptedOpenAI:
         with self._lock:
             self.requests.append(RecordedRequest(method, path, body, headers, time.monotonic()))
 
-    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = self.responder(body)
+    def _completion(self, body: dict[str, Any], text: str | None = None) -> dict[str, Any]:
+        text = self.responder(body) if text is None else text
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         out_words = len(text.split())
         return {
@@ -302,6 +302,8 @@ def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if method == "GET" and self.path == MODELS_PATH:
                 self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+            elif method == "POST" and self.path == CHAT_PATH and preflight:  # answered apart from the responder
+                self._send(200, server._completion(body, text="OK"))
             elif method == "POST" and self.path == CHAT_PATH:
                 self._send(200, server._completion(body))
             else:

@@ -170,7 +170,9 @@ def test_local_only_keeps_ratings_without_langfuse(
 ) -> None:
     for name in LANGFUSE_VARS:
         monkeypatch.delenv(name, raising=False)
-    ratings = write(project_dir / "ratings.csv", "run_id,item_id,key,value\nrun-1,smoke-001,human_faithfulness,4\n")
+    assert scoregate("run", "counters", "--limit", "1", "--no-mlflow").code == 0
+    (run_id,) = [p.name for p in (project_dir / "runs").iterdir()]
+    ratings = write(project_dir / "ratings.csv", f"run_id,item_id,key,value\n{run_id},smoke-001,human_faithfulness,4\n")
     refused = scoregate("scores", "import", str(ratings))
     assert refused.code == 1
     assert NOT_CONFIGURED in refused.output and "pass --local-only to keep them locally" in refused.output
@@ -180,6 +182,26 @@ def test_local_only_keeps_ratings_without_langfuse(
     assert [(r["item_id"], r["key"], r["value"]) for r in local_lines(project_dir)] == [
         ("smoke-001", "human_faithfulness", 4.0)
     ]
+
+
+def test_local_only_refuses_ratings_of_runs_and_items_that_do_not_exist(
+    scoregate: Cli, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in LANGFUSE_VARS:
+        monkeypatch.delenv(name, raising=False)
+    assert scoregate("run", "counters", "--limit", "1", "--no-mlflow").code == 0
+    (run_id,) = [p.name for p in (project_dir / "runs").iterdir()]
+    rows = (
+        f"run_id,item_id,key,value\nno-such-run,smoke-001,human_faithfulness,4\n{run_id},nosuch,human_faithfulness,3\n"
+    )
+    ratings = write(project_dir / "ratings.csv", rows)
+
+    result = scoregate("scores", "import", str(ratings), "--local-only")
+
+    assert result.code == 1, result.output
+    assert "run_id: no run 'no-such-run'" in result.output
+    assert f"item_id: run {run_id!r} has no item 'nosuch'" in result.output
+    assert local_lines(project_dir) == []
 
 
 def test_dry_run_validates_only(scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path) -> None:

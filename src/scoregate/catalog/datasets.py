@@ -64,10 +64,24 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
     return item if item.id else item.model_copy(update={"id": content_id(item)})
 
 
+def decode_line(path: Path, line_no: int, raw_line: bytes) -> str:
+    """Decode one line strictly; raise ScoregateError naming file:line when it is not UTF-8."""
+    try:
+        return raw_line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw_line[exc.start : exc.start + 1].hex()
+        raise ScoregateError(
+            f"not UTF-8 (byte 0x{byte} at column {exc.start + 1})",
+            where=f"{path}:{line_no}",
+            hint="save the dataset as UTF-8",
+        ) from None
+
+
 def iter_items(path: Path) -> Iterator[tuple[int, DatasetItem]]:
     """Yield (line number, item) for each non-blank line; raise ScoregateError at the first bad line."""
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for line_no, raw_line in enumerate(handle, start=1):
+            line = decode_line(path, line_no, raw_line)
             if line.strip():
                 yield line_no, parse_line(path, line_no, line)
 
@@ -80,10 +94,10 @@ def scan(path: Path, check: Callable[[int, DatasetItem], list[str]] | None = Non
     with path.open("rb") as handle:
         for line_no, raw_line in enumerate(handle, start=1):
             digest.update(raw_line)
-            line = raw_line.decode("utf-8", errors="replace")
-            if not line.strip():
-                continue
             try:
+                line = decode_line(path, line_no, raw_line)
+                if not line.strip():
+                    continue
                 item = parse_line(path, line_no, line)
             except ScoregateError as exc:
                 result.problems.append(exc.render())

@@ -23,8 +23,8 @@ from scoregate.catalog.models import (
 )
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
-from scoregate.catalog.templates import prompt_variables
-from scoregate.errors import ValidationFailed
+from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
+from scoregate.errors import ScoregateError, ValidationFailed
 
 RUN_METRICS = (
     "success_rate",
@@ -128,6 +128,47 @@ def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model
     return problems
 
 
+def _evaluator_problems(project: Project, name: str, spec: ExperimentSpec, judge: str) -> list[str]:
+    """Build every evaluator once (the checks a run would hit later) and reject a score key written twice."""
+    from scoregate.scoring.registry import build_evaluator
+
+    problems = []
+    writers: dict[str, str] = {}
+    for e in spec.evaluators:
+        evaluator = project.evaluators[e]
+        source = project.source("evaluator", e)
+        try:
+            build_evaluator(evaluator, default_judge_model=judge)
+        except ScoregateError as exc:
+            problems.append(f"{source}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+            continue
+        for key in evaluator_score_keys(evaluator):
+            if key in writers and writers[key] != e:
+                problems.append(
+                    f"{project.config_path}: experiments.{name}.evaluators: score key {key!r} is written by both "
+                    f"{writers[key]} ({project.source('evaluator', writers[key])}) and {e} ({source}); one value "
+                    "would silently replace the other: rename the key in one of them"
+                )
+            writers.setdefault(key, e)
+    for composite in spec.composites:
+        if composite in writers:
+            problems.append(
+                f"{project.config_path}: composites.{composite}: has the name of a score of evaluator "
+                f"{writers[composite]}; rename the composite"
+            )
+    return problems
+
+
+def _placeholder_problems(project: Project, spec: ExperimentSpec) -> list[str]:
+    """Flag `{{title}` and other broken placeholders, which would be sent to the model literally."""
+    return [
+        f"{project.source('prompt', p)}: malformed placeholder near {snippet!r}; write it as {{{{name}}}}"
+        for p in route_prompts(spec.prompt)
+        for text in prompt_texts(project.prompts[p])
+        for snippet in malformed_placeholders(text)
+    ]
+
+
 def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> Any:
     input_validator = jsonschema.Draft202012Validator(ref.meta.input_schema) if ref.meta.input_schema else None
     variables = {name: set(prompt_variables(p)) for name, p in project.prompts.items()}
@@ -163,6 +204,9 @@ def plan_experiment(project: Project, name: str, *, model: str | None = None) ->
         raise ValidationFailed([f"{project.config_path}: experiments: no experiment {name!r} (defined: {known})"])
     model_name = model or spec.model or project.config.settings.model
     problems = _reference_problems(project, name, spec, model_name)
+    if not problems:
+        judge = spec.judge_model or project.config.settings.judge_model or model_name
+        problems += _evaluator_problems(project, name, spec, judge) + _placeholder_problems(project, spec)
     if problems:
         raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")
     ref = project.datasets[spec.dataset]

@@ -80,8 +80,25 @@ def _load_named(directory: Path, kind: str, adapter: TypeAdapter[Any], project: 
         if spec.name != path.stem:
             problems.append(f"{path}: name: is {spec.name!r} but the file is {path.name}; make them the same")
             continue
+        if kind == "prompt" and spec.config.response_format is not None:
+            problems.extend(schema_problems(path, "config.response_format.schema", spec.config.response_format.schema_))
         target[spec.name] = spec
         project.sources[f"{kind}:{spec.name}"] = path
+
+
+def schema_problems(path: Path, field_name: str, schema: dict[str, Any] | None) -> list[str]:
+    """Return `file: field: invalid JSON Schema ...` when `schema` is not a valid JSON Schema (draft 2020-12)."""
+    if schema is None:
+        return []
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        at = "/".join(str(p) for p in exc.path)
+        keyword = f"`{exc.path[-1]}`" if exc.path else f"`{exc.validator}`"
+        return [f"{path}: {field_name}: invalid JSON Schema at {at or '(top)'} (keyword {keyword}): {exc.message}"]
+    return []
 
 
 def _load_datasets(directory: Path, project: Project, problems: list[str]) -> None:
@@ -94,6 +111,8 @@ def _load_datasets(directory: Path, project: Project, problems: list[str]) -> No
             loaded_meta = load_model(meta_path, _DATASET_META)
             problems.extend(loaded_meta[1])
             meta = loaded_meta[0] or meta
+            for key in ("input_schema", "expected_output_schema"):
+                problems.extend(schema_problems(meta_path, key, getattr(meta, key)))
         project.datasets[path.stem] = DatasetRef(
             name=path.stem, path=path, meta=meta, meta_path=meta_path if meta_path.is_file() else None
         )

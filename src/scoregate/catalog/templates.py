@@ -17,6 +17,26 @@ def variables_in(text: str) -> list[str]:
     return list(dict.fromkeys(_PLACEHOLDER.findall(text)))
 
 
+def malformed_placeholders(text: str) -> list[str]:
+    """Return each `{{` or `}}` that is not part of a well-formed `{{name}}` (e.g. `{{title}`), as a snippet."""
+    spans = [m.span() for m in _PLACEHOLDER.finditer(text)]
+    starts, ends = {a for a, _ in spans}, {b for _, b in spans}
+    found = []
+    for match in re.finditer(r"\{\{|\}\}", text):
+        at = match.start()
+        inside = any(a < at < b - 2 for a, b in spans)
+        if inside or (match.group() == "{{" and at in starts) or (match.group() == "}}" and match.end() in ends):
+            continue
+        snippet = text[max(0, at - 10) : at + 20].replace("\n", " ")
+        found.append(snippet.strip())
+    return found
+
+
+def prompt_texts(prompt: PromptSpec) -> list[str]:
+    """Return every template text of a prompt (the text, or each message's content)."""
+    return [prompt.prompt] if prompt.type == "text" and prompt.prompt else [m.content for m in prompt.messages or []]
+
+
 def prompt_variables(prompt: PromptSpec) -> list[str]:
     """Return every variable a prompt's template uses."""
     texts = [prompt.prompt] if prompt.type == "text" and prompt.prompt else [m.content for m in prompt.messages or []]

@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any
 
 from scoregate.catalog.models import JudgeField, LlmJudgeSpec
+from scoregate.catalog.templates import malformed_placeholders
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.records import DataType, Score, ScoreValue
@@ -170,14 +171,14 @@ class LlmJudge:
         for var in _PLACEHOLDER.findall(spec.prompt):
             if var not in spec.variables:
                 raise ScoregateError(
-                    f"the prompt uses {{{{{var}}}}} but `variables:` has no {var!r}",
+                    f"prompt: uses {{{{{var}}}}} but `variables:` has no {var!r}",
                     where=where,
                     hint=f"add `{var}: <path>` under variables, e.g. `input.{var}`",
                 )
         for var, path in spec.variables.items():
             if path.partition(".")[0] not in VALID_ROOTS:
                 raise ScoregateError(
-                    f"variable {var!r} reads unknown source {path!r}",
+                    f"variables.{var}: reads unknown source {path!r}",
                     where=where,
                     hint="use output, expected_output, input.<field> or metadata.<field>",
                 )
@@ -189,11 +190,20 @@ class LlmJudge:
                     where=where,
                     hint="give each field a distinct key other than 'reasoning'",
                 )
-        for f in self._fields:
+        for number, f in enumerate(self._fields):
+            at = "score" if number == 0 else f"extra.{number - 1}"
             if f.data_type == "categorical" and not f.categories:
-                raise ScoregateError(f"categorical field {f.key!r} needs `categories:`", where=where)
+                raise ScoregateError(f"{at}.categories: categorical field {f.key!r} needs `categories:`", where=where)
             if f.range is not None and f.range[0] > f.range[1]:
-                raise ScoregateError(f"field {f.key!r} has range {list(f.range)} with min > max", where=where)
+                raise ScoregateError(
+                    f"{at}.range: field {f.key!r} has range {list(f.range)} with min > max", where=where
+                )
+        if broken := malformed_placeholders(spec.prompt):
+            raise ScoregateError(
+                f"prompt: malformed placeholder near {broken[0]!r}",
+                where=where,
+                hint="write placeholders as {{name}}; a broken one would be sent to the judge literally",
+            )
 
 
 def judge_schema(fields: list[JudgeField]) -> dict[str, Any]:

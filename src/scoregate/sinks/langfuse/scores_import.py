@@ -120,6 +120,27 @@ def _resolve_traces(scores: Sequence[FeedbackScore], lookup: TraceLookup) -> dic
     return traces
 
 
+def check_run_references(root: Path, scores: Sequence[FeedbackScore]) -> None:
+    """Raise ValidationFailed naming every row that rates a run, or an item of a run, that the store does not have."""
+    from scoregate.store import RunStore
+
+    items: dict[str, set[str] | None] = {}
+    problems = []
+    for score in scores:
+        if not score.run_id:
+            continue
+        if score.run_id not in items:
+            directory = root / "runs" / score.run_id
+            items[score.run_id] = RunStore(directory).done_ids() if (directory / "manifest.json").is_file() else None
+        known = items[score.run_id]
+        if known is None:
+            problems.append(f"{score.source}: run_id: no run {score.run_id!r} in {root / 'runs'}")
+        elif score.item_id and score.item_id not in known:
+            problems.append(f"{score.source}: item_id: run {score.run_id!r} has no item {score.item_id!r}")
+    if problems:
+        raise ValidationFailed(problems, hint="fix run_id / item_id (see `scoregate runs list`); nothing was imported")
+
+
 def _keep_locally(
     root: Path, scores: Sequence[FeedbackScore], traces: dict[str, str | None], now: dt.datetime
 ) -> tuple[dict[str, dict[str, Any]], int]:
@@ -195,6 +216,8 @@ def import_scores(
     skips Langfuse; `dry_run` only validates.
     """
     scores = read_feedback(path)
+    if local_only:  # posting checks each row's run and item when it looks up the trace
+        check_run_references(root, scores)
     keys = dict(Counter(score.key for score in scores))
     report = ImportReport(file=path, local_path=feedback_path(root), rows=len(scores), keys=keys, dry_run=dry_run)
     posting = not (local_only or dry_run)
