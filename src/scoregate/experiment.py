@@ -6,7 +6,7 @@ import asyncio
 import os
 import signal
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +52,7 @@ class RunOptions:
     prompt_label: str | None = None
     prompt_version: int | None = None
     retry_errors: bool = False
+    quarantine: bool = False
 
 
 @dataclass
@@ -206,6 +207,9 @@ def _open_or_create(
     try:
         _check_resumable(store, options, receipts)
         store.repair()
+        if options.quarantine:
+            store.quarantine()
+        store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
         changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
         if options.retry_errors:
             retried = store.error_ids()
@@ -235,6 +239,8 @@ def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, A
 
 def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
+    if options.quarantine:
+        return None
     summary = store.summary
     if store.manifest.get("status") != "finished" or summary is None:
         return None
@@ -289,6 +295,15 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         lock.release()
 
 
+def _mark_failed(store: RunStore, error: BaseException) -> None:
+    """Record `failed` and the reason in the manifest, if the disk still lets us (the first error wins)."""
+    reason = error.message if isinstance(error, ScoregateError) else f"{type(error).__name__}: {error}"
+    with suppress(OSError):
+        store.close()
+    with suppress(OSError, ScoregateError):
+        store.update_manifest(status="failed", failure=redact(reason))
+
+
 def _run_locked(
     store: RunStore,
     plan: ExperimentPlan,
@@ -322,8 +337,7 @@ def _run_locked(
             f"`scoregate run --resume {store.run_id} --retry-errors`",
         ) from None
     except BaseException as exc:
-        store.close()
-        store.update_manifest(status="failed", failure=redact(f"{type(exc).__name__}: {exc}"))
+        _mark_failed(store, exc)
         raise
     finally:
         if cache is not None:

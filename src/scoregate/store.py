@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -18,6 +19,7 @@ MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 LINKS = "links.json"
+QUARANTINE = "results.quarantined.jsonl"
 
 
 def new_run_id(experiment: str, now: datetime | None = None) -> str:
@@ -26,10 +28,44 @@ def new_run_id(experiment: str, now: datetime | None = None) -> str:
     return f"{experiment}-{stamp}-{secrets.token_hex(2)}"
 
 
+class StoreWriteError(ScoregateError):
+    """The run store could not be written (read-only, full disk...); what was stored before is intact."""
+
+    def __init__(self, path: Path, error: OSError, run_id: str | None = None) -> None:
+        reason = error.strerror or str(error)
+        fix = "free disk space or make it writable"
+        then = f", then resume with `scoregate run --resume {run_id}`" if run_id else ", then run again"
+        super().__init__(f"cannot write {path}: {reason}", hint=f"nothing stored before is lost; {fix}{then}")
+
+
 def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StoreWriteError(path, exc, path.parent.name) from None
+
+
+class DamagedRun(ScoregateError):
+    """A run file (manifest.json, summary.json...) that is not valid JSON: truncated or overwritten."""
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """Read a run's JSON file; raise DamagedRun naming the file, line and column when it is not valid."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DamagedRun(
+            f"damaged run file: {exc.msg} (the file is truncated or overwritten)",
+            where=f"{path}:{exc.lineno}:{exc.colno}",
+            hint="the run cannot be resumed from it; its results.jsonl is kept. Start a new run",
+        ) from None
+    if not isinstance(data, dict):
+        raise DamagedRun("damaged run file: not a JSON object", where=str(path))
+    return data
 
 
 class DamagedResults(ScoregateError):
@@ -41,7 +77,8 @@ class DamagedResults(ScoregateError):
         super().__init__(
             f"damaged result record ({detail})",
             where=f"{path}:{line}",
-            hint=f"move the line aside with `scoregate runs repair {path.parent.name}` (it keeps a copy), then resume",
+            hint=f"resume with `scoregate run --resume {path.parent.name} --quarantine`: damaged lines move to "
+            f"{QUARANTINE} (kept) and their items run again",
         )
 
 
@@ -57,10 +94,16 @@ class RunStore:
     def create(cls, runs_dir: Path, run_id: str, manifest: dict[str, Any]) -> RunStore:
         """Create a new run directory with its manifest."""
         directory = runs_dir / run_id
-        directory.mkdir(parents=True, exist_ok=False)
+        try:
+            directory.mkdir(parents=True, exist_ok=False)
+        except OSError as exc:
+            raise StoreWriteError(Path(exc.filename or directory), exc) from None
         store = cls(directory)
         _write_json(directory / MANIFEST, manifest)
-        (directory / RESULTS).touch()
+        try:
+            (directory / RESULTS).touch()
+        except OSError as exc:
+            raise StoreWriteError(directory / RESULTS, exc, run_id) from None
         return store
 
     @classmethod
@@ -74,7 +117,7 @@ class RunStore:
     @property
     def manifest(self) -> dict[str, Any]:
         """The run's receipts and options."""
-        return dict(json.loads((self.directory / MANIFEST).read_text(encoding="utf-8")))
+        return _read_json(self.directory / MANIFEST)
 
     def update_manifest(self, **changes: Any) -> None:
         """Merge `changes` into the manifest (status, finish time...)."""
@@ -88,6 +131,33 @@ class RunStore:
                 return False
             handle.seek(-1, os.SEEK_END)
             return handle.read(1) != b"\n"
+
+    def quarantine(self) -> int:
+        """Move every damaged line of results.jsonl to results.quarantined.jsonl; return how many moved."""
+        path = self.directory / RESULTS
+        keep: list[bytes] = []
+        bad: list[bytes] = []
+        with path.open("rb") as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    keep.append(raw)  # a partial last line is cut by `repair`
+                    continue
+                try:
+                    record = json.loads(raw.decode("utf-8"))
+                    ItemResult.from_json_dict(record)
+                    if not isinstance(record.get("item_id"), str):
+                        raise ValueError("no item_id")
+                except (ValueError, TypeError, AttributeError):
+                    bad.append(raw)
+                else:
+                    keep.append(raw)
+        if bad:
+            with (self.directory / QUARANTINE).open("ab") as out:
+                out.writelines(bad)
+            tmp = path.with_suffix(".jsonl.tmp")
+            tmp.write_bytes(b"".join(keep))
+            os.replace(tmp, path)
+        return len(bad)
 
     def repair(self) -> int:
         """Cut a partial last line left by a killed process; return the bytes removed."""
@@ -140,17 +210,22 @@ class RunStore:
 
     def append(self, result: ItemResult) -> None:
         """Write one result line and hand it to the OS at once, so a killed run keeps it."""
-        if self._handle is None:
-            self._handle = (self.directory / RESULTS).open("a", encoding="utf-8")
         _redact_result(result)
-        self._handle.write(json.dumps(result.to_json_dict(), ensure_ascii=False, default=str) + "\n")
-        self._handle.flush()
+        line = json.dumps(result.to_json_dict(), ensure_ascii=False, default=str) + "\n"
+        try:
+            if self._handle is None:
+                self._handle = (self.directory / RESULTS).open("a", encoding="utf-8")
+            self._handle.write(line)
+            self._handle.flush()
+        except OSError as exc:
+            raise StoreWriteError(self.directory / RESULTS, exc, self.run_id) from None
 
     def close(self) -> None:
         """Close the results file."""
         if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+            handle, self._handle = self._handle, None
+            with contextlib.suppress(OSError):  # the write that failed was reported already
+                handle.close()
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         """Write summary.json."""
@@ -160,7 +235,7 @@ class RunStore:
     def summary(self) -> dict[str, Any] | None:
         """The run's summary, when it has one."""
         path = self.directory / SUMMARY
-        return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+        return _read_json(path) if path.is_file() else None
 
     @property
     def links(self) -> dict[str, Any]:
@@ -200,4 +275,12 @@ def list_runs(runs_dir: Path) -> list[RunStore]:
     if not runs_dir.is_dir():
         return []
     stores = [RunStore(d) for d in runs_dir.iterdir() if (d / MANIFEST).is_file()]
-    return sorted(stores, key=lambda s: s.manifest.get("started_at", ""), reverse=True)
+    return sorted(stores, key=_started_at, reverse=True)
+
+
+def _started_at(store: RunStore) -> str:
+    """The run's start time for sorting; a damaged manifest sorts by the directory's time instead."""
+    try:
+        return str(store.manifest.get("started_at", ""))
+    except DamagedRun:
+        return datetime.fromtimestamp(store.directory.stat().st_mtime, UTC).isoformat()

@@ -39,6 +39,12 @@ def run(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="With --resume: run the items that failed again (newest wins).")
     ] = False,
+    quarantine: Annotated[
+        bool,
+        typer.Option(
+            "--quarantine", help="With --resume: move damaged lines of results.jsonl aside (kept) and redo their items."
+        ),
+    ] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
     fail_on_gates: Annotated[
         bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")
@@ -55,8 +61,8 @@ def run(
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
     if experiment is None and resume is None:
         raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
-    if retry_errors and resume is None:
-        raise typer.BadParameter("--retry-errors redoes the failed items of a stored run: add --resume RUN_ID")
+    if (retry_errors or quarantine) and resume is None:
+        raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     options = RunOptions(
         limit=limit,
         concurrency=concurrency,
@@ -68,6 +74,7 @@ def run(
         prompt_label=prompt_label,
         prompt_version=prompt_version,
         retry_errors=retry_errors,
+        quarantine=quarantine,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]

@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_summary
-from scoregate.store import RunStore, list_runs
+from scoregate.store import DamagedRun, RunStore, list_runs
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
 console = Console()
@@ -23,8 +24,14 @@ def list_command(project: ProjectOption = None) -> None:
     table = Table()
     for column in ("run id", "experiment", "status", "items", "verdict", "started"):
         table.add_column(column)
+    damaged: list[str] = []
     for store in list_runs(project_root(project) / "runs"):
-        manifest, summary = store.manifest, store.summary
+        try:
+            manifest, summary = store.manifest, store.summary
+        except DamagedRun as exc:  # one damaged run must not hide the others
+            damaged.append(exc.render())
+            table.add_row(store.run_id, "—", "[red]damaged[/]", "—", "—", "—")
+            continue
         verdict = summary["verdict"] if summary else "—"
         items = str(summary["run_metrics"]["items"]) if summary else "—"
         style = STATUS_STYLE.get(verdict, "white")
@@ -33,6 +40,8 @@ def list_command(project: ProjectOption = None) -> None:
             f"[{style}]{verdict}[/]", manifest["started_at"][:19],
         )  # fmt: skip
     console.print(table)
+    for problem in damaged:
+        console.print(f"[red]damaged:[/] {escape(problem)}", soft_wrap=True, highlight=False)
 
 
 @app.command("show")
