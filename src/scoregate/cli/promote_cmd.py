@@ -11,6 +11,7 @@ from rich.table import Table
 
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
+from scoregate.redaction import redact
 from scoregate.sinks.langfuse.experiment_mirror import sync_run
 from scoregate.sinks.langfuse.promotion import PromotionResult, promote, promotion_history, rollback
 
@@ -26,7 +27,7 @@ def langfuse_sync(
     """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
     report = sync_run(project_root(project), run_id)
     for line in report.lines():
-        console.print(escape(line), highlight=False)
+        console.print(escape(redact(line)), highlight=False)
     console.print(f"[green]langfuse: run {run_id} is fully mirrored[/]")
 
 
