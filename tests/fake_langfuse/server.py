@@ -15,7 +15,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from .endpoints import Call, InvalidBody, route
-from .storage import ApiProblem, State
+from .storage import ApiProblem, State, js_numbers
 from .validation import ValidationFailure
 
 ServerMode = Literal["old", "new"]
@@ -250,7 +250,7 @@ class FakeLangfuse:
             if headers.get("content-encoding") == "gzip":
                 raw = gzip.decompress(raw)
             is_json = raw and "json" in headers.get("content-type", "") and "otel" not in path
-            body: Any = json.loads(raw) if is_json else None
+            body: Any = js_numbers(json.loads(raw)) if is_json else None
         except (OSError, ValueError) as exc:  # a gzip stream or JSON text that does not decode
             return (*self._invalid(method, path, InvalidBody("request body", [str(exc)]), None), {}, None)
         call = Call(method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key)

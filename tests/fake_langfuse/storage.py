@@ -48,11 +48,26 @@ def cuid() -> str:
     return "c" + "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(24))
 
 
+def js_numbers(value: Any) -> Any:
+    """Return parsed JSON as the server's JavaScript holds it: an integral float is a plain number (`0.0` → `0`).
+
+    Recorded on v4.16: a prompt config `{"temperature": 0.0}` and an item `{"total": 219.0}` come back as
+    `0` and `219`, so a client comparing its local text with the server's must compare numbers by value.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [js_numbers(v) for v in value]
+    return value
+
+
 def _json_value(value: Any) -> Any:
     """Parse a string that holds JSON (the server stores `"4"` as 4); keep anything else."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return js_numbers(json.loads(value))
         except ValueError:
             return value
     return value

@@ -7,8 +7,6 @@ added to the version (moving them off older ones); `production` is never set her
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,6 +15,7 @@ from scoregate.catalog.models import PromptSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.receipts import git_commit
+from scoregate.sinks.langfuse.canonical import canonical_hash
 from scoregate.sinks.langfuse.client import require_settings
 from scoregate.sinks.langfuse.remote import Remote, path_part
 
@@ -43,9 +42,8 @@ class LangfusePrompt:
 
 
 def langfuse_prompt_hash(type: str, prompt: Any, config: Any) -> str:
-    """Return the SHA-256 of a prompt version's (type, prompt, config), key order ignored."""
-    blob = json.dumps([type, prompt, config or {}], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    """Return the SHA-256 of a prompt version's (type, prompt, config) in canonical form (numbers by value)."""
+    return canonical_hash([type, prompt, config or {}])
 
 
 def to_langfuse(spec: PromptSpec) -> LangfusePrompt:
