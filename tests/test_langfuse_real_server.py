@@ -4,11 +4,24 @@ idempotent and exactly-once against that."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from conftest import REPO, CliResult
+import pytest
+
+from conftest import DATASET_IDS, REPO, CliResult
 from fake_langfuse import FakeLangfuse
+from scoregate.catalog.project import load_project
+from scoregate.experiment import RunOptions, run_experiment
+from scoregate.sinks.langfuse.client import SDK_MAJOR
+from scoregate.sinks.langfuse.datasets_sync import langfuse_item_id, sync_datasets
+from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse
+from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
+from scoregate.store import RunStore
 from test_langfuse_check import langfuse_env_fixture  # noqa: F401
 
 Cli = Callable[..., CliResult]
@@ -52,3 +65,178 @@ def test_prompt_with_float_config_is_unchanged_after_the_server_rewrote_it(
     assert type(langfuse_env.state.prompts["extraction"][0]["config"]["temperature"]) is int
     assert scoregate("prompts", "sync", "extraction").code == 0
     assert [v["version"] for v in langfuse_env.state.prompts["extraction"]] == [1]
+
+
+# ---- runs mirrored as experiments ---------------------------------------------------------------
+def langfuse_on(monkeypatch: pytest.MonkeyPatch, fake: FakeLangfuse) -> None:
+    """Point the Langfuse variables at the fake (runs are made with them unset)."""
+    for name, value in fake.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SCOREGATE_LANGFUSE_RPM", "0")
+
+
+@pytest.fixture
+def counters_run(project_dir: Path) -> RunStore:
+    """A finished run of the `counters` experiment (6 smoke items), made with Langfuse off."""
+    return run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+
+
+def mirror(store: RunStore, project_dir: Path) -> MirrorReport:
+    """Mirror a stored run through the library entry point."""
+    return mirror_run_to_langfuse(store, load_project(project_dir))
+
+
+def roots(fake: FakeLangfuse) -> list[dict[str, Any]]:
+    """The runner's item root spans."""
+    return fake.state.find_spans("experiment-item-run")
+
+
+def test_a_run_of_a_synced_dataset_is_linked_to_its_dataset_items(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert sync_datasets(load_project(project_dir), ["smoke_v1"]).applied
+
+    report = mirror(counters_run, project_dir)
+
+    assert report.complete and report.dataset_linked, report.lines()
+    dataset = fake_langfuse.state.datasets["smoke_v1"]
+    (experiment,) = fake_langfuse.state.experiments().values()
+    assert experiment["id"] == report.experiment_id and experiment["name"] == counters_run.run_id
+    assert experiment["datasetId"] == dataset["id"]
+    assert experiment["itemIds"] == {langfuse_item_id("smoke_v1", i) for i in DATASET_IDS}
+    if SDK_MAJOR < 5:  # SDK 4 also writes dataset run items: the run is listed under the dataset's runs
+        (run,) = fake_langfuse.state.runs.values()
+        assert (run["name"], run["datasetId"], run["id"]) == (counters_run.run_id, dataset["id"], report.experiment_id)
+    assert any("linked to Langfuse dataset smoke_v1" in line for line in report.lines())
+    assert fake_langfuse.validation_failures == []
+
+
+def test_a_run_of_a_dataset_not_synced_says_so_and_offers_the_sync(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    langfuse_on(monkeypatch, fake_langfuse)
+    report = mirror(counters_run, project_dir)
+    assert report.complete and report.dataset_linked is False
+    (experiment,) = fake_langfuse.state.experiments().values()
+    assert experiment["datasetId"] is None
+    assert any("not synced" in n and "scoregate datasets sync smoke_v1" in n for n in report.notes)
+
+
+def test_a_remirror_after_a_lost_record_lands_in_the_same_experiment(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    langfuse_on(monkeypatch, fake_langfuse)
+    first = mirror(counters_run, project_dir)
+    (counters_run.directory / STATE_FILE).unlink()
+    second = mirror(counters_run, project_dir)
+    assert first.complete and second.complete
+    assert second.experiment_id == first.experiment_id
+    assert set(fake_langfuse.state.experiments()) == {first.experiment_id}
+    run_level = {s["datasetRunId"] for s in fake_langfuse.state.scores if s["datasetRunId"]}
+    assert run_level == {first.experiment_id}
+
+
+def shift_calls(store: RunStore, delta: dt.timedelta) -> None:
+    """Move every stored call's recorded start and end by `delta` (a run made long before its mirror)."""
+    path = store.directory / "results.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        for call in row["calls"]:
+            for key in ("started_at", "ended_at"):
+                call[key] = (dt.datetime.fromisoformat(call[key]) + delta).isoformat()
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_traces_and_generations_carry_the_recorded_call_times_not_the_mirror_time(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shift_calls(counters_run, -dt.timedelta(days=2))
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert mirror(counters_run, project_dir).complete
+    for result in counters_run.iter_results():
+        trace = trace_id_for(trace_seed(counters_run.run_id, result.item_id))
+        (call,) = result.calls
+        assert call.started_at is not None and call.ended_at is not None
+        ended = dt.datetime.fromisoformat(call.ended_at).timestamp() * 1e9
+        (generation,) = [s for s in fake_langfuse.state.spans if s["traceId"] == trace and s["name"] == "task"]
+        assert generation["endTimeUnixNano"] == pytest.approx(ended, abs=1e6)
+        assert (generation["endTimeUnixNano"] - generation["startTimeUnixNano"]) / 1e6 == pytest.approx(
+            call.latency_ms, abs=0.01
+        )
+        stamp = dt.datetime.fromisoformat(fake_langfuse.state.trace(trace)["timestamp"].replace("Z", "+00:00"))
+        assert dt.datetime.now(dt.UTC) - stamp > dt.timedelta(days=1)
+
+
+def test_trace_metadata_and_tags_carry_the_dashboard_dimensions(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert mirror(counters_run, project_dir).complete
+    for result in counters_run.iter_results():
+        trace = fake_langfuse.state.trace(trace_id_for(trace_seed(counters_run.run_id, result.item_id)))
+        meta = trace["metadata"]
+        for field in ("desired_style", "feed_id", "feed_category"):
+            assert meta[field] == result.input[field]
+            assert f"{field}:{result.input[field]}" in trace["tags"]
+        assert meta["scoregate_experiment"] == "counters" and meta["model"] == "scripted"
+        assert meta["prompt_version"] == result.prompt and trace["version"] == result.prompt
+        assert {"experiment:counters", "model:scripted", f"prompt:{result.prompt}"} <= set(trace["tags"])
+
+
+def test_declared_dimensions_replace_the_default_ones(
+    project_dir: Path,
+    fake_langfuse: FakeLangfuse,
+    monkeypatch: pytest.MonkeyPatch,
+    edit_yaml: Callable[[Path, Callable[[Any], None]], None],
+) -> None:
+    edit_yaml(project_dir / "datasets" / "smoke_v1.yaml", lambda meta: meta.update(dimensions=["title"]))
+    store = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert mirror(store, project_dir).complete
+    result = next(iter(store.iter_results()))
+    meta = fake_langfuse.state.trace(trace_id_for(trace_seed(store.run_id, result.item_id)))["metadata"]
+    assert meta["title"] == result.input["title"] and "feed_id" not in meta
+
+
+# ---- item 8: mirror record keyed by project; a server that lost the run; long metadata -------------
+def test_a_reset_server_at_the_same_url_gets_the_run_again(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert mirror(counters_run, project_dir).complete
+    fake_langfuse.reset()  # same URL, same keys, same project id, nothing stored
+
+    again = mirror(counters_run, project_dir)
+
+    assert again.complete and again.items_sent == 6, again.lines()
+    assert any("no longer has this run's traces" in w for w in again.warnings)
+    assert len(roots(fake_langfuse)) == 6 and len(fake_langfuse.state.scores) > 0
+
+
+def test_another_project_at_the_same_url_gets_the_run_in_full(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert mirror(counters_run, project_dir).complete
+    fake_langfuse.state.project_id = "another-project"
+    again = mirror(counters_run, project_dir)
+    assert again.complete and again.items_sent == 6
+    assert any("now serves project another-project" in w for w in again.warnings)
+    record = json.loads((counters_run.directory / STATE_FILE).read_text(encoding="utf-8"))
+    assert record["project_id"] == "another-project"
+
+
+def test_item_metadata_too_long_for_a_span_attribute_is_named(
+    project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = project_dir / "datasets" / "smoke_v1.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows[0].setdefault("metadata", {})["reviewer_notes"] = "x" * 300
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    store = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    langfuse_on(monkeypatch, fake_langfuse)
+    report = mirror(store, project_dir)
+    assert report.complete
+    (note,) = [n for n in report.notes if n.startswith("metadata:")]
+    assert f"{rows[0]['id']}.reviewer_notes" in note and "results.jsonl" in note
