@@ -240,3 +240,36 @@ def test_item_metadata_too_long_for_a_span_attribute_is_named(
     assert report.complete
     (note,) = [n for n in report.notes if n.startswith("metadata:")]
     assert f"{rows[0]['id']}.reviewer_notes" in note and "results.jsonl" in note
+
+
+# ---- item 6: Langfuse down does not block a run on the local prompt files ---------------------------
+def test_no_langfuse_runs_the_local_prompts_while_the_keys_are_set_and_langfuse_is_down(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    langfuse_env.down()
+    result = scoregate("run", "counters", "--no-langfuse", "--no-mlflow")
+    assert result.code == 0, result.output
+    assert "prompts: local files (prompt source local)" in result.output
+    (run_dir,) = (project_dir / "runs").iterdir()
+    prompts = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["receipts"]["prompts"]
+    assert {p["source"] for p in prompts.values()} == {"file"}
+    assert langfuse_env.requests == []
+
+
+def test_langfuse_down_is_an_error_naming_the_local_prompt_source_never_a_silent_fallback(
+    scoregate: Cli, langfuse_env: FakeLangfuse
+) -> None:
+    langfuse_env.down()
+    result = scoregate("run", "counters", "--no-mlflow")
+    assert result.code != 0
+    assert "cannot reach Langfuse" in result.err and "--prompt-source local" in result.err
+    local = scoregate("run", "counters", "--no-mlflow", "--prompt-source", "local")
+    assert local.code == 0, local.output
+    assert "prompts: local files" in local.output and "langfuse mirror failed" in local.output
+
+
+def test_a_langfuse_version_cannot_be_asked_for_with_local_prompts(scoregate: Cli, langfuse_env: FakeLangfuse) -> None:
+    result = scoregate("run", "counters", "--no-langfuse", "--prompt-label", "candidate")
+    assert result.code != 0 and "--prompt-label/--prompt-version name a Langfuse version" in result.err
+    result = scoregate("run", "counters", "--prompt-source", "files")
+    assert result.code != 0 and "--prompt-source must be one of auto, langfuse, local" in result.err

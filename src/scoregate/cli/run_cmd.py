@@ -41,7 +41,13 @@ def run(
         bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")
     ] = False,
     no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow.")] = False,
-    no_langfuse: Annotated[bool, typer.Option("--no-langfuse", help="Do not mirror the run to Langfuse.")] = False,
+    no_langfuse: Annotated[
+        bool, typer.Option("--no-langfuse", help="No Langfuse: local prompt files, no mirror (keys may stay set).")
+    ] = False,
+    prompt_source: Annotated[
+        str,
+        typer.Option(help="Where prompts come from: langfuse, local (prompts/*.yaml) or auto (Langfuse if set)."),
+    ] = "auto",
     prompt_label: Annotated[
         str | None,
         typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
@@ -52,6 +58,8 @@ def run(
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
     if experiment is None and resume is None:
         raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
+    if no_langfuse and prompt_source == "langfuse":
+        raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
     options = RunOptions(
         limit=limit,
         concurrency=concurrency,
@@ -62,6 +70,7 @@ def run(
         mirror_langfuse=not no_langfuse,
         prompt_label=prompt_label,
         prompt_version=prompt_version,
+        prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]
