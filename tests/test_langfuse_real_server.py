@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from conftest import DATASET_IDS, REPO, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.catalog.project import load_project
 from scoregate.experiment import RunOptions, run_experiment
+from scoregate.sinks.langfuse.check import CHECK_TIMEOUT_S
 from scoregate.sinks.langfuse.client import SDK_MAJOR
 from scoregate.sinks.langfuse.datasets_sync import langfuse_item_id, sync_datasets
 from scoregate.sinks.langfuse.delivery import trace_id_for
@@ -273,3 +276,19 @@ def test_a_langfuse_version_cannot_be_asked_for_with_local_prompts(scoregate: Cl
     assert result.code != 0 and "--prompt-label/--prompt-version name a Langfuse version" in result.err
     result = scoregate("run", "counters", "--prompt-source", "files")
     assert result.code != 0 and "--prompt-source must be one of auto, langfuse, local" in result.err
+
+
+# ---- item 8: `langfuse check` fails fast ---------------------------------------------------------
+def test_check_against_a_hung_server_fails_fast_and_says_so(scoregate: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as hung:  # accepts connections (the kernel's backlog) and never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(8)
+        for name, value in {"LANGFUSE_PUBLIC_KEY": "pk-lf-x", "LANGFUSE_SECRET_KEY": "sk-lf-x",
+                            "LANGFUSE_HOST": f"http://127.0.0.1:{hung.getsockname()[1]}"}.items():  # fmt: skip
+            monkeypatch.setenv(name, value)
+        started = time.perf_counter()
+        result = scoregate("langfuse", "check", project=None)
+        took = time.perf_counter() - started
+    assert result.code != 0
+    assert f"did not answer within {CHECK_TIMEOUT_S} s" in result.err
+    assert took < CHECK_TIMEOUT_S + 3  # was 16-26 s against a real server that was down

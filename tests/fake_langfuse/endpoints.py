@@ -57,6 +57,7 @@ class Call:
     state: State
     server_mode: str
     public_key: str
+    server_version: str = "4.16.0"
     rejected: list[InvalidBody] = field(default_factory=list)
 
     def valid(self, model: str, body: Any) -> Any:
@@ -102,7 +103,12 @@ def _one_score(call: Call, body: Any, default_time: str | None = None) -> dict[s
     return call.state.add_score(body, default_time)
 
 
-# ---- projects, datasets, items ------------------------------------------------------------------
+# ---- health, projects, datasets, items -----------------------------------------------------------
+def get_health(call: Call) -> tuple[int, Any]:
+    """GET /api/public/health: no credentials needed; the server's version."""
+    return 200, {"status": "OK", "version": call.server_version}
+
+
 def get_projects(call: Call) -> tuple[int, Any]:
     """GET /api/public/projects: the one project the keys belong to (what auth_check reads)."""
     project = {
@@ -308,6 +314,7 @@ def get_run(call: Call, dataset_name: str, run_name: str) -> tuple[int, Any]:
 Endpoint = Callable[..., tuple[int, Any]]
 _SEGMENT = "([^/]+)"
 _PATHS: list[tuple[str, dict[str, Endpoint]]] = [
+    ("/api/public/health", {"GET": get_health}),
     ("/api/public/projects", {"GET": get_projects}),
     ("/api/public/v2/datasets", {"GET": list_datasets, "POST": post_dataset}),
     ("/api/public/v2/datasets/{}", {"GET": get_dataset}),

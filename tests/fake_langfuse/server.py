@@ -96,10 +96,13 @@ class FakeLangfuse:
         secret_key: str = "sk-lf-fake-secret",
         server_mode: ServerMode = "new",
         port: int = 0,
+        server_version: str = "4.16.0",
     ) -> None:
         self.public_key = public_key or f"pk-lf-fake-{uuid.uuid4().hex[:8]}"
         self.secret_key = secret_key
         self.server_mode: ServerMode = server_mode
+        self.server_version = server_version
+        """What GET /api/public/health answers; endpoints newer than it are not served (404 like the server)."""
         self.state = State()
         self.requests: list[RecordedRequest] = []
         self.validation_failures: list[ValidationFailure] = []
@@ -243,7 +246,7 @@ class FakeLangfuse:
         methods, args = found
         if method not in methods:
             return 405, {"message": "Method not allowed"}, {}, None
-        auth = self._auth_problem(headers, path)
+        auth = None if path == "/api/public/health" else self._auth_problem(headers, path)
         if auth is not None:
             return 401, auth, {}, None
         try:
@@ -253,7 +256,9 @@ class FakeLangfuse:
             body: Any = js_numbers(json.loads(raw)) if is_json else None
         except (OSError, ValueError) as exc:  # a gzip stream or JSON text that does not decode
             return (*self._invalid(method, path, InvalidBody("request body", [str(exc)]), None), {}, None)
-        call = Call(method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key)
+        call = Call(
+            method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key, self.server_version
+        )
         try:
             status, answer = methods[method](call, *args)
         except InvalidBody as exc:
