@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from .config_endpoints import PATHS as CONFIG_PATHS
+from .config_endpoints import config_errors
 from .otlp import OtlpDecodeError, decode_spans
 from .reads import get_observations, get_scores_v2, get_scores_v3, get_trace
 from .storage import ApiProblem, State, iso, page_of
@@ -97,7 +99,7 @@ def _score_rule_errors(body: dict[str, Any]) -> list[str]:
 def _one_score(call: Call, body: Any, default_time: str | None = None) -> dict[str, Any]:
     """Validate one score body (SDK model, then server rules) and store it."""
     call.valid("CreateScoreRequest", body)
-    errors = _score_rule_errors(body)
+    errors = _score_rule_errors(body) + config_errors(call, body)
     if errors:
         raise InvalidBody("CreateScoreRequest", errors)
     return call.state.add_score(body, default_time)
@@ -333,6 +335,7 @@ _PATHS: list[tuple[str, dict[str, Endpoint]]] = [
     ("/api/public/dataset-run-items", {"GET": list_run_items, "POST": post_run_item}),
     ("/api/public/datasets/{}/runs", {"GET": list_runs}),
     ("/api/public/datasets/{}/runs/{}", {"GET": get_run}),
+    *CONFIG_PATHS,
 ]
 ROUTES = [(re.compile(path.replace("{}", _SEGMENT) + "$"), methods) for path, methods in _PATHS]
 

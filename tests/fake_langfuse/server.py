@@ -97,11 +97,14 @@ class FakeLangfuse:
         server_mode: ServerMode = "new",
         port: int = 0,
         server_version: str = "4.16.0",
+        missing_apis: tuple[str, ...] = (),
     ) -> None:
         self.public_key = public_key or f"pk-lf-fake-{uuid.uuid4().hex[:8]}"
         self.secret_key = secret_key
         self.server_mode: ServerMode = server_mode
         self.server_version = server_version
+        self.missing_apis = missing_apis
+        """Path prefixes answered with the web 404 page, like a server version without those APIs."""
         """What GET /api/public/health answers; endpoints newer than it are not served (404 like the server)."""
         self.state = State()
         self.requests: list[RecordedRequest] = []
@@ -240,7 +243,7 @@ class FakeLangfuse:
         if fault is not None:
             retry = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             return fault.status, {"message": f"injected failure {fault.status}"}, retry, None
-        found = route(path)
+        found = None if path.startswith(self.missing_apis or ("\0",)) else route(path)
         if found is None:
             return 404, NOT_FOUND_PAGE, {}, None
         methods, args = found

@@ -94,6 +94,11 @@ class State:
     spans: list[dict[str, Any]] = field(default_factory=list)
     runs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     run_items: list[dict[str, Any]] = field(default_factory=list)
+    score_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    widgets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dashboards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    queues: dict[str, dict[str, Any]] = field(default_factory=dict)
+    queue_items: list[dict[str, Any]] = field(default_factory=list)
 
     # ---- datasets and items -------------------------------------------------------------------
     def upsert_dataset(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from scoregate.sinks.langfuse.datasets_sync import DatasetSyncReport, sync_datas
 from scoregate.sinks.langfuse.prompts_sync import PromptPlan, PromptSyncReport, sync_prompts
 from scoregate.sinks.langfuse.scores_import import ImportReport, import_scores
 
+if TYPE_CHECKING:
+    from scoregate.sinks.langfuse.score_configs import ScoreConfigReport
+
 langfuse_app = typer.Typer(
     help="The Langfuse connection (LANGFUSE_PUBLIC_KEY, _SECRET_KEY, _HOST).", no_args_is_help=True
 )
@@ -26,6 +29,39 @@ scores_app = typer.Typer(help="Human ratings and online feedback as Langfuse sco
 console = Console()
 
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
+
+
+def _print_configs(report: ScoreConfigReport) -> None:
+    table = Table(title=f"score configs → {report.host}", title_justify="left")
+    for column in ("key", "type", "range / categories", "change"):
+        table.add_column(column)
+    for plan in report.plans:
+        w = plan.wanted
+        scale = f"{w.min_value:g}..{w.max_value:g}" if w.min_value is not None and w.max_value is not None else ""
+        scale = ", ".join(w.categories) if w.categories else scale
+        table.add_row(w.name, w.data_type, scale, plan.action)
+    console.print(table)
+    verb = "" if report.applied else " (dry run: nothing written)"
+    console.print(
+        f"{report.count('create')} to create, {report.count('update')} to update, "
+        f"{report.count('unchanged')} unchanged, {report.count('conflict')} in conflict{verb}"
+    )
+    for plan in report.plans:
+        if plan.action == "conflict":
+            console.print(
+                f"[yellow]conflict:[/] {escape(plan.wanted.name)} {escape(plan.problem or '')}; left as it is "
+                "(Langfuse cannot change a config's type or scale: rename the key or archive the old config)"
+            )
+    for skipped in report.skipped:
+        console.print(f"[yellow]skipped:[/] {escape(skipped)}")
+
+
+@langfuse_app.command("setup")
+def setup(dry_run: DryRunOption = False, project: ProjectOption = None) -> None:
+    """Create or update one Langfuse score config per score key of the evaluator files (idempotent)."""
+    from scoregate.sinks.langfuse.score_configs import setup_score_configs
+
+    _print_configs(setup_score_configs(load_project(project_root(project)), dry_run=dry_run))
 
 
 @langfuse_app.command("check")
@@ -94,6 +130,8 @@ def _print_prompts(report: PromptSyncReport) -> None:
         f"commit message {report.commit_message or '(not in git)'}"
         + ("" if report.applied else "; dry run: nothing written")
     )
+    if report.score_configs:
+        console.print(escape(report.score_configs), highlight=False)
 
 
 @prompts_app.command("sync")

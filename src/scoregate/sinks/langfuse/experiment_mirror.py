@@ -121,6 +121,8 @@ class _Context:
     unordered: bool = False
     dataset_id: str | None = None
     dropped_metadata: list[str] = field(default_factory=list)
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Langfuse score configs by name: a score that fits its config is posted with the config id."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,7 @@ def _prepare(
         state.experiment_id = experiment_id_for(store.run_id) if SDK_MAJOR >= 5 else None
     manifest = store.manifest
     ctx = _Context(store, manifest, state, project_id, score_timestamp(manifest), project)
+    _load_score_configs(session, ctx, report, first=not state.items)
     for name, info in manifest["receipts"]["prompts"].items():
         version = str(info["version"])
         if version.isdigit():
@@ -230,6 +233,24 @@ def _trace_lost(session: MirrorClient, trace_id: str) -> bool:
         return answer.status_code == 200 and answer.json().get("data") == []
     except (httpx.HTTPError, ValueError, AttributeError):
         return False
+
+
+def _load_score_configs(session: MirrorClient, ctx: _Context, report: MirrorReport, *, first: bool) -> None:
+    """Set up the score configs before a run's first mirror, then read them; a server without them is noted."""
+    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.sinks.langfuse.score_configs import server_configs, setup_score_configs
+
+    api = PublicApi(session.settings)
+    try:
+        if first and ctx.project is not None:
+            setup_score_configs(ctx.project, api=api)
+        ctx.configs = {k: v for k, v in server_configs(api).items() if not v.get("isArchived")}
+    except MissingApi as exc:
+        report.notes.append(f"score configs: {exc.message}; scores are posted without config ids")
+    except ScoregateError as exc:
+        report.warnings.append(f"score configs not set up: {exc.message}")
+    finally:
+        api.close()
 
 
 def _check_record(session: MirrorClient, state: MirrorState, project_id: str | None, report: MirrorReport) -> None:
@@ -312,7 +333,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
     if state.run_scores_digest != digest(posts, state.experiment_id):
         ids = ctx.posted.setdefault("", [])
         for post in posts:
-            ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp,
+            ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp, ctx,
                              dataset_run_id=state.experiment_id))  # fmt: skip
 
 
@@ -516,8 +537,15 @@ def _record_generations(lf: Langfuse, session: MirrorClient, ctx: _Context, resu
         session.retimer.trace(int(trace_id, 16), start_ns, max(window) if window else start_ns)
 
 
-def _post(lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, **target: str | None) -> str:
-    """Queue one score with its fixed id and time; return the id."""
+def _post(
+    lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, ctx: _Context, **target: str | None
+) -> str:
+    """Queue one score with its fixed id and time (and its config id when it fits the config); return the id."""
+    from scoregate.sinks.langfuse.score_configs import fits
+
+    config = ctx.configs.get(post.name)
+    if config is not None and fits(config, post.value, post.data_type):
+        target = {**target, "config_id": str(config["id"])}
     kwargs: dict[str, Any] = {
         "name": post.name,
         "value": post.value,
@@ -536,7 +564,7 @@ def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: I
     run_id = ctx.store.run_id
     target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
     ctx.posted[result.item_id] = [
-        _post(lf, post, item_score_id(run_id, result.item_id, post.name), ctx.timestamp, **target)
+        _post(lf, post, item_score_id(run_id, result.item_id, post.name), ctx.timestamp, ctx, **target)
         for post in item_scores(result)
     ]
 

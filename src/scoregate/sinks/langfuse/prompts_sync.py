@@ -95,6 +95,8 @@ class PromptSyncReport:
     plans: list[PromptPlan]
     applied: bool
     requests: int = 0
+    score_configs: str | None = None
+    """What the score-config setup that follows an applied sync did, in one line."""
 
     def count(self, action: PromptAction) -> int:
         """Return the number of prompts with `action`."""
@@ -210,4 +212,25 @@ def sync_prompts(
         plans=plans,
         applied=not dry_run,
         requests=remote.requests,
+        score_configs=None if dry_run else setup_configs_line(project, remote),
+    )
+
+
+def setup_configs_line(project: Project, remote: Remote) -> str:
+    """Run `langfuse setup` (score configs) after a sync; return one line saying what it did or why not."""
+    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.sinks.langfuse.score_configs import setup_score_configs
+
+    api = PublicApi(remote.settings)
+    try:
+        done = setup_score_configs(project, api=api)
+    except MissingApi as exc:
+        return f"score configs: not set up — {exc.message}"
+    finally:
+        api.close()
+    clash = done.count("conflict")
+    conflicts = f", {clash} in conflict (see `scoregate langfuse setup`)" if clash else ""
+    return (
+        f"score configs: {done.count('create')} created, {done.count('update')} updated, "
+        f"{done.count('unchanged')} unchanged{conflicts}"
     )
