@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from conftest import REPO, CliResult
 from fake_langfuse import FakeLangfuse
@@ -151,3 +152,91 @@ def test_a_server_without_score_configs_gets_a_clear_message_and_the_rest_still_
 def test_shipped_evaluators_declare_valid_config_names() -> None:
     wanted, skipped = wanted_configs(load_project(REPO))
     assert skipped == [] and len(wanted) == len({w.name for w in wanted})
+
+
+# ---- item 2: dashboards as files ----------------------------------------------------------------------
+SHIPPED = REPO / "dashboards" / "podcast-quality.yaml"
+
+
+@pytest.fixture
+def with_dashboard(project_dir: Path) -> Path:
+    """The test project with the shipped Phase 9 dashboard file."""
+    (project_dir / "dashboards").mkdir()
+    target = project_dir / "dashboards" / SHIPPED.name
+    target.write_text(SHIPPED.read_text(encoding="utf-8"), encoding="utf-8")
+    return target
+
+
+def test_dashboards_sync_creates_the_shipped_dashboard_with_its_widgets_placed_and_prints_its_url(
+    scoregate: Cli, lf: FakeLangfuse, with_dashboard: Path
+) -> None:
+    spec = yaml.safe_load(with_dashboard.read_text(encoding="utf-8"))
+    result = scoregate("dashboards", "sync")
+    assert result.code == 0, result.output
+    (dashboard,) = lf.state.dashboards.values()
+    assert dashboard["name"] == spec["name"]
+    widgets = {w["name"]: w for w in lf.state.widgets.values()}
+    assert set(widgets) == {w["name"] for w in spec["widgets"]}
+    trend = widgets["WeightedQuality by prompt version"]
+    assert (trend["view"], trend["dimensions"], trend["chartType"]) == (
+        "scores-numeric", [{"field": "traceVersion"}], "VERTICAL_BAR"
+    )  # fmt: skip
+    tiles = {t["widgetId"]: t for t in dashboard["definition"]["widgets"]}
+    assert set(tiles) == {w["id"] for w in widgets.values()}
+    assert (tiles[trend["id"]]["x"], tiles[trend["id"]]["y"], tiles[trend["id"]]["width"]) == (0, 5, 12)
+    assert f"{lf.base_url}/project/{lf.state.project_id}/dashboards/{dashboard['id']}" in result.output
+
+
+def test_a_second_dashboards_sync_writes_nothing_and_a_dry_run_writes_nothing(
+    scoregate: Cli, lf: FakeLangfuse, with_dashboard: Path
+) -> None:
+    dry = scoregate("dashboards", "sync", "--dry-run")
+    assert dry.code == 0 and "dry run: nothing written" in dry.output and lf.state.widgets == {}
+    assert scoregate("dashboards", "sync").code == 0
+    before = len(lf.requests)
+    again = scoregate("dashboards", "sync")
+    assert again.code == 0 and writes(lf, before) == [] and "applied: 0 writes" in again.output
+
+
+def test_a_changed_widget_is_patched_a_moved_one_moved_a_removed_one_pruned(
+    scoregate: Cli, lf: FakeLangfuse, with_dashboard: Path
+) -> None:
+    assert scoregate("dashboards", "sync").code == 0
+    spec = yaml.safe_load(with_dashboard.read_text(encoding="utf-8"))
+    spec["widgets"][0]["metrics"] = [{"measure": "value", "agg": "p50"}]
+    spec["widgets"][1]["placement"]["y"] = 30
+    removed = spec["widgets"].pop()["name"]
+    with_dashboard.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    before = len(lf.requests)
+
+    kept = scoregate("dashboards", "sync")
+
+    assert kept.code == 0 and "1 widget(s) only in Langfuse" in kept.output
+    widgets = {w["name"]: w for w in lf.state.widgets.values()}
+    assert widgets[spec["widgets"][0]["name"]]["metrics"] == [{"measure": "value", "agg": "p50"}]
+    (dashboard,) = lf.state.dashboards.values()
+    tiles = {t["widgetId"]: t for t in dashboard["definition"]["widgets"]}
+    assert tiles[widgets[spec["widgets"][1]["name"]]["id"]]["y"] == 30
+    assert removed in widgets and not [r for r in lf.requests[before:] if r.method == "DELETE"]
+
+    pruned = scoregate("dashboards", "sync", "--prune")
+    assert pruned.code == 0
+    assert removed not in {w["name"] for w in lf.state.widgets.values()}
+    assert len(lf.state.dashboards[dashboard["id"]]["definition"]["widgets"]) == len(spec["widgets"])
+
+
+def test_a_bad_dashboard_file_is_a_clear_error_from_validate(
+    scoregate: Cli, with_dashboard: Path
+) -> None:
+    with_dashboard.write_text("name: x\nwidgets:\n  - name: w\n    view: traces\n    metrics: []\n    chart: BAR\n")
+    result = scoregate("validate")
+    assert result.code != 0
+    assert "podcast-quality.yaml" in result.err and "view" in result.err and "Traceback" not in result.err
+
+
+def test_a_server_without_the_dashboards_api_gets_a_clear_message(
+    scoregate: Cli, old_server: FakeLangfuse, with_dashboard: Path
+) -> None:
+    result = scoregate("dashboards", "sync")
+    assert result.code == 1
+    assert "has no dashboards API (/api/public/unstable/dashboard-widgets)" in result.err

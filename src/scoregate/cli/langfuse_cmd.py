@@ -25,6 +25,7 @@ langfuse_app = typer.Typer(
 )
 datasets_app = typer.Typer(help="Datasets in Langfuse: sync datasets/ as plan and apply.", no_args_is_help=True)
 prompts_app = typer.Typer(help="Prompts in Langfuse: a version per real change.", no_args_is_help=True)
+dashboards_app = typer.Typer(help="Langfuse dashboards from dashboards/*.yaml.", no_args_is_help=True)
 scores_app = typer.Typer(help="Human ratings and online feedback as Langfuse scores.", no_args_is_help=True)
 console = Console()
 
@@ -62,6 +63,35 @@ def setup(dry_run: DryRunOption = False, project: ProjectOption = None) -> None:
     from scoregate.sinks.langfuse.score_configs import setup_score_configs
 
     _print_configs(setup_score_configs(load_project(project_root(project)), dry_run=dry_run))
+
+
+@dashboards_app.command("sync")
+def dashboards_sync(
+    names: Annotated[list[str] | None, typer.Argument(help="Dashboard files to sync (default: all).")] = None,
+    dry_run: DryRunOption = False,
+    prune: Annotated[bool, typer.Option("--prune", help="Remove widgets no longer in the file.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Create or update each dashboard of dashboards/ and its widgets by name; print the dashboard URL."""
+    from scoregate.sinks.langfuse.dashboards_sync import sync_dashboards
+
+    report = sync_dashboards(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
+    for plan in report.plans:
+        table = Table(title=f"dashboard {plan.name} ({plan.action})", title_justify="left")
+        table.add_column("widget")
+        table.add_column("change")
+        for tile in plan.tiles:
+            table.add_row(
+                escape(tile.widget), tile.action + (" + moved" if tile.moved and tile.action != "move" else "")
+            )
+        console.print(table)
+        if plan.url:
+            console.print(f"  {plan.url}", highlight=False, soft_wrap=True)
+        if plan.count("extra"):
+            console.print(f"  {plan.count('extra')} widget(s) only in Langfuse; `--prune` removes them")
+    writes = sum(plan.writes for plan in report.plans)
+    done = f"applied: {writes} writes" if report.applied else f"dry run: nothing written ({writes} writes planned)"
+    console.print(done)
 
 
 @langfuse_app.command("check")
