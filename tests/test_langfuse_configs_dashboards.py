@@ -14,8 +14,11 @@ from conftest import REPO, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.catalog.project import load_project
 from scoregate.experiment import RunOptions, run_experiment
+from scoregate.sinks.langfuse.annotation import mirrored_traces
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 from scoregate.sinks.langfuse.score_configs import wanted_configs
+from scoregate.sinks.langfuse.scores_import import load_feedback
+from scoregate.store import RunStore
 from test_langfuse_check import point_at
 
 Cli = Callable[..., CliResult]
@@ -225,9 +228,7 @@ def test_a_changed_widget_is_patched_a_moved_one_moved_a_removed_one_pruned(
     assert len(lf.state.dashboards[dashboard["id"]]["definition"]["widgets"]) == len(spec["widgets"])
 
 
-def test_a_bad_dashboard_file_is_a_clear_error_from_validate(
-    scoregate: Cli, with_dashboard: Path
-) -> None:
+def test_a_bad_dashboard_file_is_a_clear_error_from_validate(scoregate: Cli, with_dashboard: Path) -> None:
     with_dashboard.write_text("name: x\nwidgets:\n  - name: w\n    view: traces\n    metrics: []\n    chart: BAR\n")
     result = scoregate("validate")
     assert result.code != 0
@@ -240,3 +241,74 @@ def test_a_server_without_the_dashboards_api_gets_a_clear_message(
     result = scoregate("dashboards", "sync")
     assert result.code == 1
     assert "has no dashboards API (/api/public/unstable/dashboard-widgets)" in result.err
+
+
+# ---- item 3: annotation queue and scores pull -----------------------------------------------------------
+@pytest.fixture
+def mirrored(project_dir: Path, lf: FakeLangfuse) -> RunStore:
+    """A counters run of smoke_v1 (6 items), mirrored to the fake."""
+    local = RunOptions(mirror_mlflow=False, mirror_langfuse=False, prompt_source="local")
+    store = run_experiment(project_dir, "counters", local).store
+    assert mirror_run_to_langfuse(store, load_project(project_dir)).complete
+    return store
+
+
+def rate(fake: FakeLangfuse, queue: dict[str, Any], trace_id: str, key: str, value: Any) -> dict[str, Any]:
+    """What a person's rating in Langfuse's annotation UI stores: an ANNOTATION score with its config and queue."""
+    config = {c["name"]: c for c in fake.state.score_configs.values()}[key]
+    return fake.state.add_score({"name": key, "value": value, "dataType": config["dataType"], "traceId": trace_id,
+                                 "configId": config["id"], "queueId": queue["id"], "source": "ANNOTATION"})  # fmt: skip
+
+
+def test_annotation_round_trip_queue_rate_in_langfuse_pull_into_feedback(
+    scoregate: Cli, lf: FakeLangfuse, mirrored: RunStore, project_dir: Path
+) -> None:
+    queued = scoregate("annotate", "queue", "smoke_v1")
+    assert queued.code == 0, queued.output
+    (queue,) = lf.state.queues.values()
+    configs = {c["id"]: c["name"] for c in lf.state.score_configs.values()}
+    assert [configs[i] for i in queue["scoreConfigIds"]] == [
+        "human_actionability", "human_faithfulness", "human_conciseness", "human_notes"
+    ]  # fmt: skip
+    traces = mirrored_traces(mirrored)
+    assert sorted(i["objectId"] for i in lf.state.queue_items) == sorted(traces.values())
+    assert "6 traces added" in queued.output and f"/annotation-queues/{queue['id']}" in queued.output
+    again = scoregate("annotate", "queue", mirrored.run_id)
+    assert again.code == 0 and "found" in again.output and "0 traces added, 6 already queued" in again.output
+    assert len(lf.state.queues) == 1 and len(lf.state.queue_items) == 6
+
+    item_id, trace_id = sorted(traces.items())[0]
+    rated = [rate(lf, queue, trace_id, "human_faithfulness", 4), rate(lf, queue, trace_id, "human_notes", "ok")]
+    assert lf.validation_failures == []
+
+    pulled = scoregate("scores", "pull", mirrored.run_id)
+    assert pulled.code == 0, pulled.output
+    assert "2 new, 0 already" in pulled.output
+    records = list(load_feedback(project_dir).values())
+    assert {r["score_id"] for r in records} == {s["id"] for s in rated}
+    faithfulness = next(r for r in records if r["key"] == "human_faithfulness")
+    assert (faithfulness["value"], faithfulness["trace_id"], faithfulness["run_id"], faithfulness["item_id"]) == (
+        4, trace_id, mirrored.run_id, item_id
+    )  # fmt: skip
+    second = scoregate("scores", "pull", mirrored.run_id)
+    assert second.code == 0 and "0 new, 2 already" in second.output
+    assert len(load_feedback(project_dir)) == 2
+
+
+def test_annotate_needs_a_mirrored_run(scoregate: Cli, lf: FakeLangfuse) -> None:
+    result = scoregate("annotate", "queue", "gold_v1")
+    assert result.code == 1 and "no run or dataset 'gold_v1'" in result.err
+    assert "scoregate run gold_judges" in result.err
+
+
+def test_a_server_without_annotation_queues_gets_a_clear_message(
+    scoregate: Cli, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeLangfuse(missing_apis=("/api/public/annotation-queues",)) as fake:
+        point_at(monkeypatch, fake)
+        local = RunOptions(mirror_mlflow=False, mirror_langfuse=False, prompt_source="local")
+        store = run_experiment(project_dir, "counters", local).store
+        assert mirror_run_to_langfuse(store, load_project(project_dir)).complete
+        result = scoregate("annotate", "queue", store.run_id)
+    assert result.code == 1
+    assert "(server 4.16.0) has no annotation queues API (/api/public/annotation-queues)" in result.err

@@ -25,6 +25,7 @@ langfuse_app = typer.Typer(
 )
 datasets_app = typer.Typer(help="Datasets in Langfuse: sync datasets/ as plan and apply.", no_args_is_help=True)
 prompts_app = typer.Typer(help="Prompts in Langfuse: a version per real change.", no_args_is_help=True)
+annotate_app = typer.Typer(help="Human rating in Langfuse's annotation queues.", no_args_is_help=True)
 dashboards_app = typer.Typer(help="Langfuse dashboards from dashboards/*.yaml.", no_args_is_help=True)
 scores_app = typer.Typer(help="Human ratings and online feedback as Langfuse scores.", no_args_is_help=True)
 console = Console()
@@ -208,3 +209,33 @@ def scores_import(
     """Validate ratings or feedback, keep them in feedback/scores.jsonl and post them as Langfuse scores."""
     report = import_scores(project_root(project), file, local_only=local_only, dry_run=dry_run)
     _print_import(report, local_only)
+
+
+@annotate_app.command("queue")
+def annotate_queue(
+    target: Annotated[str, typer.Argument(help="A run id, or a dataset (its newest mirrored run), e.g. gold_v1.")],
+    project: ProjectOption = None,
+) -> None:
+    """Create (once) an annotation queue with the human_* score configs and add the run's traces to rate."""
+    from scoregate.sinks.langfuse.annotation import queue_run
+
+    report = queue_run(project_root(project), target)
+    state = "created" if report.created else "found"
+    console.print(f"annotation queue {escape(report.queue_name)!r} {state}: run {report.run_id}", highlight=False)
+    console.print(f"  {report.added} traces added, {report.already} already queued", highlight=False)
+    console.print(f"  rate them at {report.url}", highlight=False, soft_wrap=True)
+    console.print(f"  then `scoregate scores pull {report.run_id}` brings the ratings back for calibrate")
+
+
+@scores_app.command("pull")
+def scores_pull(
+    run_id: Annotated[str, typer.Argument(help="The run whose traces were rated (or its dataset).")],
+    project: ProjectOption = None,
+) -> None:
+    """Bring the human ratings given in Langfuse back into feedback/scores.jsonl (new ones only)."""
+    from scoregate.sinks.langfuse.annotation import pull_scores
+
+    report = pull_scores(project_root(project), run_id)
+    keys = ", ".join(f"{k} {n}" for k, n in sorted(report.keys.items())) or "none"
+    console.print(f"run {report.run_id}: ratings in Langfuse: {keys}", highlight=False)
+    console.print(f"{report.new} new, {report.known} already in {report.path}", highlight=False, soft_wrap=True)
