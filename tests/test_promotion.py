@@ -329,3 +329,39 @@ def test_promote_commands_exit_codes_and_history(
     listing = cli("promotions", PROMPT)
     assert listing.code == 0
     assert "promote" in listing.output and "rollback" in listing.output and "release day" in listing.output
+
+
+def test_repeated_rollbacks_walk_back_through_the_history_and_say_from_which_version(
+    project: Path, cli: Callable[..., CliResult], fake_langfuse: FakeLangfuse
+) -> None:
+    prompts = load_project(project).prompts
+    upload(fake_langfuse, prompts[PROMPT].model_copy(update={"description": "v3"}), [])
+    v2_runs = {logged_run(project, x, version="2") for x in ("counters", "smoke")}
+    promote(project, PROMPT, version=2)
+    for experiment in ("counters", "smoke"):
+        logged_run(project, experiment, version="3")
+    promote(project, PROMPT, version=3)
+    assert holder(fake_langfuse) == 3
+
+    first = cli("promote", "--rollback", PROMPT)
+    assert first.code == 0, first.output
+    assert "rolled back 'production': v3 → v2 of summarization-catchup" in first.output
+    assert f"evidence for {PROMPT} v2" in first.output
+    assert {e.mlflow_run_id for e in rollback_evidence(project)} == v2_runs
+    assert holder(fake_langfuse) == 2
+
+    second = cli("promote", "--rollback", PROMPT)
+    assert second.code == 0 and "rolled back 'production': v2 → v1" in second.output  # not back to v3
+    assert holder(fake_langfuse) == 1
+
+    third = cli("promote", "--rollback", PROMPT)
+    assert third.code != 0 and "has been rolled back already" in third.output
+    actions = [(r["action"], r["previous_version"], r["version"]) for r in promotion_history(project, PROMPT)]
+    assert actions == [("promote", 1, 2), ("promote", 2, 3), ("rollback", 3, 2), ("rollback", 2, 1)]
+
+
+def rollback_evidence(root: Path) -> list[Any]:
+    """The evidence the newest rollback record carries."""
+    from scoregate.sinks.langfuse.promotion_evidence import Evidence
+
+    return [Evidence(**e) for e in promotion_history(root, PROMPT)[-1]["evidence"]]

@@ -53,6 +53,8 @@ class RunOptions:
     prompt_version: int | None = None
     retry_errors: bool = False
     quarantine: bool = False
+    prompt_source: str = "auto"
+    """`langfuse`, `local` (the files in prompts/; `run --no-langfuse`), or `auto`: Langfuse when configured."""
 
 
 @dataclass
@@ -284,6 +286,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     prompt_versions = {
         name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
     }
+    console.print(_prompt_source_line(prompt_versions, options), highlight=False, soft_wrap=True)
     model_names = _models_used(plan)
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
@@ -386,32 +389,40 @@ def previous_receipts(project: Project, options: RunOptions) -> dict[str, Any] |
 def _use_langfuse_prompts(
     project: Project, experiment: str, options: RunOptions, *, resumed: dict[str, Any] | None
 ) -> dict[str, str]:
-    """With Langfuse configured (or a prompt label/version asked for), swap in the prompts Langfuse serves.
+    """With Langfuse as the prompt source, swap in the prompts Langfuse serves; never fall back silently.
 
     Returns prompt name → version for the receipts; empty when the local files are used.
     """
-    from scoregate.sinks.langfuse.client import LangfuseSettings
-    from scoregate.sinks.langfuse.prompt_source import resolve_prompts
+    from scoregate.sinks.langfuse.prompt_source import choose_prompt_source, resolve_prompts
 
     asked = options.prompt_label is not None or options.prompt_version is not None
-    if LangfuseSettings.from_env() is None and not asked:
-        return {}
     spec = project.config.experiments.get(experiment)
-    if spec is None:
+    versions = {n: p.get("langfuse_version") for n, p in (resumed or {}).get("prompts", {}).items()}
+    from_langfuse = choose_prompt_source(options.prompt_source, asked=asked, resumed=any(versions.values()))
+    if not from_langfuse or spec is None:
         return {}
     names = route_prompts(spec.prompt)
     if resumed is not None:
-        versions = {n: p.get("langfuse_version") for n, p in resumed["prompts"].items()}
         if not any(versions.values()):
             return {}
         resolved = {}
         for name in names:
             resolved.update(resolve_prompts(project, [name], label=None, version=versions.get(name)))
     else:
-        resolved = resolve_prompts(project, names, label=options.prompt_label, version=options.prompt_version)
+        resolved = resolve_prompts(
+            project, names, label=options.prompt_label, version=options.prompt_version, source=options.prompt_source
+        )
     for name, found in resolved.items():
         project.prompts[name] = found.spec
     return {name: found.version for name, found in resolved.items()}
+
+
+def _prompt_source_line(versions: dict[str, str], options: RunOptions) -> str:
+    """Say where the run's prompts come from (the receipts record it per prompt as `source`)."""
+    langfuse = {n: v for n, v in versions.items() if v.isdigit()}
+    if langfuse:
+        return "prompts: from Langfuse " + ", ".join(f"{n} v{v}" for n, v in langfuse.items())
+    return f"prompts: local files (prompt source {options.prompt_source})"
 
 
 def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> None:

@@ -46,6 +46,10 @@ class CallRecord:
     retries: int = 0
     cached: bool = False
     error: str | None = None
+    started_at: str | None = None
+    """When the call started (ISO 8601, UTC); None in runs stored before it was recorded."""
+    ended_at: str | None = None
+    """When the answer (or the final error) came, retries included."""
 
 
 @dataclass(slots=True)

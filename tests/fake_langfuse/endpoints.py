@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from .config_endpoints import PATHS as CONFIG_PATHS
+from .config_endpoints import config_errors
 from .otlp import OtlpDecodeError, decode_spans
-from .reads import get_observations, get_scores_v2, get_scores_v3
+from .reads import get_observations, get_scores_v2, get_scores_v3, get_trace
 from .storage import ApiProblem, State, iso, page_of
 from .validation import has_sdk_model, validate_body
 
@@ -57,6 +59,7 @@ class Call:
     state: State
     server_mode: str
     public_key: str
+    server_version: str = "4.16.0"
     rejected: list[InvalidBody] = field(default_factory=list)
 
     def valid(self, model: str, body: Any) -> Any:
@@ -96,13 +99,18 @@ def _score_rule_errors(body: dict[str, Any]) -> list[str]:
 def _one_score(call: Call, body: Any, default_time: str | None = None) -> dict[str, Any]:
     """Validate one score body (SDK model, then server rules) and store it."""
     call.valid("CreateScoreRequest", body)
-    errors = _score_rule_errors(body)
+    errors = _score_rule_errors(body) + config_errors(call, body)
     if errors:
         raise InvalidBody("CreateScoreRequest", errors)
     return call.state.add_score(body, default_time)
 
 
-# ---- projects, datasets, items ------------------------------------------------------------------
+# ---- health, projects, datasets, items -----------------------------------------------------------
+def get_health(call: Call) -> tuple[int, Any]:
+    """GET /api/public/health: no credentials needed; the server's version."""
+    return 200, {"status": "OK", "version": call.server_version}
+
+
 def get_projects(call: Call) -> tuple[int, Any]:
     """GET /api/public/projects: the one project the keys belong to (what auth_check reads)."""
     project = {
@@ -308,6 +316,7 @@ def get_run(call: Call, dataset_name: str, run_name: str) -> tuple[int, Any]:
 Endpoint = Callable[..., tuple[int, Any]]
 _SEGMENT = "([^/]+)"
 _PATHS: list[tuple[str, dict[str, Endpoint]]] = [
+    ("/api/public/health", {"GET": get_health}),
     ("/api/public/projects", {"GET": get_projects}),
     ("/api/public/v2/datasets", {"GET": list_datasets, "POST": post_dataset}),
     ("/api/public/v2/datasets/{}", {"GET": get_dataset}),
@@ -322,9 +331,11 @@ _PATHS: list[tuple[str, dict[str, Endpoint]]] = [
     ("/api/public/ingestion", {"POST": post_ingestion}),
     ("/api/public/otel/v1/traces", {"POST": post_otel_traces}),
     ("/api/public/v2/observations", {"GET": get_observations}),
+    ("/api/public/traces/{}", {"GET": get_trace}),
     ("/api/public/dataset-run-items", {"GET": list_run_items, "POST": post_run_item}),
     ("/api/public/datasets/{}/runs", {"GET": list_runs}),
     ("/api/public/datasets/{}/runs/{}", {"GET": get_run}),
+    *CONFIG_PATHS,
 ]
 ROUTES = [(re.compile(path.replace("{}", _SEGMENT) + "$"), methods) for path, methods in _PATHS]
 

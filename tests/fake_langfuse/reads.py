@@ -117,6 +117,14 @@ def _trace_facts(state: State, trace_id: str | None) -> dict[str, Any]:
     }
 
 
+def get_trace(call: Call, trace_id: str) -> tuple[int, Any]:
+    """GET /api/public/traces/{id}: the trace assembled from its spans (trace-level attributes of every span)."""
+    trace = call.state.trace(trace_id)
+    observations = [row for row in _observation_rows(call.state) if row["traceId"] == trace_id]
+    scores = [s for s in call.state.scores if s["traceId"] == trace_id]
+    return 200, {**trace, "scores": scores, "observations": observations}
+
+
 def get_scores_v2(call: Call) -> tuple[int, Any]:
     """GET /api/public/v2/scores (SDK 4's legacy read): numeric `value` plus `stringValue`."""
     rows = [s for s in call.state.scores if call.params.get("traceId") in (None, s["traceId"])]
@@ -147,15 +155,25 @@ def _nanos_iso(nanos: int) -> str:
 def get_observations(call: Call) -> tuple[int, Any]:
     """GET /api/public/v2/observations?traceId=&name=&type=: observations built from the stored spans."""
     rows = []
-    for span in sorted(call.state.spans, key=lambda s: s["startTimeUnixNano"], reverse=True):
-        attrs, facts = span["attributes"], _trace_facts(call.state, span["traceId"])
+    for row in _observation_rows(call.state):
+        wanted = {"traceId": row["traceId"], "name": row["name"], "type": row["type"]}
+        if all(call.params.get(k) in (None, v) for k, v in wanted.items()):
+            rows.append(row)
+    return 200, {"data": rows[: call.int_param("limit", 50)], "meta": {}}
+
+
+def _observation_rows(state: State) -> list[dict[str, Any]]:
+    """Every stored span as an observation row, newest first."""
+    rows = []
+    for span in sorted(state.spans, key=lambda s: s["startTimeUnixNano"], reverse=True):
+        attrs, facts = span["attributes"], _trace_facts(state, span["traceId"])
         kind = str(attrs.get("langfuse.observation.type", "span")).upper()
         row = {
             "id": span["spanId"],
             "traceId": span["traceId"],
             "startTime": _nanos_iso(span["startTimeUnixNano"]),
             "endTime": _nanos_iso(span["endTimeUnixNano"]),
-            "projectId": call.state.project_id,
+            "projectId": state.project_id,
             "parentObservationId": span["parentSpanId"],
             "type": kind,
             "name": span["name"],
@@ -175,7 +193,5 @@ def get_observations(call: Call) -> tuple[int, Any]:
             "outputPrice": None,
             "totalPrice": None,
         }
-        wanted = {"traceId": row["traceId"], "name": row["name"], "type": kind}
-        if all(call.params.get(k) in (None, v) for k, v in wanted.items()):
-            rows.append(row)
-    return 200, {"data": rows[: call.int_param("limit", 50)], "meta": {}}
+        rows.append(row)
+    return rows

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from .endpoints import Call, InvalidBody, route
-from .storage import ApiProblem, State
+from .storage import ApiProblem, State, js_numbers
 from .validation import ValidationFailure
 
 ServerMode = Literal["old", "new"]
@@ -96,10 +96,16 @@ class FakeLangfuse:
         secret_key: str = "sk-lf-fake-secret",
         server_mode: ServerMode = "new",
         port: int = 0,
+        server_version: str = "4.16.0",
+        missing_apis: tuple[str, ...] = (),
     ) -> None:
         self.public_key = public_key or f"pk-lf-fake-{uuid.uuid4().hex[:8]}"
         self.secret_key = secret_key
         self.server_mode: ServerMode = server_mode
+        self.server_version = server_version
+        self.missing_apis = missing_apis
+        """Path prefixes answered with the web 404 page, like a server version without those APIs."""
+        """What GET /api/public/health answers; endpoints newer than it are not served (404 like the server)."""
         self.state = State()
         self.requests: list[RecordedRequest] = []
         self.validation_failures: list[ValidationFailure] = []
@@ -237,23 +243,25 @@ class FakeLangfuse:
         if fault is not None:
             retry = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             return fault.status, {"message": f"injected failure {fault.status}"}, retry, None
-        found = route(path)
+        found = None if path.startswith(self.missing_apis or ("\0",)) else route(path)
         if found is None:
             return 404, NOT_FOUND_PAGE, {}, None
         methods, args = found
         if method not in methods:
             return 405, {"message": "Method not allowed"}, {}, None
-        auth = self._auth_problem(headers, path)
+        auth = None if path == "/api/public/health" else self._auth_problem(headers, path)
         if auth is not None:
             return 401, auth, {}, None
         try:
             if headers.get("content-encoding") == "gzip":
                 raw = gzip.decompress(raw)
             is_json = raw and "json" in headers.get("content-type", "") and "otel" not in path
-            body: Any = json.loads(raw) if is_json else None
+            body: Any = js_numbers(json.loads(raw)) if is_json else None
         except (OSError, ValueError) as exc:  # a gzip stream or JSON text that does not decode
             return (*self._invalid(method, path, InvalidBody("request body", [str(exc)]), None), {}, None)
-        call = Call(method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key)
+        call = Call(
+            method, path, params, headers, body, raw, self.state, self.server_mode, self.public_key, self.server_version
+        )
         try:
             status, answer = methods[method](call, *args)
         except InvalidBody as exc:

@@ -48,11 +48,26 @@ def cuid() -> str:
     return "c" + "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(24))
 
 
+def js_numbers(value: Any) -> Any:
+    """Return parsed JSON as the server's JavaScript holds it: an integral float is a plain number (`0.0` → `0`).
+
+    Recorded on v4.16: a prompt config `{"temperature": 0.0}` and an item `{"total": 219.0}` come back as
+    `0` and `219`, so a client comparing its local text with the server's must compare numbers by value.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [js_numbers(v) for v in value]
+    return value
+
+
 def _json_value(value: Any) -> Any:
     """Parse a string that holds JSON (the server stores `"4"` as 4); keep anything else."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return js_numbers(json.loads(value))
         except ValueError:
             return value
     return value
@@ -79,6 +94,11 @@ class State:
     spans: list[dict[str, Any]] = field(default_factory=list)
     runs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     run_items: list[dict[str, Any]] = field(default_factory=list)
+    score_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    widgets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dashboards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    queues: dict[str, dict[str, Any]] = field(default_factory=dict)
+    queue_items: list[dict[str, Any]] = field(default_factory=list)
 
     # ---- datasets and items -------------------------------------------------------------------
     def upsert_dataset(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -324,6 +344,70 @@ class State:
             raise ApiProblem(404, "Dataset run not found")
         items = [r for r in self.run_items if r["datasetRunId"] == run["id"]]
         return {**run, "datasetRunItems": sorted(items, key=lambda r: r["createdAt"], reverse=True)}
+
+    # ---- traces and experiments, as the server assembles them from spans -------------------------
+    def trace(self, trace_id: str) -> dict[str, Any]:
+        """Return a trace built from its spans: the root span's name and times; tags, metadata, version from
+        the trace-level attributes any span carries (`langfuse.trace.metadata.<key>`); or raise 404."""
+        spans = [s for s in self.spans if s["traceId"] == trace_id]
+        if not spans:
+            raise ApiProblem(404, f"Trace {trace_id} not found within authorized project")
+        root = next((s for s in spans if s["parentSpanId"] is None), spans[0])
+        metadata: dict[str, Any] = {}
+        tags: list[str] = []
+        version = None
+        for span in spans:
+            attrs = span["attributes"]
+            for key, value in attrs.items():
+                if key.startswith("langfuse.trace.metadata."):  # the SDK sends JSON text; the server parses it
+                    metadata[key.removeprefix("langfuse.trace.metadata.")] = _json_value(value)
+            if isinstance(attrs.get("langfuse.trace.metadata"), str):
+                metadata.update(json.loads(attrs["langfuse.trace.metadata"]))
+            tags += [t for t in attrs.get("langfuse.trace.tags", []) if t not in tags]
+            version = attrs.get("langfuse.version", version)
+        start = min(s["startTimeUnixNano"] for s in spans)
+        end = max(s["endTimeUnixNano"] for s in spans)
+        return {
+            "id": trace_id,
+            "projectId": self.project_id,
+            "name": root["attributes"].get("langfuse.trace.name", root["name"]),
+            "timestamp": iso(dt.datetime.fromtimestamp(root["startTimeUnixNano"] / 1e9, dt.UTC)),
+            "environment": root["attributes"].get("langfuse.environment", "default"),
+            "tags": tags,
+            "bookmarked": False,
+            "release": None,
+            "version": version,
+            "userId": None,
+            "sessionId": None,
+            "public": False,
+            "input": None,
+            "output": None,
+            "metadata": metadata,
+            "externalId": None,
+            "latency": round((end - start) / 1e9, 3),
+            "htmlPath": f"/project/{self.project_id}/traces/{trace_id}",
+            "totalCost": 0,
+        }
+
+    def experiments(self) -> dict[str, dict[str, Any]]:
+        """Experiments as the v4 server derives them from span attributes: id → name, dataset id, item ids.
+
+        This is what the Experiments page and its Dataset column show (SDK 5 writes no dataset run items).
+        """
+        found: dict[str, dict[str, Any]] = {}
+        for span in self.spans:
+            attrs = span["attributes"]
+            experiment_id = attrs.get("langfuse.experiment.id")
+            if not experiment_id:
+                continue
+            row = found.setdefault(
+                experiment_id, {"id": experiment_id, "name": None, "datasetId": None, "itemIds": set()}
+            )
+            row["name"] = attrs.get("langfuse.experiment.name", row["name"])
+            row["datasetId"] = attrs.get("langfuse.experiment.dataset.id", row["datasetId"])
+            if attrs.get("langfuse.experiment.item.id"):
+                row["itemIds"].add(attrs["langfuse.experiment.item.id"])
+        return found
 
     # ---- spans --------------------------------------------------------------------------------
     def find_spans(self, name: str | None = None, **attributes: Any) -> list[dict[str, Any]]:

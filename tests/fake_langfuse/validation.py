@@ -78,6 +78,10 @@ def sdk_model(name: str) -> Any:
     """Return the `langfuse.api` type called `name`, or the local fallback when this SDK lacks it."""
     model = getattr(lf_api, name, None)
     if model is None:
+        import langfuse.api.unstable as lf_unstable  # dashboards and widgets (both SDK majors ship them here)
+
+        model = getattr(lf_unstable, name, None)
+    if model is None:
         model = _FALLBACKS[name]
     return model
 

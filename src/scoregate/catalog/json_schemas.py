@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from scoregate.catalog.dashboards import DashboardSpec
 from scoregate.catalog.models import DatasetItem, DatasetMeta, EvaluatorSpec, ProjectConfig, PromptSpec
 
 FILE_KINDS: dict[str, Any] = {
@@ -17,6 +18,7 @@ FILE_KINDS: dict[str, Any] = {
     "evaluator": EvaluatorSpec,
     "dataset-item": DatasetItem,
     "dataset-meta": DatasetMeta,
+    "dashboard": DashboardSpec,
 }
 
 

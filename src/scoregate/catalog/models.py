@@ -39,6 +39,11 @@ class DatasetMeta(Strict):
         default=None, description="JSON Schema every `expected_output` obeys."
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
+    dimensions: list[str] | None = Field(
+        default=None,
+        description="Input fields put into each Langfuse trace's metadata and tags, for dashboard filters "
+        "(default: the routing field and every `feed_*` / `*category*` field).",
+    )
 
 
 # ---------------------------------------------------------------- prompts

@@ -254,6 +254,13 @@ def validate_project(project: Project) -> list[str]:
         found = scan(ref.path, schema_check)
         problems.extend(found.problems)
         report.append(f"dataset {ref.name}: {found.count} items")
+    try:
+        from scoregate.catalog.dashboards import load_dashboards
+
+        for _path, dashboard in load_dashboards(project.root).values():
+            report.append(f"dashboard {dashboard.name}: {len(dashboard.widgets)} widgets")
+    except ValidationFailed as exc:
+        problems.extend(exc.problems)
     if problems:
         raise ValidationFailed(sorted(set(problems), key=problems.index))
     return report

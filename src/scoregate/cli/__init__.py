@@ -50,6 +50,8 @@ app.add_typer(langfuse_cmd.langfuse_app, name="langfuse")
 app.add_typer(langfuse_cmd.datasets_app, name="datasets")
 app.add_typer(langfuse_cmd.prompts_app, name="prompts")
 app.add_typer(langfuse_cmd.scores_app, name="scores")
+app.add_typer(langfuse_cmd.dashboards_app, name="dashboards")
+app.add_typer(langfuse_cmd.annotate_app, name="annotate")
 
 
 def _debug() -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,15 +17,82 @@ from scoregate.sinks.langfuse.datasets_sync import DatasetSyncReport, sync_datas
 from scoregate.sinks.langfuse.prompts_sync import PromptPlan, PromptSyncReport, sync_prompts
 from scoregate.sinks.langfuse.scores_import import ImportReport, import_scores
 
+if TYPE_CHECKING:
+    from scoregate.sinks.langfuse.score_configs import ScoreConfigReport
+
 langfuse_app = typer.Typer(
     help="The Langfuse connection (LANGFUSE_PUBLIC_KEY, _SECRET_KEY, _HOST).", no_args_is_help=True
 )
 datasets_app = typer.Typer(help="Datasets in Langfuse: sync datasets/ as plan and apply.", no_args_is_help=True)
 prompts_app = typer.Typer(help="Prompts in Langfuse: a version per real change.", no_args_is_help=True)
+annotate_app = typer.Typer(help="Human rating in Langfuse's annotation queues.", no_args_is_help=True)
+dashboards_app = typer.Typer(help="Langfuse dashboards from dashboards/*.yaml.", no_args_is_help=True)
 scores_app = typer.Typer(help="Human ratings and online feedback as Langfuse scores.", no_args_is_help=True)
 console = Console()
 
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
+
+
+def _print_configs(report: ScoreConfigReport) -> None:
+    table = Table(title=f"score configs → {report.host}", title_justify="left")
+    for column in ("key", "type", "range / categories", "change"):
+        table.add_column(column)
+    for plan in report.plans:
+        w = plan.wanted
+        scale = f"{w.min_value:g}..{w.max_value:g}" if w.min_value is not None and w.max_value is not None else ""
+        scale = ", ".join(w.categories) if w.categories else scale
+        table.add_row(w.name, w.data_type, scale, plan.action)
+    console.print(table)
+    verb = "" if report.applied else " (dry run: nothing written)"
+    console.print(
+        f"{report.count('create')} to create, {report.count('update')} to update, "
+        f"{report.count('unchanged')} unchanged, {report.count('conflict')} in conflict{verb}"
+    )
+    for plan in report.plans:
+        if plan.action == "conflict":
+            console.print(
+                f"[yellow]conflict:[/] {escape(plan.wanted.name)} {escape(plan.problem or '')}; left as it is "
+                "(Langfuse cannot change a config's type or scale: rename the key or archive the old config)"
+            )
+    for skipped in report.skipped:
+        console.print(f"[yellow]skipped:[/] {escape(skipped)}")
+
+
+@langfuse_app.command("setup")
+def setup(dry_run: DryRunOption = False, project: ProjectOption = None) -> None:
+    """Create or update one Langfuse score config per score key of the evaluator files (idempotent)."""
+    from scoregate.sinks.langfuse.score_configs import setup_score_configs
+
+    _print_configs(setup_score_configs(load_project(project_root(project)), dry_run=dry_run))
+
+
+@dashboards_app.command("sync")
+def dashboards_sync(
+    names: Annotated[list[str] | None, typer.Argument(help="Dashboard files to sync (default: all).")] = None,
+    dry_run: DryRunOption = False,
+    prune: Annotated[bool, typer.Option("--prune", help="Remove widgets no longer in the file.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Create or update each dashboard of dashboards/ and its widgets by name; print the dashboard URL."""
+    from scoregate.sinks.langfuse.dashboards_sync import sync_dashboards
+
+    report = sync_dashboards(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
+    for plan in report.plans:
+        table = Table(title=f"dashboard {plan.name} ({plan.action})", title_justify="left")
+        table.add_column("widget")
+        table.add_column("change")
+        for tile in plan.tiles:
+            table.add_row(
+                escape(tile.widget), tile.action + (" + moved" if tile.moved and tile.action != "move" else "")
+            )
+        console.print(table)
+        if plan.url:
+            console.print(f"  {plan.url}", highlight=False, soft_wrap=True)
+        if plan.count("extra"):
+            console.print(f"  {plan.count('extra')} widget(s) only in Langfuse; `--prune` removes them")
+    writes = sum(plan.writes for plan in report.plans)
+    done = f"applied: {writes} writes" if report.applied else f"dry run: nothing written ({writes} writes planned)"
+    console.print(done)
 
 
 @langfuse_app.command("check")
@@ -94,6 +161,8 @@ def _print_prompts(report: PromptSyncReport) -> None:
         f"commit message {report.commit_message or '(not in git)'}"
         + ("" if report.applied else "; dry run: nothing written")
     )
+    if report.score_configs:
+        console.print(escape(report.score_configs), highlight=False)
 
 
 @prompts_app.command("sync")
@@ -140,3 +209,33 @@ def scores_import(
     """Validate ratings or feedback, keep them in feedback/scores.jsonl and post them as Langfuse scores."""
     report = import_scores(project_root(project), file, local_only=local_only, dry_run=dry_run)
     _print_import(report, local_only)
+
+
+@annotate_app.command("queue")
+def annotate_queue(
+    target: Annotated[str, typer.Argument(help="A run id, or a dataset (its newest mirrored run), e.g. gold_v1.")],
+    project: ProjectOption = None,
+) -> None:
+    """Create (once) an annotation queue with the human_* score configs and add the run's traces to rate."""
+    from scoregate.sinks.langfuse.annotation import queue_run
+
+    report = queue_run(project_root(project), target)
+    state = "created" if report.created else "found"
+    console.print(f"annotation queue {escape(report.queue_name)!r} {state}: run {report.run_id}", highlight=False)
+    console.print(f"  {report.added} traces added, {report.already} already queued", highlight=False)
+    console.print(f"  rate them at {report.url}", highlight=False, soft_wrap=True)
+    console.print(f"  then `scoregate scores pull {report.run_id}` brings the ratings back for calibrate")
+
+
+@scores_app.command("pull")
+def scores_pull(
+    run_id: Annotated[str, typer.Argument(help="The run whose traces were rated (or its dataset).")],
+    project: ProjectOption = None,
+) -> None:
+    """Bring the human ratings given in Langfuse back into feedback/scores.jsonl (new ones only)."""
+    from scoregate.sinks.langfuse.annotation import pull_scores
+
+    report = pull_scores(project_root(project), run_id)
+    keys = ", ".join(f"{k} {n}" for k, n in sorted(report.keys.items())) or "none"
+    console.print(f"run {report.run_id}: ratings in Langfuse: {keys}", highlight=False)
+    console.print(f"{report.new} new, {report.known} already in {report.path}", highlight=False, soft_wrap=True)

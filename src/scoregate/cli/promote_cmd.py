@@ -32,7 +32,10 @@ def langfuse_sync(
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
-    table = Table(title=f"evidence for {result.prompt} v{result.version}", title_justify="left")
+    title = f"evidence for {result.prompt} v{result.version}"
+    if result.action == "rollback":
+        title += " (from the promotion that made it the holder)"
+    table = Table(title=title, title_justify="left")
     for column in ("experiment", "scoregate run", "verdict", "gates", "problem"):
         table.add_column(column)
     for e in result.evidence:
@@ -51,7 +54,8 @@ def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
     else:
         forced = " [yellow](forced)[/]" if result.forced else ""
         done = "promoted" if result.action == "promote" else "rolled back"
-        console.print(f"[green]{done}[/] {escape(move)}{forced}; recorded in promotions.jsonl")
+        undoing = f" (undoes the promotion of {result.undoes[:19]})" if result.undoes else ""
+        console.print(f"[green]{done}[/] {escape(move)}{forced}{undoing}; recorded in promotions.jsonl")
         if result.mlflow_alias is not None:
             console.print(f"MLflow prompt alias {result.label!r} → registry version {result.mlflow_alias}")
     for warning in result.warnings:

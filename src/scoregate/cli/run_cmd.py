@@ -50,7 +50,13 @@ def run(
         bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")
     ] = False,
     no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow.")] = False,
-    no_langfuse: Annotated[bool, typer.Option("--no-langfuse", help="Do not mirror the run to Langfuse.")] = False,
+    no_langfuse: Annotated[
+        bool, typer.Option("--no-langfuse", help="No Langfuse: local prompt files, no mirror (keys may stay set).")
+    ] = False,
+    prompt_source: Annotated[
+        str,
+        typer.Option(help="Where prompts come from: langfuse, local (prompts/*.yaml) or auto (Langfuse if set)."),
+    ] = "auto",
     prompt_label: Annotated[
         str | None,
         typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
@@ -63,6 +69,8 @@ def run(
         raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
     if (retry_errors or quarantine) and resume is None:
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
+    if no_langfuse and prompt_source == "langfuse":
+        raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
     options = RunOptions(
         limit=limit,
         concurrency=concurrency,
@@ -75,6 +83,7 @@ def run(
         prompt_version=prompt_version,
         retry_errors=retry_errors,
         quarantine=quarantine,
+        prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from scoregate.catalog.models import ModelSpec
 from scoregate.engine.breaker import STOP_STATUSES, CircuitBreaker
@@ -53,9 +54,10 @@ class ModelCaller:
         """Complete `request` on model `name` (None: the judge default); raise ModelCallFailed after retries."""
         name = name or self._default_judge
         provider = self.provider(name)
+        started = _now()
         key = cache_key(provider.model, provider.endpoint, request) if self._cache else ""
         if self._cache is not None and (hit := self._cache.get(key)) is not None:
-            records.append(_record(purpose, provider, hit, 0))
+            records.append(_record(purpose, provider, hit, 0, started))
             return hit
         attempts = Attempts()
         policy = RetryPolicy(max_retries=self._specs[name].max_retries)
@@ -68,14 +70,14 @@ class ModelCaller:
             completion = await with_retries(once, policy, attempts, sleep=self._sleep)
         except ProviderError as exc:
             self.breaker.record_failure(exc)
-            records.append(
-                CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc))
-            )
+            failed = CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc))
+            failed.started_at, failed.ended_at = started, _now()
+            records.append(failed)
             raise ModelCallFailed(str(exc)) from exc
         self.breaker.record_success()
         if self._cache is not None:
             self._cache.put(key, provider.model, completion)
-        records.append(_record(purpose, provider, completion, attempts.retries))
+        records.append(_record(purpose, provider, completion, attempts.retries, started))
         return completion
 
     async def preflight(self, names: Iterable[str]) -> None:
@@ -173,7 +175,11 @@ def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:
     return "check base_url in scoregate.yaml (or OPENAI_BASE_URL) and that the server is running"
 
 
-def _record(purpose: str, provider: Provider, completion: Completion, retries: int) -> CallRecord:
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _record(purpose: str, provider: Provider, completion: Completion, retries: int, started: str) -> CallRecord:
     return CallRecord(
         purpose=purpose,
         model=provider.model,
@@ -184,4 +190,6 @@ def _record(purpose: str, provider: Provider, completion: Completion, retries: i
         cost_usd=0.0 if completion.cached else completion.cost_usd,
         retries=retries,
         cached=completion.cached,
+        started_at=started,
+        ended_at=_now(),
     )

@@ -8,8 +8,6 @@ not written, so a second sync with no local change writes nothing. Items removed
 
 from __future__ import annotations
 
-import hashlib
-import json
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from scoregate.catalog.datasets import DatasetRef, iter_items, scan
 from scoregate.catalog.models import DatasetItem
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.sinks.langfuse.canonical import canonical, canonical_hash, parsed
 from scoregate.sinks.langfuse.client import require_settings
 from scoregate.sinks.langfuse.remote import Remote, path_part
 
@@ -39,19 +38,13 @@ def langfuse_item_id(dataset: str, local_id: str) -> str:
 
 
 def _as_stored(value: Any) -> Any:
-    """Return `value` as Langfuse stores it: a string holding JSON comes back parsed."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    """Return `value` as Langfuse stores and returns it: JSON strings parsed, numbers in JavaScript's form."""
+    return canonical(parsed(value))
 
 
 def content_hash(input: Any, expected_output: Any, metadata: Any) -> str:
-    """Return the hash of an item's stored content (input, expected output, metadata)."""
-    blob = json.dumps([_as_stored(input), _as_stored(expected_output), _as_stored(metadata) or None], sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    """Return the hash of an item's stored content (input, expected output, metadata) in canonical form."""
+    return canonical_hash([parsed(input), parsed(expected_output), parsed(metadata) or None])
 
 
 @dataclass(frozen=True)
@@ -188,7 +181,8 @@ def plan_dataset(ref: DatasetRef, remote: Remote, *, prune: bool) -> DatasetPlan
         existing: dict[str, Any] = {}
     else:
         stored = {k: _as_stored(getattr(found, k)) if k == "metadata" else getattr(found, k) for k in wanted}
-        plan = DatasetPlan(ref.name, "update" if stored != wanted else "unchanged", wanted)
+        changed = canonical(stored) != canonical(wanted)
+        plan = DatasetPlan(ref.name, "update" if changed else "unchanged", wanted)
         existing = {item.id: item for item in _remote_items(remote, ref.name)}
     for _line, item in iter_items(ref.path):
         assert item.id is not None

@@ -82,17 +82,57 @@ class ItemIdGenerator(IdGenerator):
             return _span_id_for(self._seed, self._count)
 
 
+class Retimer:
+    """Recorded times for spans made after the fact: a generation gets its model call's start and end, and
+    the other spans of an item's trace the window of its calls, so traces sit when the model was called,
+    not when the mirror ran."""
+
+    def __init__(self) -> None:
+        self._spans: dict[int, tuple[int, int]] = {}
+        self._traces: dict[int, tuple[int, int]] = {}
+        self._lock = threading.Lock()
+
+    def span(self, span_id: int, start_ns: int, end_ns: int) -> None:
+        """Give one span (a generation) its recorded start and end."""
+        with self._lock:
+            self._spans[span_id] = (start_ns, max(start_ns, end_ns))
+
+    def trace(self, trace_id: int, start_ns: int, end_ns: int) -> None:
+        """Give every other span of a trace the item's recorded window."""
+        with self._lock:
+            self._traces[trace_id] = (start_ns, max(start_ns, end_ns))
+
+    def apply(self, span: ReadableSpan) -> ReadableSpan:
+        """Return `span` with its recorded times (a copy), or `span` itself when none is known."""
+        context = span.context
+        if context is None:
+            return span
+        with self._lock:
+            times = self._spans.get(context.span_id) or self._traces.get(context.trace_id)
+        if times is None:
+            return span
+        return ReadableSpan(
+            name=span.name, context=context, parent=span.parent, resource=span.resource,
+            attributes=span.attributes, events=span.events, links=span.links, kind=span.kind,
+            status=span.status, start_time=times[0], end_time=times[1],
+            instrumentation_scope=span.instrumentation_scope,
+        )  # fmt: skip
+
+
 class ConfirmingSpanExporter(SpanExporter):
     """Wraps the OTLP exporter and remembers which traces were exported and which failed."""
 
-    def __init__(self, inner: SpanExporter) -> None:
+    def __init__(self, inner: SpanExporter, retimer: Retimer | None = None) -> None:
         self._inner = inner
+        self._retimer = retimer
         self._lock = threading.Lock()
         self.exported: set[str] = set()
         self.failed: set[str] = set()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Export through the wrapped exporter and record the outcome per trace id."""
+        """Export through the wrapped exporter (with recorded times) and record the outcome per trace id."""
+        if self._retimer is not None:
+            spans = [self._retimer.apply(span) for span in spans]
         result = self._inner.export(spans)
         traces = {format_trace_id(s.context.trace_id) for s in spans if s.context is not None}
         with self._lock:
@@ -228,7 +268,8 @@ class MirrorClient:
             timeout=timeout_s,
             compression=Compression.Gzip,
         )
-        self.exporter = ConfirmingSpanExporter(otlp)
+        self.retimer = Retimer()
+        self.exporter = ConfirmingSpanExporter(otlp, self.retimer)
         self.provider = TracerProvider(id_generator=self.ids)
         self._http = httpx.Client(timeout=timeout_s, event_hooks={"response": [self.ledger.on_response]})
         _evict(settings.public_key)  # the SDK keeps one set of resources per key; this session needs its own

@@ -10,8 +10,9 @@ confirmed is recorded in `runs/<id>/langfuse.json`; a later sync sends only the 
 
 from __future__ import annotations
 
-import time
+import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -25,6 +26,7 @@ from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
+from scoregate.sinks.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
 from scoregate.sinks.langfuse.delivery import MirrorClient, trace_id_for
 from scoregate.sinks.langfuse.mirror_state import (
     ItemMirror,
@@ -35,6 +37,7 @@ from scoregate.sinks.langfuse.mirror_state import (
     score_timestamp,
     trace_seed,
 )
+from scoregate.sinks.langfuse.remote import is_not_found, path_part
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
 from scoregate.store import RunStore
 
@@ -44,6 +47,8 @@ if TYPE_CHECKING:
 
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
 MAX_SDK_LINES = 20
+ATTRIBUTE_LIMIT = 200
+"""Longest metadata value the SDK keeps in a span attribute (SDK 4 drops longer ones with a log line)."""
 
 
 @dataclass
@@ -63,6 +68,10 @@ class MirrorReport:
     problems: list[str] = field(default_factory=list)
     hint: str | None = None
     warnings: list[str] = field(default_factory=list)
+    dataset: str | None = None
+    dataset_linked: bool | None = None
+    """True: items linked to the synced Langfuse dataset; False: not synced; None: no item was sent now."""
+    notes: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -82,6 +91,7 @@ class MirrorReport:
             f"  scores: {self.scores_sent} sent, {self.scores_accepted} accepted, {self.scores_rejected} rejected, "
             f"{self.scores_unconfirmed} unanswered",
         ]
+        out += [f"  {n}" for n in self.notes]
         out += [f"  sdk: {w}" for w in self.warnings[:MAX_SDK_LINES]]
         out += [f"  problem: {p}" for p in self.problems]
         return out
@@ -105,9 +115,26 @@ class _Context:
     state: MirrorState
     project_id: str | None
     timestamp: datetime
+    project: Project | None = None
     prompts: dict[str, PromptClient] = field(default_factory=dict)
     posted: dict[str, list[str]] = field(default_factory=dict)
     unordered: bool = False
+    dataset_id: str | None = None
+    dropped_metadata: list[str] = field(default_factory=list)
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Langfuse score configs by name: a score that fits its config is posted with the config id."""
+
+
+@dataclass(frozen=True)
+class LinkedItem:
+    """A stored item handed to the SDK's runner as the Langfuse dataset item it came from (same id), so the
+    experiment is a run of that dataset (SDK 5: span attributes; SDK 4: also a dataset run item)."""
+
+    id: str
+    dataset_id: str
+    input: Any
+    expected_output: Any
+    metadata: dict[str, Any]
 
 
 def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
@@ -123,7 +150,7 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
     with SdkLogCapture() as capture:
         session = MirrorClient(settings)
         try:
-            ctx = _prepare(session, store, state, report)
+            ctx = _prepare(session, store, state, report, project)
             if ctx is not None:
                 _send(session, ctx, report)
         finally:
@@ -133,6 +160,13 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
         store.set_link("langfuse_synced", False)
         return report
     _confirm(session, ctx, report)
+    if ctx.dropped_metadata:
+        more = len(ctx.dropped_metadata) - 8
+        shown = ", ".join(ctx.dropped_metadata[:8]) + (f" and {more} more" if more > 0 else "")
+        report.notes.append(
+            f"metadata: values over {ATTRIBUTE_LIMIT} characters are not in the traces (the SDK's attribute limit): "
+            f"{shown}; the full values are in runs/{store.run_id}/results.jsonl and the Langfuse dataset items"
+        )
     old_server = session.ledger.array_rejected or capture.score_batches_rejected_as_array()
     state.save(store)
     _judge(report, state, session, old_server)
@@ -152,7 +186,9 @@ def sync_run(root: Path, run_id: str) -> MirrorReport:
     return report
 
 
-def _prepare(session: MirrorClient, store: RunStore, state: MirrorState, report: MirrorReport) -> _Context | None:
+def _prepare(
+    session: MirrorClient, store: RunStore, state: MirrorState, report: MirrorReport, project: Project
+) -> _Context | None:
     """Reach the server, fix the experiment id and fetch the prompts to link; None when the server is out of reach."""
     lf = session.langfuse
     try:
@@ -168,10 +204,12 @@ def _prepare(session: MirrorClient, store: RunStore, state: MirrorState, report:
             report.hint = "check LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST"
         return None
     project_id = projects.data[0].id if projects.data else None
+    _check_record(session, state, project_id, report)
     if state.experiment_id is None:
         state.experiment_id = experiment_id_for(store.run_id) if SDK_MAJOR >= 5 else None
     manifest = store.manifest
-    ctx = _Context(store, manifest, state, project_id, score_timestamp(manifest))
+    ctx = _Context(store, manifest, state, project_id, score_timestamp(manifest), project)
+    _load_score_configs(session, ctx, report, first=not state.items)
     for name, info in manifest["receipts"]["prompts"].items():
         version = str(info["version"])
         if version.isdigit():
@@ -180,6 +218,91 @@ def _prepare(session: MirrorClient, store: RunStore, state: MirrorState, report:
             except Exception as exc:
                 report.warnings.append(f"prompt {name}@{version} not found in Langfuse ({exc}); not linked")
     return ctx
+
+
+def _trace_lost(session: MirrorClient, trace_id: str) -> bool:
+    """True when the server answers that it has no observation of this trace (any doubt: False)."""
+    settings = session.settings
+    try:
+        answer = httpx.get(
+            f"{settings.host}/api/public/v2/observations",
+            params={"traceId": trace_id, "limit": 1},
+            auth=(settings.public_key, settings.secret_key),
+            timeout=10,
+        )
+        return answer.status_code == 200 and answer.json().get("data") == []
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return False
+
+
+def _load_score_configs(session: MirrorClient, ctx: _Context, report: MirrorReport, *, first: bool) -> None:
+    """Set up the score configs before a run's first mirror, then read them; a server without them is noted."""
+    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.sinks.langfuse.score_configs import server_configs, setup_score_configs
+
+    api = PublicApi(session.settings)
+    try:
+        if first and ctx.project is not None:
+            setup_score_configs(ctx.project, api=api)
+        ctx.configs = {k: v for k, v in server_configs(api).items() if not v.get("isArchived")}
+    except MissingApi as exc:
+        report.notes.append(f"score configs: {exc.message}; scores are posted without config ids")
+    except ScoregateError as exc:
+        report.warnings.append(f"score configs not set up: {exc.message}")
+    finally:
+        api.close()
+
+
+def _check_record(session: MirrorClient, state: MirrorState, project_id: str | None, report: MirrorReport) -> None:
+    """Start over when the record is about another project, or the server lost the run (a reset server)."""
+    if not state.belongs_to(project_id):
+        report.warnings.append(
+            f"the mirror record was about project {state.project_id}; {report.host} now serves project "
+            f"{project_id}: mirroring the run there in full"
+        )
+        state.forget(project_id)
+    trace = state.confirmed_trace()
+    if trace is not None and _trace_lost(session, trace):
+        report.warnings.append(
+            f"Langfuse at {report.host} no longer has this run's traces (a reset server?): "
+            "mirroring the run again in full, under the same ids"
+        )
+        state.forget(project_id)
+    state.project_id = project_id
+
+
+def _link_dataset(lf: Langfuse, ctx: _Context, report: MirrorReport) -> None:
+    """Link the experiment to the run's Langfuse dataset when every run item is there; else say how to sync it."""
+    name = str(ctx.manifest["receipts"]["dataset"]["name"])
+    report.dataset, report.dataset_linked = name, False
+    options = {"max_retries": 1}
+    sync = f"`scoregate datasets sync {name}` before the next run links its experiment to the dataset"
+    try:
+        dataset = lf.api.datasets.get(path_part(name), request_options=options)
+        there: set[str] = set()
+        page = 1
+        while True:
+            listed = lf.api.dataset_items.list(dataset_name=name, page=page, limit=PAGE_SIZE, request_options=options)
+            there |= {item.id for item in listed.data}
+            if not listed.data or page >= (listed.meta.total_pages or 0):
+                break
+            page += 1
+    except Exception as exc:
+        if is_not_found(exc):
+            report.notes.append(f"dataset: {name} is not synced to Langfuse, so this run is not linked to it; {sync}")
+        else:
+            report.warnings.append(f"dataset {name} could not be read ({type(exc).__name__}: {exc}); not linked")
+        return
+    wanted = [r.item_id for r in ctx.store.iter_results()]
+    missing = [i for i in wanted if langfuse_item_id(name, i) not in there]
+    if missing:
+        report.notes.append(
+            f"dataset: {len(missing)} of {len(wanted)} items of this run are not in Langfuse dataset {name} "
+            f"(e.g. {missing[0]}), so the run is not linked to it; {sync}"
+        )
+        return
+    ctx.dataset_id, report.dataset_linked = dataset.id, True
+    report.notes.append(f"dataset: linked to Langfuse dataset {name} ({len(wanted)} items)")
 
 
 def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
@@ -197,6 +320,8 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
         known = state.items.get(result.item_id)
         if known is not None and known.trace and not known.scores:
             _post_item_scores(lf, ctx, result, known)
+    if any(not _traced(state, r.item_id) for r in ctx.store.iter_results()):
+        _link_dataset(lf, ctx, report)
     pending = (r for r in ctx.store.iter_results() if not _traced(state, r.item_id))
     for chunk in _chunks(pending):
         _run_chunk(lf, session, ctx, chunk)
@@ -208,7 +333,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
     if state.run_scores_digest != digest(posts, state.experiment_id):
         ids = ctx.posted.setdefault("", [])
         for post in posts:
-            ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp,
+            ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp, ctx,
                              dataset_run_id=state.experiment_id))  # fmt: skip
 
 
@@ -238,49 +363,145 @@ def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]
     return {k: v[:200] for k, v in meta.items() if v}
 
 
+def _short_metadata(ctx: _Context, item_id: str, metadata: dict[str, Any]) -> dict[str, Any]:
+    """Return the metadata values short enough for span attributes; note the others (kept in the run store)."""
+    kept = {}
+    for key, value in metadata.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > ATTRIBUTE_LIMIT:
+            ctx.dropped_metadata.append(f"{item_id}.{key}")
+        else:
+            kept[key] = value
+    return kept
+
+
+def _item_data(ctx: _Context, result: ItemResult) -> Any:
+    """What the runner gets for one stored item: the linked Langfuse dataset item, or a plain dict."""
+    full = {**result.metadata, "item_id": result.item_id, "prompt": result.prompt}
+    metadata = _short_metadata(ctx, result.item_id, full)
+    if ctx.dataset_id is not None:
+        dataset = str(ctx.manifest["receipts"]["dataset"]["name"])
+        item_id = langfuse_item_id(dataset, result.item_id)
+        return LinkedItem(item_id, ctx.dataset_id, result.input, result.expected_output, metadata)
+    return {"input": result.input, "expected_output": result.expected_output, "metadata": metadata}
+
+
+def trace_dimensions(ctx: _Context, result: ItemResult) -> dict[str, str]:
+    """The item's declared input fields to filter dashboards by (dataset `dimensions:`, else the routing field
+    and every `feed_*` / `*category*` field), as short strings."""
+    receipts = ctx.manifest["receipts"]
+    project = ctx.project
+    declared: list[str] | None = None
+    route: str | None = None
+    if project is not None:
+        ref = project.datasets.get(str(receipts["dataset"]["name"]))
+        declared = ref.meta.dimensions if ref is not None else None
+        spec = project.config.experiments.get(str(receipts["experiment"]))
+        route = getattr(spec.prompt, "by", None) if spec is not None else None
+    if declared is None:
+        declared = [route] if route else []
+        declared += [k for k in result.input if k.startswith("feed_") or "category" in k]
+    values = {}
+    for name in dict.fromkeys(declared):
+        value = result.input.get(name)
+        if isinstance(value, str | int | float | bool):
+            values[name] = str(value)[:ATTRIBUTE_LIMIT]
+    return values
+
+
+def _trace_attributes(ctx: _Context, result: ItemResult) -> dict[str, Any]:
+    """Trace metadata and tags of one item: its dimensions and the run's experiment, model and prompt version."""
+    receipts = ctx.manifest["receipts"]
+    dims = trace_dimensions(ctx, result)
+    meta = {
+        **dims,
+        "scoregate_experiment": str(receipts["experiment"]),
+        "scoregate_run_id": ctx.store.run_id,
+        "model": str(receipts["model"]["name"]),
+        "prompt": result.prompt.rsplit("@", 1)[0],
+        "prompt_version": result.prompt,
+    }
+    tags = [
+        f"experiment:{receipts['experiment']}",
+        f"model:{receipts['model']['name']}",
+        f"prompt:{result.prompt}",
+        *(f"{k}:{v}" for k, v in dims.items()),
+    ]
+    return {"metadata": {k: v[:ATTRIBUTE_LIMIT] for k, v in meta.items()}, "tags": tags, "version": result.prompt}
+
+
 def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[ItemResult]) -> None:
     """Feed stored results through the SDK's experiment runner, one item at a time (so trace ids are fixed)."""
+    from langfuse import propagate_attributes
+
     run_id = ctx.store.run_id
     by_id = {r.item_id: r for r in chunk}
     session.ids.plan([trace_seed(run_id, r.item_id) for r in chunk])
-    data: list[Any] = [
-        {"input": r.input, "expected_output": r.expected_output,
-         "metadata": {**r.metadata, "item_id": r.item_id, "prompt": r.prompt}}
-        for r in chunk
-    ]  # fmt: skip
+    data: list[Any] = [_item_data(ctx, r) for r in chunk]
 
     async def task(*, item: Any, **_: Any) -> Any:
-        result = by_id[item["metadata"]["item_id"]]
+        metadata = item["metadata"] if isinstance(item, dict) else item.metadata
+        result = by_id[metadata["item_id"]]
         trace_id = lf.get_current_trace_id() or ""
         ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, result.item_id))
         placed = ItemMirror(trace_id=trace_id, observation_id=lf.get_current_observation_id())
         ctx.state.items[result.item_id] = placed
-        _record_generations(lf, ctx, result)
+        with propagate_attributes(**_trace_attributes(ctx, result)):
+            _record_generations(lf, session, ctx, result, trace_id)
         _post_item_scores(lf, ctx, result, placed)
         return result.output if result.error is None else f"[error] {result.error}"
 
     receipts = ctx.manifest["receipts"]
     extra: dict[str, Any] = {"experiment_id": ctx.state.experiment_id} if SDK_MAJOR >= 5 else {}
-    outcome = lf.run_experiment(
-        name=f"{receipts['project']}/{receipts['experiment']}",
-        run_name=run_id,
-        description=f"scoregate run {run_id} of {receipts['experiment']} on {receipts['dataset']['name']}",
-        data=data,
-        task=task,
-        max_concurrency=1,
-        metadata=_metadata(ctx.manifest, ctx.store.links),
-        **extra,
-    )
+    with _sdk4_fixed_experiment_id(lf, run_id):
+        outcome = lf.run_experiment(
+            name=f"{receipts['project']}/{receipts['experiment']}",
+            run_name=run_id,
+            description=f"scoregate run {run_id} of {receipts['experiment']} on {receipts['dataset']['name']}",
+            data=data,
+            task=task,
+            max_concurrency=1,
+            metadata=_metadata(ctx.manifest, ctx.store.links),
+            **extra,
+        )
     if ctx.state.experiment_id is None:
         ctx.state.experiment_id = outcome.experiment_id
-    elif outcome.experiment_id != ctx.state.experiment_id:  # SDK 4 cannot reuse an experiment id
+    elif outcome.experiment_id != ctx.state.experiment_id:  # SDK 4 linked: the server's dataset run id
         ctx.state.other_experiment_ids.append(outcome.experiment_id)
 
 
-def _record_generations(lf: Langfuse, ctx: _Context, result: ItemResult) -> None:
-    """Record one generation per stored model call, ended after its stored latency."""
+@contextmanager
+def _sdk4_fixed_experiment_id(lf: Langfuse, run_id: str) -> Iterator[None]:
+    """SDK 4 takes no experiment id: without a dataset it draws a random one. Derive it from the run id instead,
+    so a re-mirror (after a partial mirror or a lost langfuse.json) lands in the same experiment."""
+    original = getattr(lf, "_create_observation_id", None)
+    if SDK_MAJOR >= 5 or original is None:
+        yield
+        return
+
+    def derived(*, seed: str | None = None) -> str:
+        return experiment_id_for(run_id) if seed is None else str(original(seed=seed))
+
+    lf._create_observation_id = derived  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del lf._create_observation_id
+
+
+def _nanos(moment: str | None) -> int | None:
+    if not moment:
+        return None
+    parsed = datetime.fromisoformat(moment)
+    return int((parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp() * 1e9)
+
+
+def _record_generations(lf: Langfuse, session: MirrorClient, ctx: _Context, result: ItemResult, trace_id: str) -> None:
+    """Record one generation per stored model call, at the call's recorded start and end (not the mirror's time)."""
     prompt_name = result.prompt.rsplit("@", 1)[0]
     info = ctx.manifest["receipts"]["prompts"].get(prompt_name, {})
+    cursor = int(ctx.timestamp.timestamp() * 1e9)  # calls stored before start times were recorded: from run start
+    window: list[int] = []
     for call in result.calls:
         is_task = call.purpose == "task"
         params = {k: info[k] for k in ("temperature", "max_tokens") if is_task and info.get(k) is not None}
@@ -304,12 +525,27 @@ def _record_generations(lf: Langfuse, ctx: _Context, result: ItemResult) -> None
             level="ERROR" if call.error else None,
             status_message=call.error,
         )
-        started = getattr(getattr(generation, "_otel_span", None), "start_time", None) or time.time_ns()
-        generation.end(end_time=started + int((call.latency_ms or 0) * 1_000_000))
+        latency = int((call.latency_ms or 0) * 1_000_000)
+        end = _nanos(call.ended_at) or (_nanos(call.started_at) or cursor) + latency
+        start = end - latency if call.latency_ms is not None else (_nanos(call.started_at) or end)
+        cursor = end  # the span lasts the measured latency and ends when the answer came
+        window += [start, end]
+        session.retimer.span(int(generation.id, 16), start, end)
+        generation.end()
+    if trace_id:
+        start_ns = min(window) if window else int(ctx.timestamp.timestamp() * 1e9)
+        session.retimer.trace(int(trace_id, 16), start_ns, max(window) if window else start_ns)
 
 
-def _post(lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, **target: str | None) -> str:
-    """Queue one score with its fixed id and time; return the id."""
+def _post(
+    lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, ctx: _Context, **target: str | None
+) -> str:
+    """Queue one score with its fixed id and time (and its config id when it fits the config); return the id."""
+    from scoregate.sinks.langfuse.score_configs import fits
+
+    config = ctx.configs.get(post.name)
+    if config is not None and fits(config, post.value, post.data_type):
+        target = {**target, "config_id": str(config["id"])}
     kwargs: dict[str, Any] = {
         "name": post.name,
         "value": post.value,
@@ -328,7 +564,7 @@ def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: I
     run_id = ctx.store.run_id
     target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
     ctx.posted[result.item_id] = [
-        _post(lf, post, item_score_id(run_id, result.item_id, post.name), ctx.timestamp, **target)
+        _post(lf, post, item_score_id(run_id, result.item_id, post.name), ctx.timestamp, ctx, **target)
         for post in item_scores(result)
     ]
 

@@ -61,9 +61,10 @@ class ItemMirror:
 
 @dataclass
 class MirrorState:
-    """The per-run mirror record for one Langfuse host."""
+    """The per-run mirror record for one Langfuse project (host and project id)."""
 
     host: str
+    project_id: str | None = None
     experiment_id: str | None = None
     experiment_url: str | None = None
     other_experiment_ids: list[str] = field(default_factory=list)
@@ -83,6 +84,17 @@ class MirrorState:
         raw["items"] = {k: ItemMirror(**v) for k, v in raw.get("items", {}).items()}
         return cls(**raw)
 
+    def belongs_to(self, project_id: str | None) -> bool:
+        """True when this record is about `project_id` (a record without one predates the key: trusted)."""
+        return self.project_id is None or project_id is None or self.project_id == project_id
+
+    def forget(self, project_id: str | None) -> None:
+        """Drop everything recorded: the run is mirrored to this project from scratch (same derived ids)."""
+        self.project_id = project_id
+        self.experiment_id = self.experiment_url = self.run_scores_digest = None
+        self.other_experiment_ids = []
+        self.items = {}
+
     def save(self, store: RunStore) -> None:
         """Write the state atomically."""
         self.updated_at = datetime.now(UTC).isoformat()
@@ -90,6 +102,10 @@ class MirrorState:
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(asdict(self), indent=2, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
+
+    def confirmed_trace(self) -> str | None:
+        """Return the trace id of one item the server confirmed (to check the server still has it), if any."""
+        return next((i.trace_id for i in self.items.values() if i.trace), None)
 
     def is_done(self, item_id: str) -> bool:
         """True when the item's trace and all its scores are confirmed."""

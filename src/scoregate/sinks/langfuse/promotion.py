@@ -5,7 +5,7 @@ version whose gates all passed (or `--force` with a reason). It then moves the l
 the same alias in MLflow's prompt registry when a registered version carries the tag
 `langfuse_version=N`), appends an audit record to `promotions.jsonl` in the project root — a file to
 commit: Langfuse keeps no label history — and adds the record to the evidence runs' MLflow tags.
-Rollback moves the label back to the version that held it before the last recorded move.
+Rollback undoes the newest promotion not rolled back yet, so repeated rollbacks walk back through the history.
 """
 
 from __future__ import annotations
@@ -56,6 +56,10 @@ class PromotionResult:
     mlflow_alias: int | None = None
     record: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    undoes: str | None = None
+    """For a rollback: the time of the promotion it undoes."""
+    undone_runs: list[str] = field(default_factory=list)
+    """For a rollback: the MLflow evidence runs of the promotion it undoes (tagged with the rollback)."""
 
     @property
     def failures(self) -> list[str]:
@@ -127,7 +131,13 @@ def rollback(
             f"no move of {label!r} on prompt {prompt!r} is recorded in {project.root / PROMOTIONS_LOG}",
             hint="rollback undoes a `scoregate promote`; move the label with `scoregate promote` instead",
         )
-    last = history[-1]
+    active = active_promotions(history)
+    if not active:
+        raise ScoregateError(
+            f"every recorded promotion of {label!r} on {prompt!r} has been rolled back already",
+            hint="move the label with `scoregate promote` instead",
+        )
+    last = active[-1]
     if last["previous_version"] is None:
         raise ScoregateError(
             f"no version held {label!r} before v{last['version']} of {prompt!r}, so there is nothing to roll back to",
@@ -137,15 +147,36 @@ def rollback(
     current = _holder(remote, prompt, label)
     if current != last["version"] and not force:
         raise ScoregateError(
-            f"{label!r} is on v{current} of {prompt!r}, but the last recorded move put it on v{last['version']}: "
+            f"{label!r} is on v{current} of {prompt!r}, but the recorded history puts it on v{last['version']}: "
             "it was moved outside scoregate",
             hint="check the prompt in Langfuse; --force --reason TEXT rolls back anyway",
         )
-    evidence = [Evidence(**e) for e in last.get("evidence", [])]
-    result = PromotionResult("rollback", prompt, label, last["previous_version"], current, evidence, force)
+    target = last["previous_version"]
+    earlier = [r for r in active[:-1] if r["version"] == target]  # the promotion that made the target the holder
+    evidence = [Evidence(**e) for e in earlier[-1].get("evidence", [])] if earlier else []
+    result = PromotionResult("rollback", prompt, label, target, current, evidence, force)
+    result.undoes = last["time"]
+    result.undone_runs = [str(r) for r in last.get("evidence_runs") or []]
     if not dry_run:
         _apply(project, remote, result, reason, undoes=last["time"])
     return result
+
+
+def active_promotions(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the promotions of one label not undone by a later rollback, oldest first: the rollback stack.
+
+    Each rollback undoes the newest promotion still active (the one named by its `undoes`), so successive
+    rollbacks walk back through the history instead of flipping between two versions.
+    """
+    active: list[dict[str, Any]] = []
+    for record in history:
+        if record.get("action") == "rollback":
+            undone = [r for r in active if r["time"] == record.get("undoes")] or active[-1:]
+            for r in undone:
+                active.remove(r)
+        else:
+            active.append(record)
+    return active
 
 
 def promotion_history(root: Path, prompt: str | None = None) -> list[dict[str, Any]]:
@@ -238,6 +269,8 @@ def _move_mlflow_alias(project: Project, result: PromotionResult) -> int | None:
 def _tag_evidence(project: Project, result: PromotionResult) -> None:
     """Append the record to tag `scoregate.promotions` of each evidence run (oldest records dropped past 8000 chars)."""
     runs = [e.mlflow_run_id for e in result.evidence if e.mlflow_run_id]
+    if result.action == "rollback":
+        runs = list(dict.fromkeys([*result.undone_runs, *runs]))
     if not runs or result.record is None:
         return
     try:

@@ -7,8 +7,6 @@ added to the version (moving them off older ones); `production` is never set her
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,6 +15,7 @@ from scoregate.catalog.models import PromptSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.receipts import git_commit
+from scoregate.sinks.langfuse.canonical import canonical_hash
 from scoregate.sinks.langfuse.client import require_settings
 from scoregate.sinks.langfuse.remote import Remote, path_part
 
@@ -43,9 +42,8 @@ class LangfusePrompt:
 
 
 def langfuse_prompt_hash(type: str, prompt: Any, config: Any) -> str:
-    """Return the SHA-256 of a prompt version's (type, prompt, config), key order ignored."""
-    blob = json.dumps([type, prompt, config or {}], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    """Return the SHA-256 of a prompt version's (type, prompt, config) in canonical form (numbers by value)."""
+    return canonical_hash([type, prompt, config or {}])
 
 
 def to_langfuse(spec: PromptSpec) -> LangfusePrompt:
@@ -97,6 +95,8 @@ class PromptSyncReport:
     plans: list[PromptPlan]
     applied: bool
     requests: int = 0
+    score_configs: str | None = None
+    """What the score-config setup that follows an applied sync did, in one line."""
 
     def count(self, action: PromptAction) -> int:
         """Return the number of prompts with `action`."""
@@ -212,4 +212,25 @@ def sync_prompts(
         plans=plans,
         applied=not dry_run,
         requests=remote.requests,
+        score_configs=None if dry_run else setup_configs_line(project, remote),
+    )
+
+
+def setup_configs_line(project: Project, remote: Remote) -> str:
+    """Run `langfuse setup` (score configs) after a sync; return one line saying what it did or why not."""
+    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.sinks.langfuse.score_configs import setup_score_configs
+
+    api = PublicApi(remote.settings)
+    try:
+        done = setup_score_configs(project, api=api)
+    except MissingApi as exc:
+        return f"score configs: not set up — {exc.message}"
+    finally:
+        api.close()
+    clash = done.count("conflict")
+    conflicts = f", {clash} in conflict (see `scoregate langfuse setup`)" if clash else ""
+    return (
+        f"score configs: {done.count('create')} created, {done.count('update')} updated, "
+        f"{done.count('unchanged')} unchanged{conflicts}"
     )
