@@ -12,10 +12,16 @@ from rich.table import Table
 
 from scoregate.analysis.compare_runs import CompareOptions, CompareOutcome, compare_stored_runs, parse_margins
 from scoregate.analysis.model_ranking import rank_stored_runs
+from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
+from scoregate.catalog.directions import direction_arrow
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.cli.render import print_ranking, run_label
 
 console = Console()
-VERDICT_STYLE = {"better": "green", "non-inferior": "green", "worse": "red", "no detectable difference": "yellow"}
+VERDICT_STYLE = {
+    "better": "green", "non-inferior": "green", "equivalent": "green", "worse": "red",
+    "inconclusive": "yellow", "increased": "cyan", "decreased": "cyan",
+}  # fmt: skip
 
 
 def _n(value: Any, digits: int = 3) -> str:
@@ -30,39 +36,76 @@ def _signed(value: float | None) -> str:
     return "—" if value is None else f"{value:+.3g}"
 
 
+def _level(level: float) -> str:
+    return f"{level:.1%}".replace(".0%", "%")
+
+
 def comparison_table(outcome: CompareOutcome) -> Table:
-    """Return one row per compared score: means, Δ with CI, p-values, effect size, W/T/L, MDE, verdict."""
+    """Return one row per compared score: direction, role, means, Δ with the CI its verdict follows, verdict."""
     c = outcome.comparison
-    level = f"{1 - c.alpha:.0%}"
     table = Table(title=f"B = {c.b.run_id}  vs  A = {c.a.run_id}", title_justify="left")
-    columns = ("score", "n", "mean A", "mean B", "Δ B−A", f"{level} CI", "p Wilcoxon", "p t-test", "p Holm",
-               "dz", "W/T/L", "MDE", "verdict")  # fmt: skip
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("score", "verdict", f"{level} CI") else "right")
+    table.add_column("score", no_wrap=True, min_width=max((len(n) for n in c.scores), default=5) + 2)
+    for column in ("n", "mean A", "mean B", "Δ B−A"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("CI of Δ (level)", no_wrap=False)
+    table.add_column("verdict")
     for name, score in c.scores.items():
         s = score.stats
-        ci = "—" if s.diff_ci_low is None else f"[{_signed(s.diff_ci_low)}, {_signed(s.diff_ci_high)}]"
-        label = name if score.direction == "higher is better" else f"{name} (↓)"
+        ci = (
+            "—"
+            if s.diff_ci_low is None
+            else f"[{_signed(s.diff_ci_low)}, {_signed(s.diff_ci_high)}] {_level(s.ci_level)}"
+        )
         verdict = s.verdict + (f" (margin {s.margin:g})" if s.margin is not None else "")
+        if not score.primary:
+            verdict += " *"
         table.add_row(
-            label, _n(s.n), _n(s.mean_a), _n(s.mean_b), _signed(s.diff), ci, _n(s.wilcoxon_p), _n(s.ttest_p),
-            _n(s.p_adjusted), _n(s.cohens_dz), f"{s.wins}/{s.ties}/{s.losses}", _n(s.mde, 2),
+            f"{name} {direction_arrow(score.direction)}", _n(s.n), _n(s.mean_a), _n(s.mean_b), _signed(s.diff), ci,
             f"[{VERDICT_STYLE.get(s.verdict, 'white')}]{verdict}[/]",
         )  # fmt: skip
     return table
 
 
+def tests_table(outcome: CompareOutcome) -> Table:
+    """Return one row per compared score: the p-values (raw and Holm), effect size, W/T/L and MDE."""
+    c = outcome.comparison
+    table = Table(title="tests (shown beside the verdicts; they do not decide them)", title_justify="left")
+    table.add_column("score", no_wrap=True, min_width=max((len(n) for n in c.scores), default=5))
+    for column in ("p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for name, score in c.scores.items():
+        s = score.stats
+        table.add_row(
+            name, _n(s.wilcoxon_p), _n(s.ttest_p), _n(s.p_adjusted), _n(s.cohens_dz),
+            f"{s.wins}/{s.ties}/{s.losses}", _n(s.mde, 2),
+        )  # fmt: skip
+    return table
+
+
 def print_outcome(outcome: CompareOutcome) -> None:
-    """Print the pairing counts, the score table, each verdict in words, the preference and the mirror."""
+    """Print the pairing counts, the score tables, each verdict in words, the preference and the mirror."""
     c = outcome.comparison
     console.print(
         f"paired on {c.shared_items} items present in both runs; dropped {c.a.only_here} only in A "
         f"({c.a.run_id}), {c.b.only_here} only in B ({c.b.run_id})"
     )
+    for side, run in (("A", c.a), ("B", c.b)):
+        prompts = ", ".join(f"{n}@{v}" for n, v in run.prompts.items())
+        console.print(
+            f"{side}: {escape(run_label(run.model, run.prompts, run.run_id))}  ({escape(prompts)})", highlight=False
+        )
     for warning in c.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
+    primary = ", ".join(c.primary) or "none"
+    console.print(f"primary: {escape(primary)}  ({escape(c.primary_source)})", highlight=False)
     console.print(comparison_table(outcome))
-    console.print("(↓ lower is better; Holm corrects the Wilcoxon p-values across the scores)")
+    console.print(
+        "↑ higher is better, ↓ lower is better, · no direction (never better or worse); "
+        "* secondary: exploratory, Holm-adjusted p and CI"
+    )
+    console.print(tests_table(outcome))
+    console.print(f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores", highlight=False)
+    console.print(f"rule: {VERDICT_RULE}", highlight=False)
     for name, score in c.scores.items():
         gap = f" [{score.shared_unmeasured} shared item(s) not measured in both]" if score.shared_unmeasured else ""
         console.print(f"  {escape(name)}: {escape(score.sentence + gap)}", highlight=False)
@@ -71,7 +114,7 @@ def print_outcome(outcome: CompareOutcome) -> None:
     p = outcome.preference
     if p is not None:
         w = p.win_rate
-        rate = "—" if w.win_rate is None else f"{w.win_rate:.2f} [{w.ci_low:.2f}, {w.ci_high:.2f}]"
+        rate = "—" if w.win_rate is None else f"{w.win_rate:.0%} [{w.ci_low:.0%}, {w.ci_high:.0%}]"
         console.print(
             f"pairwise judge {p.evaluator} ({p.judge_model}), both orders: B win rate {rate}  "
             f"(B {w.b_wins} / A {w.a_wins} / tie {w.ties}; judged {p.judged} of {p.items} items; "
@@ -94,7 +137,14 @@ def compare(
     rank: Annotated[
         bool, typer.Option("--rank", help="Rank the runs (paired tests, win rates, Pareto fronts), even two.")
     ] = False,
-    metric: Annotated[str, typer.Option("--metric", help="The score to rank by, with --rank or 3+ runs.")] = "eqs",
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="Primary metric (repeatable; default: the metrics the gates use). With --rank or 3+ runs: "
+            "the score to rank by (default: the experiment's primary metric).",
+        ),
+    ] = None,
     judge: Annotated[
         bool, typer.Option("--judge", help="Also ask the pairwise judge (ev_preference_v1), in both orders.")
     ] = False,
@@ -120,10 +170,18 @@ def compare(
 ) -> None:
     """Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several."""
     if more_runs or rank:
-        ranking = rank_stored_runs(project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric)
-        typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str) if as_json else ranking.to_markdown())
+        if metric and len(metric) > 1:
+            raise typer.BadParameter("ranking takes one --metric")
+        ranking = rank_stored_runs(
+            project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric[0] if metric else None
+        )
+        if as_json:
+            typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str))
+        else:
+            print_ranking(console, ranking)
         return
     options = CompareOptions(
+        metrics=tuple(metric or ()),
         margins=parse_margins(margin or []),
         lower_is_better=tuple(lower_is_better or ()),
         judge=judge,

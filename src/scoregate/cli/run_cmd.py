@@ -13,7 +13,7 @@ from scoregate.analysis.model_ranking import rank_stored_runs
 from scoregate.catalog.plan import validate_project
 from scoregate.catalog.project import load_project
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.cli.render import print_summary
+from scoregate.cli.render import print_ranking, print_summary
 from scoregate.errors import ExitCode
 from scoregate.experiment import RunOptions, RunOutcome, run_experiment, run_models
 from scoregate.sinks.mlflow_sink import resync_run
@@ -102,10 +102,15 @@ def mlflow_sync(
 
 def rank(
     run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same dataset (e.g. one per model).")],
-    metric: Annotated[str, typer.Option(help="The score to rank by.")] = "eqs",
+    metric: Annotated[
+        str | None, typer.Option(help="The score to rank by (default: the experiment's primary metric).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ranking as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
-    typer.echo(json.dumps(ranking.to_dict(), indent=2) if as_json else ranking.to_markdown())
+    if as_json:
+        typer.echo(json.dumps(ranking.to_dict(), indent=2))
+    else:
+        print_ranking(console, ranking)
