@@ -116,8 +116,13 @@ def two_runs(runs_dir: Path) -> tuple[RunStore, RunStore]:
 
 
 def paired_values(a: RunStore, b: RunStore, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The score's values on items measured in both runs, in run A's order (read straight from the files)."""
+    """The score's values on items measured in both runs, in run A's dataset order (read straight from the files).
+
+    Dataset order, not file order: items finish out of order under concurrency, and the bootstrap
+    resamples by position, so the same seed needs the same order.
+    """
     rows_a = [json.loads(line) for line in (a.directory / "results.jsonl").read_text().splitlines()]
+    rows_a.sort(key=lambda r: r["index"])
     rows_b = {r["item_id"]: r for r in map(json.loads, (b.directory / "results.jsonl").read_text().splitlines())}
     xs, ys = [], []
     for row in rows_a:
@@ -164,17 +169,21 @@ def expected_stats(
     d = y - x
     gain = d if higher_is_better else -d
     sd = statistics.stdev(d)
-    ci = stats.bootstrap(
+    boot = stats.bootstrap(
         (d,), np.mean, n_resamples=resamples, method="BCa", rng=np.random.default_rng(0), confidence_level=level
     )
+    low, high = boot.confidence_interval.low, boot.confidence_interval.high
+    if not (math.isfinite(low) and math.isfinite(high)):  # BCa undefined (few items, high level): percentile
+        tail = (1 - level) / 2 * 100
+        low, high = np.percentile(boot.bootstrap_distribution, [tail, 100 - tail])
     z = NormalDist().inv_cdf(1 - (1 - level) / 2) + NormalDist().inv_cdf(0.8)
     return {
         "n": len(d),
         "mean_a": x.mean(),
         "mean_b": y.mean(),
         "diff": d.mean(),
-        "diff_ci_low": ci.confidence_interval.low,
-        "diff_ci_high": ci.confidence_interval.high,
+        "diff_ci_low": low,
+        "diff_ci_high": high,
         "wilcoxon_p": stats.wilcoxon(d, zero_method="pratt").pvalue,
         "ttest_p": stats.ttest_rel(y, x).pvalue,
         "cohens_dz": d.mean() / sd,

@@ -15,7 +15,7 @@ from scoregate.analysis.model_ranking import rank_stored_runs
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
 from scoregate.catalog.directions import direction_arrow
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.cli.render import print_ranking, run_label
+from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 
 console = Console()
 VERDICT_STYLE = {
@@ -40,46 +40,68 @@ def _level(level: float) -> str:
     return f"{level:.1%}".replace(".0%", "%")
 
 
+def _ci(s: Any) -> str:
+    return (
+        "—" if s.diff_ci_low is None else f"[{_signed(s.diff_ci_low)}, {_signed(s.diff_ci_high)}] {_level(s.ci_level)}"
+    )
+
+
+def _verdict(score: Any) -> str:
+    s = score.stats
+    return s.verdict + (f" (margin {s.margin:g})" if s.margin is not None else "") + ("" if score.primary else " *")
+
+
 def comparison_table(outcome: CompareOutcome) -> Table:
-    """Return one row per compared score: direction, role, means, Δ with the CI its verdict follows, verdict."""
+    """Return one row per compared score: direction, n, means, Δ with the CI its verdict follows, verdict."""
     c = outcome.comparison
     table = Table(title=f"B = {c.b.run_id}  vs  A = {c.a.run_id}", title_justify="left")
-    table.add_column("score", no_wrap=True, min_width=max((len(n) for n in c.scores), default=5) + 2)
-    for column in ("n", "mean A", "mean B", "Δ B−A"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("CI of Δ (level)", no_wrap=False)
-    table.add_column("verdict")
+    for column in ("score", "n", "mean A", "mean B", "Δ B−A", "CI of Δ (level)", "verdict"):
+        table.add_column(
+            column, no_wrap=True, justify="right" if column in ("n", "mean A", "mean B", "Δ B−A") else "left"
+        )
     for name, score in c.scores.items():
         s = score.stats
-        ci = (
-            "—"
-            if s.diff_ci_low is None
-            else f"[{_signed(s.diff_ci_low)}, {_signed(s.diff_ci_high)}] {_level(s.ci_level)}"
-        )
-        verdict = s.verdict + (f" (margin {s.margin:g})" if s.margin is not None else "")
-        if not score.primary:
-            verdict += " *"
+        verdict = f"[{VERDICT_STYLE.get(s.verdict, 'white')}]{escape(_verdict(score))}[/]"
         table.add_row(
-            f"{name} {direction_arrow(score.direction)}", _n(s.n), _n(s.mean_a), _n(s.mean_b), _signed(s.diff), ci,
-            f"[{VERDICT_STYLE.get(s.verdict, 'white')}]{verdict}[/]",
+            f"{escape(name)} {direction_arrow(score.direction)}", _n(s.n), _n(s.mean_a), _n(s.mean_b), _signed(s.diff),
+            _ci(s), verdict,
         )  # fmt: skip
     return table
+
+
+def comparison_lines(outcome: CompareOutcome) -> list[str]:
+    """Return the comparison table's facts as plain lines, two per score (for narrow consoles)."""
+    lines = []
+    for name, score in outcome.comparison.scores.items():
+        s = score.stats
+        lines.append(f"{name} {direction_arrow(score.direction)}  {_verdict(score)}")
+        lines.append(f"   n {_n(s.n)}  A {_n(s.mean_a)}  B {_n(s.mean_b)}  Δ {_signed(s.diff)}  CI {_ci(s)}")
+    return lines
 
 
 def tests_table(outcome: CompareOutcome) -> Table:
     """Return one row per compared score: the p-values (raw and Holm), effect size, W/T/L and MDE."""
     c = outcome.comparison
     table = Table(title="tests (shown beside the verdicts; they do not decide them)", title_justify="left")
-    table.add_column("score", no_wrap=True, min_width=max((len(n) for n in c.scores), default=5))
-    for column in ("p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE"):
-        table.add_column(column, justify="right", no_wrap=True)
+    for column in ("score", "p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE"):
+        table.add_column(column, no_wrap=True, justify="left" if column == "score" else "right")
     for name, score in c.scores.items():
-        s = score.stats
-        table.add_row(
-            name, _n(s.wilcoxon_p), _n(s.ttest_p), _n(s.p_adjusted), _n(s.cohens_dz),
-            f"{s.wins}/{s.ties}/{s.losses}", _n(s.mde, 2),
-        )  # fmt: skip
+        table.add_row(name, *_test_cells(score.stats))
     return table
+
+
+def _test_cells(s: Any) -> tuple[str, ...]:
+    return (_n(s.wilcoxon_p), _n(s.ttest_p), _n(s.p_adjusted), _n(s.cohens_dz), f"{s.wins}/{s.ties}/{s.losses}",
+            _n(s.mde, 2))  # fmt: skip
+
+
+def tests_lines(outcome: CompareOutcome) -> list[str]:
+    """Return the tests table's facts as plain lines, two per score."""
+    lines = []
+    for name, score in outcome.comparison.scores.items():
+        w, t, h, dz, wtl, mde = _test_cells(score.stats)
+        lines += [name, f"   p Wilcoxon {w}  p t-test {t}  p Holm {h}  dz {dz}  W/T/L {wtl}  MDE {mde}"]
+    return lines
 
 
 def print_outcome(outcome: CompareOutcome) -> None:
@@ -98,12 +120,12 @@ def print_outcome(outcome: CompareOutcome) -> None:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     primary = ", ".join(c.primary) or "none"
     console.print(f"primary: {escape(primary)}  ({escape(c.primary_source)})", highlight=False)
-    console.print(comparison_table(outcome))
+    print_table_or_lines(console, comparison_table(outcome), comparison_lines(outcome))
     console.print(
         "↑ higher is better, ↓ lower is better, · no direction (never better or worse); "
         "* secondary: exploratory, Holm-adjusted p and CI"
     )
-    console.print(tests_table(outcome))
+    print_table_or_lines(console, tests_table(outcome), tests_lines(outcome))
     console.print(f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores", highlight=False)
     console.print(f"rule: {VERDICT_RULE}", highlight=False)
     for name, score in c.scores.items():

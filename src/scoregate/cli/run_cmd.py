@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -67,20 +68,25 @@ def run(
         names = [m.strip() for m in models.split(",") if m.strip()]
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
-            _report(outcome)
+            _report(outcome, project_root(project))
         console.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
         if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
             raise typer.Exit(int(ExitCode.GATES_FAILED))
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
-    _report(outcome)
+    _report(outcome, project_root(project))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
 
 
-def _report(outcome: RunOutcome) -> None:
-    print_summary(console, outcome.summary)
-    console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
+def _report(outcome: RunOutcome, root: Path) -> None:
+    from scoregate.analysis.run_overview import manifest_run_name
+    from scoregate.catalog.directions import project_directions
+
+    print_summary(console, outcome.summary, project_directions(load_project(root)))
+    name = manifest_run_name(outcome.store.manifest)
+    console.print(f"run {outcome.run_id} ({escape(name)})", highlight=False)
+    console.print(f"stored in {outcome.store.directory}", soft_wrap=True, highlight=False)
     if "mlflow" in outcome.mirrors:
         console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
     for note in outcome.mirror_notes:

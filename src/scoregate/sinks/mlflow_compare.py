@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.sinks.mlflow_sink import mirror_run, tracking_uri
+from scoregate.sinks.mlflow_sink import mirror_run, quiet_mlflow_logs, tracking_uri
 from scoregate.store import RunStore
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ def _client(project_root: Path) -> Any:
     import mlflow
     from mlflow.tracking import MlflowClient
 
+    quiet_mlflow_logs()
     uri = tracking_uri(project_root)
     mlflow.set_tracking_uri(uri)
     return MlflowClient(tracking_uri=uri)

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scoregate.analysis.run_overview import manifest_run_name, run_description
 from scoregate.store import RunStore
 
 RUN_ID_TAG = "scoregate.run_id"
@@ -109,8 +110,12 @@ def tags_of(manifest: dict[str, Any], summary: dict[str, Any], links: dict[str, 
     if len(prompts) == 1:
         ((name, info),) = prompts.items()
         tags.update({"prompt.name": name, "prompt.version": str(info["version"])})
+    tags["mlflow.runName"] = manifest_run_name(manifest, with_experiment=True)
+    tags["mlflow.note.content"] = run_description(manifest, summary)
     for gate in summary["gates"]:
         tags[f"gate.{gate['name']}"] = gate["status"]
+        if gate.get("failing_items"):
+            tags[f"gate.{gate['name']}.detail"] = str(gate["detail"])[:500]
     if "langfuse_experiment_url" in links:
         tags["langfuse.experiment_url"] = str(links["langfuse_experiment_url"])
     return tags
@@ -129,12 +134,23 @@ def write_scores_csv(store: RunStore, path: Path, keys: list[str]) -> None:
             )  # fmt: skip
 
 
+def quiet_mlflow_logs() -> None:
+    """Keep MLflow's INFO lines (database set-up, migrations) out of scoregate's output, unless
+    MLFLOW_LOGGING_LEVEL asks for them."""
+    import logging
+
+    if not os.environ.get("MLFLOW_LOGGING_LEVEL"):
+        for name in ("mlflow", "alembic"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def mirror_run(store: RunStore, *, project_root: Path) -> str:
     """Create or update the MLflow run of a stored run; return the MLflow run id."""
     import mlflow
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 
+    quiet_mlflow_logs()
     manifest, summary = store.manifest, store.summary
     if summary is None:
         raise ValueError(f"run {store.run_id} has no summary yet (it did not finish); resume it first")
@@ -151,7 +167,11 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     found = client.search_runs([experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{store.run_id}'", max_results=1)
     run_id = found[0].info.run_id if found else None
     if run_id is None:
-        run = client.create_run(experiment_id, start_time=_ms(manifest.get("started_at")), run_name=store.run_id)
+        run = client.create_run(
+            experiment_id,
+            start_time=_ms(manifest.get("started_at")),
+            run_name=manifest_run_name(manifest, with_experiment=True),
+        )
         run_id = run.info.run_id
         existing_params: dict[str, str] = {}
     else:
