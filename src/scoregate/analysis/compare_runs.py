@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scoregate.analysis.paired import WILCOXON_VARIANT, PairedComparison, compare_many
 from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
@@ -21,9 +20,6 @@ from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.store import RunStore
-
-if TYPE_CHECKING:
-    from scoregate.analysis.preference import PreferenceResult
 
 NUMERIC_TYPES = ("numeric", "boolean")
 
@@ -342,86 +338,3 @@ def parse_margins(specs: Iterable[str]) -> dict[str, float]:
             )
         margins[name.strip()] = value
     return margins
-
-
-@dataclass(frozen=True)
-class CompareOptions:
-    """What `scoregate compare` should do besides the statistics."""
-
-    metrics: tuple[str, ...] = ()
-    margins: dict[str, float] = field(default_factory=dict)
-    lower_is_better: tuple[str, ...] = ()
-    judge: bool = False
-    judge_model: str | None = None
-    judge_evaluator: str = "ev_preference_v1"
-    use_cache: bool = True
-    mirror_mlflow: bool = True
-    eval_rows: bool = False
-
-
-@dataclass
-class CompareOutcome:
-    """A comparison with what was added to it: the pairwise preference and the MLflow mirror."""
-
-    comparison: RunComparison
-    preference: PreferenceResult | None = None
-    """B's win rate by the pairwise judge, when it was asked."""
-    mlflow_run_id: str | None = None
-    mlflow_warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form printed by `--json`."""
-        return {
-            **self.comparison.to_dict(),
-            "preference": self.preference.to_dict() if self.preference is not None else None,
-            "mlflow_run_id": self.mlflow_run_id,
-            "mlflow_warnings": self.mlflow_warnings,
-        }
-
-
-def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOptions) -> CompareOutcome:
-    """Compare two runs of the project at `root`; judge their outputs pairwise and mirror to MLflow when asked."""
-    from scoregate.catalog.project import load_project
-
-    project = load_project(root)
-    runs = root / "runs"
-    store_a, store_b = RunStore.open(runs, run_a), RunStore.open(runs, run_b)
-    settings = project.config.settings
-    from scoregate.catalog.directions import project_directions
-
-    comparison = compare_runs(
-        store_a,
-        store_b,
-        metrics=options.metrics,
-        margins=options.margins,
-        directions=project_directions(project),
-        lower_is_better=options.lower_is_better,
-        alpha=1 - settings.confidence_level,
-        resamples=settings.bootstrap_resamples,
-        seed=settings.seed,
-    )
-    outcome = CompareOutcome(comparison)
-    if options.judge:
-        from scoregate.analysis.preference import judge_runs
-
-        outcome.preference = judge_runs(
-            project,
-            store_a,
-            store_b,
-            evaluator=options.judge_evaluator,
-            model=options.judge_model,
-            use_cache=options.use_cache,
-            confidence=settings.confidence_level,
-        )
-    if options.mirror_mlflow:
-        from scoregate.sinks.mlflow_compare import log_evaluation_rows, mirror_comparison
-
-        mirrored = mirror_comparison(outcome, store_a, store_b, project_root=root)
-        outcome.mlflow_run_id, outcome.mlflow_warnings = mirrored.run_id, mirrored.warnings
-        if options.eval_rows:
-            for store in (store_a, store_b):
-                try:
-                    log_evaluation_rows(store, project_root=root)
-                except Exception as exc:  # the comparison is mirrored; rows can be logged again later
-                    outcome.mlflow_warnings.append(f"evaluation rows of {store.run_id} not logged: {exc}")
-    return outcome

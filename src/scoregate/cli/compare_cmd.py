@@ -10,12 +10,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from scoregate.analysis.compare_runs import CompareOptions, CompareOutcome, compare_stored_runs, parse_margins
+from scoregate.analysis.compare_runs import parse_margins
 from scoregate.analysis.model_ranking import rank_stored_runs
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
 from scoregate.catalog.directions import direction_arrow
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
+from scoregate.comparison import CompareOptions, CompareOutcome, compare_stored_runs
 
 console = Console()
 VERDICT_STYLE = {

@@ -29,7 +29,7 @@ from scoregate.sinks.mlflow_sink import mirror_run, quiet_mlflow_logs, tracking_
 from scoregate.store import RunStore
 
 if TYPE_CHECKING:
-    from scoregate.analysis.compare_runs import CompareOutcome
+    from scoregate.comparison import CompareOutcome
 
 COMPARISON_TAG = "scoregate.comparison"
 ROWS_TAG = "scoregate.eval_rows"
