@@ -85,7 +85,13 @@ def test_gate_breakers_reach_mlflow_and_the_langfuse_gate_score(
     run_id = runs.latest()
     item = item_ids(runs, run_id)[t[2]]
     mlflow_run = json.loads((project_dir / "runs" / run_id / "links.json").read_text())["mlflow_run_id"]
-    tags = MlflowClient(tracking_uri(project_dir)).get_run(mlflow_run).data.tags
+    mirrored = MlflowClient(tracking_uri(project_dir)).get_run(mlflow_run)
+    tags = mirrored.data.tags
+    versions = ", ".join(f"{n}@{v}" for n, v in runs.summary(run_id)["prompts"].items())
+    assert mirrored.info.run_name == f"smoke · scripted · {versions}"  # <experiment> · <model> · <prompt>@<version>
+    assert tags["mlflow.note.content"].startswith(f"scoregate run {run_id}: experiment smoke on smoke_v1 (6 items)")
+    assert "model scripted (scripted-1 @ " in tags["mlflow.note.content"]
+    assert f"- gate hallucinations_per_summary fail: 1 of 6 items break <= 1: {item}" in tags["mlflow.note.content"]
     assert tags["gate.hallucinations_per_summary.detail"] == f"1 of 6 items break <= 1: {item}"
     posts = {p.name: p for p in run_scores(runs.summary(run_id), mlflow_run)}
     assert posts["gate.hallucinations_per_summary"].comment == f"1 of 6 items break <= 1: {item}"

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from scoregate.analysis.compare_runs import parse_margins
-from scoregate.analysis.model_ranking import rank_stored_runs
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
 from scoregate.catalog.directions import direction_arrow
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
-from scoregate.comparison import CompareOptions, CompareOutcome, compare_stored_runs
+
+if TYPE_CHECKING:
+    from scoregate.comparison import CompareOutcome
 
 console = Console()
 VERDICT_STYLE = {
@@ -195,6 +195,8 @@ def compare(
     if more_runs or rank:
         if metric and len(metric) > 1:
             raise typer.BadParameter("ranking takes one --metric")
+        from scoregate.analysis.model_ranking import rank_stored_runs
+
         ranking = rank_stored_runs(
             project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric[0] if metric else None
         )
@@ -203,6 +205,9 @@ def compare(
         else:
             print_ranking(console, ranking)
         return
+    from scoregate.analysis.compare_runs import parse_margins
+    from scoregate.comparison import CompareOptions, compare_stored_runs
+
     options = CompareOptions(
         metrics=tuple(metric or ()),
         margins=parse_margins(margin or []),
