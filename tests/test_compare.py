@@ -116,8 +116,13 @@ def two_runs(runs_dir: Path) -> tuple[RunStore, RunStore]:
 
 
 def paired_values(a: RunStore, b: RunStore, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The score's values on items measured in both runs, in run A's order (read straight from the files)."""
+    """The score's values on items measured in both runs, in run A's dataset order (read straight from the files).
+
+    Dataset order, not file order: items finish out of order under concurrency, and the bootstrap
+    resamples by position, so the same seed needs the same order.
+    """
     rows_a = [json.loads(line) for line in (a.directory / "results.jsonl").read_text().splitlines()]
+    rows_a.sort(key=lambda r: r["index"])
     rows_b = {r["item_id"]: r for r in map(json.loads, (b.directory / "results.jsonl").read_text().splitlines())}
     xs, ys = [], []
     for row in rows_a:
@@ -132,6 +137,21 @@ def paired_values(a: RunStore, b: RunStore, name: str) -> tuple[np.ndarray, np.n
     return np.array(xs), np.array(ys)
 
 
+def holm_levels_by_hand(secondary: dict[str, tuple[np.ndarray, np.ndarray]], resamples: int) -> dict[str, float]:
+    """Holm step-down CI levels: the k-th smallest p of m at 1 − 0.05/(m − k) while every earlier CI excluded 0."""
+    p = {name: stats.wilcoxon(y - x, zero_method="pratt").pvalue for name, (x, y) in secondary.items()}
+    levels, stepping, m, level = {}, True, len(p), 0.95
+    for k, name in enumerate(sorted(p, key=lambda n: p[n])):
+        level = 1 - 0.05 / (m - k) if stepping else level
+        levels[name] = level
+        x, y = secondary[name]
+        ci = stats.bootstrap(
+            (y - x,), np.mean, n_resamples=resamples, method="BCa", rng=np.random.default_rng(0), confidence_level=level
+        ).confidence_interval
+        stepping = stepping and (ci.low > 0 or ci.high < 0)
+    return levels
+
+
 def holm_by_hand(pvalues: dict[str, float]) -> dict[str, float]:
     """Holm-Bonferroni step-down adjusted p-values."""
     ordered = sorted(pvalues.items(), key=lambda kv: kv[1])
@@ -142,20 +162,28 @@ def holm_by_hand(pvalues: dict[str, float]) -> dict[str, float]:
     return adjusted
 
 
-def expected_stats(x: np.ndarray, y: np.ndarray, *, higher_is_better: bool, resamples: int) -> dict[str, Any]:
+def expected_stats(
+    x: np.ndarray, y: np.ndarray, *, higher_is_better: bool, resamples: int, level: float = 0.95
+) -> dict[str, Any]:
     """Every statistic `compare` reports for one score, computed here with scipy and the textbook formulas."""
     d = y - x
     gain = d if higher_is_better else -d
     sd = statistics.stdev(d)
-    ci = stats.bootstrap((d,), np.mean, n_resamples=resamples, method="BCa", rng=np.random.default_rng(0))
-    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+    boot = stats.bootstrap(
+        (d,), np.mean, n_resamples=resamples, method="BCa", rng=np.random.default_rng(0), confidence_level=level
+    )
+    low, high = boot.confidence_interval.low, boot.confidence_interval.high
+    if not (math.isfinite(low) and math.isfinite(high)):  # BCa undefined (few items, high level): percentile
+        tail = (1 - level) / 2 * 100
+        low, high = np.percentile(boot.bootstrap_distribution, [tail, 100 - tail])
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2) + NormalDist().inv_cdf(0.8)
     return {
         "n": len(d),
         "mean_a": x.mean(),
         "mean_b": y.mean(),
         "diff": d.mean(),
-        "diff_ci_low": ci.confidence_interval.low,
-        "diff_ci_high": ci.confidence_interval.high,
+        "diff_ci_low": low,
+        "diff_ci_high": high,
         "wilcoxon_p": stats.wilcoxon(d, zero_method="pratt").pvalue,
         "ttest_p": stats.ttest_rel(y, x).pvalue,
         "cohens_dz": d.mean() / sd,
@@ -184,27 +212,46 @@ def test_compare_runs_reproduces_scipy_on_every_shared_score(tmp_path: Path) -> 
         "category": "categorical score: no mean to compare",
         "new_score": "only in run run-b",
     }
+    # the gate's metric is primary (95% CI); the rest are secondary: Holm p-values and step-down CI levels
+    assert (comparison.primary, next(iter(comparison.scores))) == (["hallucination_count"], "hallucination_count")
+    secondary = {name: paired_values(a, b, name) for name in ("quality", "noise", "format_ok")}
+    levels = {"hallucination_count": 0.95, **holm_levels_by_hand(secondary, RESAMPLES)}
     wilcoxon = {}
     for name, score in comparison.scores.items():
         x, y = paired_values(a, b, name)
         higher = name != "hallucination_count"
-        assert_matches(score.stats.to_dict(), expected_stats(x, y, higher_is_better=higher, resamples=RESAMPLES))
-        wilcoxon[name] = stats.wilcoxon(y - x, zero_method="pratt").pvalue
+        expected = expected_stats(x, y, higher_is_better=higher, resamples=RESAMPLES, level=levels[name])
+        assert_matches(score.stats.to_dict(), expected)
+        assert score.stats.ci_level == pytest.approx(levels[name])
+        if name != "hallucination_count":
+            wilcoxon[name] = stats.wilcoxon(y - x, zero_method="pratt").pvalue
     for name, p in holm_by_hand(wilcoxon).items():
         assert comparison.scores[name].stats.p_adjusted == pytest.approx(p)
+    assert comparison.scores["hallucination_count"].stats.p_adjusted is None
     assert comparison.scores["quality"].stats.n == 36
     assert comparison.scores["quality"].shared_unmeasured == 4
     halluc = comparison.scores["hallucination_count"]
-    assert (halluc.direction, halluc.direction_source) == (
-        "lower is better",
-        "gate hallucinations bounds it from above",
-    )
+    assert (halluc.direction, halluc.direction_source) == ("lower", "gate hallucinations bounds it from above")
     assert {name: s.stats.verdict for name, s in comparison.scores.items()} == {
         "quality": "better",
         "hallucination_count": "better",
-        "noise": "no detectable difference",
+        "noise": "inconclusive",
         "format_ok": "better",  # B fixed 7 of the 14 items A failed, and broke none
     }
+    assert "[exploratory]" in comparison.scores["quality"].sentence
+    assert "Holm-adjusted" in comparison.scores["quality"].sentence
+
+
+def test_metric_option_chooses_the_primary_metrics_and_an_unknown_one_lists_the_choices(tmp_path: Path) -> None:
+    a, b = two_runs(tmp_path / "runs")
+    comparison = compare_runs(a, b, metrics=["noise"], directions={"format_ok": "none"}, resamples=300)
+    assert (comparison.primary, comparison.primary_source) == (["noise"], "--metric")
+    assert comparison.scores["noise"].stats.ci_level == 0.95 and comparison.scores["noise"].primary
+    fmt = comparison.scores["format_ok"]
+    assert (fmt.direction, fmt.direction_source, fmt.stats.verdict) == ("none", "evaluator file", "increased")
+    with pytest.raises(ScoregateError, match=r"--metric names score.*not compared: nope") as raised:
+        compare_runs(a, b, metrics=["nope"])
+    assert "quality" in (raised.value.hint or "")
 
 
 def test_margin_turns_a_score_into_a_non_inferiority_test(tmp_path: Path) -> None:
@@ -213,12 +260,12 @@ def test_margin_turns_a_score_into_a_non_inferiority_test(tmp_path: Path) -> Non
     comparison = compare_runs(a, b, margins={"noise": 5.0, "quality": 0.1}, resamples=500)
 
     noise = comparison.scores["noise"].stats
-    assert (noise.verdict, noise.non_inferior, noise.margin) == ("non-inferior", True, 5.0)
-    assert "B is non-inferior" in comparison.scores["noise"].sentence
+    assert (noise.verdict, noise.non_inferior, noise.margin) == ("equivalent", True, 5.0)
+    assert "equivalent (margin 5, non-inferior)" in comparison.scores["noise"].sentence
     assert comparison.scores["quality"].stats.verdict == "better"
     tight = compare_runs(a, b, margins={"noise": 0.01}, resamples=500).scores["noise"]
-    assert (tight.stats.verdict, tight.stats.non_inferior) == ("worse", False)
-    assert tight.sentence.startswith("non-inferiority not shown")
+    assert (tight.stats.verdict, tight.stats.non_inferior) == ("inconclusive", False)
+    assert tight.sentence.startswith("inconclusive (margin 0.01, non-inferiority not shown)")
 
 
 def test_caller_can_declare_a_score_lower_is_better(tmp_path: Path) -> None:
@@ -227,7 +274,7 @@ def test_caller_can_declare_a_score_lower_is_better(tmp_path: Path) -> None:
     flipped = compare_runs(a, b, lower_is_better=["quality"], resamples=500).scores["quality"]
 
     assert (flipped.direction, flipped.direction_source, flipped.stats.verdict) == (
-        "lower is better", "given by the caller", "worse",
+        "lower", "given by the caller", "worse",
     )  # fmt: skip
 
 
@@ -307,19 +354,20 @@ def test_cli_compare_of_two_scripted_runs_matches_scipy(
     wilcoxon = {}
     for name, reported in report["scores"].items():
         x, y = paired_values(store_a, store_b, name)
-        higher = reported["direction"] == "higher is better"
+        higher = reported["direction"] != "lower"
         if np.any(y != x):
-            assert_matches(reported, expected_stats(x, y, higher_is_better=higher, resamples=200))
-            wilcoxon[name] = stats.wilcoxon(y - x, zero_method="pratt").pvalue
+            level = reported["ci_level"]
+            assert_matches(reported, expected_stats(x, y, higher_is_better=higher, resamples=200, level=level))
+            if reported["role"] == "secondary":
+                wilcoxon[name] = stats.wilcoxon(y - x, zero_method="pratt").pvalue
         else:
-            assert (reported["diff"], reported["wilcoxon_p"], reported["verdict"]) == (
-                0,
-                None,
-                "no detectable difference",
-            )
+            assert (reported["diff"], reported["wilcoxon_p"], reported["verdict"]) == (0, None, "inconclusive")
     for name, p in holm_by_hand(wilcoxon).items():
         assert report["scores"][name]["p_adjusted"] == pytest.approx(p)
-    assert report["scores"]["hallucination_count"]["direction"] == "lower is better"
+    # the smoke experiment's gates name its primary metrics; word_count has no direction (counters_v1)
+    assert "WeightedQuality" in report["primary"] and report["scores"]["WeightedQuality"]["role"] == "primary"
+    assert report["scores"]["word_count"]["direction"] == "none"
+    assert report["scores"]["hallucination_count"]["direction"] == "lower"
     assert report["scores"]["faithfulness_score"]["diff"] == pytest.approx(np.mean([2, 0, 3, 3, 1, 1]))
 
 
@@ -331,8 +379,8 @@ def test_cli_compare_prints_a_table_with_counts_and_verdicts(cli: Callable[..., 
     assert result.code == 0, result.output
     assert "paired on 40 items present in both runs; dropped 3 only in A (run-a), 2 only in B (run-b)" in result.output
     assert "quality: B is better: +" in result.output
-    assert "noise: B is non-inferior" in result.output
-    assert "hallucination_count (↓)" in result.output
+    assert "noise: equivalent (margin 5, non-inferior)" in result.output
+    assert "hallucination_count ↓" in result.output
     assert "not compared: category (categorical score: no mean to compare)" in result.output
 
 

@@ -26,7 +26,8 @@ def test_validate_reports_each_experiment_and_dataset_without_calling_a_model(
 
 
 def test_runs_list_shows_every_run_newest_first(scoregate: Callable[..., CliResult], runs: Runs) -> None:
-    assert "run id" in scoregate("runs", "list").output  # an empty store is a table with no rows, not an error
+    empty = scoregate("runs", "list")  # an empty store says so, not an error
+    assert empty.code == 0 and "no runs yet" in empty.output
     assert scoregate("run", "counters", "--no-mlflow").code == 0
     counters_run = runs.latest()
     assert scoregate("run", "smoke", "--no-mlflow").code == 0
@@ -35,8 +36,12 @@ def test_runs_list_shows_every_run_newest_first(scoregate: Callable[..., CliResu
     result = scoregate("runs", "list")
 
     assert result.code == 0
-    assert f"{smoke_run} │ smoke │ finished │ 6 │ pass" in result.output
-    assert f"{counters_run} │ counters │ finished │ 6 │ pass" in result.output
+    # each run names its model (from scoregate.yaml), prompt versions, dataset, items, primary metric, verdict
+    versions = ", ".join(f"{n}@{v}" for n, v in runs.summary(smoke_run)["prompts"].items())
+    assert f"{smoke_run} pass finished" in result.output
+    assert f"scripted · {versions} smoke on smoke_v1 6/6 items primary " in result.output
+    assert f"{counters_run} pass finished" in result.output
+    assert "counters on smoke_v1 6/6 items primary required_sections_present mean 1" in result.output
     assert result.output.index(smoke_run) < result.output.index(counters_run)
 
 
@@ -53,9 +58,12 @@ def test_runs_show_prints_receipts_scores_gates_and_verdict(
     assert f"run {run_id} status finished experiment smoke" in result.output
     for name, version in versions.items():
         assert f"{name}@{version}" in result.output
-    assert f"model scripted-1 @ {scripted_server.url}" in result.output
-    assert "│ faithfulness_score │ 5 │ [5, 5] │ 6/6 │" in result.output
-    assert "│ hallucinations_per_summary │ every_item(hallucination_count) <= 1 │ 0 │ PASS │" in result.output
+    assert f"model scripted (scripted-1 @ {scripted_server.url})" in result.output  # the name in scoregate.yaml
+    assert "│ faithfulness_score ↑ │ 5 │ [5, 5] │ 6/6 │" in result.output
+    assert "│ hallucination_count ↓ │ 0 │ [0, 0] │ 6/6 │" in result.output
+    assert "│ word_count · │" in result.output
+    assert "│ hallucinations_per_summary │ 0 │ PASS │" in result.output  # the rule and detail below it
+    assert "│ every_item(hallucination_count) <= 1 │ │ │ │ 0 of 6 items break <= 1 │" in result.output
     assert "verdict: PASS" in result.output
     shown = scoregate("runs", "show", run_id, "--json")
     assert json.loads(shown.out) == runs.summary()

@@ -130,7 +130,8 @@ def test_a_run_becomes_one_experiment_with_generations_item_scores_and_run_score
     roots = root_spans(fake_langfuse)
     assert sorted(item_of(s) for s in roots) == sorted(r.item_id for r in stored)
     assert {s["attributes"]["langfuse.experiment.id"] for s in roots} == {report.experiment_id}
-    assert {s["attributes"]["langfuse.experiment.name"] for s in roots} == {judged_run.run_id}
+    names = {s["attributes"]["langfuse.experiment.name"] for s in roots}
+    assert len(names) == 1 and names.pop().startswith(f"{judged_run.run_id} · scripted · summarization-")
     metadata = span_metadata(roots[0], "langfuse.experiment.metadata")
     assert metadata["scoregate.run_id"] == judged_run.run_id
     assert metadata["dataset"].startswith("smoke_v1@")

@@ -36,10 +36,12 @@ HALLUCINATION = {"model-a": 0.03, "model-b": 0.01, "model-c": 0.05}
 
 def make_run(
     runs_dir: Path, run_id: str, model: str, values: list[float | None], *, dataset: str = "extraction_v1",
-    content_hash: str = "h1", extra_item: bool = False,
+    content_hash: str = "h1", extra_item: bool = False, gated: str = "eqs",
 ) -> RunStore:  # fmt: skip
-    """Write a finished run: one result per item with its `eqs` score, and a summary.json."""
-    manifest = {"run_id": run_id, "started_at": run_id, "receipts": {"dataset": {"content_hash": content_hash}}}
+    """Write a finished run: one result per item with its `eqs` and `words` scores, and a summary.json."""
+    gates = [{"name": "latency", "metric": "latency_p95_ms", "op": "<="}, {"name": "g", "metric": gated, "op": ">="}]
+    receipts = {"dataset": {"content_hash": content_hash}, "gates": gates}
+    manifest = {"run_id": run_id, "started_at": run_id, "receipts": receipts}
     store = RunStore.create(runs_dir, run_id, manifest)
     ids = [f"item-{i:02d}" for i in range(len(values))] + (["item-extra"] if extra_item else [])
     for index, (item_id, value) in enumerate(zip(ids, [*values, 0.92] if extra_item else values, strict=True)):
@@ -49,7 +51,8 @@ def make_run(
             else Score.missing("eqs", "numeric", "extraction_v1", "the output is not valid JSON")
         )
         call = CallRecord("task", model, "http://127.0.0.1/v1", latency_ms=100.0)
-        store.append(ItemResult(index, item_id, "extraction@1", {}, {}, scores=[score], calls=[call]))
+        words = Score("words", 100 + index, "numeric", "counters_v1")
+        store.append(ItemResult(index, item_id, "extraction@1", {}, {}, scores=[score, words], calls=[call]))
     store.close()
     summary: dict[str, Any] = {
         "run_id": run_id,
@@ -75,6 +78,7 @@ def stores(tmp_path: Path) -> list[RunStore]:
 def test_ranking_pairwise_tests_and_win_rates(stores: list[RunStore]) -> None:
     ranking = rank_runs(stores, resamples=500)
 
+    assert (ranking.metric, ranking.metric_source) == ("eqs", "the experiment's primary metric (its first gated score)")
     assert [(r.rank, r.label) for r in ranking.runs] == [(1, "model-a"), (2, "model-c"), (3, "model-b")]
     a = ranking.runs[0]
     assert a.measured == a.items == N + 1 and a.cost_usd_per_item == pytest.approx(0.02 / (N + 1))
@@ -86,7 +90,12 @@ def test_ranking_pairwise_tests_and_win_rates(stores: list[RunStore]) -> None:
     assert (ab.shared_items, ab.unmeasured, ab.comparison["n"]) == (N, 1, N - 1)
     assert ab.comparison["diff"] == pytest.approx(sum(diffs) / len(diffs))
     assert ab.comparison["cohens_dz"] > 0 and ab.comparison["wins"] == N - 1
-    assert ab.significantly_different and ab.p_holm is not None and ab.p_holm >= ab.comparison["wilcoxon_p"]
+    assert ab.verdict == "better" and ab.p_holm is not None and ab.p_holm >= ab.comparison["wilcoxon_p"]
+    assert ab.comparison["diff_ci_low"] > 0  # the verdict follows the printed, Holm-adjusted interval
+    for p in ranking.pairs:  # step-down levels: the first pair at 1 − 0.05/3, none below 95%
+        assert p.comparison["ci_level"] >= 0.95
+        low, high = p.comparison["diff_ci_low"], p.comparison["diff_ci_high"]
+        assert p.verdict == ("better" if low > 0 else "worse" if high < 0 else "inconclusive")
     ac = pairs[("model-a", "model-c")]
     assert (ac.comparison["wins"], ac.comparison["ties"], ac.comparison["losses"]) == (10, 10, 0)
 
@@ -110,6 +119,18 @@ def test_pareto_fronts_and_best_by_metric(stores: list[RunStore]) -> None:
     assert best["success_rate"]["best"] == ["model-a", "model-c", "model-b"]  # a tie lists every run, ranked
     markdown = ranking.to_markdown()
     assert "| 1 | model-a |" in markdown and "accuracy_vs_latency: model-b, model-a" in markdown
+
+
+def test_the_metric_defaults_to_the_gated_score_and_an_unknown_one_lists_the_choices(tmp_path: Path) -> None:
+    runs = [make_run(tmp_path, f"r{i}", m, EQS[m], gated="words") for i, m in enumerate(EQS)]
+    assert rank_runs(runs, directions={"words": "higher"}, resamples=100).metric == "words"
+    with pytest.raises(ScoregateError, match="unknown --metric 'nope'") as error:
+        rank_runs(runs, metric="nope", resamples=100)
+    assert "eqs, words" in str(error.value.hint)
+    with pytest.raises(ScoregateError, match="words has no direction"):
+        rank_runs(runs, directions={"words": "none"}, resamples=100)
+    ranking = rank_runs(runs, metric="eqs", directions={"words": "none", "success_rate": "none"}, resamples=100)
+    assert "success_rate" not in ranking.best_by_metric and "latency_p50_ms" in ranking.best_by_metric
 
 
 def test_pareto_front_by_hand() -> None:

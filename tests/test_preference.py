@@ -14,12 +14,12 @@ import typer
 
 import scoregate.cli as scoregate_cli
 from conftest import CliResult
-from scoregate.analysis.preference import judge_runs, pair_context
 from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.project import load_project
 from scoregate.cli import compare_cmd
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
+from scoregate.scoring.preference import judge_runs, pair_context
 from scoregate.store import RunStore
 from scripted_openai import RecordedRequest, ScriptedOpenAI
 from test_compare import write_run
@@ -203,7 +203,7 @@ def test_cli_compare_with_judge_reports_the_win_rate_and_mirrors_it(
     as_json = cli("compare", a.run_id, b.run_id, "--judge", "--json")
 
     assert shown.code == 0, shown.output
-    assert "pairwise judge ev_preference_v1 (scripted), both orders: B win rate 1.00 [0.68, 1.00]" in shown.output
+    assert "pairwise judge ev_preference_v1 (scripted), both orders: B win rate 100% [68%, 100%]" in shown.output
     assert "(B 8 / A 0 / tie 0; judged 8 of 8 items; orders agreed on 8;" in shown.output
     preference = json.loads(as_json.out)["preference"]
     assert preference["win_rate"]["win_rate"] == 1.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from scipy import stats
 
 from scoregate.analysis.gates import GateResult
 from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+from scoregate.analysis.verdicts import interval_verdict
 from scoregate.catalog.models import GateSpec
 from scoregate.store import RunStore
 from test_compare import write_run
@@ -94,6 +96,10 @@ def test_candidate_within_the_margin_passes_with_the_ci_bound_as_evidence(tmp_pa
     assert result.coverage == 1.0
     assert "vs production run prod (summarization-catchup@3): 16 paired items" in result.detail
     assert "non-inferior within the margin 0.2" in result.detail
+    # the same word `scoregate compare` prints for this interval (CI within ±0.2 here: equivalent)
+    low, high = (float(x) for x in re.findall(r"CI ([+-][\d.e-]+) to ([+-][\d.e-]+)", result.detail)[0])
+    word = interval_verdict(low, high, margin=0.2)[0]
+    assert f"); {word}, non-inferior within" in result.detail
 
 
 def test_a_regression_beyond_the_margin_fails(tmp_path: Path) -> None:
@@ -105,7 +111,7 @@ def test_a_regression_beyond_the_margin_fails(tmp_path: Path) -> None:
 
     assert result.status == "fail"
     assert result.observed == pytest.approx(-0.5)
-    assert "non-inferiority not shown" in result.detail
+    assert "); worse, non-inferiority not shown" in result.detail
 
 
 def test_a_mean_drop_inside_the_margin_still_fails_when_the_evidence_is_too_weak(tmp_path: Path) -> None:

@@ -124,7 +124,9 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             )  # fmt: skip
             continue
         column = aggregator.column(gate.metric) if gate.metric in summary["scores"] else None
-        verdict = evaluate_gate(gate, summary, column=column, min_coverage=settings.min_coverage)
+        verdict = evaluate_gate(
+            gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids
+        )
         gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest
     summary = {

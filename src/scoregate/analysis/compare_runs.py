@@ -1,25 +1,25 @@
-"""Compare two stored runs item by item: per shared score, paired statistics with Holm across scores.
+"""Compare two stored runs item by item: primary metrics read from their CI, the rest Holm-adjusted.
 
 Run A is the baseline and run B the candidate; every difference is B − A. Only items present in both
 runs are paired (the others are counted, not silently dropped), and for each score only the items
-measured in both runs. A score's direction (higher or lower is better) comes from the caller, else
-from the gates either run recorded (`<=`/`<` on a metric means lower is better), else higher.
+measured in both runs. The primary metrics are the caller's (`--metric`), else those the runs' gates
+use; every other score is secondary (see `scoregate.analysis.paired.VERDICT_RULE`). A score's
+direction comes from the caller (`--lower-is-better`), else the evaluator files (`direction:`), else
+the gates either run recorded (`<=`/`<` on a metric means lower is better), else its name, else higher.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from scoregate.analysis.paired import PairedComparison, compare_many
+from scoregate.analysis.paired import WILCOXON_VARIANT, PairedComparison, compare_many
+from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
+from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.store import RunStore
-
-if TYPE_CHECKING:
-    from scoregate.analysis.preference import PreferenceResult
 
 NUMERIC_TYPES = ("numeric", "boolean")
 
@@ -31,10 +31,15 @@ class ScoreComparison:
     name: str
     shared_unmeasured: int
     """Items in both runs where this score is null on at least one side (left out of `stats`)."""
-    direction: str
-    """"higher is better" or "lower is better"."""
+    direction: Direction
+    """`higher` or `lower` is better, or `none` (described, never better or worse)."""
     direction_source: str
     stats: PairedComparison
+
+    @property
+    def primary(self) -> bool:
+        """True for a primary metric (its CI unadjusted); False for a secondary, exploratory one."""
+        return self.stats.role == "primary"
 
     @property
     def sentence(self) -> str:
@@ -64,6 +69,8 @@ class RunSide:
     dataset_hash: str | None
     prompts: dict[str, str]
     experiment: str | None
+    model: str | None = None
+    """The model's name in scoregate.yaml."""
 
 
 @dataclass
@@ -78,6 +85,8 @@ class RunComparison:
     skipped_scores: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     margins: dict[str, float] = field(default_factory=dict)
+    primary: list[str] = field(default_factory=list)
+    primary_source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
@@ -87,6 +96,9 @@ class RunComparison:
             "shared_items": self.shared_items,
             "alpha": self.alpha,
             "margins": self.margins,
+            "primary": self.primary,
+            "primary_source": self.primary_source,
+            "wilcoxon": WILCOXON_VARIANT,
             "scores": {name: s.to_dict() for name, s in self.scores.items()},
             "skipped_scores": self.skipped_scores,
             "warnings": self.warnings,
@@ -97,27 +109,33 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:+.3g}"
 
 
+VERDICT_WORDS = {
+    "better": "B is better",
+    "worse": "B is worse",
+    "equivalent": "equivalent",
+    "non-inferior": "B is non-inferior",
+    "inconclusive": "inconclusive",
+    "increased": "B is higher (no direction: not better or worse)",
+    "decreased": "B is lower (no direction: not better or worse)",
+}
+
+
 def verdict_sentence(s: PairedComparison) -> str:
-    """Return the plain-language verdict of a paired comparison, e.g. "B is better: +0.4 (95% CI …)"."""
+    """Return the verdict in words with the interval it follows, e.g. "B is better: +0.4 (95% CI …)"."""
     if s.reason is not None:
         return f"cannot compare: {s.reason}"
-    level = f"{1 - s.alpha:.0%}"
-    ci = f"{_fmt(s.diff)} (B − A; {level} CI {_fmt(s.diff_ci_low)} to {_fmt(s.diff_ci_high)})"
-    p = s.p_adjusted if s.p_adjusted is not None else s.wilcoxon_p
-    p_text = "p n/a (no item changed)" if p is None else f"Holm-adjusted Wilcoxon p = {p:.3g}"
+    adjusted = " Holm-adjusted" if s.role == "secondary" else ""
+    ci = f"{_fmt(s.diff)} (B − A;{adjusted} {s.ci_level:.1%} CI {_fmt(s.diff_ci_low)} to {_fmt(s.diff_ci_high)})"
+    ci = ci.replace(".0% CI", "% CI")
+    words = VERDICT_WORDS.get(s.verdict, s.verdict)
     if s.margin is not None:
-        bound = f"margin {s.margin:g}"
-        if s.verdict == "better":
-            return f"B is better (and non-inferior within the {bound}): {ci}; {p_text}"
-        if s.verdict == "non-inferior":
-            return f"B is non-inferior: not worse than A by more than the {bound}: {ci}"
-        return f"non-inferiority not shown: B may be worse than A by more than the {bound}: {ci}"
-    if s.verdict == "better":
-        return f"B is better: {ci}; {p_text}"
-    if s.verdict == "worse":
-        return f"B is worse: {ci}; {p_text}"
-    mde = "" if s.mde is None else f"; with {s.n} items only a difference of about {s.mde:.2g} or more is detectable"
-    return f"no detectable difference: {ci}; {p_text}{mde}"
+        words += f" (margin {s.margin:g}" + (", non-inferior)" if s.non_inferior else ", non-inferiority not shown)")
+    text = f"{words}: {ci}"
+    if s.verdict == "inconclusive" and s.mde is not None:
+        text += f"; with {s.n} items only a difference of about {s.mde:.2g} or more is detectable"
+    if s.role == "secondary":
+        text += " [exploratory]"
+    return text
 
 
 def _numeric(value: Any) -> float | None:
@@ -150,7 +168,7 @@ def _side(store: RunStore, items: int, only_here: int) -> RunSide:
     prompts = {name: str(info.get("version")) for name, info in (receipts.get("prompts") or {}).items()}
     return RunSide(
         store.run_id, items, only_here, dataset.get("name"), dataset.get("content_hash"), prompts,
-        receipts.get("experiment"),
+        receipts.get("experiment"), (receipts.get("model") or {}).get("name"),
     )  # fmt: skip
 
 
@@ -162,6 +180,41 @@ def gate_directions(manifests: Iterable[dict[str, Any]]) -> dict[str, str]:
             if gate.get("op") in ("<=", "<") and gate.get("metric"):
                 lower.setdefault(gate["metric"], str(gate.get("name")))
     return lower
+
+
+def gate_metrics(manifests: Iterable[dict[str, Any]]) -> list[str]:
+    """Return the metrics the runs' recorded gates use, in gate order (the default primary metrics)."""
+    seen: dict[str, None] = {}
+    for manifest in manifests:
+        for gate in manifest.get("receipts", {}).get("gates") or []:
+            if gate.get("metric"):
+                seen[str(gate["metric"])] = None
+    return list(seen)
+
+
+def resolve_directions(
+    names: Iterable[str],
+    manifests: Iterable[dict[str, Any]],
+    *,
+    declared: Mapping[str, Direction] | None = None,
+    lower_is_better: Collection[str] = (),
+) -> dict[str, tuple[Direction, str]]:
+    """Return score → (direction, where it came from): caller, evaluator file, a gate bound, the name, default."""
+    lower = gate_directions(manifests)
+    declared = declared or {}
+    out: dict[str, tuple[Direction, str]] = {}
+    for name in names:
+        if name in lower_is_better:
+            out[name] = ("lower", "given by the caller")
+        elif name in declared:
+            out[name] = (declared[name], "evaluator file")
+        elif name in lower:
+            out[name] = ("lower", f"gate {lower[name]} bounds it from above")
+        elif name in RUN_METRIC_DIRECTIONS or default_direction(name) != "higher":
+            out[name] = (default_direction(name), "by name")
+        else:
+            out[name] = ("higher", "default")
+    return out
 
 
 def _setup_warnings(a: RunStore, b: RunStore) -> list[str]:
@@ -185,7 +238,9 @@ def compare_runs(
     store_a: RunStore,
     store_b: RunStore,
     *,
+    metrics: Sequence[str] = (),
     margins: Mapping[str, float] | None = None,
+    directions: Mapping[str, Direction] | None = None,
     lower_is_better: Collection[str] = (),
     alpha: float = 0.05,
     resamples: int = 2000,
@@ -193,9 +248,11 @@ def compare_runs(
 ) -> RunComparison:
     """Return the paired comparison of run B (candidate) against run A (baseline) on every shared numeric score.
 
-    `margins` (score → largest tolerated loss) turns that score's verdict into a non-inferiority
-    test; `lower_is_better` names scores where smaller is better (added to those the runs' gates imply).
-    Raise ScoregateError when the runs share no item or a margin names a score that is not compared.
+    `metrics` are the primary metrics (default: those the runs' gates use, when compared); every
+    other score is secondary (Holm-adjusted). `margins` (score → largest tolerated loss) add the
+    equivalence / non-inferiority words; `directions` (score → direction, from the evaluator files)
+    and `lower_is_better` say which way a score improves. Raise ScoregateError when the runs share no
+    item, or a metric or margin names a score that is not compared.
     """
     values_a, types_a = _collect(store_a)
     values_b, types_b = _collect(store_b)
@@ -218,13 +275,19 @@ def compare_runs(
         else:
             names.append(name)
     margins = dict(margins or {})
-    unknown = sorted(set(margins) - set(names))
-    if unknown:
-        raise ScoregateError(
-            f"--margin names score(s) not compared: {', '.join(unknown)}",
-            hint=f"scores both runs have: {', '.join(names) or 'none'}",
-        )
-    lower = gate_directions([store_a.manifest, store_b.manifest])
+    for option, asked in (("--margin", sorted(margins)), ("--metric", list(metrics))):
+        unknown = [m for m in asked if m not in names]
+        if unknown:
+            raise ScoregateError(
+                f"{option} names score(s) not compared: {', '.join(unknown)}",
+                hint=f"scores both runs have: {', '.join(names) or 'none'}",
+            )
+    manifests = [store_a.manifest, store_b.manifest]
+    if metrics:
+        primary, primary_source = list(dict.fromkeys(metrics)), "--metric"
+    else:
+        primary = [m for m in gate_metrics(manifests) if m in names]
+        primary_source = "the metrics the runs' gates use" if primary else "none: no gate uses a compared score"
     pairs: dict[str, tuple[list[float], list[float]]] = {}
     unmeasured: dict[str, int] = {}
     for name in names:
@@ -236,20 +299,16 @@ def compare_runs(
                 ys.append(y)
         pairs[name] = (xs, ys)
         unmeasured[name] = len(shared) - len(xs)
-    directions = {name: name not in lower_is_better and name not in lower for name in names}
+    resolved = resolve_directions(names, manifests, declared=directions, lower_is_better=lower_is_better)
     stats = compare_many(
-        pairs, margins=margins, higher_is_better=directions, alpha=alpha, resamples=resamples, seed=seed
-    )
-    scores = {}
-    for name in names:
-        if name in lower_is_better:
-            source = "given by the caller"
-        elif name in lower:
-            source = f"gate {lower[name]} bounds it from above"
-        else:
-            source = "default"
-        direction = "higher is better" if directions[name] else "lower is better"
-        scores[name] = ScoreComparison(name, unmeasured[name], direction, source, stats[name])
+        pairs, primary=primary, margins=margins, directions={n: d for n, (d, _) in resolved.items()},
+        alpha=alpha, resamples=resamples, seed=seed,
+    )  # fmt: skip
+    order = [*primary, *(n for n in names if n not in primary)]
+    scores = {
+        name: ScoreComparison(name, unmeasured[name], resolved[name][0], resolved[name][1], stats[name])
+        for name in order
+    }
     return RunComparison(
         a=side_a,
         b=side_b,
@@ -259,6 +318,8 @@ def compare_runs(
         skipped_scores=skipped,
         warnings=_setup_warnings(store_a, store_b),
         margins=margins,
+        primary=primary,
+        primary_source=primary_source,
     )
 
 
@@ -277,81 +338,3 @@ def parse_margins(specs: Iterable[str]) -> dict[str, float]:
             )
         margins[name.strip()] = value
     return margins
-
-
-@dataclass(frozen=True)
-class CompareOptions:
-    """What `scoregate compare` should do besides the statistics."""
-
-    margins: dict[str, float] = field(default_factory=dict)
-    lower_is_better: tuple[str, ...] = ()
-    judge: bool = False
-    judge_model: str | None = None
-    judge_evaluator: str = "ev_preference_v1"
-    use_cache: bool = True
-    mirror_mlflow: bool = True
-    eval_rows: bool = False
-
-
-@dataclass
-class CompareOutcome:
-    """A comparison with what was added to it: the pairwise preference and the MLflow mirror."""
-
-    comparison: RunComparison
-    preference: PreferenceResult | None = None
-    """B's win rate by the pairwise judge, when it was asked."""
-    mlflow_run_id: str | None = None
-    mlflow_warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form printed by `--json`."""
-        return {
-            **self.comparison.to_dict(),
-            "preference": self.preference.to_dict() if self.preference is not None else None,
-            "mlflow_run_id": self.mlflow_run_id,
-            "mlflow_warnings": self.mlflow_warnings,
-        }
-
-
-def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOptions) -> CompareOutcome:
-    """Compare two runs of the project at `root`; judge their outputs pairwise and mirror to MLflow when asked."""
-    from scoregate.catalog.project import load_project
-
-    project = load_project(root)
-    runs = root / "runs"
-    store_a, store_b = RunStore.open(runs, run_a), RunStore.open(runs, run_b)
-    settings = project.config.settings
-    comparison = compare_runs(
-        store_a,
-        store_b,
-        margins=options.margins,
-        lower_is_better=options.lower_is_better,
-        alpha=1 - settings.confidence_level,
-        resamples=settings.bootstrap_resamples,
-        seed=settings.seed,
-    )
-    outcome = CompareOutcome(comparison)
-    if options.judge:
-        from scoregate.analysis.preference import judge_runs
-
-        outcome.preference = judge_runs(
-            project,
-            store_a,
-            store_b,
-            evaluator=options.judge_evaluator,
-            model=options.judge_model,
-            use_cache=options.use_cache,
-            confidence=settings.confidence_level,
-        )
-    if options.mirror_mlflow:
-        from scoregate.sinks.mlflow_compare import log_evaluation_rows, mirror_comparison
-
-        mirrored = mirror_comparison(outcome, store_a, store_b, project_root=root)
-        outcome.mlflow_run_id, outcome.mlflow_warnings = mirrored.run_id, mirrored.warnings
-        if options.eval_rows:
-            for store in (store_a, store_b):
-                try:
-                    log_evaluation_rows(store, project_root=root)
-                except Exception as exc:  # the comparison is mirrored; rows can be logged again later
-                    outcome.mlflow_warnings.append(f"evaluation rows of {store.run_id} not logged: {exc}")
-    return outcome

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from scoregate.catalog.models import GateSpec
 
 GateStatus = Literal["pass", "fail", "incomplete"]
+SHOWN_ITEMS = 5
+"""How many breaking item ids a gate's detail names (the count is always given)."""
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -33,6 +35,8 @@ class GateResult:
     coverage: float | None
     status: GateStatus
     detail: str
+    failing_items: list[str] | None = None
+    """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form."""
@@ -45,8 +49,12 @@ def evaluate_gate(
     *,
     column: Sequence[float | None] | None,
     min_coverage: float,
+    item_ids: Sequence[str] | None = None,
 ) -> GateResult:
-    """Judge one gate against a run summary (and the metric's per-item column, for `every_item`)."""
+    """Judge one gate against a run summary (and the metric's per-item column, for `every_item`).
+
+    With `item_ids` (aligned with `column`), a failed `every_item` gate names the items that broke it.
+    """
     floor = gate.min_coverage if gate.min_coverage is not None else min_coverage
     compare = _OPS[gate.op]
 
@@ -71,11 +79,21 @@ def evaluate_gate(
             f"coverage {coverage:.0%} is below the floor {floor:.0%}",
         )  # fmt: skip
     if gate.stat == "every_item":
-        measured = [v for v in column or [] if v is not None]
-        failing = sum(not compare(v, gate.threshold) for v in measured)
+        values = list(column or [])
+        ids = list(item_ids) if item_ids is not None and len(item_ids) == len(values) else None
+        measured = [v for v in values if v is not None]
+        broke = [i for i, v in enumerate(values) if v is not None and not compare(v, gate.threshold)]
+        failing = len(broke)
         worst = (min if gate.op in (">=", ">") else max)(measured) if measured else None
         status: GateStatus = "pass" if failing == 0 else "fail"
-        return result(status, worst, coverage, f"{failing} of {len(measured)} items break {gate.op} {gate.threshold:g}")
+        detail = f"{failing} of {len(measured)} items break {gate.op} {gate.threshold:g}"
+        named = [ids[i] for i in broke] if ids is not None else None
+        if named:
+            shown = ", ".join(named[:SHOWN_ITEMS]) + (
+                f", … (+{failing - SHOWN_ITEMS} more)" if failing > SHOWN_ITEMS else ""
+            )
+            detail += f": {shown}"
+        return replace(result(status, worst, coverage, detail), failing_items=named)
     observed = stats.get(gate.stat)
     if observed is None:
         return result("incomplete", None, coverage, f"{gate.stat} of {gate.metric} is undefined for this data")

@@ -25,8 +25,8 @@ from typing import Any
 
 from scoregate.analysis.calibration import Calibration, calibrate
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.feedback import TRACE_LINKS_KEY, load_feedback
 from scoregate.records import ItemResult
-from scoregate.sinks.langfuse.scores_import import TRACE_LINKS_KEY, load_feedback
 from scoregate.store import RunStore
 
 MAX_PROBLEMS = 25

@@ -1,7 +1,9 @@
 """Rank several runs of one dataset (one per model): ranking, paired tests, win rates, Pareto fronts, best-by-metric.
 
 Runs are paired by item id; only items measured in both runs of a pair are compared, and how many were left
-out is reported. The ranking metric defaults to the extraction EQS; any per-item score works.
+out is reported. The ranking metric defaults to the experiment's primary metric (the first metric its gates use
+that is a per-item score); any per-item score with a direction works. Each pair's verdict follows its printed
+CI, Holm-adjusted across the pairs (the rule of `scoregate.analysis.paired.VERDICT_RULE`).
 """
 
 from __future__ import annotations
@@ -13,35 +15,27 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from scoregate.analysis.paired import compare_paired, holm
+from scoregate.analysis.paired import PairedComparison, compare_paired, holm, holm_intervals
 from scoregate.analysis.stats import describe
+from scoregate.catalog.directions import default_direction
+from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.store import RunStore
 
-LOWER_IS_BETTER = frozenset(
-    {
-        "hallucination_rate",
-        "omission_rate",
-        "hallucination_count",
-        "parse_failure_rate",
-        "schema_failure_rate",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "latency_p99_ms",
-        "latency_mean_ms",
-        "cost_usd_total",
-        "cost_usd_per_item",
-        "error_count",
-        "retries_total",
-    }
-)
-"""Metrics where a smaller value is better (by name, with or without an `extraction.` prefix)."""
 RUN_METRICS_COMPARED = ("success_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd_total")
 
 
-def lower_is_better(metric: str) -> bool:
+def lower_is_better(metric: str, directions: Mapping[str, Direction] | None = None) -> bool:
     """True when a smaller value of `metric` is better."""
-    return metric.removeprefix("extraction.") in LOWER_IS_BETTER
+    return _direction(metric, directions) == "lower"
+
+
+def _direction(metric: str, directions: Mapping[str, Direction] | None) -> Direction:
+    if directions and metric in directions:
+        return directions[metric]
+    if directions and metric.removeprefix("extraction.") in directions:
+        return directions[metric.removeprefix("extraction.")]
+    return default_direction(metric)
 
 
 @dataclass(frozen=True)
@@ -71,8 +65,10 @@ class PairResult:
     shared_items: int
     unmeasured: int
     comparison: dict[str, Any]
+    """compare_paired's fields; its CI is Holm-adjusted across the pairs (level `ci_level`)."""
     p_holm: float | None
-    significantly_different: bool
+    verdict: str
+    """The candidate against the baseline, read from the adjusted CI: better, worse or inconclusive."""
 
 
 @dataclass
@@ -89,6 +85,7 @@ class ModelRanking:
     pareto: dict[str, Any]
     best_by_metric: dict[str, dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    metric_source: str = "--metric"
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form."""
@@ -105,14 +102,14 @@ class ModelRanking:
                 f"| {r.rank or '-'} | {r.label} | {fmt(r.mean)} | {ci} | {r.measured}/{r.items} | "
                 f"{fmt(r.latency_ms, 0)} | {fmt(r.cost_usd_per_item, 6)} | {fmt(r.success_rate)} |"
             )
-        head = "| candidate | baseline | n | diff | 95% CI | p (Holm) | Cohen's dz | verdict |"
-        lines += ["", "## Pairwise (candidate − baseline)", "", head, "|" + "---|" * 8]
+        head = "| candidate | baseline | n | diff | Holm CI | level | p (Holm) | Cohen's dz | verdict |"
+        lines += ["", "## Pairwise (candidate − baseline)", "", head, "|" + "---|" * 9]
         for p in self.pairs:
             c = p.comparison
             lines.append(
                 f"| {p.candidate} | {p.baseline} | {p.shared_items} | {fmt(c['diff'])} | "
-                f"[{fmt(c['diff_ci_low'])}, {fmt(c['diff_ci_high'])}] | {fmt(p.p_holm)} | {fmt(c['cohens_dz'])} | "
-                f"{'significant' if p.significantly_different else 'not significant'} |"
+                f"[{fmt(c['diff_ci_low'])}, {fmt(c['diff_ci_high'])}] | {c['ci_level']:.1%} | {fmt(p.p_holm)} | "
+                f"{fmt(c['cohens_dz'])} | {p.verdict} |"
             )
         labels = [r.label for r in self.runs]
         lines += ["", "## Win rate (row beats column)", "", "| | " + " | ".join(labels) + " |"]
@@ -142,9 +139,13 @@ class _Run:
     summary: dict[str, Any]
     values: dict[str, float | None]
     label: str = ""
+    numeric: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
 
-def _load(stores: Sequence[RunStore], metric: str) -> list[_Run]:
+NUMERIC_TYPES = ("numeric", "boolean")
+
+
+def _load(stores: Sequence[RunStore]) -> list[_Run]:
     if len(stores) < 2:
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
     runs = []
@@ -154,11 +155,12 @@ def _load(stores: Sequence[RunStore], metric: str) -> list[_Run]:
             raise ScoregateError(
                 f"run {store.run_id} has no summary.json (unfinished?)", hint="resume it with `scoregate run --resume`"
             )
-        values: dict[str, float | None] = {}
+        numeric: dict[str, dict[str, float | None]] = {}
         for result in store.iter_results():
-            score = result.score(metric)
-            values[result.item_id] = _number(score.value) if score is not None else None
-        runs.append(_Run(store, summary, values))
+            numeric[result.item_id] = {
+                score.name: _number(score.value) for score in result.scores if score.data_type in NUMERIC_TYPES
+            }
+        runs.append(_Run(store, summary, {}, numeric=numeric))
     datasets = {(r.summary.get("dataset"), _dataset_hash(r.store)) for r in runs}
     if len(datasets) > 1:
         seen = ", ".join(f"{r.store.run_id}: {r.summary.get('dataset')}" for r in runs)
@@ -211,29 +213,89 @@ def pareto_front(
     return {"frontier": frontier, "not_measured": sorted(set(points) - set(known))}
 
 
-def _best(runs: Sequence[_Run], metric: str, read: Any) -> dict[str, Any] | None:
+def _best(
+    runs: Sequence[_Run], metric: str, read: Any, directions: Mapping[str, Direction] | None = None
+) -> dict[str, Any] | None:
+    if _direction(metric, directions) == "none":
+        return None  # described, never "best"
     values = {r.label: read(r) for r in runs}
     measured = {k: v for k, v in values.items() if v is not None}
     if not measured:
         return None
-    lower = lower_is_better(metric)
+    lower = lower_is_better(metric, directions)
     target = min(measured.values()) if lower else max(measured.values())
     best = [k for k, v in measured.items() if v == target]
     return {"best": best, "value": target, "higher_is_better": not lower, "measured_runs": len(measured)}
 
 
+def available_metrics(runs: Sequence[_Run]) -> list[str]:
+    """Return the per-item numeric scores every run has, in first-seen order."""
+    per_run = []
+    for r in runs:
+        seen: dict[str, None] = {}
+        for row in r.numeric.values():
+            seen.update(dict.fromkeys(row))
+        per_run.append(seen)
+    return [m for m in per_run[0] if all(m in other for other in per_run[1:])]
+
+
+def primary_metric(runs: Sequence[_Run], available: Sequence[str]) -> str | None:
+    """Return the first metric the runs' recorded gates use that is a per-item score of every run."""
+    for r in runs:
+        for gate in r.store.manifest.get("receipts", {}).get("gates") or []:
+            if gate.get("metric") in available:
+                return str(gate["metric"])
+    return None
+
+
+def _choose_metric(
+    runs: Sequence[_Run], metric: str | None, directions: Mapping[str, Direction] | None
+) -> tuple[str, str]:
+    available = available_metrics(runs)
+    listed = ", ".join(available) or "none"
+    if metric is None:
+        found = primary_metric(runs, available)
+        if found is None:
+            raise ScoregateError(
+                "the runs' gates name no per-item score to rank by", hint=f"pass --metric, one of: {listed}"
+            )
+        metric, source = found, "the experiment's primary metric (its first gated score)"
+    else:
+        source = "--metric"
+    if metric not in available:
+        raise ScoregateError(
+            f"unknown --metric {metric!r}: not a per-item score of every run", hint=f"use one of: {listed}"
+        )
+    if _direction(metric, directions) == "none":
+        with_direction = ", ".join(m for m in available if _direction(m, directions) != "none")
+        raise ScoregateError(
+            f"{metric} has no direction (it is described, never better or worse), so it cannot rank runs",
+            hint=f"rank by a score with a direction: {with_direction or 'none'}",
+        )
+    return metric, source
+
+
 def rank_runs(
     stores: Sequence[RunStore],
     *,
-    metric: str = "eqs",
+    metric: str | None = None,
+    directions: Mapping[str, Direction] | None = None,
     alpha: float = 0.05,
     resamples: int = 2000,
     seed: int = 0,
     latency: str = "latency_p50_ms",
 ) -> ModelRanking:
-    """Rank runs of the same dataset by `metric` with paired tests, win rates, Pareto fronts and best-by-metric."""
-    runs = _load(stores, metric)
-    higher = not lower_is_better(metric)
+    """Rank runs of the same dataset by `metric` with paired tests, win rates, Pareto fronts and best-by-metric.
+
+    `metric` None: the experiment's primary metric. `directions` (metric → direction, from the
+    evaluator files) say which way each score improves; unknown names fall back to their defaults.
+    """
+    runs = _load(stores)
+    metric, metric_source = _choose_metric(runs, metric, directions)
+    for r in runs:
+        r.values = {item_id: row.get(metric) for item_id, row in r.numeric.items()}
+    direction = _direction(metric, directions)
+    higher = direction != "lower"
     stats = [describe(list(r.values.values()), resamples=resamples, seed=seed, confidence=1 - alpha) for r in runs]
     ranks = _ranks([s.mean for s in stats], higher)
     ranked: list[RankedRun] = []
@@ -258,16 +320,24 @@ def rank_runs(
         )
     order = sorted(range(len(runs)), key=lambda i: (ranks[i] is None, ranks[i] or 0, runs[i].label))
     runs, ranked = [runs[i] for i in order], [ranked[i] for i in order]
-    pairs, raw_p = [], []
-    for a, b in combinations(runs, 2):
-        xa, xb, shared, unmeasured = _shared(a, b)
-        comparison = compare_paired(xb, xa, higher_is_better=higher, alpha=alpha, resamples=resamples, seed=seed)
-        pairs.append((a.label, b.label, shared, unmeasured, comparison))
-        raw_p.append(comparison.wilcoxon_p)
-    adjusted = holm(raw_p)
+    shared_pairs = [(a, b, *_shared(a, b)) for a, b in combinations(runs, 2)]
+    first = [
+        compare_paired(xb, xa, direction=direction, alpha=alpha, resamples=resamples, seed=seed)
+        for _, _, xa, xb, _, _ in shared_pairs
+    ]
+    raw_p = [c.wilcoxon_p for c in first]
+
+    def at_level(i: int, level: float) -> PairedComparison:
+        _, _, xa, xb, _, _ = shared_pairs[i]
+        if level == first[i].ci_level:
+            return first[i]
+        return compare_paired(xb, xa, direction=direction, alpha=alpha, ci_level=level, resamples=resamples, seed=seed)
+
     pair_results = [
-        PairResult(a, b, shared, unmeasured, c.to_dict(), p, p is not None and p < alpha)
-        for (a, b, shared, unmeasured, c), p in zip(pairs, adjusted, strict=True)
+        PairResult(a.label, b.label, shared, unmeasured, c.to_dict(), p, c.verdict)
+        for (a, b, _, _, shared, unmeasured), c, p in zip(
+            shared_pairs, holm_intervals(raw_p, alpha, at_level), holm(raw_p), strict=True
+        )
     ]
     win_rate: dict[str, dict[str, float | None]] = {r.label: {} for r in runs}
     for a in runs:
@@ -294,27 +364,28 @@ def rank_runs(
         pairs=pair_results,
         win_rate=win_rate,
         pareto=pareto,
-        best_by_metric=_best_by_metric(runs),
+        best_by_metric=_best_by_metric(runs, directions),
         notes=_notes(runs),
+        metric_source=metric_source,
     )
 
 
-def _best_by_metric(runs: Sequence[_Run]) -> dict[str, dict[str, Any]]:
+def _best_by_metric(runs: Sequence[_Run], directions: Mapping[str, Direction] | None) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     score_keys = sorted(set.intersection(*(set(r.summary.get("scores", {})) for r in runs)))
     for key in score_keys:
-        found = _best(runs, key, lambda r, k=key: _number(r.summary["scores"][k].get("mean")))
+        found = _best(runs, key, lambda r, k=key: _number(r.summary["scores"][k].get("mean")), directions)
         if found is not None:
             out[key] = found
     for key in RUN_METRICS_COMPARED:
-        found = _best(runs, key, lambda r, k=key: _number(r.summary.get("run_metrics", {}).get(k)))
+        found = _best(runs, key, lambda r, k=key: _number(r.summary.get("run_metrics", {}).get(k)), directions)
         if found is not None:
             out[key] = found
     if all("extraction" in r.summary for r in runs):
         micro = sorted(set.intersection(*(set(r.summary["extraction"].get("metrics", {})) for r in runs)))
         for key in micro:
             name = f"extraction.{key}"
-            found = _best(runs, name, lambda r, k=key: _number(r.summary["extraction"]["metrics"].get(k)))
+            found = _best(runs, name, lambda r, k=key: _number(r.summary["extraction"]["metrics"].get(k)), directions)
             if found is not None:
                 out[name] = found
     return out
@@ -328,8 +399,20 @@ def _notes(runs: Sequence[_Run]) -> list[str]:
     return []
 
 
-def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str = "eqs") -> ModelRanking:
+def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str | None = None) -> ModelRanking:
     """Open runs by id in the project's run store and rank them (the `scoregate rank` entry point)."""
+    from scoregate.catalog.directions import project_directions
+    from scoregate.catalog.project import load_project
+
     if len(run_ids) < 2:
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
-    return rank_runs([RunStore.open(root / "runs", run_id) for run_id in run_ids], metric=metric)
+    project = load_project(root)
+    settings = project.config.settings
+    return rank_runs(
+        [RunStore.open(root / "runs", run_id) for run_id in run_ids],
+        metric=metric,
+        directions=project_directions(project),
+        alpha=1 - settings.confidence_level,
+        resamples=settings.bootstrap_resamples,
+        seed=settings.seed,
+    )

@@ -1,9 +1,9 @@
-"""Paired comparison of two runs over the same items, Holm correction across scores, judge win rates."""
+"""Paired comparison of two runs over the same items: verdicts read from the CI, Holm for secondary scores."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
@@ -11,8 +11,15 @@ import numpy as np
 from scipy import stats
 
 from scoregate.analysis.stats import mean_ci
+from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT, Verdict, interval_verdict
+from scoregate.catalog.models import Direction
 
-Verdict = Literal["better", "worse", "no detectable difference", "non-inferior"]
+__all__ = [
+    "VERDICT_RULE", "WILCOXON_VARIANT", "PairedComparison", "Verdict", "compare_many", "compare_paired", "holm",
+    "holm_intervals", "interval_verdict", "preference_win_rate",
+]  # fmt: skip
+
+Role = Literal["primary", "secondary"]
 POWER = 0.8
 
 
@@ -22,6 +29,7 @@ class PairedComparison:
 
     Undefined statistics are None: CI, tests and sd need n ≥ 2, `cohens_dz` needs spread in the
     differences, `wilcoxon_p` needs at least one non-zero difference. `reason` says why, when n < 2.
+    The verdict follows the printed interval (`diff_ci_low`, `diff_ci_high`, at `ci_level`) alone.
     """
 
     n: int
@@ -41,9 +49,17 @@ class PairedComparison:
     non_inferior: bool | None
     p_adjusted: float | None
     margin: float | None
-    higher_is_better: bool
+    direction: Direction
     alpha: float
+    ci_level: float
+    """Confidence level of the printed CI: 1 − alpha for a primary metric, Holm's step level for a secondary."""
+    role: Role = "primary"
     reason: str | None = None
+
+    @property
+    def higher_is_better(self) -> bool:
+        """True unless lower is better (a score without direction counts as higher for wins/losses)."""
+        return self.direction != "lower"
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
@@ -87,54 +103,52 @@ def compare_paired(
     b: Sequence[float],
     *,
     margin: float | None = None,
-    higher_is_better: bool = True,
+    direction: Direction = "higher",
     alpha: float = 0.05,
+    ci_level: float | None = None,
     resamples: int = 5000,
     seed: int = 0,
 ) -> PairedComparison:
     """Return the paired comparison of candidate `b` against baseline `a` (same item at the same index).
 
-    - `diff`, its (1 − alpha) bootstrap CI (BCa, resampling pairs) and `cohens_dz` are of b − a.
+    - `diff`, its bootstrap CI (BCa, resampling pairs; level `ci_level`, default 1 − alpha) and
+      `cohens_dz` are of b − a; the verdict follows that CI (`interval_verdict`).
     - `wilcoxon_p`: two-sided signed-rank test with zero_method="pratt": items whose score did not
       change stay in the ranking (so they count in n) but add to neither rank sum. This is more
       conservative than dropping them, which matters on coarse judge scales with many ties.
-    - `wins`/`ties`/`losses` count items where b is better/equal/worse, in the direction
-      `higher_is_better` names. `mde` = (z₁₋α/₂ + z₀.₈)·sd(b − a)/√n, the smallest true mean
-      difference this n detects with 80% power.
-
-    Verdict, with gain = b − a when higher is better, else a − b, and p = `p_adjusted` when set
-    (by `compare_many`) else `wilcoxon_p`:
-    - without `margin`: "better" when p < alpha and the CI of gain lies above 0, "worse" when
-      p < alpha and it lies below 0, otherwise "no detectable difference";
-    - with `margin` (≥ 0, in score units; the largest loss tolerated) a non-inferiority test:
-      `non_inferior` is True when the CI's lower bound of gain is > −margin. Verdict "better" when it
-      is also superior as above, "non-inferior" when it is not, and "worse" when non-inferiority
-      could not be shown (this includes n < 2). A gate should read `non_inferior`.
+      `ttest_p`: the paired t-test. Both are shown beside the verdict; neither decides it.
+    - `wins`/`ties`/`losses` count items where b is better/equal/worse in `direction` (b higher
+      counts as a win for a score without direction). `mde` = (z₁₋α/₂ + z₀.₈)·sd(b − a)/√n, the
+      smallest true mean difference this n detects with 80% power.
+    - `margin` (≥ 0, in score units; the largest loss tolerated) adds `non_inferior` and the words
+      "equivalent" and "non-inferior"; a gate should read `non_inferior`.
     """
     if margin is not None and not margin >= 0:
         raise ValueError(f"compare_paired: margin must be ≥ 0 (the largest tolerated loss), got {margin}")
+    level = 1 - alpha if ci_level is None else ci_level
     x, y = _aligned(a, "a"), _aligned(b, "b")
     if x.size != y.size:
         raise ValueError(f"compare_paired: a has {x.size} values and b has {y.size}; pairs must be aligned")
     n = int(x.size)
     d = y - x
-    gain = d if higher_is_better else -d
+    gain = -d if direction == "lower" else d
     wins, losses = int(np.sum(gain > 0)), int(np.sum(gain < 0))
     low = high = wilcoxon_p = ttest_p = cohens_dz = mde = None
     reason = None
     if n < 2:
         reason = f"{n} paired item{'s' if n != 1 else ''}: at least 2 are needed to compare"
     else:
-        low, high, _ = mean_ci(d, confidence=1 - alpha, resamples=resamples, seed=seed)
+        low, high, _ = mean_ci(d, confidence=level, resamples=resamples, seed=seed)
         sd = float(np.std(d, ddof=1))
         if np.any(d != 0):
             wilcoxon_p = _optional(stats.wilcoxon(d, zero_method="pratt", alternative="two-sided").pvalue)
         if sd > 0:
             ttest_p = _optional(stats.ttest_rel(y, x).pvalue)
             cohens_dz = float(np.mean(d)) / sd
-        z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(POWER)
+        z = stats.norm.ppf(1 - (1 - level) / 2) + stats.norm.ppf(POWER)
         mde = float(z * sd / math.sqrt(n))
-    result = PairedComparison(
+    verdict, non_inferior = interval_verdict(low, high, direction=direction, margin=margin)
+    return PairedComparison(
         n=n,
         mean_a=float(np.mean(x)) if n else None,
         mean_b=float(np.mean(y)) if n else None,
@@ -148,38 +162,15 @@ def compare_paired(
         ties=n - wins - losses,
         losses=losses,
         mde=mde,
-        verdict="no detectable difference",
-        non_inferior=None,
+        verdict=verdict,
+        non_inferior=non_inferior,
         p_adjusted=None,
         margin=margin,
-        higher_is_better=higher_is_better,
+        direction=direction,
         alpha=alpha,
+        ci_level=level,
         reason=reason,
     )
-    return _decided(result)
-
-
-def _decided(r: PairedComparison) -> PairedComparison:
-    """Return `r` with `verdict` and `non_inferior` derived from its CI, p-values, margin and alpha."""
-    p = r.p_adjusted if r.p_adjusted is not None else r.wilcoxon_p
-    gain_low: float | None = None
-    gain_high: float | None = None
-    if r.diff_ci_low is not None and r.diff_ci_high is not None:
-        if r.higher_is_better:
-            gain_low, gain_high = r.diff_ci_low, r.diff_ci_high
-        else:
-            gain_low, gain_high = -r.diff_ci_high, -r.diff_ci_low
-    significant = p is not None and p < r.alpha
-    superior = significant and gain_low is not None and gain_low > 0
-    inferior = significant and gain_high is not None and gain_high < 0
-    verdict: Verdict
-    non_inferior: bool | None = None
-    if r.margin is not None:
-        non_inferior = gain_low is not None and gain_low > -r.margin
-        verdict = "better" if superior else "non-inferior" if non_inferior else "worse"
-    else:
-        verdict = "better" if superior else "worse" if inferior else "no detectable difference"
-    return replace(r, verdict=verdict, non_inferior=non_inferior)
 
 
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:
@@ -194,36 +185,80 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return adjusted
 
 
+def _excludes_zero(r: PairedComparison) -> bool:
+    return r.diff_ci_low is not None and r.diff_ci_high is not None and (r.diff_ci_low > 0 or r.diff_ci_high < 0)
+
+
+def holm_intervals(
+    pvalues: Sequence[float | None], alpha: float, at_level: Callable[[int, float], PairedComparison]
+) -> list[PairedComparison]:
+    """Return the comparisons recomputed at Holm step-down CI levels, in input order.
+
+    Hypotheses are taken by increasing p (None last). The k-th (0-based) of m gets the level
+    1 − alpha/(m − k) while every earlier interval excluded 0; from the first one that did not, the
+    level stops relaxing, as Holm stops rejecting. So every interval is at least as wide as the
+    Bonferroni-free (1 − alpha) one would be at its step, and "better"/"worse" only appear where the
+    step-down allows them. `at_level(i, level)` computes hypothesis i at a level.
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: (pvalues[i] is None, pvalues[i] or 0.0, i))
+    out: list[PairedComparison | None] = [None] * m
+    stepping, level = True, 1 - alpha / max(m, 1)
+    for k, i in enumerate(order):
+        if stepping:
+            level = 1 - alpha / (m - k)
+        result = at_level(i, level)
+        stepping = stepping and _excludes_zero(result)
+        out[i] = result
+    return [r for r in out if r is not None]
+
+
 def compare_many(
     pairs: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     *,
+    primary: Collection[str] | None = None,
     margins: Mapping[str, float] | None = None,
-    higher_is_better: bool | Mapping[str, bool] = True,
+    directions: Direction | Mapping[str, Direction] = "higher",
     alpha: float = 0.05,
     resamples: int = 5000,
     seed: int = 0,
 ) -> dict[str, PairedComparison]:
-    """Return `compare_paired` for each score name → (a, b), with Holm applied across the scores.
+    """Return `compare_paired` for each score name → (a, b): primary scores plain, the others Holm-adjusted.
 
-    Holm adjusts the Wilcoxon p-values (the test that needs no normality; scores are often
-    bounded and ordinal), and `p_adjusted` replaces them in the better/worse verdicts. The
-    non-inferiority bounds (scores named in `margins`) are not adjusted: a gate that requires every
-    score to be non-inferior is an intersection-union test, whose error rate needs no correction.
-    `higher_is_better` is one flag for all scores or a flag per score name (missing names: True).
+    A `primary` score (chosen before looking: the metrics the gates use, or `--metric`) gets its
+    (1 − alpha) CI and a verdict read from it. Every other score is secondary (exploratory): its
+    Wilcoxon p-value is Holm-adjusted across the secondary scores (`p_adjusted`), and its CI is
+    computed at its Holm step-down level (`holm_intervals`), so it is wider, and its verdict follows
+    that wider interval. `primary=None` makes every score primary. `directions` is one direction for all
+    scores or one per score name (missing names: higher).
     """
     margins = margins or {}
     unknown = sorted(set(margins) - set(pairs))
     if unknown:
         raise ValueError(f"compare_many: margins name scores that are not compared: {', '.join(unknown)}")
-    results = {}
-    for name, (a, b) in pairs.items():
-        hib = higher_is_better if isinstance(higher_is_better, bool) else higher_is_better.get(name, True)
-        results[name] = compare_paired(
-            a, b, margin=margins.get(name), higher_is_better=hib, alpha=alpha, resamples=resamples, seed=seed
-        )
-    names = list(results)
-    adjusted = holm([results[name].wilcoxon_p for name in names])
-    return {name: _decided(replace(results[name], p_adjusted=p)) for name, p in zip(names, adjusted, strict=True)}
+
+    def direction_of(name: str) -> Direction:
+        return directions if isinstance(directions, str) else directions.get(name, "higher")
+
+    def one(name: str, level: float | None = None) -> PairedComparison:
+        a, b = pairs[name]
+        return compare_paired(
+            a, b, margin=margins.get(name), direction=direction_of(name), alpha=alpha, ci_level=level,
+            resamples=resamples, seed=seed,
+        )  # fmt: skip
+
+    results = {name: one(name) for name in pairs}
+    secondary = [name for name in pairs if primary is not None and name not in primary]
+    raw = [results[name].wilcoxon_p for name in secondary]
+
+    def at_level(i: int, level: float) -> PairedComparison:
+        name = secondary[i]
+        return results[name] if level == results[name].ci_level else one(name, level)
+
+    widened = holm_intervals(raw, alpha, at_level)
+    for name, p, result in zip(secondary, holm(raw), widened, strict=True):
+        results[name] = replace(result, p_adjusted=p, role="secondary")
+    return results
 
 
 def _wilson(successes: float, n: int, confidence: float) -> tuple[float, float]:

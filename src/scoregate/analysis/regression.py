@@ -15,9 +15,10 @@ evaluators (versions and file hashes), composites and judge model — otherwise 
 come from the scorers, not the prompt. No baseline, too few paired items or a coverage below the
 floor makes the gate INCOMPLETE, never a pass.
 
-The test is paired non-inferiority (`compare_paired(margin=…)`): items measured in both runs are
-paired by id; the gate passes when the lower bound of the CI of the gain (candidate − baseline, or
-baseline − candidate for a metric bounded from above) is above −margin.
+The test is paired non-inferiority (`compare_paired(margin=…)`), the rule `scoregate compare` uses for
+a primary metric: items measured in both runs are paired by id; the gate passes when the lower bound
+of the CI of the gain (candidate − baseline, or baseline − candidate for a metric bounded from above)
+is above −margin, and its detail gives the same verdict word `compare` prints for that interval.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, Protocol
 
 from scoregate.analysis.gates import GateResult, GateStatus
 from scoregate.analysis.paired import compare_paired
+from scoregate.catalog.models import Direction
 from scoregate.store import RunStore, list_runs
 
 REGRESSION_STAT = "paired_noninferiority"
@@ -199,7 +201,7 @@ def evaluate_regression_gate(
     margin_value = getattr(gate, "margin", None)
     margin = float(DEFAULT_MARGIN if margin_value is None else margin_value)
     floor = gate.min_coverage if gate.min_coverage is not None else min_coverage
-    higher_is_better = gate.op not in ("<=", "<")
+    direction: Direction = "lower" if gate.op in ("<=", "<") else "higher"
 
     def result(status: GateStatus, observed: float | None, coverage: float | None, detail: str) -> GateResult:
         return GateResult(gate.name, gate.metric, REGRESSION_STAT, ">", -margin, observed, coverage, status, detail)
@@ -222,14 +224,14 @@ def evaluate_regression_gate(
         )
     stats = compare_paired(
         [a for a, _ in measured], [b for _, b in measured],
-        margin=margin, higher_is_better=higher_is_better, alpha=1 - confidence, resamples=resamples, seed=seed,
+        margin=margin, direction=direction, alpha=1 - confidence, resamples=resamples, seed=seed,
     )  # fmt: skip
     assert stats.diff_ci_low is not None and stats.diff_ci_high is not None and stats.diff is not None
-    gain_low = stats.diff_ci_low if higher_is_better else -stats.diff_ci_high
+    gain_low = stats.diff_ci_low if direction == "higher" else -stats.diff_ci_high
     status: GateStatus = "pass" if stats.non_inferior else "fail"
     detail = (
         f"{against}: {len(measured)} paired items, Δ {stats.diff:+.3g} "
-        f"({confidence:.0%} CI {stats.diff_ci_low:+.3g} to {stats.diff_ci_high:+.3g}); "
+        f"({confidence:.0%} CI {stats.diff_ci_low:+.3g} to {stats.diff_ci_high:+.3g}); {stats.verdict}, "
         + ("non-inferior" if stats.non_inferior else "non-inferiority not shown")
         + f" within the margin {margin:g}"
     )

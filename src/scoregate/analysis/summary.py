@@ -50,11 +50,14 @@ class RunAggregator:
         self._columns = {key: _ScoreColumn(data_type) for key, data_type in score_keys}
         self._totals = _RunTotals()
         self.values_by_item: dict[str, dict[str, float | None]] = {}
+        self.item_ids: list[str] = []
+        """Item ids in the order they were added (aligned with every `column`)."""
 
     def add(self, result: ItemResult) -> None:
         """Count one item's scores and calls."""
         t = self._totals
         t.items += 1
+        self.item_ids.append(result.item_id)
         t.failed += result.error is not None
         by_name = {s.name: s for s in result.scores}
         for key, column in self._columns.items():

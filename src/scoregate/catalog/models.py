@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ScoreDataType = Literal["numeric", "boolean", "categorical", "text"]
+Direction = Literal["higher", "lower", "none"]
+"""Which way a score improves: `higher` or `lower` is better, or `none` (described, never "better")."""
 StructuredOutputStyle = Literal["json_schema", "json_object_schema", "guided_json", "none"]
 
 
@@ -120,6 +122,11 @@ class ScoreKey(Strict):
     range: tuple[float, float] | None = Field(default=None, description="Inclusive [min, max] for numeric.")
     categories: list[str] | None = None
     description: str = ""
+    direction: Direction | None = Field(
+        default=None,
+        description="`higher` or `lower` is better, or `none` (never called better); default: higher for "
+        "numeric and boolean scores, none for categorical and text.",
+    )
 
 
 class JudgeField(ScoreKey):
@@ -180,6 +187,11 @@ class CounterSpec(Strict):
         default=None, description="Required section titles per style (for required_sections)."
     )
     style: str | None = Field(default=None, description="Path of the style field (for required_sections).")
+    direction: Direction | None = Field(
+        default=None,
+        description="`higher` or `lower` is better, or `none`; default by counter: none for word_count, "
+        "compression_ratio and missing_sections (text), higher for the others.",
+    )
 
     @property
     def score_key(self) -> str:

@@ -13,6 +13,7 @@ from scoregate.cli import (
     cache_cmd,
     calibrate_cmd,
     compare_cmd,
+    diff_cmd,
     extraction_cmd,
     hardcases_cmd,
     langfuse_cmd,
@@ -37,6 +38,7 @@ app.command("mlflow-sync")(run_cmd.mlflow_sync)
 app.command("rank")(run_cmd.rank)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("compare")(compare_cmd.compare)
+app.command("diff")(diff_cmd.diff)
 app.command("connection-test")(extraction_cmd.connection_test)
 app.command("langfuse-sync")(promote_cmd.langfuse_sync)
 app.command("promote")(promote_cmd.promote_command)

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from scoregate.analysis.compare_runs import CompareOptions, CompareOutcome, compare_stored_runs, parse_margins
-from scoregate.analysis.model_ranking import rank_stored_runs
+from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
+from scoregate.catalog.directions import direction_arrow
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
+
+if TYPE_CHECKING:
+    from scoregate.comparison import CompareOutcome
 
 console = Console()
-VERDICT_STYLE = {"better": "green", "non-inferior": "green", "worse": "red", "no detectable difference": "yellow"}
+VERDICT_STYLE = {
+    "better": "green", "non-inferior": "green", "equivalent": "green", "worse": "red",
+    "inconclusive": "yellow", "increased": "cyan", "decreased": "cyan",
+}  # fmt: skip
 
 
 def _n(value: Any, digits: int = 3) -> str:
@@ -30,39 +37,98 @@ def _signed(value: float | None) -> str:
     return "—" if value is None else f"{value:+.3g}"
 
 
+def _level(level: float) -> str:
+    return f"{level:.1%}".replace(".0%", "%")
+
+
+def _ci(s: Any) -> str:
+    return (
+        "—" if s.diff_ci_low is None else f"[{_signed(s.diff_ci_low)}, {_signed(s.diff_ci_high)}] {_level(s.ci_level)}"
+    )
+
+
+def _verdict(score: Any) -> str:
+    s = score.stats
+    return s.verdict + (f" (margin {s.margin:g})" if s.margin is not None else "") + ("" if score.primary else " *")
+
+
 def comparison_table(outcome: CompareOutcome) -> Table:
-    """Return one row per compared score: means, Δ with CI, p-values, effect size, W/T/L, MDE, verdict."""
+    """Return one row per compared score: direction, n, means, Δ with the CI its verdict follows, verdict."""
     c = outcome.comparison
-    level = f"{1 - c.alpha:.0%}"
     table = Table(title=f"B = {c.b.run_id}  vs  A = {c.a.run_id}", title_justify="left")
-    columns = ("score", "n", "mean A", "mean B", "Δ B−A", f"{level} CI", "p Wilcoxon", "p t-test", "p Holm",
-               "dz", "W/T/L", "MDE", "verdict")  # fmt: skip
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("score", "verdict", f"{level} CI") else "right")
+    for column in ("score", "n", "mean A", "mean B", "Δ B−A", "CI of Δ (level)", "verdict"):
+        table.add_column(
+            column, no_wrap=True, justify="right" if column in ("n", "mean A", "mean B", "Δ B−A") else "left"
+        )
     for name, score in c.scores.items():
         s = score.stats
-        ci = "—" if s.diff_ci_low is None else f"[{_signed(s.diff_ci_low)}, {_signed(s.diff_ci_high)}]"
-        label = name if score.direction == "higher is better" else f"{name} (↓)"
-        verdict = s.verdict + (f" (margin {s.margin:g})" if s.margin is not None else "")
+        verdict = f"[{VERDICT_STYLE.get(s.verdict, 'white')}]{escape(_verdict(score))}[/]"
         table.add_row(
-            label, _n(s.n), _n(s.mean_a), _n(s.mean_b), _signed(s.diff), ci, _n(s.wilcoxon_p), _n(s.ttest_p),
-            _n(s.p_adjusted), _n(s.cohens_dz), f"{s.wins}/{s.ties}/{s.losses}", _n(s.mde, 2),
-            f"[{VERDICT_STYLE.get(s.verdict, 'white')}]{verdict}[/]",
+            f"{escape(name)} {direction_arrow(score.direction)}", _n(s.n), _n(s.mean_a), _n(s.mean_b), _signed(s.diff),
+            _ci(s), verdict,
         )  # fmt: skip
     return table
 
 
+def comparison_lines(outcome: CompareOutcome) -> list[str]:
+    """Return the comparison table's facts as plain lines, two per score (for narrow consoles)."""
+    lines = []
+    for name, score in outcome.comparison.scores.items():
+        s = score.stats
+        lines.append(f"{name} {direction_arrow(score.direction)}  {_verdict(score)}")
+        lines.append(f"   n {_n(s.n)}  A {_n(s.mean_a)}  B {_n(s.mean_b)}  Δ {_signed(s.diff)}  CI {_ci(s)}")
+    return lines
+
+
+def tests_table(outcome: CompareOutcome) -> Table:
+    """Return one row per compared score: the p-values (raw and Holm), effect size, W/T/L and MDE."""
+    c = outcome.comparison
+    table = Table(title="tests (shown beside the verdicts; they do not decide them)", title_justify="left")
+    for column in ("score", "p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE"):
+        table.add_column(column, no_wrap=True, justify="left" if column == "score" else "right")
+    for name, score in c.scores.items():
+        table.add_row(name, *_test_cells(score.stats))
+    return table
+
+
+def _test_cells(s: Any) -> tuple[str, ...]:
+    return (_n(s.wilcoxon_p), _n(s.ttest_p), _n(s.p_adjusted), _n(s.cohens_dz), f"{s.wins}/{s.ties}/{s.losses}",
+            _n(s.mde, 2))  # fmt: skip
+
+
+def tests_lines(outcome: CompareOutcome) -> list[str]:
+    """Return the tests table's facts as plain lines, two per score."""
+    lines = []
+    for name, score in outcome.comparison.scores.items():
+        w, t, h, dz, wtl, mde = _test_cells(score.stats)
+        lines += [name, f"   p Wilcoxon {w}  p t-test {t}  p Holm {h}  dz {dz}  W/T/L {wtl}  MDE {mde}"]
+    return lines
+
+
 def print_outcome(outcome: CompareOutcome) -> None:
-    """Print the pairing counts, the score table, each verdict in words, the preference and the mirror."""
+    """Print the pairing counts, the score tables, each verdict in words, the preference and the mirror."""
     c = outcome.comparison
     console.print(
         f"paired on {c.shared_items} items present in both runs; dropped {c.a.only_here} only in A "
         f"({c.a.run_id}), {c.b.only_here} only in B ({c.b.run_id})"
     )
+    for side, run in (("A", c.a), ("B", c.b)):
+        prompts = ", ".join(f"{n}@{v}" for n, v in run.prompts.items())
+        console.print(
+            f"{side}: {escape(run_label(run.model, run.prompts, run.run_id))}  ({escape(prompts)})", highlight=False
+        )
     for warning in c.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
-    console.print(comparison_table(outcome))
-    console.print("(↓ lower is better; Holm corrects the Wilcoxon p-values across the scores)")
+    primary = ", ".join(c.primary) or "none"
+    console.print(f"primary: {escape(primary)}  ({escape(c.primary_source)})", highlight=False)
+    print_table_or_lines(console, comparison_table(outcome), comparison_lines(outcome))
+    console.print(
+        "↑ higher is better, ↓ lower is better, · no direction (never better or worse); "
+        "* secondary: exploratory, Holm-adjusted p and CI"
+    )
+    print_table_or_lines(console, tests_table(outcome), tests_lines(outcome))
+    console.print(f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores", highlight=False)
+    console.print(f"rule: {VERDICT_RULE}", highlight=False)
     for name, score in c.scores.items():
         gap = f" [{score.shared_unmeasured} shared item(s) not measured in both]" if score.shared_unmeasured else ""
         console.print(f"  {escape(name)}: {escape(score.sentence + gap)}", highlight=False)
@@ -71,7 +137,7 @@ def print_outcome(outcome: CompareOutcome) -> None:
     p = outcome.preference
     if p is not None:
         w = p.win_rate
-        rate = "—" if w.win_rate is None else f"{w.win_rate:.2f} [{w.ci_low:.2f}, {w.ci_high:.2f}]"
+        rate = "—" if w.win_rate is None else f"{w.win_rate:.0%} [{w.ci_low:.0%}, {w.ci_high:.0%}]"
         console.print(
             f"pairwise judge {p.evaluator} ({p.judge_model}), both orders: B win rate {rate}  "
             f"(B {w.b_wins} / A {w.a_wins} / tie {w.ties}; judged {p.judged} of {p.items} items; "
@@ -94,7 +160,14 @@ def compare(
     rank: Annotated[
         bool, typer.Option("--rank", help="Rank the runs (paired tests, win rates, Pareto fronts), even two.")
     ] = False,
-    metric: Annotated[str, typer.Option("--metric", help="The score to rank by, with --rank or 3+ runs.")] = "eqs",
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="Primary metric (repeatable; default: the metrics the gates use). With --rank or 3+ runs: "
+            "the score to rank by (default: the experiment's primary metric).",
+        ),
+    ] = None,
     judge: Annotated[
         bool, typer.Option("--judge", help="Also ask the pairwise judge (ev_preference_v1), in both orders.")
     ] = False,
@@ -120,10 +193,23 @@ def compare(
 ) -> None:
     """Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several."""
     if more_runs or rank:
-        ranking = rank_stored_runs(project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric)
-        typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str) if as_json else ranking.to_markdown())
+        if metric and len(metric) > 1:
+            raise typer.BadParameter("ranking takes one --metric")
+        from scoregate.analysis.model_ranking import rank_stored_runs
+
+        ranking = rank_stored_runs(
+            project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric[0] if metric else None
+        )
+        if as_json:
+            typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str))
+        else:
+            print_ranking(console, ranking)
         return
+    from scoregate.analysis.compare_runs import parse_margins
+    from scoregate.comparison import CompareOptions, compare_stored_runs
+
     options = CompareOptions(
+        metrics=tuple(metric or ()),
         margins=parse_margins(margin or []),
         lower_is_better=tuple(lower_is_better or ()),
         judge=judge,

@@ -1,13 +1,18 @@
-"""Rich tables for scores, gates and runs."""
+"""Rich tables for scores, gates, runs and rankings, readable at 80 columns without a TTY."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
+if TYPE_CHECKING:
+    from scoregate.analysis.model_ranking import ModelRanking
+
 STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim"}
+RATE_METRICS = frozenset({"success_rate", "coverage"})
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -18,32 +23,128 @@ def _num(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def scores_table(summary: dict[str, Any]) -> Table:
-    """Return a table of every score: mean, CI, coverage, and why values are missing."""
+def duration(ms: float | None) -> str:
+    """Return a latency in ms below a second, else in s (e.g. `850 ms`, `30.2 s`); `—` when unknown."""
+    if ms is None:
+        return "—"
+    if ms < 1000:
+        return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+    return f"{ms / 1000:.1f} s" if ms < 100_000 else f"{ms / 1000:.0f} s"
+
+
+def percent(rate: float | None) -> str:
+    """Return a rate in [0, 1] as a percentage (`97.5%`, `100%`); `—` when unknown."""
+    if rate is None:
+        return "—"
+    text = f"{rate * 100:.1f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def metric_value(metric: str, value: Any) -> str:
+    """Return a metric's value formatted by its kind: latency in ms/s, rates as percentages, else a number."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if metric.startswith("latency") or metric.endswith("_ms"):
+            return duration(float(value))
+        if metric in RATE_METRICS or metric.endswith("_rate"):
+            return percent(float(value))
+    return _num(value)
+
+
+def run_label(model: str | None, prompts: Mapping[str, Any], run_id: str | None = None) -> str:
+    """Return `<model> · <prompt>@<version>[, …]` (the model's name in scoregate.yaml), then the run id if given."""
+    versions = ", ".join(f"{name}@{version}" for name, version in prompts.items())
+    label = " · ".join(part for part in (model, versions) if part)
+    return f"{label} ({run_id})" if run_id and label else label or (run_id or "")
+
+
+def summary_label(summary: Mapping[str, Any]) -> str:
+    """Return the model · prompt@version label of a run summary."""
+    return run_label(summary.get("model"), summary.get("prompts") or {})
+
+
+def table_fits(console: Console, table: Table) -> bool:
+    """True when `table`, drawn at its natural width, fits the console (so no cell is cut or folded)."""
+    import io
+
+    from rich.cells import cell_len
+
+    wide = Console(file=io.StringIO(), width=4000, color_system=None, force_terminal=False)
+    with wide.capture() as captured:
+        wide.print(table)
+    return max((cell_len(line.rstrip()) for line in captured.get().splitlines()), default=0) <= console.width
+
+
+def print_table_or_lines(console: Console, table: Table, lines: list[str]) -> None:
+    """Print the table when it fits the width, else the same facts as plain lines (nothing cut at 80 columns)."""
+    if table_fits(console, table):
+        console.print(table)
+        return
+    from rich.markup import escape
+
+    if table.title:
+        console.print(str(table.title), highlight=False)
+    for line in lines:
+        console.print(escape(line), highlight=False)
+
+
+def _key_width(keys: list[str]) -> int:
+    return max((len(k) for k in keys), default=5)
+
+
+def scores_table(summary: dict[str, Any], directions: Mapping[str, str] | None = None) -> Table:
+    """Return a table of every score: direction, mean, CI, coverage (keys never cut; reasons in `null_reason_lines`)."""
+    from scoregate.catalog.directions import direction_arrow
+
     table = Table(title=f"scores — run {summary['run_id']}", title_justify="left")
-    for column in ("score", "mean", "95% CI", "coverage", "not measured because"):
-        table.add_column(column, justify="right" if column in ("mean", "coverage") else "left")
+    keys = list(summary["scores"])
+    table.add_column("score", no_wrap=True, min_width=_key_width(keys) + (2 if directions else 0))
+    table.add_column("mean", justify="right", no_wrap=True)
+    table.add_column("95% CI", no_wrap=True)
+    table.add_column("coverage", justify="right", no_wrap=True)
     for key, s in summary["scores"].items():
-        if s["data_type"] == "text":
-            mean, ci = "(text)", ""
+        if s["data_type"] in ("text", "categorical"):
+            mean, ci = f"({s['data_type']})", ""
         else:
             mean = _num(s.get("mean"))
             ci = f"[{_num(s.get('ci_low'))}, {_num(s.get('ci_high'))}]" if s.get("ci_low") is not None else "—"
         cov = f"{s['n_measured']}/{s['n_total']}"
-        reasons = "; ".join(f"{r} ({n})" for r, n in list(s.get("null_reasons", {}).items())[:2])
-        table.add_row(key, mean, ci, cov, reasons[:80])
+        direction = "none" if s["data_type"] in ("text", "categorical") else (directions or {}).get(key, "higher")
+        label = f"{key} {direction_arrow(direction)}" if directions else key
+        table.add_row(label, mean, ci, cov)
     return table
 
 
+def null_reason_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Return one line per score with unmeasured items: `key: reason (count); …` (the top two reasons)."""
+    lines = []
+    for key, s in summary["scores"].items():
+        reasons = list((s.get("null_reasons") or {}).items())[:2]
+        if reasons:
+            lines.append(f"{key}: " + "; ".join(f"{r} ({n})" for r, n in reasons))
+    return lines
+
+
+def gate_rule(g: Mapping[str, Any]) -> str:
+    """Return a gate's rule as text, e.g. `mean(faithfulness_score) >= 4.2`."""
+    return f"{g['stat']}({g['metric']}) {g['op']} {g['threshold']:g}"
+
+
 def gates_table(summary: dict[str, Any]) -> Table:
-    """Return a table of gate verdicts with the observed value."""
-    table = Table(title="gates", title_justify="left")
-    for column in ("gate", "rule", "observed", "status", "detail"):
-        table.add_column(column)
-    for g in summary["gates"]:
+    """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status."""
+    from rich.markup import escape
+
+    table = Table(title="gates", title_justify="left", show_lines=True)
+    rules = [gate_rule(g) for g in summary["gates"]]
+    width = max(_key_width(rules), _key_width([g["name"] for g in summary["gates"]]))
+    table.add_column("gate, rule, detail", overflow="fold", min_width=width, ratio=1)
+    table.add_column("observed", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for g, rule in zip(summary["gates"], rules, strict=True):
         style = STATUS_STYLE[g["status"]]
-        rule = f"{g['stat']}({g['metric']}) {g['op']} {g['threshold']:g}"
-        table.add_row(g["name"], rule, _num(g["observed"]), f"[{style}]{g['status'].upper()}[/]", g["detail"])
+        table.add_row(
+            f"[bold]{escape(g['name'])}[/]\n{escape(rule)}\n[dim]{escape(str(g['detail']))}[/]",
+            metric_value(g["metric"], g["observed"]), f"[{style}]{g['status'].upper()}[/]",
+        )  # fmt: skip
     return table
 
 
@@ -52,17 +153,220 @@ def run_metrics_line(summary: dict[str, Any]) -> str:
     m = summary["run_metrics"]
     cost = "unknown" if m["cost_usd_total"] is None else f"${m['cost_usd_total']:.4f}"
     return (
-        f"items {m['items']}  success {_num(m['success_rate'])}  latency p50/p95 "
-        f"{_num(m['latency_p50_ms'], 4)}/{_num(m['latency_p95_ms'], 4)} ms  tokens in/out "
+        f"items {m['items']}  success {percent(m['success_rate'])}  latency p50/p95 "
+        f"{duration(m['latency_p50_ms'])}/{duration(m['latency_p95_ms'])}  tokens in/out "
         f"{_num(m['tokens_in_total'])}/{_num(m['tokens_out_total'])}  cost {cost}  retries {m['retries_total']}"
     )
 
 
-def print_summary(console: Console, summary: dict[str, Any]) -> None:
-    """Print the score table, run metrics, gates and the verdict."""
-    console.print(scores_table(summary))
-    console.print(run_metrics_line(summary))
+def verdict_line(summary: Mapping[str, Any]) -> str:
+    """Return `verdict: PASS` (or FAIL, INCOMPLETE), or a quiet `verdict: no gates` when none applied."""
+    verdict = str(summary["verdict"])
+    if verdict == "no_gates":
+        return "verdict: [dim]no gates[/]"
+    return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]"
+
+
+def print_summary(console: Console, summary: dict[str, Any], directions: Mapping[str, str] | None = None) -> None:
+    """Print the run's model and prompts, the score table, run metrics, gates and the verdict."""
+    console.print(f"{summary_label(summary)}  on {summary.get('dataset')}", highlight=False)
+    from rich.markup import escape
+
+    console.print(scores_table(summary, directions))
+    reasons = null_reason_lines(summary)
+    if reasons:
+        console.print("not measured because:")
+        for line in reasons:
+            console.print(f"  {escape(line)}", highlight=False)
+    if directions:
+        console.print("↑ higher is better, ↓ lower is better, · no direction", highlight=False)
+    console.print(run_metrics_line(summary), highlight=False)
     if summary["gates"]:
         console.print(gates_table(summary))
-    verdict = summary["verdict"]
-    console.print(f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]")
+    console.print(verdict_line(summary))
+
+
+def _no_wrap_table(title: str, columns: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for name, justify in columns:
+        table.add_column(name, no_wrap=True, justify=justify)  # type: ignore[arg-type]
+    return table
+
+
+def print_ranking(console: Console, ranking: ModelRanking) -> None:
+    """Print a ranking as aligned tables (plain lines where a table would not fit): runs, pairs, win rates."""
+    direction = "higher" if ranking.higher_is_better else "lower"
+    console.print(
+        f"ranking by {ranking.metric} ({direction} is better; {ranking.metric_source}) on {ranking.dataset}",
+        highlight=False,
+    )
+    runs = _no_wrap_table(
+        "runs",
+        [("rank", "right"), ("model", "left"), ("mean", "right"), ("95% CI", "left"), ("measured", "right"),
+         ("latency", "right"), ("cost/item", "right"), ("success", "right")],
+    )  # fmt: skip
+    run_lines = []
+    for r in ranking.runs:
+        ci = "—" if r.ci_low is None else f"[{_num(r.ci_low)}, {_num(r.ci_high)}]"
+        cost = "—" if r.cost_usd_per_item is None else f"${r.cost_usd_per_item:.6f}"
+        cells = (str(r.rank or "—"), r.label, _num(r.mean), ci, f"{r.measured}/{r.items}", duration(r.latency_ms),
+                 cost, percent(r.success_rate))  # fmt: skip
+        runs.add_row(*cells)
+        run_lines.append(
+            f"{cells[0]}. {r.label}\n   mean {cells[2]} {ci}  measured {cells[4]}  latency {cells[5]}  "
+            f"cost/item {cost}  success {cells[7]}"
+        )
+    print_table_or_lines(console, runs, run_lines)
+    pairs = _no_wrap_table(
+        "pairwise (candidate − baseline), CI Holm-adjusted across pairs",
+        [("candidate", "left"), ("baseline", "left"), ("n", "right"), ("Δ", "right"), ("CI of Δ (level)", "left"),
+         ("p Holm", "right"), ("verdict", "left")],
+    )  # fmt: skip
+    pair_lines = []
+    for p in ranking.pairs:
+        c = p.comparison
+        ci = "—" if c["diff_ci_low"] is None else f"[{c['diff_ci_low']:+.3g}, {c['diff_ci_high']:+.3g}]"
+        level = f"{c['ci_level']:.1%}".replace(".0%", "%")
+        diff = "—" if c["diff"] is None else f"{c['diff']:+.3g}"
+        pairs.add_row(p.candidate, p.baseline, str(p.shared_items), diff, f"{ci} {level}", _num(p.p_holm), p.verdict)
+        pair_lines.append(
+            f"{p.candidate} vs {p.baseline}\n   n {p.shared_items}  Δ {diff}  {level} CI {ci}  "
+            f"p Holm {_num(p.p_holm)}  → {p.verdict}"
+        )
+    print_table_or_lines(console, pairs, pair_lines)
+    labels = [r.label for r in ranking.runs]
+    wins = _no_wrap_table("win rate (row beats column; ties count half)", [("", "left")])
+    for label in labels:
+        wins.add_column(label, justify="right", no_wrap=True)
+    win_lines = []
+    for a in labels:
+        wins.add_row(a, *(percent(ranking.win_rate[a][b]) for b in labels))
+        win_lines += [f"{a} beats {b}: {percent(ranking.win_rate[a][b])}" for b in labels if b != a]
+    print_table_or_lines(console, wins, win_lines)
+    for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
+        console.print(f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}", highlight=False)
+    best = Table(title="best by metric (scores with a direction)", title_justify="left")
+    best.add_column("metric", no_wrap=True, min_width=_key_width(list(ranking.best_by_metric)))
+    best.add_column("best", overflow="fold")
+    best.add_column("value", justify="right", no_wrap=True)
+    for metric, b in ranking.best_by_metric.items():
+        best.add_row(metric, ", ".join(b["best"]), metric_value(metric, b["value"]))
+    console.print(best)
+    for note in ranking.notes:
+        console.print(f"note: {note}", highlight=False)
+
+
+FOLD_CHARS = 400
+"""Input fields longer than this are folded in `runs show --item` (the full text is in --json)."""
+
+
+def _score_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return _num(value)
+    return "—" if value is None else str(value)
+
+
+def print_item_table(console: Console, table_data: Any, directions: Mapping[str, str] | None = None) -> None:
+    """Print `runs show --items`: one row per item (id and prompt, output excerpt, scores stacked, error)."""
+    from rich.markup import escape
+
+    from scoregate.catalog.directions import direction_arrow
+
+    width = _key_width(table_data.keys) + 9
+    table = Table(title=f"{table_data.selection} — run {table_data.run_id}", title_justify="left", show_lines=True)
+    table.add_column("item, prompt@version, output, error", overflow="fold", ratio=1)
+    table.add_column("scores", no_wrap=True, min_width=width)
+    for row in table_data.rows:
+        scores = "\n".join(
+            f"{key} {direction_arrow((directions or {}).get(key, 'higher'))} {_score_text(row.scores.get(key))}"
+            for key in table_data.keys
+            if key in row.scores
+        )
+        error = f"\n[red]error: {escape(row.error)}[/]" if row.error else ""
+        cell = f"[bold]{escape(row.item_id)}[/]\n[dim]{escape(row.prompt)}[/]\n{escape(row.output_excerpt)}{error}"
+        table.add_row(cell, scores)
+    console.print(table)
+    console.print(f"{len(table_data.rows)} item(s)", highlight=False)
+    for note in table_data.notes:
+        console.print(f"note: {escape(note)}", highlight=False)
+
+
+def _folded(text: str) -> str:
+    return text if len(text) <= FOLD_CHARS else f"{text[:FOLD_CHARS].rstrip()} … [{len(text)} chars; --json for all]"
+
+
+def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
+    """Print one item in full: input fields (long ones folded), output, expected output, scores, calls."""
+    from rich.markup import escape
+
+    from scoregate.analysis.items import output_text
+
+    console.print(
+        f"[bold]item {escape(str(detail['item_id']))}[/]  run {detail['run_id']}  prompt {escape(detail['prompt'])}"
+    )
+    console.print("[bold]input[/]")
+    for key, value in (detail.get("input") or {}).items():
+        console.print(f"  {escape(key)}: {escape(_folded(output_text(value)))}", highlight=False)
+    if detail.get("error"):
+        console.print(f"[bold red]error:[/] {escape(str(detail['error']))}", highlight=False)
+    console.print("[bold]output[/]")
+    console.print(escape(output_text(detail.get("output")) or "—"), highlight=False)
+    if detail.get("raw_output") and detail.get("output") is None:
+        console.print(f"[bold]raw output[/]\n{escape(str(detail['raw_output']))}", highlight=False)
+    if detail.get("expected_output") is not None:
+        console.print("[bold]expected output[/]")
+        console.print(escape(_folded(output_text(detail["expected_output"]))), highlight=False)
+    console.print("[bold]scores[/]")
+    for s in detail.get("scores") or []:
+        if s["data_type"] == "text":
+            continue
+        value = _score_text(s["value"]) if s["value"] is not None else f"null — {s.get('reason') or 'no reason'}"
+        spread = f"  (spread {_num(s['spread'])})" if s.get("spread") else ""
+        console.print(
+            f"  {escape(s['name'])}: {escape(value)}{spread}  [dim]{escape(s['evaluator'])}[/]", highlight=False
+        )
+        if s.get("comment"):
+            console.print(f"    reasoning: {escape(str(s['comment']))}", highlight=False)
+    texts = [s for s in detail.get("scores") or [] if s["data_type"] == "text"]
+    for s in texts:
+        value = s["value"] if s["value"] is not None else f"null — {s.get('reason') or 'no reason'}"
+        console.print(f"  {escape(s['name'])} (text): {escape(str(value))}", highlight=False)
+    console.print("[bold]model calls[/]")
+    for c in detail.get("calls") or []:
+        tokens = f"{c.get('tokens_in') if c.get('tokens_in') is not None else '?'}/" + (
+            f"{c.get('tokens_out') if c.get('tokens_out') is not None else '?'}"
+        )
+        cost = "cost —" if c.get("cost_usd") is None else f"${c['cost_usd']:.6f}"
+        line = (
+            f"  {c['purpose']} {c['model']}: {duration(c.get('latency_ms'))}, tokens in/out {tokens}, {cost}, "
+            f"retries {c.get('retries', 0)}, cache {'hit' if c.get('cached') else 'miss'}"
+        )
+        console.print(escape(line), highlight=False)
+        if c.get("error"):
+            console.print(f"    [red]error:[/] {escape(str(c['error']))}", highlight=False)
+
+
+def print_run_diff(console: Console, diff: Any) -> None:
+    """Print `scoregate diff`: per item, the score deltas, both outputs side by side, and a word diff."""
+    from rich.markup import escape
+
+    by = f"sorted by the largest change of {diff.by}" if diff.by else "in dataset order"
+    console.print(f"B = {diff.run_b} vs A = {diff.run_a}: {diff.shared_items} shared items, {by}", highlight=False)
+    for d in diff.items:
+        deltas = "  ".join(
+            f"{k} {_score_text(d.scores_a.get(k))}→{_score_text(d.scores_b.get(k))}" + (f" ({v:+.3g})" if v else "")
+            for k, v in d.deltas.items()
+            if v is None or v != 0 or k == diff.by
+        )
+        console.rule(f"{escape(d.item_id)}", align="left")
+        console.print(f"Δ {escape(deltas) or 'no score changed'}", highlight=False)
+        side = Table(show_header=True, expand=True)
+        side.add_column(f"A {escape(d.prompt_a)}", overflow="fold", ratio=1)
+        side.add_column(f"B {escape(d.prompt_b)}", overflow="fold", ratio=1)
+        side.add_row(escape(d.error_a or d.output_a or "—"), escape(d.error_b or d.output_b or "—"))
+        console.print(side)
+        console.print(f"word diff: {escape(d.word_diff)}", highlight=False)
+    for note in diff.notes:
+        console.print(f"note: {escape(note)}", highlight=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,7 +14,7 @@ from scoregate.analysis.model_ranking import rank_stored_runs
 from scoregate.catalog.plan import validate_project
 from scoregate.catalog.project import load_project
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.cli.render import print_summary
+from scoregate.cli.render import print_ranking, print_summary
 from scoregate.errors import ExitCode
 from scoregate.experiment import RunOptions, RunOutcome, run_experiment, run_models
 from scoregate.sinks.mlflow_sink import resync_run
@@ -89,7 +90,7 @@ def run(
         names = [m.strip() for m in models.split(",") if m.strip()]
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
-            _report(outcome)
+            _report(outcome, project_root(project))
         if any(o.succeeded_items == 0 for o in outcomes):
             empty = ", ".join(o.run_id for o in outcomes if o.succeeded_items == 0)
             console.print(f"[bold red]error:[/] no item succeeded in {empty}", highlight=False)
@@ -102,7 +103,7 @@ def run(
     if outcome.nothing_to_do is not None:
         console.print(outcome.nothing_to_do, soft_wrap=True, highlight=False)
         return
-    _report(outcome)
+    _report(outcome, project_root(project))
     if outcome.succeeded_items == 0:
         console.print(f"[bold red]error:[/] no item of run {outcome.run_id} succeeded", highlight=False)
         raise typer.Exit(int(ExitCode.ERROR))
@@ -110,9 +111,14 @@ def run(
         raise typer.Exit(int(ExitCode.GATES_FAILED))
 
 
-def _report(outcome: RunOutcome) -> None:
-    print_summary(console, outcome.summary)
-    console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
+def _report(outcome: RunOutcome, root: Path) -> None:
+    from scoregate.analysis.run_overview import manifest_run_name
+    from scoregate.catalog.directions import project_directions
+
+    print_summary(console, outcome.summary, project_directions(load_project(root)))
+    name = manifest_run_name(outcome.store.manifest)
+    console.print(f"run {outcome.run_id} ({escape(name)})", highlight=False)
+    console.print(f"stored in {outcome.store.directory}", soft_wrap=True, highlight=False)
     if outcome.failed_items:
         console.print(
             f"[yellow]{outcome.failed_items} item(s) failed[/] — retry them with "
@@ -141,10 +147,15 @@ def mlflow_sync(
 
 def rank(
     run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same dataset (e.g. one per model).")],
-    metric: Annotated[str, typer.Option(help="The score to rank by.")] = "eqs",
+    metric: Annotated[
+        str | None, typer.Option(help="The score to rank by (default: the experiment's primary metric).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ranking as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
-    typer.echo(json.dumps(ranking.to_dict(), indent=2) if as_json else ranking.to_markdown())
+    if as_json:
+        typer.echo(json.dumps(ranking.to_dict(), indent=2))
+    else:
+        print_ranking(console, ranking)

@@ -1,4 +1,4 @@
-"""`scoregate runs list|show`."""
+"""`scoregate runs list|show`: stored runs, one run's scores and gates, its items, one item in full."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.cli.render import STATUS_STYLE, print_summary
+from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_item_table, print_summary
 from scoregate.store import DamagedRun, RunStore, list_runs
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
@@ -20,38 +19,71 @@ console = Console()
 
 @app.command("list")
 def list_command(project: ProjectOption = None) -> None:
-    """List stored runs, newest first."""
-    table = Table()
-    for column in ("run id", "experiment", "status", "items", "verdict", "started"):
-        table.add_column(column)
-    damaged: list[str] = []
-    for store in list_runs(project_root(project) / "runs"):
+    """List stored runs, newest first: model · prompt@version, dataset, items, primary metric, verdict."""
+    from scoregate.analysis.run_overview import run_overview
+
+    stores = list_runs(project_root(project) / "runs")
+    if not stores:
+        console.print("no runs yet in runs/ — start one with `scoregate run EXPERIMENT`", highlight=False)
+    for store in stores:
         try:
-            manifest, summary = store.manifest, store.summary
+            o = run_overview(store)
         except DamagedRun as exc:  # one damaged run must not hide the others
-            damaged.append(exc.render())
-            table.add_row(store.run_id, "—", "[red]damaged[/]", "—", "—", "—")
+            console.print(f"[bold]{store.run_id}[/]  [red]damaged[/]", highlight=False)
+            console.print(f"  {escape(exc.render())}", soft_wrap=True, highlight=False)
             continue
-        verdict = summary["verdict"] if summary else "—"
-        items = str(summary["run_metrics"]["items"]) if summary else "—"
+        verdict = o.verdict or o.status or "—"
         style = STATUS_STYLE.get(verdict, "white")
-        table.add_row(
-            store.run_id, manifest["receipts"]["experiment"], manifest["status"], items,
-            f"[{style}]{verdict}[/]", manifest["started_at"][:19],
-        )  # fmt: skip
-    console.print(table)
-    for problem in damaged:
-        console.print(f"[red]damaged:[/] {escape(problem)}", soft_wrap=True, highlight=False)
+        items = f"{o.items_done}/{o.items_total if o.items_total is not None else '?'} items"
+        primary = "" if o.primary_metric is None else f"  primary {o.primary_metric} {_mean(o.primary_mean)}"
+        started = (o.started_at or "")[:16].replace("T", " ")
+        console.print(
+            f"[bold]{o.run_id}[/]  [{style}]{verdict.replace('_', ' ')}[/]  {o.status}  {started}", highlight=False
+        )
+        console.print(f"  {escape(o.name)}", highlight=False)
+        console.print(f"  {o.experiment} on {o.dataset}  {items}{escape(primary)}", highlight=False)
+
+
+def _mean(value: float | None) -> str:
+    return "mean —" if value is None else f"mean {value:.3g}"
 
 
 @app.command("show")
 def show_command(
     run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print summary.json.")] = False,
+    items: Annotated[bool, typer.Option("--items", help="Show the items: output excerpt, scores, error.")] = False,
+    item: Annotated[str | None, typer.Option("--item", help="Show one item in full.")] = None,
+    worst: Annotated[int | None, typer.Option("--worst", min=1, help="Only the K worst items (by --by).")] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="Score for --worst (default: the run's primary metric).")
+    ] = None,
+    failed: Annotated[bool, typer.Option("--failed", help="Only items whose call or output failed.")] = False,
+    gate: Annotated[str | None, typer.Option("--gate", help="Only the items that broke this gate.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (summary.json, or the items asked for).")] = False,
     project: ProjectOption = None,
 ) -> None:
-    """Show a run's scores, gates and receipts."""
-    store = RunStore.open(project_root(project) / "runs", run_id)
+    """Show a run's scores, gates and receipts; or its items (--items, --worst, --failed, --gate); or one --item."""
+    from scoregate.analysis.items import item_detail, item_table
+    from scoregate.catalog.directions import project_directions
+    from scoregate.catalog.project import load_project
+
+    root = project_root(project)
+    store = RunStore.open(root / "runs", run_id)
+    if item is not None:
+        detail = item_detail(store, item)
+        if as_json:
+            typer.echo(json.dumps(detail, indent=2, default=str))
+        else:
+            print_item_detail(console, detail)
+        return
+    directions = project_directions(load_project(root))
+    if items or worst is not None or failed or gate is not None or by is not None:
+        table = item_table(store, worst=worst, by=by, failed=failed, gate=gate, directions=directions)
+        if as_json:
+            typer.echo(json.dumps(table.to_dict(), indent=2, default=str))
+        else:
+            print_item_table(console, table, directions)
+        return
     summary = store.summary
     if as_json:
         typer.echo(json.dumps(summary or {"manifest": store.manifest}, indent=2))
@@ -60,10 +92,14 @@ def show_command(
     receipts = manifest["receipts"]
     console.print(f"run {run_id}  status {manifest['status']}  experiment {receipts['experiment']}")
     prompts = ", ".join(f"{n}@{p['version']}" for n, p in receipts["prompts"].items())
-    console.print(f"prompts {prompts}  model {receipts['model']['model']} @ {receipts['model']['endpoint']}")
+    model = receipts["model"]
+    console.print(f"model {model.get('name')} ({model['model']} @ {model['endpoint']})", highlight=False)
+    console.print(f"prompts {prompts}", highlight=False)
     console.print(f"dataset {receipts['dataset']['name']} ({receipts['dataset']['content_hash'][:12]})  "
-                  f"commit {str(receipts['git']['commit'])[:12]}  links {store.links}")  # fmt: skip
+                  f"commit {str(receipts['git']['commit'])[:12]}", highlight=False)  # fmt: skip
+    for name, link in store.links.items():
+        console.print(f"link {name}: {link}", highlight=False, soft_wrap=True)
     if summary is None:
         console.print(f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return
-    print_summary(console, summary)
+    print_summary(console, summary, directions)

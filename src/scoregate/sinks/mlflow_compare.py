@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.sinks.mlflow_sink import find_or_create_run, mirror_run, tracking_uri
+from scoregate.sinks.mlflow_sink import find_or_create_run, mirror_run, quiet_mlflow_logs, tracking_uri
 from scoregate.store import RunStore
 
 if TYPE_CHECKING:
-    from scoregate.analysis.compare_runs import CompareOutcome
+    from scoregate.comparison import CompareOutcome
 
 COMPARISON_TAG = "scoregate.comparison"
 ROWS_TAG = "scoregate.eval_rows"
@@ -53,6 +53,7 @@ def _client(project_root: Path) -> Any:
     import mlflow
     from mlflow.tracking import MlflowClient
 
+    quiet_mlflow_logs()
     uri = tracking_uri(project_root)
     mlflow.set_tracking_uri(uri)
     return MlflowClient(tracking_uri=uri)
@@ -126,7 +127,12 @@ def mirror_comparison(
     experiment_id = _experiment_id(client, f"{project}/comparisons", project_root)
     key = f"{store_a.run_id}..{store_b.run_id}"
     run_id = find_or_create_run(
-        client, experiment_id, tag=COMPARISON_TAG, key=key, run_name=f"{store_b.run_id} vs {store_a.run_id}"
+        client,
+        experiment_id,
+        tag=COMPARISON_TAG,
+        key=key,
+        run_name=f"{store_b.run_id} vs {store_a.run_id}",
+        legacy_name=f"{store_b.run_id} vs {store_a.run_id}",
     )
     mirrored = MirroredComparison(run_id)
     links = {"a": _mlflow_run_of(store_a, project_root, mirrored.warnings),

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scoregate.analysis.run_overview import manifest_run_name, run_description
 from scoregate.store import RunStore
 
 RUN_ID_TAG = "scoregate.run_id"
@@ -109,8 +110,12 @@ def tags_of(manifest: dict[str, Any], summary: dict[str, Any], links: dict[str, 
     if len(prompts) == 1:
         ((name, info),) = prompts.items()
         tags.update({"prompt.name": name, "prompt.version": str(info["version"])})
+    tags["mlflow.runName"] = manifest_run_name(manifest, with_experiment=True)
+    tags["mlflow.note.content"] = run_description(manifest, summary)
     for gate in summary["gates"]:
         tags[f"gate.{gate['name']}"] = gate["status"]
+        if gate.get("failing_items"):
+            tags[f"gate.{gate['name']}.detail"] = str(gate["detail"])[:500]
     if "langfuse_experiment_url" in links:
         tags["langfuse.experiment_url"] = str(links["langfuse_experiment_url"])
     return tags
@@ -140,23 +145,32 @@ def mirror_timestamp(manifest: dict[str, Any]) -> int:
 
 
 def find_or_create_run(
-    client: Any, experiment_id: str, *, tag: str, key: str, run_name: str, start_time: int | None = None
+    client: Any,
+    experiment_id: str,
+    *,
+    tag: str,
+    key: str,
+    run_name: str,
+    legacy_name: str | None = None,
+    start_time: int | None = None,
 ) -> str:
-    """Return the MLflow run tagged `tag=key`, adopting a half-made one named `run_name`, or create it.
+    """Return the MLflow run tagged `tag=key`, adopting a half-made one named `legacy_name`, or create it.
 
     The run is created with its identifying tag in the same call, so a kill can never leave a run the
-    next mirror cannot find. A run of that name without the tag (made by an older version, killed between
-    create and tag) is adopted; further untagged duplicates of it are deleted.
+    next mirror cannot find. A run named `legacy_name` (default `key`) without the tag (made by an older
+    version, which named runs by their id and tagged them later, killed in between) is adopted; further
+    untagged duplicates are deleted.
     """
     found = client.search_runs([experiment_id], filter_string=f"tags.`{tag}` = '{key}'", max_results=1)
     if found:
         return str(found[0].info.run_id)
     named = client.search_runs(
-        [experiment_id], filter_string=f"attributes.run_name = '{run_name}'", max_results=100,
+        [experiment_id], filter_string=f"attributes.run_name = '{legacy_name or key}'", max_results=100,
         order_by=["attributes.start_time ASC"],
     )  # fmt: skip
-    if named:
-        keep, *extra = [run.info.run_id for run in named]
+    untagged = [run for run in named if tag not in run.data.tags]
+    if untagged:
+        keep, *extra = [run.info.run_id for run in untagged]
         client.set_tag(keep, tag, key)
         for run_id in extra:
             client.delete_run(run_id)
@@ -165,12 +179,23 @@ def find_or_create_run(
     return str(run.info.run_id)
 
 
+def quiet_mlflow_logs() -> None:
+    """Keep MLflow's INFO lines (database set-up, migrations) out of scoregate's output, unless
+    MLFLOW_LOGGING_LEVEL asks for them."""
+    import logging
+
+    if not os.environ.get("MLFLOW_LOGGING_LEVEL"):
+        for name in ("mlflow", "alembic"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def mirror_run(store: RunStore, *, project_root: Path) -> str:
     """Create or update the MLflow run of a stored run; return the MLflow run id."""
     import mlflow
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 
+    quiet_mlflow_logs()
     manifest, summary = store.manifest, store.summary
     if summary is None:
         raise ValueError(f"run {store.run_id} has no summary yet (it did not finish); resume it first")
@@ -185,9 +210,13 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     else:
         experiment_id = experiment.experiment_id
     run_id = find_or_create_run(
-        client, experiment_id, tag=RUN_ID_TAG, key=store.run_id, run_name=store.run_id,
+        client,
+        experiment_id,
+        tag=RUN_ID_TAG,
+        key=store.run_id,
+        run_name=manifest_run_name(manifest, with_experiment=True),
         start_time=_ms(manifest.get("started_at")),
-    )  # fmt: skip
+    )
     existing_params = client.get_run(run_id).data.params
     stamp = mirror_timestamp(manifest)
     step = int(manifest.get("revision", 0))

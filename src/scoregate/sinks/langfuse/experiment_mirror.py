@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 import httpx
 
+from scoregate.analysis.run_overview import manifest_run_name, run_description
 from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
@@ -348,6 +349,7 @@ def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]
     prompts = ",".join(f"{n}@{i['version']}" for n, i in r["prompts"].items())
     meta = {
         "scoregate.run_id": manifest["run_id"],
+        "run_name": manifest_run_name(manifest, with_experiment=True),
         "scoregate.experiment": r["experiment"],
         "scoregate.version": str(r["tool_version"]),
         "dataset": f"{r['dataset']['name']}@{str(r['dataset']['content_hash'])[:12]}",
@@ -456,8 +458,8 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
     with _sdk4_fixed_experiment_id(lf, run_id):
         outcome = lf.run_experiment(
             name=f"{receipts['project']}/{receipts['experiment']}",
-            run_name=run_id,
-            description=f"scoregate run {run_id} of {receipts['experiment']} on {receipts['dataset']['name']}",
+            run_name=f"{run_id} · {manifest_run_name(ctx.manifest)}",
+            description=run_description(ctx.manifest),
             data=data,
             task=task,
             max_concurrency=1,

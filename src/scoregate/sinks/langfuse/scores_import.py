@@ -17,34 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.sinks.langfuse.remote import Remote
 from scoregate.sinks.langfuse.scores_file import FeedbackScore, read_feedback
 
-FEEDBACK_FILE = Path("feedback") / "scores.jsonl"
-TRACE_LINKS_KEY = "langfuse_trace_ids"
-"""Key of runs/<run_id>/links.json mapping each item id to its Langfuse trace id (written by the Langfuse mirror)."""
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
 
 TraceLookup = Callable[[str, str], str | None]
-
-
-def feedback_path(root: Path) -> Path:
-    """Return the project's local feedback store."""
-    return root / FEEDBACK_FILE
-
-
-def load_feedback(root: Path) -> dict[str, dict[str, Any]]:
-    """Return the newest local record of every imported score, by score id (empty when nothing was imported)."""
-    path = feedback_path(root)
-    records: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                records[record["score_id"]] = record
-    return records
+__all__ = ["FEEDBACK_FILE", "TRACE_LINKS_KEY", "feedback_path", "import_scores", "load_feedback"]
 
 
 def run_store_traces(root: Path) -> TraceLookup:

@@ -1,0 +1,117 @@
+"""What names a run wherever it is shown: its model (the name in scoregate.yaml), prompt versions, dataset, progress.
+
+`run_name` is the one label every place uses (`<model> · <prompt>@<version>`), `run_overview` the row
+`scoregate runs list` prints (and `--json` returns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scoregate.store import RunStore
+
+MLFLOW_RUN_NAME_MAX = 250
+"""MLflow's SQL store keeps run names in a 250-character column; longer names are cut to fit."""
+
+
+def prompt_versions(prompts: Mapping[str, Any]) -> str:
+    """Return `name@version, …` from receipts' prompts (dicts with `version`) or name → version."""
+    parts = []
+    for name, info in prompts.items():
+        version = info.get("version") if isinstance(info, Mapping) else info
+        parts.append(f"{name}@{version}")
+    return ", ".join(parts)
+
+
+def run_name(model: str | None, prompts: Mapping[str, Any], experiment: str | None = None) -> str:
+    """Return `[<experiment> · ]<model> · <prompt>@<version>[, …]`, cut to MLflow's run-name limit."""
+    parts = [p for p in (experiment, model, prompt_versions(prompts)) if p]
+    name = " · ".join(parts)
+    return name if len(name) <= MLFLOW_RUN_NAME_MAX else name[: MLFLOW_RUN_NAME_MAX - 1] + "…"
+
+
+def manifest_run_name(manifest: Mapping[str, Any], *, with_experiment: bool = False) -> str:
+    """Return the run name of a stored run from its manifest's receipts."""
+    receipts = manifest.get("receipts") or {}
+    model = (receipts.get("model") or {}).get("name")
+    experiment = receipts.get("experiment") if with_experiment else None
+    return run_name(model, receipts.get("prompts") or {}, experiment)
+
+
+@dataclass(frozen=True)
+class RunOverview:
+    """One stored run in a list: identity, progress, primary metric and verdict."""
+
+    run_id: str
+    experiment: str | None
+    model: str | None
+    prompts: str
+    name: str
+    dataset: str | None
+    status: str | None
+    items_done: int
+    items_total: int | None
+    primary_metric: str | None
+    primary_mean: float | None
+    verdict: str | None
+    started_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the plain-dict form (JSON-ready)."""
+        return asdict(self)
+
+
+def run_overview(store: RunStore) -> RunOverview:
+    """Return a stored run's overview; items done are counted from its results when it has no summary."""
+    manifest, summary = store.manifest, store.summary
+    receipts = manifest.get("receipts") or {}
+    dataset = receipts.get("dataset") or {}
+    limit = (manifest.get("options") or {}).get("limit")
+    total = dataset.get("items")
+    if isinstance(limit, int) and isinstance(total, int):
+        total = min(limit, total)
+    done = int(summary["run_metrics"]["items"]) if summary else len(store.done_ids())
+    primary = mean = None
+    scores = (summary or {}).get("scores") or {}
+    for gate in receipts.get("gates") or []:
+        if gate.get("metric") in scores:
+            primary = str(gate["metric"])
+            mean = scores[primary].get("mean")
+            break
+    model = (receipts.get("model") or {}).get("name")
+    prompts = prompt_versions(receipts.get("prompts") or {})
+    return RunOverview(
+        run_id=store.run_id,
+        experiment=receipts.get("experiment"),
+        model=model,
+        prompts=prompts,
+        name=manifest_run_name(manifest),
+        dataset=dataset.get("name"),
+        status=manifest.get("status"),
+        items_done=done,
+        items_total=total if isinstance(total, int) else None,
+        primary_metric=primary,
+        primary_mean=mean,
+        verdict=(summary or {}).get("verdict"),
+        started_at=manifest.get("started_at"),
+    )
+
+
+def run_description(manifest: Mapping[str, Any], summary: Mapping[str, Any] | None = None) -> str:
+    """Return a run's description in words: experiment, dataset, model (name and id), prompts, verdict."""
+    receipts = manifest.get("receipts") or {}
+    model = receipts.get("model") or {}
+    dataset = receipts.get("dataset") or {}
+    text = (
+        f"scoregate run {manifest.get('run_id')}: experiment {receipts.get('experiment')} on "
+        f"{dataset.get('name')} ({dataset.get('items')} items); model {model.get('name')} "
+        f"({model.get('model')} @ {model.get('endpoint')}); prompts {prompt_versions(receipts.get('prompts') or {})}"
+    )
+    if summary is not None:
+        text += f"; verdict {str(summary.get('verdict')).replace('_', ' ')}"
+        failed = [g for g in summary.get("gates") or [] if g.get("status") != "pass"]
+        for g in failed:
+            text += f"\n- gate {g['name']} {g['status']}: {g.get('detail')}"
+    return text

@@ -1,0 +1,37 @@
+"""`scoregate diff RUN_A RUN_B`: the items both runs share, largest score change first, outputs side by side."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from scoregate.cli.options import ProjectOption, project_root
+
+console = Console()
+
+
+def diff(
+    run_a: Annotated[str, typer.Argument(help="Baseline run id (A).")],
+    run_b: Annotated[str, typer.Argument(help="Candidate run id (B); deltas are B − A.")],
+    by: Annotated[
+        str | None, typer.Option("--by", help="Sort by the largest change of this score (default: primary metric).")
+    ] = None,
+    item: Annotated[str | None, typer.Option("--item", help="Only this item.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the N largest changes.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff."""
+    from scoregate.analysis.items import diff_runs
+    from scoregate.cli.render import print_run_diff
+    from scoregate.store import RunStore
+
+    runs = project_root(project) / "runs"
+    result = diff_runs(RunStore.open(runs, run_a), RunStore.open(runs, run_b), by=by, item=item, limit=limit)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
+    else:
+        print_run_diff(console, result)

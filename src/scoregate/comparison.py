@@ -1,0 +1,101 @@
+"""Compare two stored runs and mirror the comparison: the orchestration around `analysis.compare_runs`.
+
+The numbers are computed first (`scoregate.analysis.compare_runs`, no model and no sink), then, when
+asked, the pairwise judge (`scoregate.scoring.preference`) calls a model, and the MLflow mirror
+(`scoregate.sinks.mlflow_compare`) records the outcome — as `scoregate.experiment` does for runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scoregate.analysis.compare_runs import RunComparison, compare_runs
+from scoregate.store import RunStore
+
+if TYPE_CHECKING:
+    from scoregate.scoring.preference import PreferenceResult
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What `scoregate compare` should do besides the statistics."""
+
+    metrics: tuple[str, ...] = ()
+    margins: dict[str, float] = field(default_factory=dict)
+    lower_is_better: tuple[str, ...] = ()
+    judge: bool = False
+    judge_model: str | None = None
+    judge_evaluator: str = "ev_preference_v1"
+    use_cache: bool = True
+    mirror_mlflow: bool = True
+    eval_rows: bool = False
+
+
+@dataclass
+class CompareOutcome:
+    """A comparison with what was added to it: the pairwise preference and the MLflow mirror."""
+
+    comparison: RunComparison
+    preference: PreferenceResult | None = None
+    """B's win rate by the pairwise judge, when it was asked."""
+    mlflow_run_id: str | None = None
+    mlflow_warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the plain-dict form printed by `--json`."""
+        return {
+            **self.comparison.to_dict(),
+            "preference": self.preference.to_dict() if self.preference is not None else None,
+            "mlflow_run_id": self.mlflow_run_id,
+            "mlflow_warnings": self.mlflow_warnings,
+        }
+
+
+def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOptions) -> CompareOutcome:
+    """Compare two runs of the project at `root`; judge their outputs pairwise and mirror to MLflow when asked."""
+    from scoregate.catalog.project import load_project
+
+    project = load_project(root)
+    runs = root / "runs"
+    store_a, store_b = RunStore.open(runs, run_a), RunStore.open(runs, run_b)
+    settings = project.config.settings
+    from scoregate.catalog.directions import project_directions
+
+    comparison = compare_runs(
+        store_a,
+        store_b,
+        metrics=options.metrics,
+        margins=options.margins,
+        directions=project_directions(project),
+        lower_is_better=options.lower_is_better,
+        alpha=1 - settings.confidence_level,
+        resamples=settings.bootstrap_resamples,
+        seed=settings.seed,
+    )
+    outcome = CompareOutcome(comparison)
+    if options.judge:
+        from scoregate.scoring.preference import judge_runs
+
+        outcome.preference = judge_runs(
+            project,
+            store_a,
+            store_b,
+            evaluator=options.judge_evaluator,
+            model=options.judge_model,
+            use_cache=options.use_cache,
+            confidence=settings.confidence_level,
+        )
+    if options.mirror_mlflow:
+        from scoregate.sinks.mlflow_compare import log_evaluation_rows, mirror_comparison
+
+        mirrored = mirror_comparison(outcome, store_a, store_b, project_root=root)
+        outcome.mlflow_run_id, outcome.mlflow_warnings = mirrored.run_id, mirrored.warnings
+        if options.eval_rows:
+            for store in (store_a, store_b):
+                try:
+                    log_evaluation_rows(store, project_root=root)
+                except Exception as exc:  # the comparison is mirrored; rows can be logged again later
+                    outcome.mlflow_warnings.append(f"evaluation rows of {store.run_id} not logged: {exc}")
+    return outcome
