@@ -11,8 +11,6 @@ from typing import Any
 from rich.console import Console
 
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
-from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
-from scoregate.analysis.summary import RunAggregator
 from scoregate.catalog.models import GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
@@ -23,7 +21,6 @@ from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
 from scoregate.errors import RunInterrupted, ScoregateError
-from scoregate.extraction.run_summary import extraction_run_summary
 from scoregate.receipts import build_receipts, local_prompt_version
 from scoregate.records import DataType
 from scoregate.scoring.base import Evaluator
@@ -80,6 +77,10 @@ def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tup
 
 def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
     """Aggregate the stored results, judge the gates, write and return summary.json."""
+    from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+    from scoregate.analysis.summary import RunAggregator
+    from scoregate.extraction.run_summary import extraction_run_summary
+
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
     for result in store.iter_results():

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from scoregate.analysis.compare_runs import CompareOptions, CompareOutcome, compare_stored_runs, parse_margins
-from scoregate.analysis.model_ranking import rank_stored_runs
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 
-console = Console()
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from scoregate.analysis.compare_runs import CompareOutcome
+
+console = lazy_console()
 VERDICT_STYLE = {"better": "green", "non-inferior": "green", "worse": "red", "no detectable difference": "yellow"}
 
 
@@ -32,6 +33,8 @@ def _signed(value: float | None) -> str:
 
 def comparison_table(outcome: CompareOutcome) -> Table:
     """Return one row per compared score: means, Δ with CI, p-values, effect size, W/T/L, MDE, verdict."""
+    from rich.table import Table
+
     c = outcome.comparison
     level = f"{1 - c.alpha:.0%}"
     table = Table(title=f"B = {c.b.run_id}  vs  A = {c.a.run_id}", title_justify="left")
@@ -119,6 +122,9 @@ def compare(
     project: ProjectOption = None,
 ) -> None:
     """Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several."""
+    from scoregate.analysis.compare_runs import CompareOptions, compare_stored_runs, parse_margins
+    from scoregate.analysis.model_ranking import rank_stored_runs
+
     if more_runs or rank:
         ranking = rank_stored_runs(project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric)
         typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str) if as_json else ranking.to_markdown())

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from scoregate.catalog.models import StructuredOutputStyle
+from scoregate.cli.console import escape, lazy_console
 from scoregate.errors import ExitCode
-from scoregate.extraction.connection import run_connection_test
-from scoregate.extraction.items import ItemProblem, check_dataset, write_dataset
-from scoregate.extraction.paraloq import HUB_NAME, load_paraloq
-from scoregate.extraction.sgd import load_sgd
+
+if TYPE_CHECKING:
+    from scoregate.catalog.models import StructuredOutputStyle
+    from scoregate.extraction.items import ItemProblem
 
 app = typer.Typer(help="Structured-extraction datasets: import and check.", no_args_is_help=True)
-console = Console()
+console = lazy_console()
+HUB_NAME = "paraloq/json_data_extraction"  # scoregate.extraction.paraloq.HUB_NAME, kept here so --help imports nothing
 
 OutOption = Annotated[Path, typer.Option("--out", "-o", help="Dataset file to write, e.g. datasets/sgd_v1.jsonl.")]
 
@@ -42,6 +41,8 @@ def connection_test(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema."""
+    from scoregate.extraction.connection import run_connection_test
+
     styles: dict[str, StructuredOutputStyle] = {
         "json_schema": "json_schema",
         "json_object_schema": "json_object_schema",
@@ -74,6 +75,9 @@ def import_sgd(
     out: OutOption,
 ) -> None:
     """Convert SGD extraction records into a scoregate dataset (plus its .yaml); report unscorable references."""
+    from scoregate.extraction.items import write_dataset
+    from scoregate.extraction.sgd import load_sgd
+
     count, problems = write_dataset(
         load_sgd(source), out, description=f"Schema-Guided Dialogue extraction items imported from {source.name}."
     )
@@ -91,6 +95,9 @@ def import_hf(
     limit: Annotated[int | None, typer.Option(min=1, help="Import only the first N rows.")] = None,
 ) -> None:
     """Import paraloq/json_data_extraction (columns text, schema, item); the hub needs `pip install datasets`."""
+    from scoregate.extraction.items import write_dataset
+    from scoregate.extraction.paraloq import load_paraloq
+
     count, problems = write_dataset(
         load_paraloq(source, split=split, limit=limit),
         out,
@@ -105,6 +112,8 @@ def check(
     dataset: Annotated[Path, typer.Argument(help="An extraction dataset file (.jsonl).")],
 ) -> None:
     """Check every item's schema and reference (it must obey its own schema); exit 1 if any item cannot be scored."""
+    from scoregate.extraction.items import check_dataset
+
     count, problems = check_dataset(dataset)
     _print_problems(problems, count)
     if problems:

@@ -7,14 +7,24 @@ from typing import Annotated
 
 import typer
 
-from scoregate.catalog.project import find_root
+PROJECT_HELP = "Project directory (default: the nearest with scoregate.yaml)."
+ProjectOption = Annotated[Path | None, typer.Option("--project", "-C", help=PROJECT_HELP)]
 
-ProjectOption = Annotated[
-    Path | None,
-    typer.Option("--project", "-C", help="Project directory (default: the nearest with scoregate.yaml)."),
-]
+_global_project: list[Path | None] = [None]
+
+
+def set_global_project(project: Path | None) -> None:
+    """Remember `scoregate -C DIR` (given before the subcommand) as every command's default project."""
+    _global_project[0] = project
+
+
+def global_project() -> Path | None:
+    """Return the project given before the subcommand, if any."""
+    return _global_project[0]
 
 
 def project_root(project: Path | None) -> Path:
-    """Return the project root from the option or the current directory."""
-    return find_root((project or Path.cwd()).resolve())
+    """Return the project root from the option (else `scoregate -C`, else the current directory)."""
+    from scoregate.catalog.project import find_root
+
+    return find_root((project or global_project() or Path.cwd()).resolve())

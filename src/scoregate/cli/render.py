@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim"}
 
@@ -20,6 +21,8 @@ def _num(value: Any, digits: int = 3) -> str:
 
 def scores_table(summary: dict[str, Any]) -> Table:
     """Return a table of every score: mean, CI, coverage, and why values are missing."""
+    from rich.table import Table
+
     table = Table(title=f"scores — run {summary['run_id']}", title_justify="left")
     for column in ("score", "mean", "95% CI", "coverage", "not measured because"):
         table.add_column(column, justify="right" if column in ("mean", "coverage") else "left")
@@ -37,6 +40,8 @@ def scores_table(summary: dict[str, Any]) -> Table:
 
 def gates_table(summary: dict[str, Any]) -> Table:
     """Return a table of gate verdicts with the observed value."""
+    from rich.table import Table
+
     table = Table(title="gates", title_justify="left")
     for column in ("gate", "rule", "observed", "status", "detail"):
         table.add_column(column)

@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from scoregate.analysis.model_ranking import rank_stored_runs
-from scoregate.catalog.plan import validate_project
-from scoregate.catalog.project import load_project
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_summary
 from scoregate.errors import ExitCode
-from scoregate.experiment import RunOptions, RunOutcome, run_experiment, run_models
-from scoregate.sinks.mlflow_sink import resync_run
 
-console = Console()
+if TYPE_CHECKING:
+    from scoregate.experiment import RunOutcome
+
+console = lazy_console()
 
 
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
+    from scoregate.catalog.plan import validate_project
+    from scoregate.catalog.project import load_project
+
     for line in validate_project(load_project(project_root(project))):
         console.print(f"[green]ok[/] {line}")
 
@@ -50,6 +50,8 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
+    from scoregate.experiment import RunOptions, run_experiment, run_models
+
     if experiment is None and resume is None:
         raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
     options = RunOptions(
@@ -96,6 +98,8 @@ def mlflow_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
+    from scoregate.sinks.mlflow_sink import resync_run
+
     mlflow_run = resync_run(project_root(project), run_id)
     console.print(f"mlflow: run {mlflow_run} is up to date with {run_id}")
 
@@ -107,5 +111,7 @@ def rank(
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
+    from scoregate.analysis.model_ranking import rank_stored_runs
+
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
     typer.echo(json.dumps(ranking.to_dict(), indent=2) if as_json else ranking.to_markdown())

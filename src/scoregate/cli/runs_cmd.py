@@ -6,20 +6,22 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from scoregate.cli.console import lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_summary
-from scoregate.store import RunStore, list_runs
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
-console = Console()
+console = lazy_console()
 
 
 @app.command("list")
 def list_command(project: ProjectOption = None) -> None:
     """List stored runs, newest first."""
+    from rich.table import Table
+
+    from scoregate.store import list_runs
+
     table = Table()
     for column in ("run id", "experiment", "status", "items", "verdict", "started"):
         table.add_column(column)
@@ -42,6 +44,8 @@ def show_command(
     project: ProjectOption = None,
 ) -> None:
     """Show a run's scores, gates and receipts."""
+    from scoregate.store import RunStore
+
     store = RunStore.open(project_root(project) / "runs", run_id)
     summary = store.summary
     if as_json:

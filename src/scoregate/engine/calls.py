@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-import httpx
+import httpx2 as httpx
 
 from scoregate.catalog.models import ModelSpec
 from scoregate.engine.cache import ResponseCache, cache_key
