@@ -13,6 +13,7 @@ from scoregate.engine.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.errors import ProviderUnavailable
 from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderError
 from scoregate.providers.local_server import local_base_url
+from scoregate.providers.openai_compat import tls_verify
 from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
 from scoregate.scoring.base import ModelCallFailed
@@ -75,8 +76,10 @@ class ModelCaller:
 
     async def preflight(self, names: Iterable[str]) -> None:
         """Check every endpoint answers HTTP at all; raise ProviderUnavailable naming the URL and the fix."""
-        async with httpx.AsyncClient(timeout=5.0) as client:
-            for name in dict.fromkeys(names):
+        names = list(dict.fromkeys(names))
+        verify = any(tls_verify(self.provider(name).endpoint) for name in names)
+        async with httpx.AsyncClient(timeout=5.0, verify=verify) as client:
+            for name in names:
                 provider = self.provider(name)
                 try:
                     await client.get(provider.endpoint.rstrip("/") + "/models")

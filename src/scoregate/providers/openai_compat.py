@@ -38,6 +38,11 @@ def response_format_args(
     return {}
 
 
+def tls_verify(url: str) -> bool:
+    """Whether a client for `url` needs certificate checks: not for plain http (loading the CA store takes 0.1 s)."""
+    return not url.startswith("http://")
+
+
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """Return the delay a `Retry-After` (or `retry-after-ms`) header asks for, in seconds."""
     if headers is None:
@@ -113,6 +118,7 @@ class OpenAICompatibleProvider:
         self._client = httpx2.AsyncClient(
             limits=limits,
             timeout=spec.timeout_s,
+            verify=tls_verify(self._endpoint),
             headers={"Authorization": f"Bearer {os.environ.get(key_env) or 'not-needed'}"},
         )
 
