@@ -26,7 +26,7 @@ def test_validate_reports_each_experiment_and_dataset_without_calling_a_model(
 
 
 def test_runs_list_shows_every_run_newest_first(scoregate: Callable[..., CliResult], runs: Runs) -> None:
-    assert "run id" in scoregate("runs", "list").output  # an empty store is a table with no rows, not an error
+    assert "no runs yet" in scoregate("runs", "list").output  # an empty store says how to make a run, not an error
     assert scoregate("run", "counters", "--no-mlflow").code == 0
     counters_run = runs.latest()
     assert scoregate("run", "smoke", "--no-mlflow").code == 0
@@ -82,11 +82,11 @@ def test_run_of_an_unknown_experiment_lists_the_defined_ones(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("run",), "Invalid value: name an EXPERIMENT, or pass --resume RUN_ID"),
+        (("run", "smoke", "--bogus"), "No such option: --bogus"),  # `run` alone lists the experiments (issue 12)
         (("run", "smoke", "--limit", "0"), "Invalid value for '--limit'"),
         (("runs", "bogus"), "No such command 'bogus'"),
     ],
-    ids=["no-experiment", "bad-option", "unknown-command"],
+    ids=["unknown-option", "bad-option", "unknown-command"],
 )
 def test_usage_errors_exit_2_with_the_usage_line(
     args: tuple[str, ...], message: str, scoregate: Callable[..., CliResult]

@@ -36,6 +36,7 @@ class RunOptions:
     limit: int | None = None
     concurrency: int | None = None
     model: str | None = None
+    judge_model: str | None = None
     use_cache: bool = True
     resume: str | None = None
     mirror_mlflow: bool = True
@@ -185,9 +186,10 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             limit=saved["limit"],
             concurrency=options.concurrency or saved["concurrency"],
             model=previous["receipts"]["model"]["name"],
+            judge_model=(previous["receipts"].get("judge_model") or {}).get("name"),
         )
     prompt_versions = _use_langfuse_prompts(project, experiment, options, resumed=previous_receipts(project, options))
-    plan = plan_experiment(project, experiment, model=options.model)
+    plan = plan_experiment(project, experiment, model=options.model, judge_model=options.judge_model)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache)
     prompt_versions = {

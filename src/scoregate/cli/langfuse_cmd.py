@@ -27,8 +27,8 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan; wr
 
 
 @langfuse_app.command("check")
-def check() -> None:
-    """Check that Langfuse is reachable and the keys open a project."""
+def check(project: ProjectOption = None) -> None:
+    """Check that Langfuse is reachable and the keys open a project (-C is accepted; keys come from the env)."""
     from scoregate.sinks.langfuse.check import check_connection
 
     report = check_connection()

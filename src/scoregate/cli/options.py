@@ -23,6 +23,12 @@ def global_project() -> Path | None:
     return _global_project[0]
 
 
+def project_path(project: Path | None, path: Path) -> Path:
+    """Return `path`, read relative to `-C DIR` when one was given (as `git -C` and `make -C` do)."""
+    base = project or global_project()
+    return path if path.is_absolute() or base is None else base / path
+
+
 def project_root(project: Path | None) -> Path:
     """Return the project root from the option (else `scoregate -C`, else the current directory)."""
     from scoregate.catalog.project import find_root

@@ -13,9 +13,12 @@ from scoregate.cli.render import print_summary
 from scoregate.errors import ExitCode
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from scoregate.experiment import RunOutcome
 
 console = lazy_console()
+err_console = lazy_console(stderr=True)
 
 
 def validate(project: ProjectOption = None) -> None:
@@ -32,6 +35,9 @@ def run(
     limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N items.")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name from scoregate.yaml to use instead.")] = None,
+    judge_model: Annotated[
+        str | None, typer.Option("--judge-model", help="Model name for judges that name none.")
+    ] = None,
     models: Annotated[
         str | None, typer.Option(help="Comma-separated model names: one run per model on the same items.")
     ] = None,
@@ -47,17 +53,23 @@ def run(
         typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
     ] = None,
     prompt_version: Annotated[int | None, typer.Option(min=1, help="Run this Langfuse prompt version.")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the run id and summary as JSON on stdout (the rest on stderr).")
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
-    """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
+    """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
     from scoregate.experiment import RunOptions, run_experiment, run_models
 
     if experiment is None and resume is None:
-        raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
+        _list_experiments(project, as_json=as_json)
+        return
+    human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
         concurrency=concurrency,
         model=model,
+        judge_model=judge_model,
         use_cache=not no_cache,
         resume=resume,
         mirror_mlflow=not no_mlflow,
@@ -69,18 +81,63 @@ def run(
         names = [m.strip() for m in models.split(",") if m.strip()]
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
-            _report(outcome)
-        console.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
+            _report(outcome, human)
+        human.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
+        if as_json:
+            typer.echo(json.dumps([_outcome_json(o) for o in outcomes], indent=2, default=str))
         if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
             raise typer.Exit(int(ExitCode.GATES_FAILED))
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
-    _report(outcome)
+    _report(outcome, human)
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
 
 
-def _report(outcome: RunOutcome) -> None:
+def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
+    """The machine-readable result of one run: its id, where it is stored, verdict, summary and mirrors."""
+    return {
+        "run_id": outcome.run_id,
+        "directory": str(outcome.store.directory),
+        "verdict": outcome.verdict,
+        "mirrors": outcome.mirrors,
+        "mirror_errors": outcome.mirror_errors,
+        "summary": outcome.summary,
+    }
+
+
+def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
+    """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
+    from scoregate.catalog.project import load_project
+    from scoregate.catalog.routing import route_prompts
+
+    config = load_project(project_root(project)).config
+    rows = [
+        {
+            "name": name,
+            "dataset": spec.dataset,
+            "prompts": route_prompts(spec.prompt),
+            "model": spec.model or config.settings.model,
+            "evaluators": list(spec.evaluators),
+            "gates": list(spec.gates),
+        }
+        for name, spec in config.experiments.items()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    console.print("experiments in scoregate.yaml (run one with `scoregate run NAME`):", highlight=False)
+    for row in rows:
+        console.print(
+            f"  {row['name']}: dataset {row['dataset']}, prompt {', '.join(row['prompts'])}, model {row['model']}, "
+            f"{len(row['evaluators'])} evaluators, {len(row['gates'])} gates",
+            highlight=False,
+        )
+
+
+def _report(outcome: RunOutcome, console: Console = console) -> None:
     print_summary(console, outcome.summary)
     console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
     if "mlflow" in outcome.mirrors:
