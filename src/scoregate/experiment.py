@@ -22,7 +22,7 @@ from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
 from scoregate.errors import RunInterrupted, ScoregateError
-from scoregate.receipts import build_receipts, local_prompt_version
+from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
 from scoregate.records import DataType
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
@@ -156,18 +156,12 @@ def _open_or_create(project: Project, plan: ExperimentPlan, options: RunOptions,
         manifest["run_id"] = run_id
         return RunStore.create(runs_dir(project), run_id, manifest)
     store = RunStore.open(runs_dir(project), options.resume)
-    old = store.manifest["receipts"]
-    for what, before, now in [
-        ("dataset", old["dataset"]["content_hash"], receipts["dataset"]["content_hash"]),
-        ("scoregate.yaml", old["config_hash"], receipts["config_hash"]),
-        ("prompts", old["prompts"], receipts["prompts"]),
-        ("evaluators", old["evaluators"], receipts["evaluators"]),
-    ]:
-        if before != now:
-            raise ScoregateError(
-                f"cannot resume {options.resume}: the {what} changed since the run started",
-                hint="resuming would mix two setups in one run; start a new run instead",
-            )
+    conflicts = resume_conflicts(store.manifest["receipts"], receipts)
+    if conflicts:
+        raise ScoregateError(
+            f"cannot resume {options.resume}: {'; '.join(conflicts)} since the run started",
+            hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
+        )
     store.repair()
     store.update_manifest(status="running", resumed_at=datetime.now(UTC).isoformat())
     return store
