@@ -88,7 +88,9 @@ REPORTS := .scoregate/reports
 nightly: setup  ## smoke set through the candidate prompts; exit 3 when a gate does not pass
 	$(BIN)/scoregate validate
 	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
-	$(BIN)/scoregate run $(NIGHTLY_EXPERIMENT) --fail-on-gates $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
+	@$(BIN)/scoregate run $(NIGHTLY_EXPERIMENT) --fail-on-gates $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS) \
+		|| { code=$$?; if [ $$code -eq 3 ]; then echo "nightly: gates did not pass (scoregate exit 3)" >&2; fi; \
+		     exit $$code; }
 
 weekly: setup  ## catchup and howto: Langfuse production vs candidate prompt, then `scoregate compare`
 	@if [ -z "$$LANGFUSE_PUBLIC_KEY" ]; then \

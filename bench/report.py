@@ -11,6 +11,12 @@ from harnesses import HARNESSES, OPTIONAL_HARNESSES, Measurement
 
 RAW_TARGET = 0.9
 RSS_LIMIT_MB = 300.0
+# Issue 12's targets.
+ITEMS_TARGET = 0.95
+WHOLE_TARGET = 0.9
+STARTUP_LIMIT_S = 0.6
+BIG_RSS_TARGET_MB = 150.0
+HELP_LIMIT_S = 0.4
 
 
 def _median(values: list[float]) -> float:
@@ -69,18 +75,39 @@ def ratios(measurements: list[Measurement], table: dict[str, dict[str, Any]]) ->
     return out
 
 
-def verdicts(ratio: dict[str, Any], big: dict[str, Any] | None) -> dict[str, Any]:
+def verdicts(
+    ratio: dict[str, Any],
+    big: dict[str, Any] | None,
+    scoregate: dict[str, Any] | None = None,
+    startup: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Return each target with its measured value and whether it holds."""
     out: dict[str, Any] = {}
     if "scoregate/raw" in ratio:
         value = ratio["scoregate/raw"]["items_phase"]
         out["scoregate >= 0.9 x raw loop (items phase)"] = {"value": value, "holds": value >= RAW_TARGET}
+        out["scoregate >= 0.95 x raw loop (items phase)"] = {"value": value, "holds": value >= ITEMS_TARGET}
+        whole = ratio["scoregate/raw"]["whole_command"]
+        out["scoregate >= 0.9 x raw loop (whole command)"] = {"value": whole, "holds": whole >= WHOLE_TARGET}
     if "scoregate/langfuse" in ratio:
         value = ratio["scoregate/langfuse"]["items_phase"]
         out["scoregate > langfuse runner (items phase)"] = {"value": value, "holds": value > 1.0}
+    if scoregate is not None:
+        value = scoregate["startup_s"]
+        out["scoregate time before the first item < 0.6 s"] = {"value": value, "holds": value < STARTUP_LIMIT_S}
     if big is not None:
         value = big["peak_rss_mb"]
         out[f"{big['n_items']}-item run peak RSS < 300 MB"] = {"value": value, "holds": value < RSS_LIMIT_MB}
+        out[f"{big['n_items']}-item run peak RSS < 150 MB"] = {"value": value, "holds": value < BIG_RSS_TARGET_MB}
+    if startup is not None:
+        typer_s = startup["import typer"]["median_s"]
+        for name in ("scoregate --help", "scoregate --version"):
+            value = startup[name]["median_s"]
+            out[f"{name} < 0.4 s wall"] = {"value": value, "holds": value < HELP_LIMIT_S}
+            out[f"{name} < 2 x `python -c 'import typer'` ({typer_s} s)"] = {
+                "value": round(value / typer_s, 2),
+                "holds": value < 2 * typer_s,
+            }
     return out
 
 
@@ -142,6 +169,10 @@ def markdown(report: dict[str, Any]) -> str:
             f"{big['items_per_s']:.1f} items/s (items phase), {big['wall_s']:.0f} s whole command, "
             f"{big['n_ok']}/{big['n_items']} scored.",
         ]
+    startup = report.get("startup")
+    if startup:
+        lines += ["", "| startup command (median wall, interleaved) | s |", "| --- | --: |"]
+        lines += [f"| `{name}` | {row['median_s']:.3f} |" for name, row in startup.items()]
     lines += ["", "| target | value | holds |", "| --- | --: | --- |"]
     for name, v in report["verdicts"].items():
         lines.append(f"| {name} | {v['value']} | {'yes' if v['holds'] else '**no**'} |")

@@ -10,9 +10,11 @@ import argparse
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -42,6 +44,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         "--big-port", type=int, default=18000, choices=sorted(PORTS), help="mock port of the memory run"
     )
     parser.add_argument("--skip-big", action="store_true", help="skip the memory run")
+    parser.add_argument("--startup-repeats", type=int, default=15, help="runs of each startup command (median)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results", help="where the results go")
     parser.add_argument("--name", default="throughput", help="results file stem (default: throughput)")
     parser.add_argument("--workdir", type=Path, default=None, help="scratch dir (default: a new temp dir, removed)")
@@ -127,6 +130,25 @@ def _interleaved(setup: BenchSetup, harnesses: list[str], repeats: int) -> list[
     return out
 
 
+def startup_timings(args: argparse.Namespace, repeats: int) -> dict[str, Any]:
+    """Median wall time of `python -c "import typer"`, `scoregate --help` and `scoregate --version`, interleaved."""
+    commands = {
+        "import typer": [str(args.python), "-c", "import typer"],
+        "scoregate --help": [str(args.scoregate), "--help"],
+        "scoregate --version": [str(args.scoregate), "--version"],
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, cmd in commands.items():
+            started = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            times[name].append(time.perf_counter() - started)
+    return {
+        name: {"median_s": round(statistics.median(values), 3), "all_s": [round(v, 3) for v in values]}
+        for name, values in times.items()
+    }
+
+
 def _big_run(args: argparse.Namespace, kit: Path, workdir: Path) -> dict[str, Any]:
     setup = _setup(args, kit, workdir, args.big_n, args.big_port)
     print(f"memory run: {args.big_n} items through scoregate on port {args.big_port}", flush=True)
@@ -172,13 +194,18 @@ def main(argv: list[str] | None = None) -> int:
     machine = _machine()
     setup = _setup(args, kit, workdir, args.n, args.port)
     # Not measured: loads every harness's imports once so no first run pays for a cold page cache.
-    subprocess.run([str(args.python), "-c", "import httpx, openai, langfuse, rapidfuzz, scoregate.cli"], check=True)
+    subprocess.run(
+        [str(args.python), "-c", "import httpx, httpx2, langfuse, rapidfuzz, scoregate.experiment, scipy.stats"],
+        check=True,
+    )
     try:
         with MockEndpoint(kit, workdir / "mock") as mock:
             print(f"mock endpoint {mock.note}; workdir {workdir}", flush=True)
             print(
                 f"{args.n} items, concurrency {args.concurrency}, port {args.port}, {args.repeats} repeats", flush=True
             )
+            startup = startup_timings(args, args.startup_repeats)
+            print(f"startup: {startup}", flush=True)
             measurements = _interleaved(setup, harnesses, args.repeats)
             big = None if args.skip_big else _big_run(args, kit, workdir)
             mock_note = mock.note
@@ -212,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         "medians": table,
         "ratios": ratios,
         "big_run": big,
-        "verdicts": report.verdicts(ratios, big),
+        "startup": startup,
+        "verdicts": report.verdicts(ratios, big, table.get("scoregate"), startup),
     }
     report.write_json(args.out / f"{args.name}.json", results)
     text = report.markdown(results)

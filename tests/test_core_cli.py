@@ -90,11 +90,11 @@ def test_run_of_an_unknown_experiment_lists_the_defined_ones(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("run",), "Invalid value: name an EXPERIMENT, or pass --resume RUN_ID"),
+        (("run", "smoke", "--bogus"), "No such option: --bogus"),  # `run` alone lists the experiments (issue 12)
         (("run", "smoke", "--limit", "0"), "Invalid value for '--limit'"),
         (("runs", "bogus"), "No such command 'bogus'"),
     ],
-    ids=["no-experiment", "bad-option", "unknown-command"],
+    ids=["unknown-option", "bad-option", "unknown-command"],
 )
 def test_usage_errors_exit_2_with_the_usage_line(
     args: tuple[str, ...], message: str, scoregate: Callable[..., CliResult]

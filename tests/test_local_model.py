@@ -18,6 +18,8 @@ import httpx
 import pytest
 import yaml
 
+from scoregate.providers import local_server
+
 REPO = Path(__file__).resolve().parents[1]
 SCOREGATE = Path(sys.executable).parent / "scoregate"
 ITEM_ID = "smoke-001"
@@ -80,7 +82,7 @@ def stop_server(root: Path) -> None:
     try:
         scoregate(root, "model", "stop", timeout=30)
     finally:
-        pid_file = root / ".scoregate" / "local-model" / "server.pid"
+        pid_file = local_server.state_dir() / "server.pid"
         if pid_file.is_file():
             with contextlib.suppress(OSError, ValueError):
                 os.killpg(int(pid_file.read_text().strip()), signal.SIGKILL)

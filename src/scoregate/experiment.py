@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
@@ -15,8 +16,6 @@ from typing import Any
 from rich.console import Console
 
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
-from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
-from scoregate.analysis.summary import RunAggregator
 from scoregate.catalog.models import GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
@@ -28,8 +27,7 @@ from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
-from scoregate.extraction.run_summary import extraction_run_summary
-from scoregate.receipts import build_receipts, local_prompt_version
+from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
 from scoregate.records import DataType
 from scoregate.redaction import redact, register_secret_env
 from scoregate.run_lock import RunLock
@@ -45,6 +43,7 @@ class RunOptions:
     limit: int | None = None
     concurrency: int | None = None
     model: str | None = None
+    judge_model: str | None = None
     use_cache: bool = True
     resume: str | None = None
     mirror_mlflow: bool = True
@@ -103,6 +102,10 @@ def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tup
 
 def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
     """Aggregate the stored results, judge the gates, write and return summary.json."""
+    from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+    from scoregate.analysis.summary import RunAggregator
+    from scoregate.extraction.run_summary import extraction_run_summary
+
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
     for result in store.iter_results():
@@ -227,18 +230,12 @@ def _open_or_create(
 
 
 def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
-    old = store.manifest["receipts"]
-    for what, before, now in [
-        ("dataset", old["dataset"]["content_hash"], receipts["dataset"]["content_hash"]),
-        ("scoregate.yaml", old["config_hash"], receipts["config_hash"]),
-        ("prompts", old["prompts"], receipts["prompts"]),
-        ("evaluators", old["evaluators"], receipts["evaluators"]),
-    ]:
-        if before != now:
-            raise ScoregateError(
-                f"cannot resume {options.resume}: the {what} changed since the run started",
-                hint="resuming would mix two setups in one run; start a new run instead",
-            )
+    conflicts = resume_conflicts(store.manifest["receipts"], receipts)
+    if conflicts:
+        raise ScoregateError(
+            f"cannot resume {options.resume}: {'; '.join(conflicts)} since the run started",
+            hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
+        )
 
 
 def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
@@ -279,9 +276,10 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             limit=saved["limit"],
             concurrency=options.concurrency or saved["concurrency"],
             model=previous["receipts"]["model"]["name"],
+            judge_model=(previous["receipts"].get("judge_model") or {}).get("name"),
         )
     prompt_versions = _use_langfuse_prompts(project, experiment, options, resumed=previous_receipts(project, options))
-    plan = plan_experiment(project, experiment, model=options.model)
+    plan = plan_experiment(project, experiment, model=options.model, judge_model=options.judge_model)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
     caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker)
@@ -294,6 +292,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
     store, lock = _open_or_create(project, plan, options, receipts)
+    _warm_summary_imports()
     try:
         return _run_locked(store, plan, project, options, caller, prompt_versions, console, cache)
     finally:
@@ -361,6 +360,16 @@ def _run_locked(
     if options.mirror_langfuse:
         _mirror_langfuse(store, project, outcome)
     return outcome
+
+
+def _warm_summary_imports() -> None:
+    """Import the summary's statistics (scipy, ~0.6 s of CPU) in a thread while the items wait on the model."""
+
+    def load() -> None:
+        import scoregate.analysis.regression
+        import scoregate.analysis.summary  # noqa: F401
+
+    threading.Thread(target=load, name="scoregate-warm-imports", daemon=True).start()
 
 
 def run_models(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate import __version__
-from scoregate.catalog.models import ModelSpec, PromptSpec
+from scoregate.catalog.models import LlmJudgeSpec, ModelSpec, PromptSpec
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.catalog.project import Project
 
@@ -57,6 +57,61 @@ def model_receipt(name: str, spec: ModelSpec, endpoint: str) -> dict[str, Any]:
     }
 
 
+# Fields that change how a run goes, not what it measures: editing them never blocks a resume.
+_OPERATIONAL = {
+    "settings": {"model", "judge_model", "concurrency"},  # a resume takes its models from the receipts
+    "experiment": {"model", "judge_model", "concurrency"},
+    "model": {"max_connections", "timeout_s", "max_retries"},
+}
+
+
+def models_used(plan: ExperimentPlan) -> list[str]:
+    """Return the models a run of `plan` calls: the task model (unless outputs come from the data), then judges."""
+    task = [plan.model_name] if plan.spec.output_from == "model" else []
+    judges = [s.model or plan.judge_model_name for s in plan.evaluators.values() if isinstance(s, LlmJudgeSpec)]
+    return list(dict.fromkeys(task + judges))
+
+
+def config_parts(project: Project, plan: ExperimentPlan) -> dict[str, str]:
+    """Hash each part of scoregate.yaml a run of `plan` reads, by its path (`models.gpt-4o-mini`, `gates.x`).
+
+    Parts the run does not read (other models, experiments, gates) are left out, so adding one never blocks
+    `--resume`; neither do fields that do not change what is measured (concurrency, timeouts, retries).
+    """
+    config = project.config
+    parts: dict[str, Any] = {
+        "settings": config.settings.model_dump(mode="json", exclude=_OPERATIONAL["settings"]),
+        f"experiments.{plan.name}": plan.spec.model_dump(mode="json", exclude=_OPERATIONAL["experiment"]),
+    }
+    for name in models_used(plan):
+        parts[f"models.{name}"] = config.models[name].model_dump(mode="json", exclude=_OPERATIONAL["model"])
+    for name, composite in plan.composites.items():
+        parts[f"composites.{name}"] = composite.model_dump(mode="json")
+    for gate in plan.gates:
+        parts[f"gates.{gate.name}"] = gate.model_dump(mode="json")
+    return {path: sha256_text(json.dumps(value, sort_keys=True, default=str)) for path, value in parts.items()}
+
+
+def resume_conflicts(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Return what changed between a run's receipts and the setup a resume would use, each part by name."""
+    out = []
+    if before["dataset"]["content_hash"] != now["dataset"]["content_hash"]:
+        out.append("the dataset changed")
+    if "config_parts" in before:
+        old, new = before["config_parts"], now["config_parts"]
+        changed = sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
+        if changed:
+            out.append(f"scoregate.yaml changed where this run reads it ({', '.join(changed)})")
+    elif before.get("config_hash") != now.get("config_hash"):  # a run from before receipts had parts
+        out.append("scoregate.yaml changed (this run's receipts hash the whole file)")
+    for what in ("prompts", "evaluators"):
+        old, new = before[what], now[what]
+        changed = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
+        if changed:
+            out.append(f"the {what} changed ({', '.join(changed)})")
+    return out
+
+
 def _file_hash(path: Path | None) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path and path.is_file() else None
 
@@ -73,6 +128,7 @@ def build_receipts(
         "tool_version": __version__,
         "git": git_commit(project.root),
         "config_hash": _file_hash(project.config_path),
+        "config_parts": config_parts(project, plan),
         "project": project.config.project,
         "experiment": plan.name,
         "dataset": {

@@ -196,7 +196,9 @@ def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> An
     return check
 
 
-def plan_experiment(project: Project, name: str, *, model: str | None = None) -> ExperimentPlan:
+def plan_experiment(
+    project: Project, name: str, *, model: str | None = None, judge_model: str | None = None
+) -> ExperimentPlan:
     """Resolve experiment `name` and check every item; raise ValidationFailed before any model call."""
     spec = project.config.experiments.get(name)
     if spec is None:
@@ -204,8 +206,11 @@ def plan_experiment(project: Project, name: str, *, model: str | None = None) ->
         raise ValidationFailed([f"{project.config_path}: experiments: no experiment {name!r} (defined: {known})"])
     model_name = model or spec.model or project.config.settings.model
     problems = _reference_problems(project, name, spec, model_name)
+    if judge_model is not None and judge_model not in project.config.models:
+        known = ", ".join(sorted(project.config.models))
+        problems.append(f"--judge-model: no model {judge_model!r} under `models:` in scoregate.yaml (defined: {known})")
     if not problems:
-        judge = spec.judge_model or project.config.settings.judge_model or model_name
+        judge = judge_model or spec.judge_model or project.config.settings.judge_model or model_name
         problems += _evaluator_problems(project, name, spec, judge) + _placeholder_problems(project, spec)
     if problems:
         raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")
@@ -215,7 +220,7 @@ def plan_experiment(project: Project, name: str, *, model: str | None = None) ->
         raise ValidationFailed(dataset_scan.problems, hint="fix the dataset; no model call was made")
     if dataset_scan.count == 0:
         raise ValidationFailed([f"{ref.path}: the dataset is empty; add items before running an experiment"])
-    judge_name = spec.judge_model or project.config.settings.judge_model or model_name
+    judge_name = judge_model or spec.judge_model or project.config.settings.judge_model or model_name
     gates_by_name = {g.name: g for g in project.config.gates}
     return ExperimentPlan(
         name=name,

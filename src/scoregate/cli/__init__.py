@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from scoregate.cli import (
     cache_cmd,
@@ -22,6 +22,7 @@ from scoregate.cli import (
     run_cmd,
     runs_cmd,
 )
+from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.redaction import redact
 
@@ -30,8 +31,29 @@ app = typer.Typer(
     help="Decide, with evidence, whether a new prompt or model beats production.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from scoregate import __version__
+
+        typer.echo(f"scoregate {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    project: Annotated[Path | None, typer.Option("--project", "-C", help=PROJECT_HELP)] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Decide, with evidence, whether a new prompt or model beats production."""
+    set_global_project(project)
+
+
 app.command("validate")(run_cmd.validate)
 app.command("run")(run_cmd.run)
 app.command("mlflow-sync")(run_cmd.mlflow_sync)
@@ -62,7 +84,9 @@ def _debug() -> bool:
 
 def main() -> None:
     """Run the CLI; print user errors without a traceback (SCOREGATE_DEBUG=1 re-raises)."""
-    err = Console(stderr=True)
+    from scoregate.cli.console import escape, lazy_console
+
+    err = lazy_console(stderr=True)
     try:
         code = app(standalone_mode=False)
     except ScoregateError as exc:

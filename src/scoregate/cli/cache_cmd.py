@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import typer
-from rich.console import Console
+from typing import TYPE_CHECKING
 
+import typer
+
+from scoregate.cli.console import lazy_console
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.engine.cache import ResponseCache
+
+if TYPE_CHECKING:
+    from scoregate.engine.cache import ResponseCache
 
 app = typer.Typer(help="The response cache (.scoregate/cache.sqlite).", no_args_is_help=True)
-console = Console()
+console = lazy_console()
 
 
 def _cache(project: ProjectOption) -> ResponseCache:
+    from scoregate.engine.cache import ResponseCache
+
     return ResponseCache(project_root(project) / ".scoregate" / "cache.sqlite")
 
 

@@ -7,16 +7,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from scoregate.analysis.calibration_runs import calibrate_runs
-from scoregate.analysis.judge_calibration import calibrate_file, parse_scale
-from scoregate.catalog.project import load_project
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 
-console = Console()
+console = lazy_console()
 
 ROWS = (
     ("spearman", "Spearman ρ"),
@@ -48,6 +43,8 @@ def print_calibration(data: dict[str, Any]) -> None:
     )
     for reason, count in data["excluded"].items():
         console.print(f"  left out {count}: {escape(reason)}", highlight=False)
+    from rich.table import Table
+
     per_doc = data["per_document"]
     table = Table(title_justify="left")
     for column in ("metric", "pooled", "95% CI", *(("per document", "95% CI ") if per_doc else ())):
@@ -114,6 +111,10 @@ def calibrate(
 
     Column names in --file are dotted paths into each record (predict_scores.consistency); an exact key wins.
     """
+    from scoregate.analysis.calibration_runs import calibrate_runs
+    from scoregate.analysis.judge_calibration import calibrate_file, parse_scale
+    from scoregate.catalog.project import load_project
+
     if (run is None) == (file is None):
         raise typer.BadParameter("give either --run RUN_ID (repeatable) or --file FILE", param_hint="--run/--file")
     if save and file is not None:

@@ -6,19 +6,17 @@ import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
-from scoregate.catalog.directions import direction_arrow
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from scoregate.comparison import CompareOutcome
 
-console = Console()
+console = lazy_console()
 VERDICT_STYLE = {
     "better": "green", "non-inferior": "green", "equivalent": "green", "worse": "red",
     "inconclusive": "yellow", "increased": "cyan", "decreased": "cyan",
@@ -54,6 +52,10 @@ def _verdict(score: Any) -> str:
 
 def comparison_table(outcome: CompareOutcome) -> Table:
     """Return one row per compared score: direction, n, means, Δ with the CI its verdict follows, verdict."""
+    from rich.table import Table
+
+    from scoregate.catalog.directions import direction_arrow
+
     c = outcome.comparison
     table = Table(title=f"B = {c.b.run_id}  vs  A = {c.a.run_id}", title_justify="left")
     for column in ("score", "n", "mean A", "mean B", "Δ B−A", "CI of Δ (level)", "verdict"):
@@ -72,6 +74,8 @@ def comparison_table(outcome: CompareOutcome) -> Table:
 
 def comparison_lines(outcome: CompareOutcome) -> list[str]:
     """Return the comparison table's facts as plain lines, two per score (for narrow consoles)."""
+    from scoregate.catalog.directions import direction_arrow
+
     lines = []
     for name, score in outcome.comparison.scores.items():
         s = score.stats
@@ -107,6 +111,8 @@ def tests_lines(outcome: CompareOutcome) -> list[str]:
 
 def print_outcome(outcome: CompareOutcome) -> None:
     """Print the pairing counts, the score tables, each verdict in words, the preference and the mirror."""
+    from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
+
     c = outcome.comparison
     console.print(
         f"paired on {c.shared_items} items present in both runs; dropped {c.a.only_here} only in A "

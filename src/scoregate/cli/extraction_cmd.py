@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from scoregate.catalog.models import StructuredOutputStyle
+from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.options import ProjectOption, project_path, project_root
 from scoregate.errors import ExitCode
-from scoregate.extraction.connection import run_connection_test
-from scoregate.extraction.items import ItemProblem, check_dataset, write_dataset
-from scoregate.extraction.paraloq import HUB_NAME, load_paraloq
-from scoregate.extraction.sgd import load_sgd
+
+if TYPE_CHECKING:
+    from scoregate.catalog.models import StructuredOutputStyle
+    from scoregate.extraction.items import ItemProblem
 
 app = typer.Typer(help="Structured-extraction datasets: import and check.", no_args_is_help=True)
-console = Console()
+console = lazy_console()
+HUB_NAME = "paraloq/json_data_extraction"  # scoregate.extraction.paraloq.HUB_NAME, kept here so --help imports nothing
 
 OutOption = Annotated[Path, typer.Option("--out", "-o", help="Dataset file to write, e.g. datasets/sgd_v1.jsonl.")]
 
@@ -40,8 +40,11 @@ def connection_test(
     ] = "json_schema",
     timeout: Annotated[float, typer.Option(min=1, help="Seconds to wait for the structured reply.")] = 60.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    project: ProjectOption = None,
 ) -> None:
     """List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema."""
+    from scoregate.extraction.connection import run_connection_test
+
     styles: dict[str, StructuredOutputStyle] = {
         "json_schema": "json_schema",
         "json_object_schema": "json_object_schema",
@@ -70,10 +73,19 @@ def connection_test(
 
 @app.command("import-sgd")
 def import_sgd(
-    source: Annotated[Path, typer.Argument(help="sgd_extraction.jsonl (Schema-Guided Dialogue records).")],
+    source: Annotated[
+        Path, typer.Argument(help="sgd_extraction.jsonl (Schema-Guided Dialogue records), or the folder holding it.")
+    ],
     out: OutOption,
+    project: ProjectOption = None,
 ) -> None:
     """Convert SGD extraction records into a scoregate dataset (plus its .yaml); report unscorable references."""
+    from scoregate.extraction.items import write_dataset
+    from scoregate.extraction.sgd import load_sgd
+
+    source, out = project_path(project, source), project_path(project, out)
+    if source.is_dir():
+        source = source / "sgd_extraction.jsonl"
     count, problems = write_dataset(
         load_sgd(source), out, description=f"Schema-Guided Dialogue extraction items imported from {source.name}."
     )
@@ -89,8 +101,15 @@ def import_hf(
     ] = HUB_NAME,
     split: Annotated[str, typer.Option(help="Dataset split.")] = "train",
     limit: Annotated[int | None, typer.Option(min=1, help="Import only the first N rows.")] = None,
+    project: ProjectOption = None,
 ) -> None:
     """Import paraloq/json_data_extraction (columns text, schema, item); the hub needs `pip install datasets`."""
+    from scoregate.extraction.items import write_dataset
+    from scoregate.extraction.paraloq import load_paraloq
+
+    out = project_path(project, out)
+    if Path(source).suffix in (".parquet", ".jsonl"):
+        source = str(project_path(project, Path(source)))
     count, problems = write_dataset(
         load_paraloq(source, split=split, limit=limit),
         out,
@@ -100,12 +119,31 @@ def import_hf(
     _print_problems(problems, count)
 
 
+def _dataset_file(project: Path | None, dataset: str) -> Path:
+    """Return the file of a dataset given by path, or by name (datasets/NAME.jsonl of the project)."""
+    path = project_path(project, Path(dataset))
+    if path.is_file() or path.suffix == ".jsonl" or "/" in dataset:
+        return path
+    from scoregate.errors import ScoregateError
+
+    try:
+        named = project_root(project) / "datasets" / f"{dataset}.jsonl"
+    except ScoregateError:
+        return path
+    return named if named.is_file() else path
+
+
 @app.command("check")
 def check(
-    dataset: Annotated[Path, typer.Argument(help="An extraction dataset file (.jsonl).")],
+    dataset: Annotated[
+        str, typer.Argument(help="A dataset name (datasets/NAME.jsonl of the project) or a .jsonl file.")
+    ],
+    project: ProjectOption = None,
 ) -> None:
     """Check every item's schema and reference (it must obey its own schema); exit 1 if any item cannot be scored."""
-    count, problems = check_dataset(dataset)
+    from scoregate.extraction.items import check_dataset
+
+    count, problems = check_dataset(_dataset_file(project, dataset))
     _print_problems(problems, count)
     if problems:
         raise typer.Exit(int(ExitCode.ERROR))

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.hardcases import DEFAULT_DATASET, HardcasesReport, add_hardcases
+
+if TYPE_CHECKING:
+    from scoregate.hardcases import HardcasesReport
 
 app = typer.Typer(help="Keep known failures as a dataset every experiment can include.", no_args_is_help=True)
-console = Console()
+console = lazy_console()
+DEFAULT_DATASET = "hardcases"  # scoregate.hardcases.DEFAULT_DATASET, kept here so --help imports nothing
 
 
 def _print(report: HardcasesReport) -> None:
@@ -55,6 +57,8 @@ def add_command(
     project: ProjectOption = None,
 ) -> None:
     """Append a run's items matching --where, worst first, to datasets/hardcases.jsonl (ids already there skipped)."""
+    from scoregate.hardcases import add_hardcases
+
     report = add_hardcases(project_root(project), run_id, where, limit=limit, dataset=dataset, dry_run=dry_run)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))

@@ -6,16 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from scoregate.catalog.project import load_project
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.sinks.langfuse.check import check_connection
-from scoregate.sinks.langfuse.datasets_sync import DatasetSyncReport, sync_datasets
-from scoregate.sinks.langfuse.prompts_sync import PromptPlan, PromptSyncReport, sync_prompts
-from scoregate.sinks.langfuse.scores_import import ImportReport, import_scores
+
+if TYPE_CHECKING:
+    from scoregate.sinks.langfuse.datasets_sync import DatasetSyncReport
+    from scoregate.sinks.langfuse.prompts_sync import PromptPlan, PromptSyncReport
+    from scoregate.sinks.langfuse.scores_import import ImportReport
 
 if TYPE_CHECKING:
     from scoregate.sinks.langfuse.score_configs import ScoreConfigReport
@@ -28,12 +26,14 @@ prompts_app = typer.Typer(help="Prompts in Langfuse: a version per real change."
 annotate_app = typer.Typer(help="Human rating in Langfuse's annotation queues.", no_args_is_help=True)
 dashboards_app = typer.Typer(help="Langfuse dashboards from dashboards/*.yaml.", no_args_is_help=True)
 scores_app = typer.Typer(help="Human ratings and online feedback as Langfuse scores.", no_args_is_help=True)
-console = Console()
+console = lazy_console()
 
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
 
 
 def _print_configs(report: ScoreConfigReport) -> None:
+    from rich.table import Table
+
     table = Table(title=f"score configs → {report.host}", title_justify="left")
     for column in ("key", "type", "range / categories", "change"):
         table.add_column(column)
@@ -61,6 +61,7 @@ def _print_configs(report: ScoreConfigReport) -> None:
 @langfuse_app.command("setup")
 def setup(dry_run: DryRunOption = False, project: ProjectOption = None) -> None:
     """Create or update one Langfuse score config per score key of the evaluator files (idempotent)."""
+    from scoregate.catalog.project import load_project
     from scoregate.sinks.langfuse.score_configs import setup_score_configs
 
     _print_configs(setup_score_configs(load_project(project_root(project)), dry_run=dry_run))
@@ -74,6 +75,9 @@ def dashboards_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create or update each dashboard of dashboards/ and its widgets by name; print the dashboard URL."""
+    from rich.table import Table
+
+    from scoregate.catalog.project import load_project
     from scoregate.sinks.langfuse.dashboards_sync import sync_dashboards
 
     report = sync_dashboards(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
@@ -96,8 +100,10 @@ def dashboards_sync(
 
 
 @langfuse_app.command("check")
-def check() -> None:
-    """Check that Langfuse is reachable and the keys open a project."""
+def check(project: ProjectOption = None) -> None:
+    """Check that Langfuse is reachable and the keys open a project (-C is accepted; keys come from the env)."""
+    from scoregate.sinks.langfuse.check import check_connection
+
     report = check_connection()
     org = f", organization {report.organization}" if report.organization else ""
     console.print(
@@ -108,6 +114,8 @@ def check() -> None:
 
 
 def _print_datasets(report: DatasetSyncReport) -> None:
+    from rich.table import Table
+
     table = Table(title=f"datasets → {report.host} (project {report.project})", title_justify="left")
     for column in ("dataset", "change", "created", "updated", "unchanged", "archived", "only in Langfuse"):
         table.add_column(column, justify="left" if column in ("dataset", "change") else "right")
@@ -133,6 +141,9 @@ def datasets_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create missing datasets, upsert changed items, archive removed ones (--prune); unchanged items are not sent."""
+    from scoregate.catalog.project import load_project
+    from scoregate.sinks.langfuse.datasets_sync import sync_datasets
+
     report = sync_datasets(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
     _print_datasets(report)
 
@@ -146,6 +157,8 @@ def _version_text(plan: PromptPlan, applied: bool) -> str:
 
 
 def _print_prompts(report: PromptSyncReport) -> None:
+    from rich.table import Table
+
     table = Table(title=f"prompts → {report.host} (project {report.project})", title_justify="left")
     for column in ("prompt", "action", "version", "previous latest", "labels"):
         table.add_column(column)
@@ -175,6 +188,9 @@ def prompts_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create a Langfuse version for each changed prompt (never labelled production); print version numbers."""
+    from scoregate.catalog.project import load_project
+    from scoregate.sinks.langfuse.prompts_sync import sync_prompts
+
     report = sync_prompts(load_project(project_root(project)), names or [], label=label or [], dry_run=dry_run)
     _print_prompts(report)
 
@@ -207,6 +223,8 @@ def scores_import(
     project: ProjectOption = None,
 ) -> None:
     """Validate ratings or feedback, keep them in feedback/scores.jsonl and post them as Langfuse scores."""
+    from scoregate.sinks.langfuse.scores_import import import_scores
+
     report = import_scores(project_root(project), file, local_only=local_only, dry_run=dry_run)
     _print_import(report, local_only)
 

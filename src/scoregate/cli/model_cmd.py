@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
+from scoregate.cli.console import lazy_console
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.providers import local_server
 
 app = typer.Typer(help="The embedded local model (llama.cpp serving SmolLM2-135M-Instruct).", no_args_is_help=True)
-console = Console()
+console = lazy_console()
 
 
 @app.command("serve")
 def serve(project: ProjectOption = None) -> None:
     """Start the local model server in the background and wait until it answers."""
+    from scoregate.providers import local_server
+
     state = local_server.serve(project_root(project))
     console.print(f"local model ready at {state.url} (pid {state.pid}, log {state.log})")
 
@@ -22,6 +23,8 @@ def serve(project: ProjectOption = None) -> None:
 @app.command("stop")
 def stop(project: ProjectOption = None) -> None:
     """Stop the local model server."""
+    from scoregate.providers import local_server
+
     stopped = local_server.stop(project_root(project))
     console.print("local model stopped" if stopped else "local model was not running")
 
@@ -29,6 +32,8 @@ def stop(project: ProjectOption = None) -> None:
 @app.command("status")
 def status(project: ProjectOption = None) -> None:
     """Say whether the local model server runs and answers."""
+    from scoregate.providers import local_server
+
     state = local_server.status(project_root(project))
     word = "healthy" if state.healthy else ("starting or stuck" if state.running else "not running")
     console.print(f"local model {word} at {state.url} (pid {state.pid})")

@@ -7,22 +7,42 @@ from typing import Annotated
 
 import typer
 
-from scoregate.catalog.project import find_root
+PROJECT_HELP = "Project directory (default: the nearest with scoregate.yaml)."
+ProjectOption = Annotated[Path | None, typer.Option("--project", "-C", help=PROJECT_HELP)]
 
-ProjectOption = Annotated[
-    Path | None,
-    typer.Option("--project", "-C", help="Project directory (default: the nearest with scoregate.yaml)."),
-]
+_global_project: list[Path | None] = [None]
+
+
+def set_global_project(project: Path | None) -> None:
+    """Remember `scoregate -C DIR` (given before the subcommand) as every command's default project."""
+    _global_project[0] = project
+
+
+def global_project() -> Path | None:
+    """Return the project given before the subcommand, if any."""
+    return _global_project[0]
+
+
+def project_path(project: Path | None, path: Path) -> Path:
+    """Return `path`, read relative to `-C DIR` when one was given (as `git -C` and `make -C` do)."""
+    base = project or global_project()
+    return path if path.is_absolute() or base is None else base / path
 
 
 def project_root(project: Path | None) -> Path:
-    """Return the project root from the option or the current directory; `-C` must name an existing directory."""
-    if project is not None and not project.is_dir():
+    """Return the project root from the option (else `scoregate -C`, else the current directory).
+
+    `-C` must name an existing directory: a missing one never falls back to a parent project.
+    """
+    from scoregate.catalog.project import find_root
+
+    chosen = project or global_project()
+    if chosen is not None and not chosen.is_dir():
         from scoregate.errors import ScoregateError
 
-        what = "is not a directory" if project.exists() else "does not exist"
+        what = "is not a directory" if chosen.exists() else "does not exist"
         raise ScoregateError(
-            f"-C/--project {project} {what}",
+            f"-C/--project {chosen} {what}",
             hint="pass the directory that holds scoregate.yaml (a missing one never falls back to a parent project)",
         )
-    return find_root((project or Path.cwd()).resolve())
+    return find_root((chosen or Path.cwd()).resolve())

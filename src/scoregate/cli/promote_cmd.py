@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
 from scoregate.redaction import redact
-from scoregate.sinks.langfuse.experiment_mirror import sync_run
-from scoregate.sinks.langfuse.promotion import PromotionResult, promote, promotion_history, rollback
 
-console = Console()
+if TYPE_CHECKING:
+    from scoregate.sinks.langfuse.promotion import PromotionResult
+
+console = lazy_console()
 
 LabelOption = Annotated[str, typer.Option("--label", help="The Langfuse label to move.")]
 
@@ -25,6 +24,8 @@ def langfuse_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
+    from scoregate.sinks.langfuse.experiment_mirror import sync_run
+
     report = sync_run(project_root(project), run_id)
     for line in report.lines():
         console.print(escape(redact(line)), highlight=False)
@@ -32,6 +33,8 @@ def langfuse_sync(
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
+    from rich.table import Table
+
     title = f"evidence for {result.prompt} v{result.version}"
     if result.action == "rollback":
         title += " (from the promotion that made it the holder)"
@@ -79,6 +82,8 @@ def promote_command(
     project: ProjectOption = None,
 ) -> None:
     """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
+    from scoregate.sinks.langfuse.promotion import promote, rollback
+
     if force and not (reason and reason.strip()):
         raise typer.BadParameter("--force needs --reason TEXT", param_hint="--reason")
     root = project_root(project)
@@ -98,6 +103,10 @@ def promotions_command(
     project: ProjectOption = None,
 ) -> None:
     """List the promotion history (promotions.jsonl), oldest first."""
+    from rich.table import Table
+
+    from scoregate.sinks.langfuse.promotion import promotion_history
+
     records = promotion_history(project_root(project), prompt)
     if not records:
         console.print("no promotions recorded")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 if TYPE_CHECKING:
     from scoregate.analysis.model_ranking import ModelRanking
@@ -67,6 +68,7 @@ def table_fits(console: Console, table: Table) -> bool:
     import io
 
     from rich.cells import cell_len
+    from rich.console import Console
 
     wide = Console(file=io.StringIO(), width=4000, color_system=None, force_terminal=False)
     with wide.capture() as captured:
@@ -93,6 +95,8 @@ def _key_width(keys: list[str]) -> int:
 
 def scores_table(summary: dict[str, Any], directions: Mapping[str, str] | None = None) -> Table:
     """Return a table of every score: direction, mean, CI, coverage (keys never cut; reasons in `null_reason_lines`)."""
+    from rich.table import Table
+
     from scoregate.catalog.directions import direction_arrow
 
     table = Table(title=f"scores — run {summary['run_id']}", title_justify="left")
@@ -132,6 +136,7 @@ def gate_rule(g: Mapping[str, Any]) -> str:
 def gates_table(summary: dict[str, Any]) -> Table:
     """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status."""
     from rich.markup import escape
+    from rich.table import Table
 
     table = Table(title="gates", title_justify="left", show_lines=True)
     rules = [gate_rule(g) for g in summary["gates"]]
@@ -187,6 +192,8 @@ def print_summary(console: Console, summary: dict[str, Any], directions: Mapping
 
 
 def _no_wrap_table(title: str, columns: list[tuple[str, str]]) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     for name, justify in columns:
         table.add_column(name, no_wrap=True, justify=justify)  # type: ignore[arg-type]
@@ -195,6 +202,8 @@ def _no_wrap_table(title: str, columns: list[tuple[str, str]]) -> Table:
 
 def print_ranking(console: Console, ranking: ModelRanking) -> None:
     """Print a ranking as aligned tables (plain lines where a table would not fit): runs, pairs, win rates."""
+    from rich.table import Table
+
     direction = "higher" if ranking.higher_is_better else "lower"
     console.print(
         f"ranking by {ranking.metric} ({direction} is better; {ranking.metric_source}) on {ranking.dataset}",
@@ -271,6 +280,7 @@ def _score_text(value: Any) -> str:
 def print_item_table(console: Console, table_data: Any, directions: Mapping[str, str] | None = None) -> None:
     """Print `runs show --items`: one row per item (id and prompt, output excerpt, scores stacked, error)."""
     from rich.markup import escape
+    from rich.table import Table
 
     from scoregate.catalog.directions import direction_arrow
 
@@ -351,6 +361,7 @@ def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
 def print_run_diff(console: Console, diff: Any) -> None:
     """Print `scoregate diff`: per item, the score deltas, both outputs side by side, and a word diff."""
     from rich.markup import escape
+    from rich.table import Table
 
     by = f"sorted by the largest change of {diff.by}" if diff.by else "in dataset order"
     console.print(f"B = {diff.run_b} vs A = {diff.run_a}: {diff.shared_items} shared items, {by}", highlight=False)

@@ -4,26 +4,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from scoregate.analysis.model_ranking import rank_stored_runs
-from scoregate.catalog.plan import validate_project
-from scoregate.catalog.project import load_project
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_summary
 from scoregate.errors import ExitCode
-from scoregate.experiment import RunOptions, RunOutcome, run_experiment, run_models
-from scoregate.sinks.mlflow_sink import resync_run
 
-console = Console()
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scoregate.experiment import RunOutcome
+
+console = lazy_console()
+err_console = lazy_console(stderr=True)
 
 
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
+    from scoregate.catalog.plan import validate_project
+    from scoregate.catalog.project import load_project
+
     for line in validate_project(load_project(project_root(project))):
         console.print(f"[green]ok[/] {line}")
 
@@ -33,6 +36,9 @@ def run(
     limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N items.")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name from scoregate.yaml to use instead.")] = None,
+    judge_model: Annotated[
+        str | None, typer.Option("--judge-model", help="Model name for judges that name none.")
+    ] = None,
     models: Annotated[
         str | None, typer.Option(help="Comma-separated model names: one run per model on the same items.")
     ] = None,
@@ -63,19 +69,27 @@ def run(
         typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
     ] = None,
     prompt_version: Annotated[int | None, typer.Option(min=1, help="Run this Langfuse prompt version.")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the run id and summary as JSON on stdout (the rest on stderr).")
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
-    """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
+    """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
+    from scoregate.experiment import RunOptions, run_experiment, run_models
+
     if experiment is None and resume is None:
-        raise typer.BadParameter("name an EXPERIMENT, or pass --resume RUN_ID")
+        _list_experiments(project, as_json=as_json)
+        return
     if (retry_errors or quarantine) and resume is None:
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
         concurrency=concurrency,
         model=model,
+        judge_model=judge_model,
         use_cache=not no_cache,
         resume=resume,
         mirror_mlflow=not no_mlflow,
@@ -90,30 +104,76 @@ def run(
         names = [m.strip() for m in models.split(",") if m.strip()]
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
-            _report(outcome, project_root(project))
+            _report(outcome, project_root(project), human)
+        human.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
+        if as_json:
+            typer.echo(json.dumps([_outcome_json(o) for o in outcomes], indent=2, default=str))
         if any(o.succeeded_items == 0 for o in outcomes):
             empty = ", ".join(o.run_id for o in outcomes if o.succeeded_items == 0)
-            console.print(f"[bold red]error:[/] no item succeeded in {empty}", highlight=False)
+            human.print(f"[bold red]error:[/] no item succeeded in {empty}", highlight=False)
             raise typer.Exit(int(ExitCode.ERROR))
-        console.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
         if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
             raise typer.Exit(int(ExitCode.GATES_FAILED))
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
     if outcome.nothing_to_do is not None:
-        console.print(outcome.nothing_to_do, soft_wrap=True, highlight=False)
+        human.print(outcome.nothing_to_do, soft_wrap=True, highlight=False)
         return
-    _report(outcome, project_root(project))
+    _report(outcome, project_root(project), human)
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
     if outcome.succeeded_items == 0:
-        console.print(f"[bold red]error:[/] no item of run {outcome.run_id} succeeded", highlight=False)
+        human.print(f"[bold red]error:[/] no item of run {outcome.run_id} succeeded", highlight=False)
         raise typer.Exit(int(ExitCode.ERROR))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
 
 
-def _report(outcome: RunOutcome, root: Path) -> None:
+def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
+    """The machine-readable result of one run: its id, where it is stored, verdict, summary and mirrors."""
+    return {
+        "run_id": outcome.run_id,
+        "directory": str(outcome.store.directory),
+        "verdict": outcome.verdict,
+        "mirrors": outcome.mirrors,
+        "mirror_errors": outcome.mirror_errors,
+        "summary": outcome.summary,
+    }
+
+
+def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
+    """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
+    from scoregate.catalog.project import load_project
+    from scoregate.catalog.routing import route_prompts
+
+    config = load_project(project_root(project)).config
+    rows = [
+        {
+            "name": name,
+            "dataset": spec.dataset,
+            "prompts": route_prompts(spec.prompt),
+            "model": spec.model or config.settings.model,
+            "evaluators": list(spec.evaluators),
+            "gates": list(spec.gates),
+        }
+        for name, spec in config.experiments.items()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    console.print("experiments in scoregate.yaml (run one with `scoregate run NAME`):", highlight=False)
+    for row in rows:
+        console.print(
+            f"  {row['name']}: dataset {row['dataset']}, prompt {', '.join(row['prompts'])}, model {row['model']}, "
+            f"{len(row['evaluators'])} evaluators, {len(row['gates'])} gates",
+            highlight=False,
+        )
+
+
+def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
     from scoregate.analysis.run_overview import manifest_run_name
     from scoregate.catalog.directions import project_directions
+    from scoregate.catalog.project import load_project
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
     name = manifest_run_name(outcome.store.manifest)
@@ -141,6 +201,8 @@ def mlflow_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
+    from scoregate.sinks.mlflow_sink import resync_run
+
     mlflow_run = resync_run(project_root(project), run_id)
     console.print(f"mlflow: run {mlflow_run} is up to date with {run_id}")
 
@@ -154,6 +216,8 @@ def rank(
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
+    from scoregate.analysis.model_ranking import rank_stored_runs
+
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
     if as_json:
         typer.echo(json.dumps(ranking.to_dict(), indent=2))

@@ -3,28 +3,42 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
+from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_item_table, print_summary
-from scoregate.store import DamagedRun, RunStore, list_runs
+
+if TYPE_CHECKING:
+    from scoregate.store import RunStore
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
-console = Console()
+console = lazy_console()
 
 
 @app.command("list")
-def list_command(project: ProjectOption = None) -> None:
+def list_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the runs as a JSON array.")] = False,
+    project: ProjectOption = None,
+) -> None:
     """List stored runs, newest first: model · prompt@version, dataset, items, primary metric, verdict."""
     from scoregate.analysis.run_overview import run_overview
+    from scoregate.store import DamagedRun, list_runs
 
-    stores = list_runs(project_root(project) / "runs")
+    root = project_root(project)
+    stores = list(list_runs(root / "runs"))
+    if as_json:
+        typer.echo(json.dumps([_run_row(store) for store in stores], indent=2))
+        return
     if not stores:
-        console.print("no runs yet in runs/ — start one with `scoregate run EXPERIMENT`", highlight=False)
+        console.print(
+            f"no runs yet in {root / 'runs'}; make the first with `scoregate run EXPERIMENT` "
+            "(`scoregate run` lists the experiments)",
+            highlight=False,
+        )
+        return
     for store in stores:
         try:
             o = run_overview(store)
@@ -48,6 +62,23 @@ def _mean(value: float | None) -> str:
     return "mean —" if value is None else f"mean {value:.3g}"
 
 
+def _run_row(store: RunStore) -> dict[str, object]:
+    """One run as JSON: its overview (model, prompts, dataset, items, primary metric, verdict), or `damaged`."""
+    from scoregate.analysis.run_overview import run_overview
+    from scoregate.store import DamagedRun
+
+    try:
+        overview = run_overview(store)
+    except DamagedRun as exc:
+        return {"run_id": store.run_id, "status": "damaged", "problem": exc.render()}
+    manifest, summary = store.manifest, store.summary
+    return {
+        **overview.to_dict(),
+        "items": summary["run_metrics"]["items"] if summary else None,
+        "finished_at": manifest.get("finished_at"),
+    }
+
+
 @app.command("show")
 def show_command(
     run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
@@ -66,6 +97,7 @@ def show_command(
     from scoregate.analysis.items import item_detail, item_table
     from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
+    from scoregate.store import RunStore
 
     root = project_root(project)
     store = RunStore.open(root / "runs", run_id)

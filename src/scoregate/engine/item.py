@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,31 +84,48 @@ class ItemPipeline:
         return result
 
     async def _score(self, result: ItemResult, item: DatasetItem, calls: list[CallRecord]) -> list[Score]:
+        """Run the item's evaluators side by side; scores and call records come back in evaluator order.
+
+        Concurrency is bounded where the calls are made: each model's `max_connections` (ModelCaller).
+        """
+        if len(self.evaluators) == 1:  # one evaluator: no tasks to make
+            only, own_calls = await self._evaluate(self.evaluators[0], result, item)
+            calls += own_calls
+            return only
+        outcomes = await asyncio.gather(*(self._evaluate(e, result, item) for e in self.evaluators))
+        scores: list[Score] = []
+        for evaluator_scores, evaluator_calls in outcomes:
+            scores += evaluator_scores
+            calls += evaluator_calls
+        return scores
+
+    async def _evaluate(
+        self, evaluator: Evaluator, result: ItemResult, item: DatasetItem
+    ) -> tuple[list[Score], list[CallRecord]]:
+        """Return one evaluator's scores and its model calls; a failure becomes nulls with the reason."""
+        calls: list[CallRecord] = []
+
         async def call_model(name: str | None, request: CompletionRequest, purpose: str) -> Any:
             return await self.caller.call(name, request, purpose, calls)
 
-        scores: list[Score] = []
-        for evaluator in self.evaluators:
-            # An evaluator that scores unparsable replies (extraction: invalid JSON scores 0) gets the raw text.
-            unparsed = result.raw_output if getattr(evaluator, "scores_unparsed_output", False) else None
-            if result.error is not None and unparsed is None:
-                scores += [Score.missing(k, t, evaluator.name, "no output to score: " + result.error)
-                           for k, t in evaluator.score_keys()]  # fmt: skip
-                continue
-            context = EvalContext(
-                item_id=result.item_id,
-                input=item.input,
-                output=result.output if unparsed is None else unparsed,
-                expected_output=item.expected_output,
-                metadata=item.metadata,
-                call_model=call_model,
-            )
-            try:
-                scores += await evaluator.evaluate(context)
-            except Exception as exc:  # an evaluator bug must not lose the item
-                reason = f"evaluator {evaluator.name} failed: {type(exc).__name__}: {exc}"
-                scores += [Score.missing(k, t, evaluator.name, reason) for k, t in evaluator.score_keys()]
-        return scores
+        # An evaluator that scores unparsable replies (extraction: invalid JSON scores 0) gets the raw text.
+        unparsed = result.raw_output if getattr(evaluator, "scores_unparsed_output", False) else None
+        if result.error is not None and unparsed is None:
+            reason = "no output to score: " + result.error
+            return [Score.missing(k, t, evaluator.name, reason) for k, t in evaluator.score_keys()], calls
+        context = EvalContext(
+            item_id=result.item_id,
+            input=item.input,
+            output=result.output if unparsed is None else unparsed,
+            expected_output=item.expected_output,
+            metadata=item.metadata,
+            call_model=call_model,
+        )
+        try:
+            return await evaluator.evaluate(context), calls
+        except Exception as exc:  # an evaluator bug must not lose the item
+            reason = f"evaluator {evaluator.name} failed: {type(exc).__name__}: {exc}"
+            return [Score.missing(k, t, evaluator.name, reason) for k, t in evaluator.score_keys()], calls
 
 
 def _reply_schema(response_format: ResponseFormat, item: DatasetItem) -> dict[str, Any]:

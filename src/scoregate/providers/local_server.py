@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 
 from scoregate.errors import ScoregateError
 
@@ -57,10 +57,20 @@ def find_model_file() -> Path:
     raise ScoregateError(f"no .gguf file inside {MODEL_PACKAGE}", hint="reinstall: `make setup`")
 
 
-def _state_dir(root: Path) -> Path:
-    path = root / ".scoregate" / "local-model"
+def state_dir() -> Path:
+    """Return where the server on `local_port()` keeps its pid and log: one place per port, whatever the project.
+
+    The port is shared by every project on the machine, so its state is too (`$XDG_STATE_HOME/scoregate`, default
+    ~/.local/state/scoregate); `model status|stop` then agree from any project.
+    """
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    path = base / "scoregate" / f"local-model-{local_port()}"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _state_dir(root: Path) -> Path:
+    return state_dir()
 
 
 def _read_pid(pid_file: Path) -> int | None:

@@ -1,0 +1,162 @@
+"""Scripting basics: --version, completion, --json with human text on stderr, -C anywhere, --judge-model, help."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from conftest import CliResult, Runs
+from scoregate import __version__
+from scoregate.cli import app
+from scripted_openai import ScriptedOpenAI
+
+
+def _leaf_commands() -> Iterator[tuple[list[str], Any]]:
+    """Yield (path, click command) of every command the CLI has, groups walked."""
+    import click
+
+    def walk(command: Any, path: list[str]) -> Iterator[tuple[list[str], Any]]:
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield path, command
+
+    yield from walk(typer.main.get_command(app), [])
+
+
+def test_version_prints_the_version(scoregate: Callable[..., CliResult]) -> None:
+    result = scoregate("--version", project=None)
+
+    assert result.code == 0 and result.out.strip() == f"scoregate {__version__}"
+
+
+def test_show_completion_prints_a_shell_script(scoregate: Callable[..., CliResult]) -> None:
+    result = scoregate("--show-completion", "bash", project=None)
+
+    assert result.code == 0 and "complete" in result.out and "_SCOREGATE_COMPLETE" in result.out
+
+
+def test_every_command_accepts_dash_c() -> None:
+    missing = [" ".join(path) for path, command in _leaf_commands()
+               if not any("-C" in p.opts and "--project" in p.opts for p in command.params)]  # fmt: skip
+    assert missing == []
+
+
+def test_no_help_shows_a_bool_metavar() -> None:
+    runner = CliRunner()
+    for path, _command in [([], None), *_leaf_commands()]:
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+        assert result.exit_code == 0, (path, result.output)
+        assert "<bool>" not in result.output, path
+        assert max(len(line) for line in result.output.splitlines()) <= 80, path
+
+
+def test_dash_c_before_the_subcommand(
+    scoregate: Callable[..., CliResult], project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no scoregate.yaml here or above
+
+    assert scoregate("runs", "list", project=None).code != 0
+    result = scoregate("-C", str(project_dir), "runs", "list", project=None)
+
+    assert result.code == 0 and "no runs yet" in result.output
+
+
+def test_empty_runs_list_says_how_to_make_the_first_run(scoregate: Callable[..., CliResult]) -> None:
+    result = scoregate("runs", "list")
+
+    assert result.code == 0
+    assert "no runs yet" in result.output and "scoregate run EXPERIMENT" in result.output
+    assert json.loads(scoregate("runs", "list", "--json").out) == []
+
+
+def test_run_json_puts_the_summary_on_stdout_and_the_rest_on_stderr(
+    scoregate: Callable[..., CliResult], runs: Runs
+) -> None:
+    result = scoregate("run", "counters", "--no-mlflow", "--no-langfuse", "--json")
+
+    assert result.code == 0
+    data = json.loads(result.out)  # stdout is exactly one JSON document
+    assert data["run_id"] == runs.latest() and data["verdict"] == "pass"
+    assert data["summary"]["scores"]["word_count"]["n_measured"] == 6
+    assert "verdict: PASS" in result.err and f"run {data['run_id']} stored in" in " ".join(result.err.split())
+
+    listed = json.loads(scoregate("runs", "list", "--json").out)
+    assert [r["run_id"] for r in listed] == [data["run_id"]]
+    assert listed[0]["experiment"] == "counters" and listed[0]["verdict"] == "pass" and listed[0]["items"] == 6
+
+
+def test_run_without_a_name_lists_the_experiments(scoregate: Callable[..., CliResult]) -> None:
+    result = scoregate("run")
+
+    assert result.code == 0
+    assert "smoke: dataset smoke_v1" in result.output and "counters: dataset smoke_v1" in result.output
+    names = [e["name"] for e in json.loads(scoregate("run", "--json").out)]
+    assert names == ["smoke", "counters"]
+
+
+def test_run_judge_model_sends_the_judges_to_that_model(
+    scoregate: Callable[..., CliResult],
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    edit_yaml: Callable[[Path, Callable[[Any], None]], None],
+    runs: Runs,
+) -> None:
+    def add_judge(config: Any) -> None:
+        config["models"]["other-judge"] = {**config["models"]["scripted"], "model": "judge-2"}
+
+    edit_yaml(project_dir / "scoregate.yaml", add_judge)
+
+    result = scoregate("run", "smoke", "--limit", "1", "--no-mlflow", "--no-langfuse", "--judge-model", "other-judge")
+
+    assert result.code == 0
+    assert {r.body["model"] for r in scripted_server.judge_requests()} == {"judge-2"}
+    assert {r.body["model"] for r in scripted_server.task_requests()} == {"scripted-1"}
+    assert runs.manifest()["receipts"]["judge_model"]["name"] == "other-judge"
+
+    unknown = scoregate("run", "smoke", "--judge-model", "nope", "--no-mlflow")
+    assert unknown.code != 0 and "--judge-model: no model 'nope'" in unknown.output
+
+
+def test_local_model_status_and_stop_agree_between_projects(
+    scoregate: Callable[..., CliResult],
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One port, one server: its pid file is not per project, so any project sees (and can stop) it."""
+    from scoregate.providers import local_server
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(scripted_server.port))  # the scripted server answers /v1/models
+    other = tmp_path / "other-project"
+    other.mkdir()
+    (other / "scoregate.yaml").write_text((project_dir / "scoregate.yaml").read_text())
+    # What `model serve` leaves behind when it starts the server from `project_dir`: its pid file.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        (local_server.state_dir() / "server.pid").write_text(str(holder.pid))
+
+        here = scoregate("model", "status")
+        there = scoregate("model", "status", project=other)
+
+        assert here.code == there.code == 0
+        assert here.out == there.out and f"(pid {holder.pid})" in here.out
+        assert "local model stopped" in scoregate("model", "stop", project=other).out
+        assert holder.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if holder.poll() is None:
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.wait()
