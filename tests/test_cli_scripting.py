@@ -90,7 +90,7 @@ def test_run_json_puts_the_summary_on_stdout_and_the_rest_on_stderr(
     data = json.loads(result.out)  # stdout is exactly one JSON document
     assert data["run_id"] == runs.latest() and data["verdict"] == "pass"
     assert data["summary"]["scores"]["word_count"]["n_measured"] == 6
-    assert "verdict: PASS" in result.err and f"run {data['run_id']} stored in" in " ".join(result.err.split())
+    assert "verdict: PASS" in result.err and f"run {data['run_id']} (" in result.err and "stored in" in result.err
 
     listed = json.loads(scoregate("runs", "list", "--json").out)
     assert [r["run_id"] for r in listed] == [data["run_id"]]

@@ -86,6 +86,8 @@ def comparison_lines(outcome: CompareOutcome) -> list[str]:
 
 def tests_table(outcome: CompareOutcome) -> Table:
     """Return one row per compared score: the p-values (raw and Holm), effect size, W/T/L and MDE."""
+    from rich.table import Table
+
     c = outcome.comparison
     table = Table(title="tests (shown beside the verdicts; they do not decide them)", title_justify="left")
     for column in ("score", "p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE"):
