@@ -56,6 +56,8 @@ class RunOutcome:
     mirrors: dict[str, str] = field(default_factory=dict)
     mirror_errors: dict[str, str] = field(default_factory=dict)
     mirror_notes: list[str] = field(default_factory=list)
+    report: Path | None = None
+    """`runs/<id>/report.html`, written at the end of the run (None when writing it failed)."""
 
     @property
     def verdict(self) -> str:
@@ -217,6 +219,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
     summary = summarize_run(store, plan, project)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
+    _write_report(store, project, outcome)
     if options.mirror_mlflow:
         from scoregate.sinks.mlflow_sink import mirror_run  # mlflow imports slowly; load it only when used
 
@@ -227,6 +230,16 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     if options.mirror_langfuse:
         _mirror_langfuse(store, project, outcome)
     return outcome
+
+
+def _write_report(store: RunStore, project: Project, outcome: RunOutcome) -> None:
+    """Write the run's HTML report before the mirrors, so MLflow logs it as an artifact; a failure is reported."""
+    from scoregate.report.write import project_report_options, write_run_report
+
+    try:
+        outcome.report = write_run_report(store, project_report_options(project.root))
+    except Exception as exc:  # the run is stored; `scoregate report RUN` writes it again
+        outcome.mirror_errors["report"] = f"{type(exc).__name__}: {exc}"
 
 
 def run_models(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -122,6 +123,7 @@ def compare(
     if more_runs or rank:
         ranking = rank_stored_runs(project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric)
         typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str) if as_json else ranking.to_markdown())
+        _report(project_root(project), [run_a, run_b, *(more_runs or [])], metric, quiet=as_json)
         return
     options = CompareOptions(
         margins=parse_margins(margin or []),
@@ -137,3 +139,17 @@ def compare(
         typer.echo(json.dumps(outcome.to_dict(), indent=2, default=str))
     else:
         print_outcome(outcome)
+    _report(project_root(project), [run_a, run_b], None, quiet=as_json)
+
+
+def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) -> None:
+    """Write the comparison's HTML report and say where (on stderr with --json, so stdout stays JSON)."""
+    from scoregate.errors import ScoregateError
+    from scoregate.report.write import report_runs
+
+    try:
+        path = report_runs(root, run_ids, metric=metric)
+    except ScoregateError as exc:  # the comparison is printed; its page is not essential to it
+        typer.echo(f"report not written: {exc.render()}", err=True)
+        return
+    typer.echo(f"report: {path}", err=quiet)

@@ -81,11 +81,18 @@ def run(
 def _report(outcome: RunOutcome) -> None:
     print_summary(console, outcome.summary)
     console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
+    if outcome.report is not None:
+        console.print(f"report: {outcome.report}", soft_wrap=True, highlight=False)
     if "mlflow" in outcome.mirrors:
         console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
     for note in outcome.mirror_notes:
         console.print(escape(note), highlight=False)
     for sink, error in outcome.mirror_errors.items():
+        if sink == "report":
+            console.print(
+                f"[yellow]report not written: {escape(error)}[/] — redo with `scoregate report {outcome.run_id}`"
+            )
+            continue
         console.print(
             f"[yellow]{sink} mirror failed: {escape(error)}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`"
         )

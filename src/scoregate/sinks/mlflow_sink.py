@@ -168,6 +168,8 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         client.log_artifact(run_id, str(csv_path))
     for filename in ("manifest.json", "summary.json", "results.jsonl"):
         client.log_artifact(run_id, str(store.directory / filename))
+    if (store.directory / "report.html").is_file():  # MLflow previews HTML artifacts in its UI
+        client.log_artifact(run_id, str(store.directory / "report.html"))
     client.set_terminated(run_id, "FINISHED", end_time=stamp or None)
     store.set_link("mlflow_run_id", run_id)
     store.set_link("mlflow_experiment_id", experiment_id)
