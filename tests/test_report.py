@@ -91,7 +91,7 @@ def test_long_texts_are_cut_to_the_budget_and_say_where_the_whole_text_is(tmp_pa
 
     report = build_report([store], ReportOptions(text_budget=3000))
     text = report["items"][0]["in"]["text"]
-    assert len(text) < 400 and "more characters in results.jsonl" in text
+    assert len(text) < 400 and text.endswith(f"…[+{25000 - report['clip_limit']:,} chars]")
     assert report["items"][0]["r"][0]["o"] == "answer " * 10  # short texts stay whole
     assert report["clipped"] == 3
     html = write_report([store], tmp_path / "r.html").read_text(encoding="utf-8")

@@ -23,7 +23,7 @@ from scoregate.store import RunStore
 
 TEXT_BUDGET = 6_000_000
 """Characters of item text (inputs, outputs, references, judge reasoning) one report embeds at most."""
-MIN_CLIP, MAX_CLIP = 300, 20_000
+MIN_CLIP, MAX_CLIP = 200, 20_000
 NUMERIC = ("numeric", "boolean")
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
@@ -54,7 +54,7 @@ class _Clipper:
             if len(value) <= self.limit:
                 return value
             self.clipped += 1
-            return value[: self.limit] + f" … [{len(value) - self.limit:,} more characters in results.jsonl]"
+            return value[: self.limit] + f" …[+{len(value) - self.limit:,} chars]"
         if isinstance(value, dict):
             return {str(k): self(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
@@ -62,6 +62,25 @@ class _Clipper:
         if isinstance(value, float) and not math.isfinite(value):
             return None
         return value
+
+
+def _index(table: dict[Any, int], key: Any) -> int:
+    """The position of `key` in an interning table, adding it when new."""
+    return table.setdefault(key, len(table))
+
+
+def _trim(row: list[Any]) -> list[Any]:
+    """Drop trailing nulls (the page reads a missing cell as null): most scores have no reason or comment."""
+    while row and row[-1] is None:
+        row.pop()
+    return row
+
+
+def _short(value: Any) -> Any:
+    """A float to 6 significant digits (the page shows 3); anything else unchanged."""
+    if isinstance(value, float) and not isinstance(value, bool):
+        return float(f"{value:.6g}") if math.isfinite(value) else None
+    return value
 
 
 def _number(value: Any) -> float | None:
@@ -84,9 +103,15 @@ def change_fraction(a: Any, b: Any) -> float:
     return 1.0 - difflib.SequenceMatcher(None, wa, wb, autojunk=False).ratio()
 
 
-def direction_of(name: str, manifest: dict[str, Any]) -> str:
-    """`lower` when a gate bounds the metric from above or its name says smaller is better, else `higher`."""
-    return "lower" if name in gate_directions([manifest]) or lower_is_better(name) else "higher"
+def direction_of(name: str, manifest: dict[str, Any]) -> str | None:
+    """`lower` when a gate bounds the metric from above or its name says smaller is better, `higher` when a gate
+    bounds it from below, else None (not known: a word count is neither better high nor low)."""
+    if name in gate_directions([manifest]) or lower_is_better(name):
+        return "lower"
+    gates = manifest.get("receipts", {}).get("gates") or []
+    if any(g.get("metric") == name and g.get("op") in (">=", ">") for g in gates):
+        return "higher"
+    return None
 
 
 def _verdict_words(summary: dict[str, Any]) -> str:
@@ -139,6 +164,10 @@ class _RunReader:
         self.values: dict[str, list[float | None]] = {k: [] for k in self.order if scores[k]["data_type"] in NUMERIC}
         self.latencies: list[float | None] = []
         self.costs: list[float | None] = []
+        self.keys: dict[tuple[str, str], int] = {}
+        """(score name, evaluator) → its index in the run's key table; item rows name scores by index."""
+        self.purposes: dict[str, int] = {}
+        self.models: dict[str, int] = {}
 
     def row(self, result: ItemResult) -> dict[str, Any]:
         """Return the item's per-run row: output, error, scores, calls, gates broken; and keep its values."""
@@ -159,27 +188,23 @@ class _RunReader:
                 if len(gate["broken_ids"]) < 50:
                     gate["broken_ids"].append(result.item_id)
         clip = self.clip
+        scores = [
+            _trim([_index(self.keys, (s.name, s.evaluator)), clip(_short(s.value)), clip(s.reason), clip(s.comment)])
+            for s in result.scores
+        ]
+        calls = [
+            _trim([_index(self.purposes, c.purpose), _index(self.models, c.model), _short(c.latency_ms),
+                   c.tokens_in, c.tokens_out, _short(c.cost_usd), c.retries, int(c.cached), clip(c.error)])
+            for c in result.calls
+        ]  # fmt: skip
         return {
             "p": result.prompt,
             "o": clip(result.output if result.output is not None else result.raw_output),
             "e": clip(result.error),
-            "s": [[s.name, clip(s.value), clip(s.reason), clip(s.comment), s.evaluator] for s in result.scores],
-            "c": [
-                [
-                    c.purpose,
-                    c.model,
-                    c.latency_ms,
-                    c.tokens_in,
-                    c.tokens_out,
-                    c.cost_usd,
-                    c.retries,
-                    c.cached,
-                    clip(c.error),
-                ]
-                for c in result.calls
-            ],
+            "s": scores,
+            "c": calls,
             "g": broken,
-            "l": latency,
+            "l": _short(latency),
         }
 
     def header(self) -> dict[str, Any]:
@@ -217,6 +242,9 @@ class _RunReader:
             "gates": self.gates,
             "run_metrics": s.get("run_metrics") or {},
             "extraction": _extraction_view(s.get("extraction")),
+            "score_keys": [list(key) for key in self.keys],
+            "purposes": list(self.purposes),
+            "models": list(self.models),
         }
 
 

@@ -30,7 +30,9 @@ def _pct(value: Any) -> str:
     return "—" if value is None else f"{float(value):.0%}"
 
 
-def _arrow(direction: str) -> str:
+def _arrow(direction: str | None) -> str:
+    if direction is None:
+        return ""
     return (
         '<span title="higher is better">↑</span>' if direction == "higher" else '<span title="lower is better">↓</span>'
     )
@@ -154,7 +156,7 @@ def _headline(report: dict[str, Any]) -> str:
     return (
         '<section id="headline"><h2>Headline metrics</h2>'
         '<p class="note">mean, 95% CI in brackets, coverage = measured/total items; gated scores first; '
-        "↑ higher is better, ↓ lower is better.</p>"
+        "↑ higher is better, ↓ lower is better (as the gates say; no arrow: not set).</p>"
         f'<table class="grid headline"><thead><tr><th>score</th>{head}</tr></thead><tbody>{"".join(rows)}'
         f'<tr class="sep"><th colspan="{len(runs) + 1}">run</th></tr>{"".join(metrics)}</tbody></table></section>'
     )

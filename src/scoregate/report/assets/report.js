@@ -37,6 +37,15 @@
     for (const s of row.s) if (s[0] === name) return typeof s[1] === "number" ? s[1] : (typeof s[1] === "boolean" ? +s[1] : null);
     return null;
   }
+  // Item rows name scores, call purposes and models by their index in the run's tables; resolve them once.
+  ITEMS.forEach((it) => it.r.forEach((row, r) => {
+    if (!row) return;
+    const run = RUNS[r];
+    row.s = row.s.map((s) => [run.score_keys[s[0]][0], s[1] === undefined ? null : s[1], s[2] || null, s[3] || null,
+      run.score_keys[s[0]][1]]);
+    row.c = row.c.map((c) => { const out = c.slice(); while (out.length < 9) out.push(null);
+      out[0] = run.purposes[c[0]]; out[1] = run.models[c[1]]; out[7] = !!out[7]; return out; });
+  }));
 
   // Columns: the first run's numeric scores, gated ones first (a few for one run, the first for several).
   const numericScores = RUNS[0].scores.filter((s) => NUMERIC.has(s.data_type)).map((s) => s.name);
