@@ -36,19 +36,7 @@ from scoregate.store import RunStore  # noqa: E402
 from scripted_openai import ScriptedOpenAI  # noqa: E402
 
 SIZE_LIMIT_MB, OPEN_LIMIT_S = 15.0, 3.0
-WORDS = [
-    "latency",
-    "budget",
-    "release",
-    "roadmap",
-    "migration",
-    "pricing",
-    "outage",
-    "benchmark",
-    "license",
-    "funding",
-    "hiring",
-]
+WORDS = ["latency", "budget", "release", "roadmap", "migration", "pricing", "outage", "benchmark", "license"]
 
 
 def varied(result: ItemResult, n: int, rng: random.Random) -> ItemResult:
