@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store import RunStore
 
 RUN_ID_TAG = "scoregate.run_id"
@@ -158,9 +159,11 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         existing_params = client.get_run(run_id).data.params
     stamp = _ms(manifest.get("finished_at")) or _ms(manifest.get("started_at")) or 0
     params = [Param(k, v[:6000]) for k, v in params_of(manifest).items() if k not in existing_params]
-    metrics = [Metric(k, v, stamp, 0) for k, v in metrics_of(summary).items()]
-    tags = [RunTag(k, v[:8000]) for k, v in tags_of(manifest, summary, store.links).items()]
+    metrics = [Metric(k, v, stamp, 0) for k, v in readable_metrics(summary).items()]
+    all_tags = {**tags_of(manifest, summary, store.links), **readable_tags(manifest, summary)}
+    tags = [RunTag(k, v[:8000]) for k, v in all_tags.items()]
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
+    log_dataset_input(client, run_id, manifest, project_root)
     keys = list(summary["scores"])
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "scores.csv"
