@@ -44,6 +44,8 @@ class RunOptions:
     mirror_langfuse: bool = True
     prompt_label: str | None = None
     prompt_version: int | None = None
+    eval_rows: bool = False
+    """Also write every item as an MLflow evaluation row (costs ~57 ms per item on sqlite; see bench/README.md)."""
 
 
 @dataclass
@@ -225,6 +227,11 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
 
         try:
             outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
+            if options.eval_rows:
+                from scoregate.sinks.mlflow_eval_rows import log_item_rows
+
+                rows = log_item_rows(store, project_root=project.root, mlflow_run_id=outcome.mirrors["mlflow"])
+                outcome.mirror_notes.append(f"mlflow: {rows} evaluation rows (one per item) on the run")
         except Exception as exc:  # a sink failure must not lose the run; it is reported and can be redone
             outcome.mirror_errors["mlflow"] = f"{type(exc).__name__}: {exc}"
     if options.mirror_langfuse:

@@ -47,6 +47,9 @@ def run(
         typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
     ] = None,
     prompt_version: Annotated[int | None, typer.Option(min=1, help="Run this Langfuse prompt version.")] = None,
+    eval_rows: Annotated[
+        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
@@ -62,6 +65,7 @@ def run(
         mirror_langfuse=not no_langfuse,
         prompt_label=prompt_label,
         prompt_version=prompt_version,
+        eval_rows=eval_rows,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]
@@ -100,11 +104,19 @@ def _report(outcome: RunOutcome) -> None:
 
 def mlflow_sync(
     run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    eval_rows: Annotated[
+        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
     mlflow_run = resync_run(project_root(project), run_id)
     console.print(f"mlflow: run {mlflow_run} is up to date with {run_id}")
+    if eval_rows:
+        from scoregate.sinks.mlflow_eval_rows import log_stored_run_rows
+
+        rows = log_stored_run_rows(project_root(project), run_id, mlflow_run)
+        console.print(f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
 
 
 def rank(
