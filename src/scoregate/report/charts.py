@@ -57,13 +57,14 @@ def histogram(
     low, high, counts = _bins(measured, bins)
     distinct = sorted(set(measured))
     discrete = len(distinct) == len(counts) and all(v.is_integer() for v in distinct)
-    plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
+    pad_top = PAD_TOP + (14 if marks and not discrete else 0)  # room for the marks' legend above the bars
+    plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - pad_top - PAD_BOTTOM
     top = max(counts)
     body = [
-        f'<line x1="{PAD_LEFT}" y1="{PAD_TOP + plot_h}" x2="{PAD_LEFT + plot_w}" y2="{PAD_TOP + plot_h}" '
+        f'<line x1="{PAD_LEFT}" y1="{pad_top + plot_h}" x2="{PAD_LEFT + plot_w}" y2="{pad_top + plot_h}" '
         'class="axis"/>',
-        f'<text x="{PAD_LEFT - 4}" y="{PAD_TOP + 8}" class="tick" text-anchor="end">{top}</text>',
-        f'<text x="{PAD_LEFT - 4}" y="{PAD_TOP + plot_h}" class="tick" text-anchor="end">0</text>',
+        f'<text x="{PAD_LEFT - 4}" y="{pad_top + 8}" class="tick" text-anchor="end">{top}</text>',
+        f'<text x="{PAD_LEFT - 4}" y="{pad_top + plot_h}" class="tick" text-anchor="end">0</text>',
     ]
     slot = plot_w / len(counts)
     for i, n in enumerate(counts):
@@ -75,18 +76,18 @@ def histogram(
             step = (high - low) / len(counts)
             what = f"{fmt(low + i * step)} to {fmt(low + (i + 1) * step)}"
         body.append(
-            f'<rect x="{x + 1:.1f}" y="{PAD_TOP + plot_h - h:.1f}" width="{max(slot - 2, 1):.1f}" height="{h:.1f}" '
+            f'<rect x="{x + 1:.1f}" y="{pad_top + plot_h - h:.1f}" width="{max(slot - 2, 1):.1f}" height="{h:.1f}" '
             f'class="bar"><title>{escape(what)}: {n} item(s)</title></rect>'
         )
         if discrete and len(counts) <= 12:
             body.append(
-                f'<text x="{x + slot / 2:.1f}" y="{PAD_TOP + plot_h + 12}" class="tick" '
+                f'<text x="{x + slot / 2:.1f}" y="{pad_top + plot_h + 12}" class="tick" '
                 f'text-anchor="middle">{escape(what)}</text>'
             )
     if not discrete:
-        body.append(f'<text x="{PAD_LEFT}" y="{PAD_TOP + plot_h + 12}" class="tick">{escape(fmt(low))}</text>')
+        body.append(f'<text x="{PAD_LEFT}" y="{pad_top + plot_h + 12}" class="tick">{escape(fmt(low))}</text>')
         body.append(
-            f'<text x="{PAD_LEFT + plot_w}" y="{PAD_TOP + plot_h + 12}" class="tick" '
+            f'<text x="{PAD_LEFT + plot_w}" y="{pad_top + plot_h + 12}" class="tick" '
             f'text-anchor="end">{escape(fmt(high))}</text>'
         )
     span = (high - low) or 1.0
@@ -97,11 +98,11 @@ def histogram(
         x = PAD_LEFT + plot_w * (min(max(at, low), high) - low) / span
         colour = MARK_COLOURS[k % len(MARK_COLOURS)]
         body.append(
-            f'<line x1="{x:.1f}" y1="{PAD_TOP}" x2="{x:.1f}" y2="{PAD_TOP + plot_h}" stroke="{colour}" '
+            f'<line x1="{x:.1f}" y1="{pad_top}" x2="{x:.1f}" y2="{pad_top + plot_h}" stroke="{colour}" '
             f'stroke-width="1.5" stroke-dasharray="4,2"><title>{escape(name)} = {escape(fmt(at))}</title></line>'
         )
         caption = f"{name} {fmt(at)}"
-        body.append(f'<text x="{legend_x:.1f}" y="{PAD_TOP + 9}" class="mark" fill="{colour}">{escape(caption)}</text>')
+        body.append(f'<text x="{legend_x:.1f}" y="{PAD_TOP + 2}" class="mark" fill="{colour}">{escape(caption)}</text>')
         legend_x += 6.5 * len(caption) + 8
     body.append(
         f'<text x="{PAD_LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" class="label" text-anchor="middle">'

@@ -32,6 +32,12 @@
     if (v === null || v === undefined) return "";
     return typeof v === "string" ? v : JSON.stringify(v, null, 2);
   }
+  // An item's input as a person reads it: one field per paragraph, texts with their own line breaks.
+  function fields(v) {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return text(v);
+    return Object.entries(v).map(([k, x]) => k + ": " + (typeof x === "string" && x.includes("\n") ? "\n" + x : text(x)))
+      .join("\n\n");
+  }
   function scoreOf(row, name) {
     if (!row) return null;
     for (const s of row.s) if (s[0] === name) return typeof s[1] === "number" ? s[1] : (typeof s[1] === "boolean" ? +s[1] : null);
@@ -165,7 +171,8 @@
 
   // ---- word diff ------------------------------------------------------------------------------
   function wordDiff(a, b) {
-    const x = a.split(/(\s+)/); const y = b.split(/(\s+)/);
+    const words = (s) => s.match(/\s*\S+\s*/g) || [];  // a word with the spaces around it is one unit
+    const x = words(a); const y = words(b);
     const n = x.length; const m = y.length;
     if (n * m > 4e6) return null;
     const dp = new Array(n + 1);
@@ -173,18 +180,25 @@
     for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--)
       dp[i][j] = x[i] === y[j] ? dp[i + 1][j + 1] + 1 : Math.max(dp[i + 1][j], dp[i][j + 1]);
     const out = el("pre", { cls: "diff" });
+    let removed = ""; let added = "";
+    const flush = () => {  // a changed stretch reads as one deletion, then one insertion
+      if (removed) out.append(el("del", { text: removed }));
+      if (added) out.append(el("ins", { text: added }));
+      removed = ""; added = "";
+    };
     let i = 0; let j = 0;
     while (i < n || j < m) {
-      if (i < n && j < m && x[i] === y[j]) { out.append(x[i]); i++; j++; }
-      else if (j < m && (i >= n || dp[i][j + 1] >= dp[i + 1][j])) { out.append(el("ins", { text: y[j] })); j++; }
-      else { out.append(el("del", { text: x[i] })); i++; }
+      if (i < n && j < m && x[i] === y[j]) { flush(); out.append(x[i]); i++; j++; }
+      else if (j < m && (i >= n || dp[i][j + 1] >= dp[i + 1][j])) { added += y[j]; j++; }
+      else { removed += x[i]; i++; }
     }
+    flush();
     return out;
   }
 
   // ---- one item, opened -----------------------------------------------------------------------
   function section(title, value) {
-    return el("div", {}, [el("h4", { text: title }), el("pre", { text: text(value) || "—" })]);
+    return el("div", { cls: "side" }, [el("h4", { text: title }), el("pre", { cls: "scroll", text: text(value) || "—" })]);
   }
   function scoreTable(row) {
     const body = row.s.map((s) => el("tr", {}, [el("td", { text: s[0] }), el("td", { text: s[1] === null ? "null" : fmt(s[1]) }),
@@ -215,7 +229,9 @@
       }
       sides.append(side);
     });
-    return el("div", {}, [el("div", { cls: "sides" }, [section("input", it.in), section("expected", it.x)]), sides]);
+    const given = [el("div", { cls: "side" }, [el("h4", { text: "input" }), el("pre", { cls: "scroll", text: fields(it.in) || "—" })])];
+    if (it.x !== null && it.x !== undefined) given.push(section("expected output", it.x));
+    return el("div", {}, [el("div", { cls: "sides" }, given), sides]);
   }
 
   // ---- the table ------------------------------------------------------------------------------
@@ -226,7 +242,7 @@
     document.getElementById("item-count").textContent =
       "showing " + Math.min(rows.length, state.limit) + " of " + rows.length + " matching item(s); " + ITEMS.length + " in all";
     const head = el("tr", {}, columns.map((c) => {
-      const th = el("th", { text: c.title, "data-key": c.key,
+      const th = el("th", { text: c.title.replace(/_/g, "_\u200b"), "data-key": c.key,
         cls: c.key === state.sort ? (state.desc ? "sorted-desc" : "sorted-asc") : "" });
       th.addEventListener("click", () => {
         if (state.sort === c.key) state.desc = !state.desc; else { state.sort = c.key; state.desc = !!c.num && c.key !== "i"; }
