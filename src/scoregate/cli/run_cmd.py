@@ -72,7 +72,8 @@ def run(
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
             _report(outcome)
-        console.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
+        ids = " ".join(o.run_id for o in outcomes)
+        console.print(f"ranked: `scoregate rank {ids}`; on one page: `scoregate report {ids}`", soft_wrap=True)
         if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
             raise typer.Exit(int(ExitCode.GATES_FAILED))
         return

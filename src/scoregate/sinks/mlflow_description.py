@@ -8,9 +8,9 @@ from typing import Any
 from scoregate.report.charts import fmt
 
 VERDICT_WORDS = {
-    "pass": "✅ **PASS** — every gate passed",
-    "fail": "❌ **FAIL** — at least one gate failed",
-    "incomplete": "⚠️ **INCOMPLETE** — a gate could not be judged (a metric not measured, or coverage too low)",
+    "pass": "**PASS** — every gate passed",
+    "fail": "**FAIL** — at least one gate failed",
+    "incomplete": "**INCOMPLETE** — a gate could not be judged (a metric not measured, or coverage too low)",
     "no_gates": "**No gates** are set for this experiment",
 }
 MAX_CHARS = 7500
