@@ -112,3 +112,32 @@ def test_the_report_is_an_mlflow_artifact_of_the_run(scoregate: Callable[..., Cl
     (experiment,) = [e for e in client.search_experiments() if e.name.endswith("/counters")]
     (run,) = client.search_runs([experiment.experiment_id])
     assert "report.html" in {a.path for a in client.list_artifacts(run.info.run_id)}
+
+
+def test_a_run_larger_than_the_table_lists_its_first_items_and_counts_them_all(tmp_path: Path) -> None:
+    from scoregate.records import Score
+    from scoregate.report import ReportOptions
+
+    store = RunStore.create(tmp_path, "big", {"run_id": "big", "receipts": {}})
+    for i in reversed(range(30)):  # stored out of order, as concurrent items finish
+        store.append(ItemResult(i, f"item-{i:02d}", "p@1", {}, "out", scores=[Score("s", i, "numeric", "e")]))
+    store.close()
+    scores = {"s": {"data_type": "numeric", "mean": 14.5, "n_measured": 30, "n_total": 30}}
+    gate = {"name": "g", "metric": "s", "stat": "mean", "op": ">=", "threshold": 20.0, "observed": 14.5,
+            "coverage": 1.0, "status": "fail", "detail": "mean = 14.5"}  # fmt: skip
+    store.write_summary({"run_id": "big", "scores": scores, "run_metrics": {}, "gates": [gate], "verdict": "fail"})
+
+    report = build_report([store], ReportOptions(max_items=10))
+    assert [item["id"] for item in report["items"]] == [f"item-{i:02d}" for i in range(10)]
+    assert len(report["distributions"][0]["values"]["s"]) == 30  # the charts count every item
+    assert report["runs"][0]["gates"][0]["broken"] == 20  # items 0..19 are below 20
+    assert "lists the first 10 of run big's 30 items" in report["notes"][0]
+
+
+def test_no_report_skips_the_page_and_report_writes_it_later(scoregate: Callable[..., CliResult], runs: Runs) -> None:
+    result = scoregate("run", "counters", "--no-mlflow", "--no-report")
+    assert result.code == 0, result.output
+    path = runs.root / runs.latest() / "report.html"
+    assert not path.exists() and "report:" not in result.output
+    later = scoregate("report", runs.latest())
+    assert later.code == 0 and f"report: {path}" in later.output and path.is_file()

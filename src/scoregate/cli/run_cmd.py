@@ -50,6 +50,10 @@ def run(
     eval_rows: Annotated[
         bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
     ] = False,
+    no_report: Annotated[
+        bool,
+        typer.Option("--no-report", help="Do not write runs/<id>/report.html (`scoregate report RUN` can)."),
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
@@ -66,6 +70,7 @@ def run(
         prompt_label=prompt_label,
         prompt_version=prompt_version,
         eval_rows=eval_rows,
+        write_report=not no_report,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]

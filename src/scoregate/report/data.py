@@ -24,6 +24,8 @@ from scoregate.store import RunStore
 TEXT_BUDGET = 6_000_000
 """Characters of item text (inputs, outputs, references, judge reasoning) one report embeds at most."""
 MIN_CLIP, MAX_CLIP = 200, 20_000
+MAX_ITEMS = 10_000
+"""The item table's size: a 10,000-item page is ~12 MB; larger runs list their first 10,000 items."""
 NUMERIC = ("numeric", "boolean")
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
@@ -40,6 +42,8 @@ class ReportOptions:
     metric: str | None = None
     """The score that ranks several runs; default `eqs` when every run has it, else the first gated score."""
     text_budget: int = TEXT_BUDGET
+    max_items: int = MAX_ITEMS
+    """Items the table holds (the first by dataset position); every item counts in the charts and gates."""
 
 
 class _Clipper:
@@ -168,9 +172,12 @@ class _RunReader:
         """(score name, evaluator) → its index in the run's key table; item rows name scores by index."""
         self.purposes: dict[str, int] = {}
         self.models: dict[str, int] = {}
+        self.items = 0
 
-    def row(self, result: ItemResult) -> dict[str, Any]:
-        """Return the item's per-run row: output, error, scores, calls, gates broken; and keep its values."""
+    def row(self, result: ItemResult, *, keep: bool = True) -> dict[str, Any] | None:
+        """Count the item's values and gates; return its per-run row (output, error, scores, calls, gates broken)
+        when `keep`, else None (its values still count in the distributions and gates)."""
+        self.items += 1
         task = result.task_call
         latency = task.latency_ms if task is not None and not task.cached and task.error is None else None
         self.latencies.append(latency)
@@ -187,6 +194,8 @@ class _RunReader:
                 gate["broken"] += 1
                 if len(gate["broken_ids"]) < 50:
                     gate["broken_ids"].append(result.item_id)
+        if not keep:
+            return None
         clip = self.clip
         scores = [
             _trim([_index(self.keys, (s.name, s.evaluator)), clip(_short(s.value)), clip(s.reason), clip(s.comment)])
@@ -297,21 +306,30 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
     ids = [s.run_id for s in stores]
     if len(set(ids)) != len(ids):
         raise ScoregateError(f"a run is named twice: {', '.join(ids)}", hint="name each run once")
-    counts = [_line_count(s) for s in stores]
+    counts = [min(_line_count(s), options.max_items) for s in stores]
     limit = max(MIN_CLIP, min(MAX_CLIP, options.text_budget // max(1, 3 * sum(counts))))
     clip = _Clipper(limit)
     readers = [_RunReader(s, clip) for s in stores]
     items: dict[str, dict[str, Any]] = {}
     for position, reader in enumerate(readers):
-        for result in sorted(reader.store.iter_results(), key=lambda r: r.index):
+        for result in reader.store.iter_results():  # streamed: memory holds only the rows the table keeps
+            row = reader.row(result, keep=result.index < options.max_items)
+            if row is None:
+                continue
             item = items.get(result.item_id)
             if item is None:
                 item = items[result.item_id] = {
                     "id": result.item_id, "i": result.index, "in": clip(result.input),
                     "x": clip(result.expected_output), "r": [None] * len(readers),
                 }  # fmt: skip
-            item["r"][position] = reader.row(result)
+            item["r"][position] = row
     rows = sorted(items.values(), key=lambda it: it["i"])
+    notes = [
+        f"the item table lists the first {options.max_items:,} of run {r.store.run_id}'s {r.items:,} items "
+        "(the charts, gates and statistics count them all; results.jsonl holds every item)"
+        for r in readers
+        if r.items > options.max_items
+    ]
     report: dict[str, Any] = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "runs": [r.header() for r in readers],
@@ -321,7 +339,7 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
         "clipped": clip.clipped,
         "comparison": None,
         "ranking": None,
-        "notes": [],
+        "notes": notes,
     }
     if len(readers) >= 2:
         _add_comparisons(report, stores, readers, options)
