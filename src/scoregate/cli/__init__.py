@@ -19,6 +19,7 @@ from scoregate.cli import (
     langfuse_cmd,
     model_cmd,
     promote_cmd,
+    report_cmd,
     run_cmd,
     runs_cmd,
 )
@@ -61,6 +62,7 @@ app.command("rank")(run_cmd.rank)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("compare")(compare_cmd.compare)
 app.command("diff")(diff_cmd.diff)
+app.command("report")(report_cmd.report)
 app.command("connection-test")(extraction_cmd.connection_test)
 app.command("langfuse-sync")(promote_cmd.langfuse_sync)
 app.command("promote")(promote_cmd.promote_command)

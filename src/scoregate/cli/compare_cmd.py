@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -212,6 +213,7 @@ def compare(
             typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str))
         else:
             print_ranking(console, ranking)
+        _report(project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json)
         return
     from scoregate.analysis.compare_runs import parse_margins
     from scoregate.comparison import CompareOptions, compare_stored_runs
@@ -231,3 +233,17 @@ def compare(
         typer.echo(json.dumps(outcome.to_dict(), indent=2, default=str))
     else:
         print_outcome(outcome)
+    _report(project_root(project), [run_a, run_b], None, quiet=as_json)
+
+
+def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) -> None:
+    """Write the comparison's HTML report and say where (on stderr with --json, so stdout stays JSON)."""
+    from scoregate.errors import ScoregateError
+    from scoregate.report.write import report_runs
+
+    try:
+        path = report_runs(root, run_ids, metric=metric)
+    except ScoregateError as exc:  # the comparison is printed; its page is not essential to it
+        typer.echo(f"report not written: {exc.render()}", err=True)
+        return
+    typer.echo(f"report: {path}", err=quiet)

@@ -72,6 +72,13 @@ def run(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the run id and summary as JSON on stdout (the rest on stderr).")
     ] = False,
+    eval_rows: Annotated[
+        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
+    ] = False,
+    no_report: Annotated[
+        bool,
+        typer.Option("--no-report", help="Do not write runs/<id>/report.html (`scoregate report RUN` can)."),
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -99,13 +106,16 @@ def run(
         retry_errors=retry_errors,
         quarantine=quarantine,
         prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
+        eval_rows=eval_rows,
+        write_report=not no_report,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
             _report(outcome, project_root(project), human)
-        human.print(f"ranked: `scoregate rank {' '.join(o.run_id for o in outcomes)}`", soft_wrap=True)
+        ids = " ".join(o.run_id for o in outcomes)
+        human.print(f"ranked: `scoregate rank {ids}`; on one page: `scoregate report {ids}`", soft_wrap=True)
         if as_json:
             typer.echo(json.dumps([_outcome_json(o) for o in outcomes], indent=2, default=str))
         if any(o.succeeded_items == 0 for o in outcomes):
@@ -186,11 +196,18 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
             soft_wrap=True,
             highlight=False,
         )
+    if outcome.report is not None:
+        console.print(f"report: {outcome.report}", soft_wrap=True, highlight=False)
     if "mlflow" in outcome.mirrors:
         console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
     for note in outcome.mirror_notes:
         console.print(escape(note), highlight=False)
     for sink, error in outcome.mirror_errors.items():
+        if sink == "report":
+            console.print(
+                f"[yellow]report not written: {escape(error)}[/] — redo with `scoregate report {outcome.run_id}`"
+            )
+            continue
         console.print(
             f"[yellow]{sink} mirror failed: {escape(error)}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`"
         )
@@ -198,6 +215,9 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
 
 def mlflow_sync(
     run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    eval_rows: Annotated[
+        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
@@ -205,6 +225,11 @@ def mlflow_sync(
 
     mlflow_run = resync_run(project_root(project), run_id)
     console.print(f"mlflow: run {mlflow_run} is up to date with {run_id}")
+    if eval_rows:
+        from scoregate.sinks.mlflow_eval_rows import log_stored_run_rows
+
+        rows = log_stored_run_rows(project_root(project), run_id, mlflow_run)
+        console.print(f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
 
 
 def rank(

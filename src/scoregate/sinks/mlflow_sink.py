@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.run_overview import manifest_run_name, run_description
+from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store import RunStore
 
 RUN_ID_TAG = "scoregate.run_id"
@@ -221,9 +222,11 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     stamp = mirror_timestamp(manifest)
     step = int(manifest.get("revision", 0))
     params = [Param(k, v[:6000]) for k, v in params_of(manifest).items() if k not in existing_params]
-    metrics = [Metric(k, v, stamp, step) for k, v in metrics_of(summary).items()]
-    tags = [RunTag(k, v[:8000]) for k, v in tags_of(manifest, summary, store.links).items()]
+    metrics = [Metric(k, v, stamp, step) for k, v in readable_metrics(summary).items()]
+    all_tags = {**tags_of(manifest, summary, store.links), **readable_tags(manifest, summary)}
+    tags = [RunTag(k, v[:8000]) for k, v in all_tags.items()]
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
+    log_dataset_input(client, run_id, manifest, project_root)
     keys = list(summary["scores"])
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "scores.csv"
@@ -231,6 +234,8 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         client.log_artifact(run_id, str(csv_path))
     for filename in ("manifest.json", "summary.json", "results.jsonl"):
         client.log_artifact(run_id, str(store.directory / filename))
+    if (store.directory / "report.html").is_file():  # MLflow previews HTML artifacts in its UI
+        client.log_artifact(run_id, str(store.directory / "report.html"))
     client.set_terminated(run_id, "FINISHED", end_time=_ms(manifest.get("finished_at")) or stamp or None)
     store.set_link("mlflow_run_id", run_id)
     store.set_link("mlflow_experiment_id", experiment_id)

@@ -1,0 +1,387 @@
+"""Render the report model (`data.build_report`) as one self-contained HTML page.
+
+The summary parts (header, verdict, headline metrics, gates, charts, comparison, ranking, extraction) are
+rendered here as HTML and inline SVG, so they read without JavaScript; the item table is drawn by the
+page's own script from the embedded JSON (sorting, filtering, opening an item). Nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from importlib import resources
+from typing import Any
+
+from scoregate.report.charts import bars, fmt, histogram, scatter
+
+STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
+VERDICT_CLASS = {"better": "ok", "non-inferior": "ok", "worse": "bad", "no detectable difference": "warn"}
+
+
+def _asset(name: str) -> str:
+    return (resources.files("scoregate.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _e(value: Any) -> str:
+    return escape("—" if value is None else str(value))
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.0%}"
+
+
+def _arrow(direction: str | None) -> str:
+    if direction is None:
+        return ""
+    return (
+        '<span title="higher is better">↑</span>' if direction == "higher" else '<span title="lower is better">↓</span>'
+    )
+
+
+def _ci(stats: dict[str, Any]) -> str:
+    if stats.get("ci_low") is None:
+        return "—"
+    return f"[{fmt(stats['ci_low'])}, {fmt(stats['ci_high'])}]"
+
+
+def _run_label(run: dict[str, Any], position: int, count: int) -> str:
+    if count == 1:
+        return str(run["run_id"])
+    letter = chr(ord("A") + position) if position < 26 else str(position + 1)
+    return f"{letter}: {run['model']}"
+
+
+def _meta(run: dict[str, Any]) -> str:
+    prompts = ", ".join(f"{n}@{v}" for n, v in run["prompts"].items()) or "—"
+    rows = [
+        ("run", run["run_id"]),
+        ("experiment", f"{run['experiment']}" + (f" (project {run['project']})" if run.get("project") else "")),
+        ("model", f"{run['model']} ({run.get('model_id') or '—'})"),
+        ("judge model", run.get("judge_model")),
+        ("prompt versions", prompts),
+        (
+            "dataset",
+            f"{run['dataset']} · {run.get('dataset_items') or '—'} items · hash {str(run['dataset_hash'])[:12]}",
+        ),
+        ("when", f"{run.get('started_at') or '—'} → {run.get('finished_at') or '—'}"),
+        ("scoregate", f"{run.get('tool_version') or '—'} · git {str(run.get('git_commit') or '—')[:10]}"),
+    ]
+    return '<dl class="meta">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows) + "</dl>"
+
+
+def _header(report: dict[str, Any]) -> str:
+    runs = report["runs"]
+    first = runs[0]
+    if len(runs) == 1:
+        title = f"{first['experiment']} · {first['model']}"
+    else:
+        title = f"{first['experiment']} · {len(runs)} runs: " + " vs ".join(str(r["model"]) for r in runs)
+    parts = [f"<h1>{_e(title)}</h1>", '<div class="verdicts">']
+    for i, run in enumerate(runs):
+        cls = STATUS_CLASS.get(str(run["verdict"]), "dim")
+        label = "" if len(runs) == 1 else f"<b>{_e(_run_label(run, i, len(runs)))}</b> "
+        parts.append(
+            f'<p class="verdict {cls}" data-run="{_e(run["run_id"])}" id="verdict-{i}">'
+            f"{label}{_e(run['verdict_words'])}</p>"
+        )
+    headline = _comparison_headline(report)
+    if headline:
+        parts.append(f'<p class="verdict cmp" id="comparison-verdict">{_e(headline)}</p>')
+    parts.append("</div>")
+    if len(runs) == 1:
+        parts.append(_meta(first))
+    else:
+        parts.append('<div class="metas">')
+        for i, run in enumerate(runs):
+            parts.append(f"<details{' open' if len(runs) <= 2 else ''}><summary>{_e(_run_label(run, i, len(runs)))}"
+                         f" — {_e(run['run_id'])}</summary>{_meta(run)}</details>")  # fmt: skip
+        parts.append("</div>")
+    return "<header>" + "".join(parts) + "</header>"
+
+
+def _comparison_headline(report: dict[str, Any]) -> str | None:
+    c = report.get("comparison")
+    if c:
+        by: dict[str, list[str]] = {}
+        for name, s in c["scores"].items():
+            by.setdefault(s["verdict"], []).append(name)
+        parts = [f"{verdict}: {', '.join(names)}" for verdict, names in by.items()]
+        return f"B vs A on {c['shared_items']} shared items — " + "; ".join(parts)
+    r = report.get("ranking")
+    if r and r["runs"]:
+        best = r["runs"][0]
+        return (
+            f"Best by {r['metric']} ({'higher' if r['higher_is_better'] else 'lower'} is better): {best['label']} "
+            f"with {fmt(best['mean'])} [{fmt(best['ci_low'])}, {fmt(best['ci_high'])}]"
+        )
+    return None
+
+
+def _headline(report: dict[str, Any]) -> str:
+    runs = report["runs"]
+    names = list(dict.fromkeys(s["name"] for run in runs for s in run["scores"]))
+    by_run = [{s["name"]: s for s in run["scores"]} for run in runs]
+    head = "".join(f"<th>{_e(_run_label(r, i, len(runs)))}</th>" for i, r in enumerate(runs))
+    rows = []
+    for name in names:
+        first = next(b[name] for b in by_run if name in b)
+        cells = []
+        for i, b in enumerate(by_run):
+            s = b.get(name)
+            if s is None:
+                cells.append("<td>—</td>")
+                continue
+            cov = f"{s.get('n_measured', '—')}/{s.get('n_total', '—')}"
+            if s["data_type"] in ("text", "categorical"):
+                value = f'<span class="dim">({_e(s["data_type"])})</span>'
+            else:
+                value = f'<span class="mean">{_e(fmt(s.get("mean")))}</span> <span class="ci">{_e(_ci(s))}</span>'
+            reasons = "; ".join(f"{r} ({n})" for r, n in (s.get("null_reasons") or {}).items())
+            why = f'<div class="why">not measured: {_e(reasons)}</div>' if reasons else ""
+            cells.append(f'<td data-run="{i}" data-score="{_e(name)}">{value} <span class="cov">{cov}</span>{why}</td>')
+        gated = ' <span class="tag">gated</span>' if first.get("gated") else ""
+        arrow = _arrow(first["direction"]) if first["data_type"] in ("numeric", "boolean") else ""
+        rows.append(f"<tr><th>{_e(name)} {arrow}{gated}</th>{''.join(cells)}</tr>")
+    metrics = []
+    for label, key in (("success rate", "success_rate"), ("latency p50 ms", "latency_p50_ms"),
+                       ("latency p95 ms", "latency_p95_ms"), ("latency p99 ms", "latency_p99_ms"),
+                       ("cost USD", "cost_usd_total"), ("tokens in", "tokens_in_total"),
+                       ("tokens out", "tokens_out_total"), ("retries", "retries_total"),
+                       ("failed items", "error_count")):  # fmt: skip
+        tds = "".join(
+            f'<td data-run="{i}" data-metric="{key}">{_e(fmt(r["run_metrics"].get(key), 4))}</td>'
+            for i, r in enumerate(runs)
+        )
+        metrics.append(f"<tr><th>{_e(label)}</th>{tds}</tr>")
+    return (
+        '<section id="headline"><h2>Headline metrics</h2>'
+        '<p class="note">mean, 95% CI in brackets, coverage = measured/total items; gated scores first; '
+        "↑ higher is better, ↓ lower is better (as the gates say; no arrow: not set).</p>"
+        f'<table class="grid headline"><thead><tr><th>score</th>{head}</tr></thead><tbody>{"".join(rows)}'
+        f'<tr class="sep"><th colspan="{len(runs) + 1}">run</th></tr>{"".join(metrics)}</tbody></table></section>'
+    )
+
+
+def _gates(report: dict[str, Any]) -> str:
+    runs = report["runs"]
+    if not any(r["gates"] for r in runs):
+        return '<section id="gates"><h2>Gates</h2><p class="note">No gates are set for this experiment.</p></section>'
+    out = ['<section id="gates"><h2>Gates</h2>',
+           '<p class="note">“items breaking” counts items whose own value breaks the rule '
+           "(for a mean gate: the items pulling it down); click to list them in the item table.</p>"]  # fmt: skip
+    for i, run in enumerate(runs):
+        if not run["gates"]:
+            continue
+        if len(runs) > 1:
+            out.append(f"<h3>{_e(_run_label(run, i, len(runs)))}</h3>")
+        rows = []
+        for k, g in enumerate(run["gates"]):
+            rule = f"{g['stat']}({g['metric']}) {g['op']} {fmt(g['threshold'])}"
+            cls = STATUS_CLASS.get(g["status"], "dim")
+            broken = (
+                f'<a href="#items" class="gate-link" data-run="{i}" data-gate="{k}">{g["broken"]}</a>'
+                if g["broken"] else "0"
+            )  # fmt: skip
+            rows.append(
+                f"<tr><td>{_e(g['name'])}</td><td><code>{_e(rule)}</code></td><td>{_e(fmt(g['observed'], 4))}</td>"
+                f'<td>{_pct(g.get("coverage"))}</td><td class="{cls}">{_e(g["status"].upper())}</td>'
+                f"<td>{broken}</td><td>{_e(g['detail'])}</td></tr>"
+            )
+        out.append(
+            '<table class="grid gates"><thead><tr><th>gate</th><th>rule</th><th>observed</th><th>coverage</th>'
+            f"<th>status</th><th>items breaking</th><th>detail</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+    return "".join(out) + "</section>"
+
+
+def _distributions(report: dict[str, Any]) -> str:
+    runs = report["runs"]
+    out = ['<section id="distributions"><h2>Distributions</h2>']
+    for i, (run, dist) in enumerate(zip(runs, report["distributions"], strict=True)):
+        charts = []
+        m = run["run_metrics"]
+        marks = {"p50": m.get("latency_p50_ms"), "p95": m.get("latency_p95_ms"), "p99": m.get("latency_p99_ms")}
+        charts.append(histogram(dist["latencies"], label="task latency ms", marks=marks))
+        if any(c is not None for c in dist["costs"]):
+            charts.append(histogram(dist["costs"], label="cost per item USD"))
+        for name, values in dist["values"].items():
+            charts.append(histogram(values, label=name))
+        cost = m.get("cost_usd_total")
+        cost_line = (
+            f"cost {fmt(cost, 4)} USD in total, {fmt(cost / m['items'], 3)} per item"
+            if cost is not None and m.get("items") else
+            f"cost unknown: {(m.get('null_reasons') or {}).get('cost', 'no price set')}"
+        )  # fmt: skip
+        body = '<div class="charts">' + "".join(f'<figure class="fig">{c}</figure>' for c in charts if c) + "</div>"
+        title = _run_label(run, i, len(runs))
+        opened = " open" if i == 0 else ""
+        out.append(
+            f'<details{opened}><summary>{_e(title)}</summary><p class="note">{_e(cost_line)}</p>{body}</details>'
+        )
+    return "".join(out) + "</section>"
+
+
+def _comparison(report: dict[str, Any]) -> str:
+    c = report.get("comparison")
+    if not c:
+        return ""
+    level = f"{1 - c['alpha']:.0%}"
+    rows = []
+    for name, s in c["scores"].items():
+        ci = "—" if s["diff_ci_low"] is None else f"[{fmt(s['diff_ci_low'])}, {fmt(s['diff_ci_high'])}]"
+        arrow = "↑" if s["direction"] == "higher is better" else "↓"
+        cls = VERDICT_CLASS.get(s["verdict"], "dim")
+        rows.append(
+            f"<tr><td>{_e(name)} {arrow}</td><td>{s['n']}</td><td>{_e(fmt(s['mean_a']))}</td>"
+            f"<td>{_e(fmt(s['mean_b']))}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td>"
+            f"<td>{_e(fmt(s['p_adjusted']))}</td><td>{_e(fmt(s['cohens_dz']))}</td>"
+            f'<td>{s["wins"]}/{s["ties"]}/{s["losses"]}</td><td class="{cls}" title="{_e(s["sentence"])}">'
+            f"{_e(s['verdict'])}</td></tr>"
+        )
+    warnings = "".join(f'<p class="warn">{_e(w)}</p>' for w in c["warnings"])
+    skipped = "; ".join(f"{k} ({v})" for k, v in c["skipped_scores"].items())
+    return (
+        '<section id="comparison"><h2>Comparison: B against A, item by item</h2>'
+        f'<p class="note">A = {_e(c["run_a"]["run_id"])} (baseline), B = {_e(c["run_b"]["run_id"])}; paired on '
+        f"{c['shared_items']} shared items ({c['run_a']['only_here']} only in A, {c['run_b']['only_here']} only in B). "
+        "Δ = B − A; p is the Wilcoxon signed-rank p-value, Holm-corrected across scores; W/T/L counts items where B "
+        f"wins, ties or loses.</p>{warnings}"
+        f'<table class="grid"><thead><tr><th>score</th><th>n</th><th>mean A</th><th>mean B</th><th>Δ</th>'
+        f"<th>{level} CI of Δ</th><th>p (Holm)</th><th>dz</th><th>W/T/L</th><th>verdict</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+        + (f'<p class="note">not compared: {_e(skipped)}</p>' if skipped else "")
+        + "</section>"
+    )
+
+
+def _ranking(report: dict[str, Any]) -> str:
+    r = report.get("ranking")
+    if not r:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(x['rank'] or '—')}</td><td>{_e(x['label'])}</td><td>{_e(fmt(x['mean']))}</td>"
+        f"<td>[{_e(fmt(x['ci_low']))}, {_e(fmt(x['ci_high']))}]</td><td>{x['measured']}/{x['items']}</td>"
+        f"<td>{_e(fmt(x['latency_ms'], 4))}</td><td>{_e(fmt(x['cost_usd_per_item']))}</td>"
+        f"<td>{_e(fmt(x['success_rate']))}</td></tr>"
+        for x in r["runs"]
+    )
+    labels = [x["label"] for x in r["runs"]]
+    win = "".join(
+        f"<tr><th>{_e(a)}</th>" + "".join(f"<td>{_e(fmt(r['win_rate'][a][b]))}</td>" for b in labels) + "</tr>"
+        for a in labels
+    )
+    pairs = "".join(
+        f"<tr><td>{_e(p['candidate'])}</td><td>{_e(p['baseline'])}</td><td>{p['shared_items']}</td>"
+        f"<td>{_e(fmt(p['comparison']['diff']))}</td><td>{_e(fmt(p['p_holm']))}</td>"
+        f"<td>{'significant' if p['significantly_different'] else 'not significant'}</td></tr>"
+        for p in r["pairs"]
+    )
+    metric = r["metric"]
+    lat = scatter([(x["label"], x["latency_ms"], x["mean"]) for x in r["runs"]], x_label="latency p50 ms",
+                  y_label=metric, front=r["pareto"]["accuracy_vs_latency"]["frontier"])  # fmt: skip
+    cost = scatter([(x["label"], x["cost_usd_per_item"], x["mean"]) for x in r["runs"]], x_label="cost per item USD",
+                   y_label=metric, front=r["pareto"]["accuracy_vs_cost"]["frontier"])  # fmt: skip
+    missing = [n for n in ("accuracy_vs_latency", "accuracy_vs_cost") if r["pareto"][n]["not_measured"]]
+    notes = "".join(f'<p class="note">{_e(n)}</p>' for n in r["notes"])
+    figures = "".join(f'<figure class="fig">{c}</figure>' for c in (lat, cost) if c)
+    unmeasured = "".join(
+        f'<p class="note">{_e(n)}: not measured for {", ".join(r["pareto"][n]["not_measured"])}</p>' for n in missing
+    )
+    return (
+        f'<section id="ranking"><h2>Ranking by {_e(metric)} ({"higher" if r["higher_is_better"] else "lower"} '
+        "is better)</h2>"
+        '<table class="grid"><thead><tr><th>rank</th><th>model</th><th>mean</th><th>95% CI</th><th>measured</th>'
+        f"<th>latency ms</th><th>cost/item USD</th><th>success</th></tr></thead><tbody>{rows}</tbody></table>"
+        f'<h3>Pareto fronts</h3><p class="note">The line joins the runs no other run beats on both axes.</p>'
+        f'<div class="charts">{figures}</div>{unmeasured}'
+        '<h3>Pairwise tests (candidate − baseline, Holm across pairs)</h3><table class="grid"><thead><tr>'
+        "<th>candidate</th><th>baseline</th><th>n</th><th>Δ</th><th>p (Holm)</th><th>verdict</th></tr></thead>"
+        f"<tbody>{pairs}</tbody></table>"
+        '<h3>Win rate (row beats column; ties count half)</h3><table class="grid"><thead><tr><th></th>'
+        + "".join(f"<th>{_e(x)}</th>" for x in labels)
+        + f"</tr></thead><tbody>{win}</tbody></table>{notes}</section>"
+    )
+
+
+def _extraction(report: dict[str, Any]) -> str:
+    runs = [(i, r) for i, r in enumerate(report["runs"]) if r.get("extraction")]
+    if not runs:
+        return ""
+    out = ['<section id="extraction"><h2>Extraction breakdowns</h2>']
+    for i, run in runs:
+        x = run["extraction"]
+        rec = x.get("recommendation") or {}
+        levels = ", ".join(f"{k} {v}" for k, v in (x.get("levels") or {}).items())
+        complexity = "".join(
+            f"<tr><td>{_e(name)}</td><td>{b.get('items')}</td><td>{_e(fmt(b.get('field_f1_partial_micro')))}</td>"
+            f"<td>{_e(fmt(b.get('latency_mean_ms'), 4))}</td></tr>"
+            for name, b in x["complexity"].items()
+        )
+        metrics = x["metrics"]
+        key_metrics = {k: metrics.get(k) for k in ("eqs", "schema_validity_rate", "exact_match_rate",
+                       "field_f1_partial", "hallucination_rate", "omission_rate", "type_accuracy")}  # fmt: skip
+        charts = [
+            bars(x["match"], label=f"fields by match category (of {x.get('expected_fields')} expected)"),
+            bars(x["by_type"], label="omission rate by field type", percent=True),
+            bars(x["hallucinations"], label="hallucinated fields by severity"),
+            bars(x["score_distribution"], label="fields by similarity band"),
+        ]
+        title = _run_label(run, i, len(report["runs"]))
+        out.append(
+            f"<details{' open' if i == runs[0][0] else ''}><summary>{_e(title)}</summary>"
+            f'<p class="note">recommendation: <b>{_e(rec.get("text"))}</b>; level reached: '
+            f"{_e(x.get('level_reached') or 'none')} ({_e(levels)})</p>"
+            '<table class="grid"><tbody>'
+            + "".join(f"<tr><th>{_e(k)}</th><td>{_e(fmt(v))}</td></tr>" for k, v in key_metrics.items())
+            + "</tbody></table>"
+            + '<div class="charts">'
+            + "".join(f'<figure class="fig">{c}</figure>' for c in charts if c)
+            + "</div>"
+            '<h3>By schema complexity</h3><table class="grid"><thead><tr><th>bin</th><th>items</th>'
+            "<th>field F1 (partial, micro)</th><th>latency mean ms</th></tr></thead>"
+            f"<tbody>{complexity}</tbody></table>"
+            "</details>"
+        )
+    return "".join(out) + "</section>"
+
+
+def _data_script(report: dict[str, Any]) -> str:
+    data = {k: report[k] for k in ("runs", "items", "clip_limit", "clipped")}
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return f'<script type="application/json" id="report-data">{text}</script>'
+
+
+def render_page(report: dict[str, Any]) -> str:
+    """Return the whole HTML document for a report model."""
+    runs = report["runs"]
+    title = f"scoregate report — {' vs '.join(str(r['run_id']) for r in runs)}"
+    notes = "".join(f'<p class="warn">{_e(n)}</p>' for n in report["notes"])
+    nav = [("headline", "Metrics"), ("gates", "Gates"), ("distributions", "Distributions")]
+    if report.get("comparison"):
+        nav.append(("comparison", "Comparison"))
+    if report.get("ranking"):
+        nav.append(("ranking", "Ranking"))
+    if any(r.get("extraction") for r in runs):
+        nav.append(("extraction", "Extraction"))
+    nav.append(("items", "Items"))
+    clipped = (
+        f" Texts longer than {report['clip_limit']:,} characters are cut ({report['clipped']:,} cut); "
+        "results.jsonl holds them whole."
+        if report["clipped"] else ""
+    )  # fmt: skip
+    body = (
+        _header(report) + notes
+        + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
+        + _headline(report) + _gates(report) + _distributions(report) + _comparison(report) + _ranking(report)
+        + _extraction(report)
+        + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'
+        f'<p class="note" id="item-count"></p><div id="item-table"></div><p class="note">{_e(clipped)}</p></section>'
+        f'<footer>generated {_e(report["generated_at"])} by scoregate</footer>'
+    )  # fmt: skip
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<link rel="icon" href="data:,"><title>{_e(title)}</title><style>{_asset("report.css")}</style></head>'
+        f"<body>{body}{_data_script(report)}<script>{_asset('report.js')}</script></body></html>"
+    )

@@ -1,0 +1,68 @@
+"""Write reports to disk: a run's own `runs/<id>/report.html`, or any set of runs to a chosen file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from scoregate.report.data import ReportOptions, build_report
+from scoregate.report.page import render_page
+from scoregate.store import RunStore
+
+REPORT_FILE = "report.html"
+
+
+def write_report(stores: Sequence[RunStore], path: Path, options: ReportOptions | None = None) -> Path:
+    """Render the report of `stores` (the first is the baseline) to `path`, atomically; return the path."""
+    html = render_page(build_report(stores, options))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(html, encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+def write_run_report(store: RunStore, options: ReportOptions | None = None) -> Path:
+    """Write one run's report to `runs/<id>/report.html`; return its path."""
+    return write_report([store], store.directory / REPORT_FILE, options)
+
+
+def default_report_path(runs_dir: Path, run_ids: Sequence[str]) -> Path:
+    """Where `scoregate report` writes by default, always inside a run's own directory.
+
+    One run: `runs/<id>/report.html`; two: `runs/<B>/compare-<A>.html` (beside the candidate); more:
+    `runs/<first>/rank-<hash of the ids>.html`.
+    """
+    if len(run_ids) == 1:
+        return runs_dir / run_ids[0] / REPORT_FILE
+    if len(run_ids) == 2:
+        return runs_dir / run_ids[1] / f"compare-{run_ids[0]}.html"
+    digest = hashlib.sha256("\n".join(run_ids).encode()).hexdigest()[:10]
+    return runs_dir / run_ids[0] / f"rank-{digest}.html"
+
+
+def report_runs(root: Path, run_ids: Sequence[str], *, output: Path | None = None, metric: str | None = None) -> Path:
+    """Write the report of stored runs of the project at `root` (the `scoregate report` entry point); return its path.
+
+    The statistics settings are the project's when its scoregate.yaml loads, else the defaults.
+    """
+    runs_dir = root / "runs"
+    stores = [RunStore.open(runs_dir, run_id) for run_id in run_ids]
+    path = output or default_report_path(runs_dir, run_ids)
+    return write_report(stores, path, project_report_options(root, metric=metric))
+
+
+def project_report_options(root: Path, *, metric: str | None = None) -> ReportOptions:
+    """The report's statistics settings from the project's scoregate.yaml (defaults when it does not load)."""
+    from scoregate.catalog.project import load_project
+    from scoregate.errors import ScoregateError
+
+    try:
+        settings = load_project(root).config.settings
+    except ScoregateError:
+        return ReportOptions(metric=metric)
+    return ReportOptions(
+        confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed, metric=metric
+    )

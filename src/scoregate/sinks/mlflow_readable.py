@@ -1,0 +1,100 @@
+"""What makes a mirrored MLflow run read well: rounded metrics with the same keys in every run, tags a person
+filters by (model, prompt versions, verdict, dataset), the description, and the dataset as a dataset input.
+
+`mirror_run` calls these; the full statistics (median, std, min, max, null reasons) stay in `summary.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from scoregate.sinks.mlflow_description import run_description
+
+SCORE_STATS = ("mean", "ci_low", "ci_high", "coverage")
+"""Per numeric score, the statistics logged as metrics (what a person compares across runs)."""
+RUN_METRICS = (
+    "items", "success_rate", "error_count", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+    "latency_mean_ms", "tokens_in_total", "tokens_out_total", "cost_usd_total", "retries_total", "calls",
+    "failed_calls",
+)  # fmt: skip
+SIGNIFICANT = 4
+
+
+def rounded(value: Any) -> float:
+    """A metric value as logged: whole numbers unchanged, others to 4 significant digits, NaN when not measured."""
+    if value is None or isinstance(value, str):
+        return math.nan
+    number = float(value)
+    if not math.isfinite(number) or number.is_integer():
+        return number
+    return float(f"{number:.{SIGNIFICANT}g}")
+
+
+def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
+    """Return the metrics mirrored to MLflow: the same keys for every run of an experiment (NaN = not measured).
+
+    Per score `<key>_mean`, `_ci_low`, `_ci_high`, `_coverage` (text and categorical scores: `_coverage` only);
+    the run metrics; the extraction track's micro metrics as `extraction_<key>`; `gate_<name>` (1 pass, 0 not)
+    with `gates_passed` and `gates_total`.
+    """
+    metrics: dict[str, float] = {}
+    for key, stats in (summary.get("scores") or {}).items():
+        numeric = stats.get("data_type") in ("numeric", "boolean")
+        for stat in SCORE_STATS if numeric else ("coverage",):
+            metrics[f"{key}_{stat}"] = rounded(stats.get(stat))
+    run_metrics = summary.get("run_metrics") or {}
+    for key in RUN_METRICS:
+        metrics[key] = rounded(run_metrics.get(key))
+    for key, value in ((summary.get("extraction") or {}).get("metrics") or {}).items():
+        if not isinstance(value, bool):
+            metrics[f"extraction_{key}"] = rounded(value)
+    gates = summary.get("gates") or []
+    for gate in gates:
+        metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
+    metrics["gates_passed"] = float(sum(g["status"] == "pass" for g in gates))
+    metrics["gates_total"] = float(len(gates))
+    return metrics
+
+
+def readable_tags(manifest: dict[str, Any], summary: dict[str, Any]) -> dict[str, str]:
+    """Return the tags a person filters and reads by: model, dataset, verdict, and the markdown description."""
+    receipts = manifest.get("receipts") or {}
+    model = receipts.get("model") or {}
+    dataset = receipts.get("dataset") or {}
+    return {
+        "model": str(model.get("name")),
+        "model.id": str(model.get("model")),
+        "model.provider": str(model.get("provider")),
+        "dataset": str(dataset.get("name")),
+        "dataset.hash": str(dataset.get("content_hash")),
+        "verdict": str(summary.get("verdict")),
+        "mlflow.note.content": run_description(manifest, summary),
+    }
+
+
+def log_dataset_input(client: Any, run_id: str, manifest: dict[str, Any], project_root: Path) -> bool:
+    """Log the run's dataset as an MLflow dataset input (name, content hash, source), once; return True if added."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    dataset = (manifest.get("receipts") or {}).get("dataset") or {}
+    name, content_hash = dataset.get("name"), dataset.get("content_hash")
+    if not name or not content_hash:
+        return False
+    digest = str(content_hash)[:12]
+    logged = client.get_run(run_id).inputs.dataset_inputs
+    if any(d.dataset.name == name and d.dataset.digest == digest for d in logged):
+        return False
+    path = dataset.get("path") or f"datasets/{name}.jsonl"
+    source = (project_root.resolve() / path).as_uri()
+    entity = Dataset(
+        name=str(name),
+        digest=digest,
+        source_type="local",
+        source=json.dumps({"uri": source}),
+        profile=json.dumps({"num_rows": dataset.get("items"), "content_hash": content_hash}),
+    )
+    client.log_inputs(run_id, datasets=[DatasetInput(entity, tags=[InputTag("mlflow.data.context", "evaluation")])])
+    return True

@@ -1,0 +1,143 @@
+"""`scoregate report`, the report every run writes, the one `compare` writes, and what the page may hold."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from conftest import CliResult, Runs
+from scoregate.records import ItemResult
+from scoregate.report import build_report, write_report
+from scoregate.report.data import change_fraction
+from scoregate.store import RunStore
+
+EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", re.IGNORECASE)
+
+
+def page_data(html: str) -> dict:
+    """The JSON the page embeds for its item table."""
+    found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.DOTALL)
+    assert found is not None
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def test_every_run_writes_its_report_and_run_prints_the_path(
+    scoregate: Callable[..., CliResult], runs: Runs
+) -> None:  # fmt: skip
+    result = scoregate("run", "counters", "--no-mlflow")
+
+    assert result.code == 0, result.output
+    run_id = runs.latest()
+    path = runs.root / run_id / "report.html"
+    assert f"report: {path}" in result.output
+    html = path.read_text(encoding="utf-8")
+    assert not EXTERNAL.search(html), "the report must open offline: nothing loaded from elsewhere"
+    assert "PASS — all 2 gate(s) passed" in html and run_id in html
+    data = page_data(html)
+    assert [item["id"] for item in data["items"]] == [
+        r["item_id"] for r in sorted(runs.results(), key=lambda r: r["index"])
+    ]
+    assert data["runs"][0]["dataset_hash"] == runs.manifest()["receipts"]["dataset"]["content_hash"]
+
+
+def test_report_of_two_runs_and_compare_write_the_comparison_page(
+    scoregate: Callable[..., CliResult], runs: Runs, tmp_path: Path
+) -> None:
+    assert scoregate("run", "counters", "--no-mlflow").code == 0
+    assert scoregate("run", "counters", "--no-mlflow").code == 0
+    a, b = runs.ids()
+
+    out = tmp_path / "pair.html"
+    result = scoregate("report", a, b, "-o", str(out))
+    assert result.code == 0, result.output
+    assert f"report: {out}" in result.output
+    html = out.read_text(encoding="utf-8")
+    assert 'id="comparison"' in html and "W/T/L" in html and f"A = {a}" in html
+
+    compared = scoregate("compare", a, b, "--no-mlflow")
+    assert compared.code == 0, compared.output
+    written = runs.root / b / f"compare-{a}.html"
+    assert f"report: {written}" in compared.output and written.is_file()
+    assert runs.ids() == [a, b], "reports live inside run directories, never beside them"
+
+
+def test_report_of_unknown_or_unfinished_runs_says_what_to_do(
+    scoregate: Callable[..., CliResult], runs: Runs
+) -> None:  # fmt: skip
+    missing = scoregate("report", "no-such-run")
+    assert missing.code != 0 and "no run 'no-such-run'" in missing.output and "scoregate runs list" in missing.output
+
+    assert scoregate("run", "counters", "--no-mlflow").code == 0
+    run_id = runs.latest()
+    (runs.root / run_id / "summary.json").unlink()
+    unfinished = scoregate("report", run_id)
+    assert unfinished.code != 0 and "did not finish" in unfinished.output and "--resume" in unfinished.output
+
+
+def test_long_texts_are_cut_to_the_budget_and_say_where_the_whole_text_is(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path, "r1", {"run_id": "r1", "receipts": {}})
+    for i in range(3):
+        store.append(ItemResult(i, f"item-{i}", "p@1", {"text": "word " * 5000}, "answer " * 10))
+    store.close()
+    store.write_summary({"run_id": "r1", "scores": {}, "run_metrics": {}, "gates": [], "verdict": "no_gates"})
+
+    from scoregate.report import ReportOptions
+
+    report = build_report([store], ReportOptions(text_budget=3000))
+    text = report["items"][0]["in"]["text"]
+    assert len(text) < 400 and text.endswith(f"…[+{25000 - report['clip_limit']:,} chars]")
+    assert report["items"][0]["r"][0]["o"] == "answer " * 10  # short texts stay whole
+    assert report["clipped"] == 3
+    html = write_report([store], tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "NO GATES" in html
+
+
+def test_change_fraction_measures_how_much_an_output_changed() -> None:
+    assert change_fraction("a b c d", "a b c d") == 0.0
+    assert change_fraction("a b c d", "w x y z") == 1.0
+    assert 0 < change_fraction("a b c d", "a b c e") < 0.5
+    assert change_fraction({"k": 1}, {"k": 2}) > 0
+
+
+@pytest.mark.usefixtures("mlflow_store")
+def test_the_report_is_an_mlflow_artifact_of_the_run(scoregate: Callable[..., CliResult], runs: Runs) -> None:
+    assert scoregate("run", "counters").code == 0
+    client = MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
+    (experiment,) = [e for e in client.search_experiments() if e.name.endswith("/counters")]
+    (run,) = client.search_runs([experiment.experiment_id])
+    assert "report.html" in {a.path for a in client.list_artifacts(run.info.run_id)}
+
+
+def test_a_run_larger_than_the_table_lists_its_first_items_and_counts_them_all(tmp_path: Path) -> None:
+    from scoregate.records import Score
+    from scoregate.report import ReportOptions
+
+    store = RunStore.create(tmp_path, "big", {"run_id": "big", "receipts": {}})
+    for i in reversed(range(30)):  # stored out of order, as concurrent items finish
+        store.append(ItemResult(i, f"item-{i:02d}", "p@1", {}, "out", scores=[Score("s", i, "numeric", "e")]))
+    store.close()
+    scores = {"s": {"data_type": "numeric", "mean": 14.5, "n_measured": 30, "n_total": 30}}
+    gate = {"name": "g", "metric": "s", "stat": "mean", "op": ">=", "threshold": 20.0, "observed": 14.5,
+            "coverage": 1.0, "status": "fail", "detail": "mean = 14.5"}  # fmt: skip
+    store.write_summary({"run_id": "big", "scores": scores, "run_metrics": {}, "gates": [gate], "verdict": "fail"})
+
+    report = build_report([store], ReportOptions(max_items=10))
+    assert [item["id"] for item in report["items"]] == [f"item-{i:02d}" for i in range(10)]
+    assert len(report["distributions"][0]["values"]["s"]) == 30  # the charts count every item
+    assert report["runs"][0]["gates"][0]["broken"] == 20  # items 0..19 are below 20
+    assert "lists the first 10 of run big's 30 items" in report["notes"][0]
+
+
+def test_no_report_skips_the_page_and_report_writes_it_later(scoregate: Callable[..., CliResult], runs: Runs) -> None:
+    result = scoregate("run", "counters", "--no-mlflow", "--no-report")
+    assert result.code == 0, result.output
+    path = runs.root / runs.latest() / "report.html"
+    assert not path.exists() and "report:" not in result.output
+    later = scoregate("report", runs.latest())
+    assert later.code == 0 and f"report: {path}" in later.output and path.is_file()
