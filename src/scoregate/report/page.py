@@ -272,8 +272,9 @@ def _ranking(report: dict[str, Any]) -> str:
     )
     pairs = "".join(
         f"<tr><td>{_e(p['candidate'])}</td><td>{_e(p['baseline'])}</td><td>{p['shared_items']}</td>"
-        f"<td>{_e(fmt(p['comparison']['diff']))}</td><td>{_e(fmt(p['p_holm']))}</td>"
-        f"<td>{'significant' if p['significantly_different'] else 'not significant'}</td></tr>"
+        f"<td>{_e(fmt(p['comparison']['diff']))}</td>"
+        f"<td>[{_e(fmt(p['comparison']['diff_ci_low']))}, {_e(fmt(p['comparison']['diff_ci_high']))}]</td>"
+        f"<td>{_e(fmt(p['p_holm']))}</td><td>{_e(p['verdict'])}</td></tr>"
         for p in r["pairs"]
     )
     metric = r["metric"]
@@ -295,7 +296,8 @@ def _ranking(report: dict[str, Any]) -> str:
         f'<h3>Pareto fronts</h3><p class="note">The line joins the runs no other run beats on both axes.</p>'
         f'<div class="charts">{figures}</div>{unmeasured}'
         '<h3>Pairwise tests (candidate − baseline, Holm across pairs)</h3><table class="grid"><thead><tr>'
-        "<th>candidate</th><th>baseline</th><th>n</th><th>Δ</th><th>p (Holm)</th><th>verdict</th></tr></thead>"
+        "<th>candidate</th><th>baseline</th><th>n</th><th>Δ</th><th>Holm CI of Δ</th><th>p (Holm)</th><th>verdict</th>"
+        "</tr></thead>"
         f"<tbody>{pairs}</tbody></table>"
         '<h3>Win rate (row beats column; ties count half)</h3><table class="grid"><thead><tr><th></th>'
         + "".join(f"<th>{_e(x)}</th>" for x in labels)
