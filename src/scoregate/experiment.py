@@ -23,12 +23,12 @@ from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
 from scoregate.errors import RunInterrupted, ScoregateError
-from scoregate.extraction.run_summary import extraction_run_summary
 from scoregate.receipts import build_receipts, local_prompt_version
 from scoregate.records import DataType
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
 from scoregate.store import RunStore, new_run_id
+from scoregate.tracks import TrackSettings, gate_metrics, track_reports
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,11 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     summary = aggregator.summary(
         confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed
     )
+    track_settings = TrackSettings(
+        settings.min_coverage, settings.confidence_level, settings.bootstrap_resamples, settings.seed
+    )
+    tracks = track_reports(_evaluators(plan), store, summary, track_settings)
+    summary["scores"].update(gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
     gates: list[GateResult] = []
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
@@ -100,7 +105,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
                 )
             )  # fmt: skip
             continue
-        column = aggregator.column(gate.metric) if gate.metric in summary["scores"] else None
+        column = aggregator.column(gate.metric) if aggregator.has_column(gate.metric) else None
         verdict = evaluate_gate(gate, summary, column=column, min_coverage=settings.min_coverage)
         gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest
@@ -114,12 +119,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         "gates": [g.to_dict() for g in gates],
         "verdict": overall_verdict(gates),
     }
-    summary.update(
-        extraction_run_summary(
-            _evaluators(plan), store, summary, min_coverage=settings.min_coverage,
-            confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed,
-        )
-    )  # fmt: skip
+    summary.update(tracks)
     store.write_summary(summary)
     return summary
 

@@ -92,6 +92,10 @@ class RunAggregator:
             else:
                 t.cost += call.cost_usd
 
+    def has_column(self, key: str) -> bool:
+        """True when `key` is a per-item score column of this run."""
+        return key in self._columns
+
     def column(self, key: str) -> list[float | None]:
         """Return one score's per-item values in the order items were added (None = not measured)."""
         return self._columns[key].values

@@ -252,7 +252,25 @@ class ExtractionSpec(Strict):
     eqs_weights: EqsWeightsSpec = Field(default_factory=EqsWeightsSpec)
 
 
-EvaluatorSpec = Annotated[LlmJudgeSpec | CountersSpec | ExtractionSpec, Field(discriminator="kind")]
+GOLD_PATH = r"^(expected_output|(input|metadata)(\.[A-Za-z_][A-Za-z0-9_]*)+)$"
+
+
+class TagsSpec(Strict):
+    """`kind: tags`: topics, risks and actions of the output scored against gold labels; no model call."""
+
+    kind: Literal["tags"]
+    name: str
+    version: int = Field(ge=1)
+    description: str = ""
+    gold_source: str = Field(
+        default="expected_output", pattern=GOLD_PATH, description="Path of each item's gold topics, risks, actions."
+    )
+    action_threshold: float = Field(
+        default=0.8, gt=0, le=1, description="Normalised Levenshtein similarity at which two actions match."
+    )
+
+
+EvaluatorSpec = Annotated[LlmJudgeSpec | CountersSpec | ExtractionSpec | TagsSpec, Field(discriminator="kind")]
 
 
 # ---------------------------------------------------------------- scoregate.yaml

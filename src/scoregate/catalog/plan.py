@@ -20,6 +20,7 @@ from scoregate.catalog.models import (
     ModelSpec,
     PromptRoute,
     PromptSpec,
+    TagsSpec,
 )
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
@@ -71,6 +72,11 @@ def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
         from scoregate.scoring.extraction.scores import METRIC_KEYS
 
         return list(METRIC_KEYS)
+    if isinstance(spec, TagsSpec):
+        from scoregate.scoring.tags_evaluator import TagsEvaluator
+        from scoregate.tags.run_summary import GATE_METRIC_KEYS
+
+        return [k for k, _ in TagsEvaluator(spec).score_keys()] + list(GATE_METRIC_KEYS)
     keys = [spec.score.key, *(e.key for e in spec.extra)]
     return [*keys, spec.reasoning_key] if spec.reasoning_key else keys
 

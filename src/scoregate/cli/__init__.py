@@ -14,6 +14,7 @@ from scoregate.cli import (
     calibrate_cmd,
     compare_cmd,
     extraction_cmd,
+    gold_cmd,
     hardcases_cmd,
     langfuse_cmd,
     model_cmd,
@@ -42,6 +43,7 @@ app.command("promote")(promote_cmd.promote_command)
 app.command("promotions")(promote_cmd.promotions_command)
 app.add_typer(hardcases_cmd.app, name="hardcases")
 app.add_typer(extraction_cmd.app, name="extraction")
+app.add_typer(gold_cmd.app, name="gold")
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(cache_cmd.app, name="cache")

@@ -283,3 +283,13 @@ def extraction_run_summary(
     report.update(production_levels(summary, min_coverage=min_coverage))
     report["recommendation"] = summary_recommendation(summary).to_dict()
     return {"extraction": report}
+
+
+def extraction_track_report(
+    evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: Any
+) -> dict[str, Any]:
+    """The extraction track's hook in the track contract (see scoregate.tracks)."""
+    return extraction_run_summary(
+        evaluators, store, summary, min_coverage=settings.min_coverage, confidence=settings.confidence,
+        resamples=settings.resamples, seed=settings.seed,
+    )  # fmt: skip
