@@ -103,3 +103,30 @@ def test_a_tags_run_through_the_real_local_model(tmp_path: Path, monkeypatch: py
     assert {g["name"] for g in summary["gates"]} == {
         "tags_topic_f1", "tags_risk_f1", "tags_risk_weighted_f1", "tags_action_accuracy"
     }  # fmt: skip
+
+
+def test_a_fact_recall_run_through_the_real_local_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "project"
+    write_project(
+        root,
+        "fact_recall",
+        {
+            "prompts": ["call-summary.yaml"],
+            "evaluators": ["fact_recall_v1.yaml", "word_overlap_v1.yaml"],
+            "datasets": ["support_calls_v1.jsonl", "support_calls_v1.yaml"],
+        },
+    )
+    run_dir, summary = run_on_local_model(root, monkeypatch, "fact_recall")
+    results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 2
+    for result in results:
+        scores: dict[str, Any] = {s["name"]: s for s in result["scores"]}
+        assert list(scores) == ["fact_recall", "fact_recall_facts", "word_recall"]
+        for score in scores.values():
+            assert score["value"] is not None or score["reason"], (result["item_id"], score)
+        if scores["fact_recall"]["value"] is not None:
+            assert 0 <= scores["fact_recall"]["value"] <= 100
+            assert "expected facts kept" in scores["fact_recall"]["comment"]
+    for key in ("fact_recall", "word_recall"):
+        stats = summary["scores"][key]
+        assert stats["n_total"] == 2 and (stats["n_measured"] or stats["null_reasons"])

@@ -13,7 +13,7 @@ from rich.console import Console
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
 from scoregate.analysis.summary import RunAggregator
-from scoregate.catalog.models import GateSpec, LlmJudgeSpec
+from scoregate.catalog.models import FactRecallSpec, GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
@@ -297,7 +297,7 @@ def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> 
 
 
 def _models_used(plan: ExperimentPlan) -> list[str]:
-    judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec)]
+    judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec | FactRecallSpec)]
     task = [plan.model_name] if plan.spec.output_from == "model" else []
     names = task + [spec.model or plan.judge_model_name for spec in judges]
     return list(dict.fromkeys(names))
