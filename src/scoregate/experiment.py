@@ -92,6 +92,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     )
     tracks = track_reports(_evaluators(plan), store, summary, track_settings)
     summary["scores"].update(gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
+    for block in tracks.values():  # each label kind a track counts joins the run's coverage block
+        summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     gates: list[GateResult] = []
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.paired import PairedComparison, compare_many
 from scoregate.errors import ScoregateError
+from scoregate.invalidation import refuse_invalid
 from scoregate.records import ItemResult
 from scoregate.store import RunStore
 
@@ -320,6 +321,8 @@ def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOpti
     project = load_project(root)
     runs = root / "runs"
     store_a, store_b = RunStore.open(runs, run_a), RunStore.open(runs, run_b)
+    for store in (store_a, store_b):
+        refuse_invalid(store, "compare")
     settings = project.config.settings
     comparison = compare_runs(
         store_a,

@@ -16,6 +16,7 @@ from typing import Any
 from scoregate.analysis.paired import compare_paired, holm
 from scoregate.analysis.stats import describe
 from scoregate.errors import ScoregateError
+from scoregate.invalidation import refuse_invalid
 from scoregate.store import RunStore
 
 LOWER_IS_BETTER = frozenset(
@@ -332,4 +333,7 @@ def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str = "eqs")
     """Open runs by id in the project's run store and rank them (the `scoregate rank` entry point)."""
     if len(run_ids) < 2:
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
-    return rank_runs([RunStore.open(root / "runs", run_id) for run_id in run_ids], metric=metric)
+    stores = [RunStore.open(root / "runs", run_id) for run_id in run_ids]
+    for store in stores:
+        refuse_invalid(store, "rank")
+    return rank_runs(stores, metric=metric)

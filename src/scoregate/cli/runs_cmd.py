@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from scoregate.cli.options import ProjectOption, project_root
@@ -26,6 +27,7 @@ def list_command(project: ProjectOption = None) -> None:
     for store in list_runs(project_root(project) / "runs"):
         manifest, summary = store.manifest, store.summary
         verdict = summary["verdict"] if summary else "—"
+        verdict = "invalid" if (store.directory / "invalidation.json").is_file() else verdict
         items = str(summary["run_metrics"]["items"]) if summary else "—"
         style = STATUS_STYLE.get(verdict, "white")
         table.add_row(
@@ -54,6 +56,9 @@ def show_command(
     console.print(f"prompts {prompts}  model {receipts['model']['model']} @ {receipts['model']['endpoint']}")
     console.print(f"dataset {receipts['dataset']['name']} ({receipts['dataset']['content_hash'][:12]})  "
                   f"commit {str(receipts['git']['commit'])[:12]}  links {store.links}")  # fmt: skip
+    if summary is not None and summary.get("valid") is False:
+        better = f"; superseded by {summary['superseded_by']}" if summary.get("superseded_by") else ""
+        console.print(f"[red]INVALID[/]: {escape(str(summary.get('invalid_reason')))}{better}")
     if summary is None:
         console.print(f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return

@@ -23,6 +23,7 @@ from scoregate.scoring.base import Evaluator
 from scoregate.scoring.extraction import ExtractionAggregate, ExtractionAggregator, ExtractionScores
 from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.store import RunStore
+from scoregate.tracks import measured
 
 MAX_LISTED = 100
 """Items listed by id (unscorable references, failed calls); beyond this only the count is kept."""
@@ -151,8 +152,12 @@ class ExtractionRunAggregator:
             "unscored_references": self.unscored,
             "failed_calls": self.call_failures,
             "aggregation": "micro over fields for precision/recall/F1, hallucination and omission; macro for EQS",
-            "metrics": detail.pop("metrics"),
-            "null_reasons": detail.pop("null_reasons"),
+            "metrics": (metrics := detail.pop("metrics")),
+            "null_reasons": (reasons := detail.pop("null_reasons")),
+            "metrics_measured": {
+                key: measured(value, reasons.get(key), samples_measured=agg.items, samples_total=self.items)
+                for key, value in metrics.items()
+            },
             "eqs_ci": {
                 "mean": float(eqs.mean()) if eqs.size else None,
                 "ci_low": low,

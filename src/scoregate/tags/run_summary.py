@@ -71,6 +71,7 @@ class TagsRunAggregator:
                 ci_low=m.ci_low, ci_high=m.ci_high,
             )  # fmt: skip
             gate[key + MICRO_SUFFIX] = {
+                **metrics[key],
                 "data_type": "numeric",
                 "aggregation": "micro",
                 "n_total": total,
