@@ -61,9 +61,19 @@ def measured(
     }
 
 
+def task_failure(result: ItemResult) -> str | None:
+    """Why a stored result has no output to score (its task call failed), or None."""
+    task = result.task_call
+    if task is not None and task.error is None:
+        return None
+    if task is None and result.prompt == "expected_output" and result.error is None:  # output_from: expected_output
+        return None
+    return (task.error if task is not None else None) or result.error or "no task call recorded"
+
+
 @dataclass
 class ItemLedger:
-    """Counts a track's stored results: failed task calls and items it could not score, with ids (capped)."""
+    """The items a track could not score: failed task calls and unscorable items, counted, with ids (capped)."""
 
     items: int = 0
     call_failure_count: int = 0
@@ -74,16 +84,16 @@ class ItemLedger:
     def call_failed(self, result: ItemResult) -> bool:
         """Count one result; True (and recorded) when its task call failed, so it cannot be scored."""
         self.items += 1
-        task = result.task_call
-        if task is not None and task.error is None:
-            return False
-        if result.prompt == "expected_output" and result.error is None:  # output_from: expected_output
-            return False
-        error = (task.error if task is not None else None) or result.error or "no task call recorded"
+        error = task_failure(result)
+        if error is not None:
+            self.failed(result.item_id, error)
+        return error is not None
+
+    def failed(self, item_id: str, error: str) -> None:
+        """Record an item whose task call failed."""
         self.call_failure_count += 1
         if len(self.call_failures) < MAX_LISTED:
-            self.call_failures.append({"item_id": result.item_id, "error": error})
-        return True
+            self.call_failures.append({"item_id": item_id, "error": error})
 
     def not_scored(self, item_id: str, reason: str) -> None:
         """Record an item that reached the scorer but could not be scored."""
