@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.compare_runs import RunComparison, compare_runs
+from scoregate.invalidation import refuse_invalid
 from scoregate.store import RunStore
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOpti
     project = load_project(root)
     runs = root / "runs"
     store_a, store_b = RunStore.open(runs, run_a), RunStore.open(runs, run_b)
+    for store in (store_a, store_b):
+        refuse_invalid(store, "compare")
     settings = project.config.settings
     from scoregate.catalog.directions import project_directions
 

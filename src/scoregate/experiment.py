@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
-from scoregate.catalog.models import GateSpec, LlmJudgeSpec
+from scoregate.catalog.models import FactRecallSpec, GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
@@ -34,6 +34,7 @@ from scoregate.run_lock import RunLock
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
 from scoregate.store import RunStore, new_run_id
+from scoregate.tracks import TrackSettings, gate_metrics, track_reports
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,6 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     """Aggregate the stored results, judge the gates, write and return summary.json."""
     from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
     from scoregate.analysis.summary import RunAggregator
-    from scoregate.extraction.run_summary import extraction_run_summary
 
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
@@ -119,6 +119,13 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     summary = aggregator.summary(
         confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed
     )
+    track_settings = TrackSettings(
+        settings.min_coverage, settings.confidence_level, settings.bootstrap_resamples, settings.seed
+    )
+    tracks = track_reports(_evaluators(plan), store, summary, track_settings)
+    summary["scores"].update(gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
+    for block in tracks.values():  # each label kind a track counts joins the run's coverage block
+        summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     gates: list[GateResult] = []
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
@@ -132,7 +139,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
                 )
             )  # fmt: skip
             continue
-        column = aggregator.column(gate.metric) if gate.metric in summary["scores"] else None
+        column = aggregator.column(gate.metric) if aggregator.has_column(gate.metric) else None
         verdict = evaluate_gate(
             gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids
         )
@@ -148,12 +155,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         "gates": [g.to_dict() for g in gates],
         "verdict": overall_verdict(gates),
     }
-    summary.update(
-        extraction_run_summary(
-            _evaluators(plan), store, summary, min_coverage=settings.min_coverage,
-            confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed,
-        )
-    )  # fmt: skip
+    summary.update(tracks)
     store.write_summary(summary)
     return summary
 
@@ -479,7 +481,7 @@ def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> 
 
 
 def _models_used(plan: ExperimentPlan) -> list[str]:
-    judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec)]
+    judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec | FactRecallSpec)]
     task = [plan.model_name] if plan.spec.output_from == "model" else []
     names = task + [spec.model or plan.judge_model_name for spec in judges]
     return list(dict.fromkeys(names))

@@ -25,6 +25,7 @@ from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem, DatasetMeta
 from scoregate.catalog.yaml_files import format_validation_error, load_model
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.invalidation import refuse_invalid
 from scoregate.records import ItemResult
 from scoregate.store import RunStore
 
@@ -189,6 +190,7 @@ def add_hardcases(
     if limit is not None and limit < 1:
         raise ScoregateError(f"--limit {limit}: give a positive number of items")
     store = RunStore.open(root / "runs", run_id)
+    refuse_invalid(store, "take hard cases from")
     source_dataset = str(store.manifest["receipts"]["dataset"]["name"])
     path = root / "datasets" / f"{dataset}.jsonl"
     existing = {item.id for _line, item in iter_items(path)} if path.is_file() else set()

@@ -20,6 +20,7 @@ from scoregate.analysis.stats import describe
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
+from scoregate.invalidation import refuse_invalid
 from scoregate.store import RunStore
 
 RUN_METRICS_COMPARED = ("success_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd_total")
@@ -408,8 +409,11 @@ def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str | None =
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
     project = load_project(root)
     settings = project.config.settings
+    stores = [RunStore.open(root / "runs", run_id) for run_id in run_ids]
+    for store in stores:
+        refuse_invalid(store, "rank")
     return rank_runs(
-        [RunStore.open(root / "runs", run_id) for run_id in run_ids],
+        stores,
         metric=metric,
         directions=project_directions(project),
         alpha=1 - settings.confidence_level,

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from scoregate.analysis.gates import GateResult, GateStatus
 from scoregate.analysis.paired import compare_paired
 from scoregate.catalog.models import Direction
+from scoregate.invalidation import why_invalid
 from scoregate.store import RunStore, list_runs
 
 REGRESSION_STAT = "paired_noninferiority"
@@ -159,7 +160,7 @@ def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir
     wanted = ", ".join(f"{h.prompt}@{h.version}" for h in holders.values())
     rejected: list[str] = []
     for store in stores:
-        why = _why_not_baseline(store.manifest, manifest, holders)
+        why = why_invalid(store) or _why_not_baseline(store.manifest, manifest, holders)
         if why is None:
             return BaselineSearch(store, holders, None)
         if len(rejected) < 3 and not why.endswith("not the labelled version") and not why.startswith("other prompts"):

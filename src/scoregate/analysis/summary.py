@@ -25,6 +25,7 @@ class _ScoreColumn:
 class _RunTotals:
     items: int = 0
     failed: int = 0
+    with_expected: int = 0
     latencies: list[float | None] = field(default_factory=list)
     cached_task_calls: int = 0
     tokens_in: int = 0
@@ -43,6 +44,33 @@ def _as_number(value: Any) -> float | None:
     return float(value)
 
 
+def _integrity(stats: dict[str, Any], column: _ScoreColumn) -> dict[str, Any]:
+    """The measured-or-null fields every summary metric carries: value, reason, coverage, samples measured/skipped."""
+    measured = stats.get("n_measured") or 0
+    total = stats.get("n_total") or 0
+    if column.data_type == "categorical":
+        value: Any = column.categories.most_common(1)[0][0] if column.categories else None
+    elif column.data_type == "text":
+        value = None
+    else:
+        value = stats.get("mean")
+    reason = None
+    if value is None:
+        if column.data_type == "text":
+            reason = "text score: no aggregate value (read each item's text)"
+        elif column.reasons:
+            reason = column.reasons.most_common(1)[0][0]
+        else:
+            reason = "no item measured" if total else "no items"
+    return {
+        "value": value,
+        "reason": reason,
+        "coverage": stats.get("coverage"),
+        "samples_measured": measured,
+        "samples_skipped": total - measured,
+    }
+
+
 class RunAggregator:
     """Collects score columns and telemetry one item at a time; memory grows by a float per score per item."""
 
@@ -59,6 +87,7 @@ class RunAggregator:
         t.items += 1
         self.item_ids.append(result.item_id)
         t.failed += result.error is not None
+        t.with_expected += result.expected_output is not None
         by_name = {s.name: s for s in result.scores}
         for key, column in self._columns.items():
             score = by_name.get(key)
@@ -95,6 +124,10 @@ class RunAggregator:
             else:
                 t.cost += call.cost_usd
 
+    def has_column(self, key: str) -> bool:
+        """True when `key` is a per-item score column of this run."""
+        return key in self._columns
+
     def column(self, key: str) -> list[float | None]:
         """Return one score's per-item values in the order items were added (None = not measured)."""
         return self._columns[key].values
@@ -116,8 +149,18 @@ class RunAggregator:
             if column.categories:
                 stats["categories"] = dict(column.categories.most_common())
             stats["null_reasons"] = dict(column.reasons.most_common(TOP_REASONS))
-            scores[key] = stats
-        return {"scores": scores, "run_metrics": self._run_metrics()}
+            scores[key] = {**stats, **_integrity(stats, column)}
+        return {"scores": scores, "run_metrics": self._run_metrics(), "coverage": self._coverage()}
+
+    def _coverage(self) -> dict[str, Any]:
+        """The run's coverage block: samples in total, with a reference (gold) output, and with an output."""
+        t = self._totals
+        return {
+            "samples_total": t.items,
+            "samples_with_output": t.items - t.failed,
+            "samples_with_gold": t.with_expected,
+            "gold_coverage": t.with_expected / t.items if t.items else None,
+        }
 
     def _run_metrics(self) -> dict[str, Any]:
         t = self._totals

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from scoregate.catalog.models import CompositeSpec, CountersSpec, Direction, EvaluatorSpec, ExtractionSpec
+from scoregate.catalog.models import (
+    CompositeSpec,
+    CountersSpec,
+    CustomSpec,
+    Direction,
+    EvaluatorSpec,
+    ExtractionSpec,
+    FactRecallSpec,
+    TagsSpec,
+)
 
 if TYPE_CHECKING:
     from scoregate.catalog.project import Project
@@ -59,6 +68,17 @@ def evaluator_directions(spec: EvaluatorSpec) -> dict[str, Direction]:
         from scoregate.scoring.extraction.scores import METRIC_KEYS
 
         return {key: _extraction_direction(key) for key in METRIC_KEYS}
+    if isinstance(spec, TagsSpec):
+        from scoregate.scoring.tags import METRIC_KEYS as TAG_KEYS
+
+        tags: dict[str, Direction] = {key: "higher" for key in TAG_KEYS}
+        tags.update({f"{key}_micro": "higher" for key in TAG_KEYS})
+        tags["labels_outside_vocabulary"] = "lower"
+        return tags
+    if isinstance(spec, FactRecallSpec):
+        return {spec.key: "higher"}
+    if isinstance(spec, CustomSpec):
+        return {spec.score_key: spec.direction}
     out: dict[str, Direction] = {}
     for field in (spec.score, *spec.extra):
         default: Direction = "higher" if field.data_type in ("numeric", "boolean") else "none"

@@ -269,7 +269,68 @@ class ExtractionSpec(Strict):
     eqs_weights: EqsWeightsSpec = Field(default_factory=EqsWeightsSpec)
 
 
-EvaluatorSpec = Annotated[LlmJudgeSpec | CountersSpec | ExtractionSpec, Field(discriminator="kind")]
+GOLD_PATH = r"^(expected_output|(input|metadata)(\.[A-Za-z_][A-Za-z0-9_]*)+)$"
+
+
+class TagsSpec(Strict):
+    """`kind: tags`: topics, risks and actions of the output scored against gold labels; no model call."""
+
+    kind: Literal["tags"]
+    name: str
+    version: int = Field(ge=1)
+    description: str = ""
+    gold_source: str = Field(
+        default="expected_output", pattern=GOLD_PATH, description="Path of each item's gold topics, risks, actions."
+    )
+    action_threshold: float = Field(
+        default=0.8, gt=0, le=1, description="Normalised Levenshtein similarity at which two actions match."
+    )
+
+
+TEXT_PATH = r"^(output|expected_output|(input|metadata|output|expected_output)(\.[A-Za-z_][A-Za-z0-9_]*)+)$"
+
+
+class FactRecallSpec(Strict):
+    """`kind: fact_recall`: one judge call lists the facts of both texts; score = both / (both + expected) × 100."""
+
+    kind: Literal["fact_recall"]
+    name: str
+    version: int = Field(ge=1)
+    description: str = ""
+    key: str = Field(default="fact_recall", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Score key (0-100).")
+    expected_source: str = Field(default="expected_output", pattern=TEXT_PATH, description="Path of the expected text.")
+    got_source: str = Field(default="output", pattern=TEXT_PATH, description="Path of the produced text.")
+    model: str | None = Field(default=None, description="Model name from scoregate.yaml; default: judge_model.")
+    temperature: float = Field(default=0.0, ge=0, le=1)
+    max_tokens: int = Field(default=700, gt=0)
+
+
+class CustomSpec(Strict):
+    """`kind: custom`: an async Python function `(expected, got) -> (score, detail)`, named `package.module:name`."""
+
+    kind: Literal["custom"]
+    name: str
+    version: int = Field(ge=1)
+    description: str = ""
+    function: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$",
+        description="`package.module:name` of an importable async function (expected, got) -> (score, detail).",
+    )
+    key: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Score key; default: name.")
+    expected_source: str = Field(default="expected_output", pattern=TEXT_PATH, description="Path of the expected text.")
+    got_source: str = Field(default="output", pattern=TEXT_PATH, description="Path of the produced text.")
+    range: tuple[float, float] | None = Field(default=None, description="Inclusive [min, max] the score must fall in.")
+    direction: Direction = Field(default="higher", description="higher or lower is better, or none (described only).")
+
+    @property
+    def score_key(self) -> str:
+        """The key the score is written under."""
+        return self.key or self.name
+
+
+EvaluatorSpec = Annotated[
+    LlmJudgeSpec | CountersSpec | ExtractionSpec | TagsSpec | FactRecallSpec | CustomSpec, Field(discriminator="kind")
+]
 
 
 # ---------------------------------------------------------------- scoregate.yaml

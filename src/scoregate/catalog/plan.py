@@ -11,15 +11,18 @@ from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
 from scoregate.catalog.models import (
     CompositeSpec,
     CountersSpec,
+    CustomSpec,
     DatasetItem,
     EvaluatorSpec,
     ExperimentSpec,
     ExtractionSpec,
+    FactRecallSpec,
     GateSpec,
     LlmJudgeSpec,
     ModelSpec,
     PromptRoute,
     PromptSpec,
+    TagsSpec,
 )
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
@@ -71,6 +74,15 @@ def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
         from scoregate.scoring.extraction.scores import METRIC_KEYS
 
         return list(METRIC_KEYS)
+    if isinstance(spec, FactRecallSpec):
+        return [spec.key, spec.key + "_facts"]
+    if isinstance(spec, CustomSpec):
+        return [spec.score_key]
+    if isinstance(spec, TagsSpec):
+        from scoregate.scoring.tags_evaluator import TagsEvaluator
+        from scoregate.tags.run_summary import GATE_METRIC_KEYS
+
+        return [k for k, _ in TagsEvaluator(spec).score_keys()] + list(GATE_METRIC_KEYS)
     keys = [spec.score.key, *(e.key for e in spec.extra)]
     return [*keys, spec.reasoning_key] if spec.reasoning_key else keys
 
@@ -103,8 +115,19 @@ def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model
         evaluator = project.evaluators.get(e)
         if evaluator is None:
             problems.append(f"{where}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)")
-        elif isinstance(evaluator, LlmJudgeSpec) and evaluator.model and evaluator.model not in project.config.models:
+        elif isinstance(evaluator, LlmJudgeSpec | FactRecallSpec) and evaluator.model not in (
+            None,
+            *project.config.models,
+        ):
             problems.append(f"{project.source('evaluator', e)}: model: no model {evaluator.model!r} in scoregate.yaml")
+        elif isinstance(evaluator, CustomSpec):
+            from scoregate.errors import ScoregateError
+            from scoregate.scoring.custom import load_function
+
+            try:
+                load_function(evaluator.function, where=f"{project.source('evaluator', e)}: function")
+            except ScoregateError as exc:
+                problems.append(exc.render())
     problems += [
         f"{where}.composites: no composite {c!r} under `composites:`"
         for c in spec.composites

@@ -15,7 +15,9 @@ from scoregate.cli import (
     compare_cmd,
     diff_cmd,
     extraction_cmd,
+    gold_cmd,
     hardcases_cmd,
+    invalidate_cmd,
     langfuse_cmd,
     model_cmd,
     promote_cmd,
@@ -69,6 +71,8 @@ app.command("promote")(promote_cmd.promote_command)
 app.command("promotions")(promote_cmd.promotions_command)
 app.add_typer(hardcases_cmd.app, name="hardcases")
 app.add_typer(extraction_cmd.app, name="extraction")
+app.add_typer(gold_cmd.app, name="gold")
+runs_cmd.app.command("invalidate")(invalidate_cmd.invalidate)
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(cache_cmd.app, name="cache")

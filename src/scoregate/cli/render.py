@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from scoregate.analysis.model_ranking import ModelRanking
 
-STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim"}
+STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim", "invalid": "red"}
 RATE_METRICS = frozenset({"success_rate", "coverage"})
 
 

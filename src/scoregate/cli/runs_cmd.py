@@ -47,6 +47,7 @@ def list_command(
             console.print(f"  {escape(exc.render())}", soft_wrap=True, highlight=False)
             continue
         verdict = o.verdict or o.status or "—"
+        verdict = "invalid" if (store.directory / "invalidation.json").is_file() else verdict
         style = STATUS_STYLE.get(verdict, "white")
         items = f"{o.items_done}/{o.items_total if o.items_total is not None else '?'} items"
         primary = "" if o.primary_metric is None else f"  primary {o.primary_metric} {_mean(o.primary_mean)}"
@@ -131,6 +132,9 @@ def show_command(
                   f"commit {str(receipts['git']['commit'])[:12]}", highlight=False)  # fmt: skip
     for name, link in store.links.items():
         console.print(f"link {name}: {link}", highlight=False, soft_wrap=True)
+    if summary is not None and summary.get("valid") is False:
+        better = f"; superseded by {summary['superseded_by']}" if summary.get("superseded_by") else ""
+        console.print(f"[red]INVALID[/]: {escape(str(summary.get('invalid_reason')))}{better}")
     if summary is None:
         console.print(f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return

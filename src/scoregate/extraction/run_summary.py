@@ -23,9 +23,7 @@ from scoregate.scoring.base import Evaluator
 from scoregate.scoring.extraction import ExtractionAggregate, ExtractionAggregator, ExtractionScores
 from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.store import RunStore
-
-MAX_LISTED = 100
-"""Items listed by id (unscorable references, failed calls); beyond this only the count is kept."""
+from scoregate.tracks import ItemLedger, measured
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -58,12 +56,9 @@ class ExtractionRunAggregator:
         self.evaluator = evaluator
         self.fields = ExtractionAggregator()
         self.items = 0
-        self.call_failures: list[dict[str, str]] = []
+        self.ledger = ItemLedger()
         self.timeouts = 0
         self.retried = 0
-        self.unscored: list[dict[str, str]] = []
-        self.unscored_count = 0
-        self.call_failure_count = 0
         self.latencies: list[float] = []
         self.tokens_in: list[int] = []
         self.tokens_out: list[int] = []
@@ -83,10 +78,8 @@ class ExtractionRunAggregator:
             self.retried += 1
         if task is None or task.error is not None:
             error = (task.error if task is not None else None) or result.error or "no task call recorded"
-            self.call_failure_count += 1
             self.timeouts += "timed out" in error
-            if len(self.call_failures) < MAX_LISTED:
-                self.call_failures.append({"item_id": result.item_id, "error": error})
+            self.ledger.failed(result.item_id, error)
             return
         latency = task.latency_ms if task.latency_ms is not None and not task.cached else math.nan
         if not math.isnan(latency):
@@ -112,9 +105,7 @@ class ExtractionRunAggregator:
             except Exception as exc:  # a scoring bug must not lose the run's summary; the item is reported instead
                 problem = f"scoring failed: {type(exc).__name__}: {exc}"
         if scores is None:
-            self.unscored_count += 1
-            if len(self.unscored) < MAX_LISTED:
-                self.unscored.append({"item_id": result.item_id, "reason": problem or "not scored"})
+            self.ledger.not_scored(result.item_id, problem or "not scored")
             return
         self.fields.add(scores)
         predicted = scores.counts.predicted if scores.valid else 0
@@ -147,12 +138,19 @@ class ExtractionRunAggregator:
             "evaluator": f"{self.evaluator.name}@{self.evaluator.version}",
             "items": self.items,
             "scored": agg.items,
-            "not_scored": {"model_call_failed": self.call_failure_count, "reference_problem": self.unscored_count},
-            "unscored_references": self.unscored,
-            "failed_calls": self.call_failures,
+            "not_scored": {
+                "model_call_failed": self.ledger.call_failure_count,
+                "reference_problem": self.ledger.unscored_count,
+            },
+            "unscored_references": self.ledger.unscored,
+            "failed_calls": self.ledger.call_failures,
             "aggregation": "micro over fields for precision/recall/F1, hallucination and omission; macro for EQS",
-            "metrics": detail.pop("metrics"),
-            "null_reasons": detail.pop("null_reasons"),
+            "metrics": (metrics := detail.pop("metrics")),
+            "null_reasons": (reasons := detail.pop("null_reasons")),
+            "metrics_measured": {
+                key: measured(value, reasons.get(key), samples_measured=agg.items, samples_total=self.items)
+                for key, value in metrics.items()
+            },
             "eqs_ci": {
                 "mean": float(eqs.mean()) if eqs.size else None,
                 "ci_low": low,
@@ -168,7 +166,7 @@ class ExtractionRunAggregator:
 
     def _performance(self, agg: ExtractionAggregate, wall_seconds: float | None) -> dict[str, Any]:
         lat = percentiles(self.latencies, (50, 95, 99))
-        replies = self.items - self.call_failure_count
+        replies = self.items - self.ledger.call_failure_count
         reasons: dict[str, str] = {}
         if not self.latencies:
             reasons["latency"] = "no uncached successful task call"
@@ -283,3 +281,13 @@ def extraction_run_summary(
     report.update(production_levels(summary, min_coverage=min_coverage))
     report["recommendation"] = summary_recommendation(summary).to_dict()
     return {"extraction": report}
+
+
+def extraction_track_report(
+    evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: Any
+) -> dict[str, Any]:
+    """The extraction track's hook in the track contract (see scoregate.tracks)."""
+    return extraction_run_summary(
+        evaluators, store, summary, min_coverage=settings.min_coverage, confidence=settings.confidence,
+        resamples=settings.resamples, seed=settings.seed,
+    )  # fmt: skip

@@ -5,12 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scoregate.catalog.models import CountersSpec, EvaluatorSpec, ExtractionSpec, LlmJudgeSpec
+from scoregate.catalog.models import (
+    CountersSpec,
+    CustomSpec,
+    EvaluatorSpec,
+    ExtractionSpec,
+    FactRecallSpec,
+    LlmJudgeSpec,
+    TagsSpec,
+)
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.counters import CountersEvaluator
+from scoregate.scoring.custom import CustomEvaluator
 from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
+from scoregate.scoring.facts import FactRecallEvaluator
 from scoregate.scoring.judge import LlmJudge
+from scoregate.scoring.tags_evaluator import TagsEvaluator
 
 EvaluatorFactory = Callable[[Any, str | None], Evaluator]
 """factory(spec of its kind, default judge model) → evaluator."""
@@ -28,10 +39,25 @@ def _extraction(spec: ExtractionSpec, default_judge_model: str | None) -> Evalua
     return ExtractionEvaluator(spec)
 
 
+def _tags(spec: TagsSpec, default_judge_model: str | None) -> Evaluator:
+    return TagsEvaluator(spec)
+
+
+def _fact_recall(spec: FactRecallSpec, default_judge_model: str | None) -> Evaluator:
+    return FactRecallEvaluator(spec, default_judge_model)
+
+
+def _custom(spec: CustomSpec, default_judge_model: str | None) -> Evaluator:
+    return CustomEvaluator(spec)
+
+
 FACTORIES: dict[str, EvaluatorFactory] = {
     "llm_judge": _llm_judge,
     "counters": _counters,
     "extraction": _extraction,
+    "tags": _tags,
+    "fact_recall": _fact_recall,
+    "custom": _custom,
 }
 """Evaluator kind → factory; a new kind adds its spec to `EvaluatorSpec` and its factory here."""
 

@@ -67,6 +67,8 @@ def promotion_experiments(project: Project, prompt: str) -> list[str]:
 
 
 def _why_invalid(run: Any, gates_hash: str) -> str | None:
+    if run.data.tags.get("scoregate.valid") == "false":  # `scoregate runs invalidate`
+        return f"was invalidated: {run.data.tags.get('scoregate.invalid_reason')}"
     if run.info.status != "FINISHED":
         return f"did not finish (status {run.info.status})"
     if run.data.params.get("limit", "None") != "None":

@@ -119,9 +119,18 @@ def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[Score
         detail = {k: gate.get(k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
         posts.append(ScorePost(f"gate.{gate['name']}", str(gate["status"]), "CATEGORICAL", gate.get("detail"), detail))
     posts.append(ScorePost("verdict", str(summary["verdict"]), "CATEGORICAL"))
+    posts += validity_posts(summary)
     if mlflow_run_id:
         posts.append(ScorePost("mlflow_run_id", mlflow_run_id, "TEXT", "the MLflow run mirroring this run"))
     return posts
+
+
+def validity_posts(summary: dict[str, Any]) -> list[ScorePost]:
+    """The run's `run_valid` score when it was invalidated (`scoregate runs invalidate`): reason in the metadata."""
+    if summary.get("valid", True) is not False:
+        return []
+    meta = {k: summary.get(k) for k in ("invalid_reason", "invalidated_at", "superseded_by")}
+    return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.get("invalid_reason")), meta)]
 
 
 def digest(posts: list[ScorePost], target: str) -> str:

@@ -1,0 +1,30 @@
+"""`scoregate runs invalidate RUN --reason TEXT [--superseded-by RUN]`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from scoregate.cli.options import ProjectOption, project_root
+
+
+def invalidate(
+    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why the run is invalid (kept with it).")],
+    superseded_by: Annotated[str | None, typer.Option("--superseded-by", help="The run that replaces it.")] = None,
+    project: ProjectOption = None,
+) -> None:
+    """Mark a run invalid (store, MLflow, Langfuse); compare, rank, gates, hard cases and promotion skip it."""
+    from scoregate.invalidation import invalidate_run
+
+    report = invalidate_run(project_root(project), run_id, reason, superseded_by=superseded_by)
+    typer.echo(f"run {run_id} marked invalid: {report.record['invalid_reason']}")
+    for line in report.done:
+        typer.echo(f"  done     {line}")
+    for line in report.skipped:
+        typer.echo(f"  skipped  {line}")
+    for line in report.errors:
+        typer.echo(f"  failed   {line}", err=True)
+    if report.errors:
+        raise typer.Exit(1)

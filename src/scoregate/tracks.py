@@ -1,0 +1,124 @@
+"""Tracks: evaluator families with a run-level block in summary.json (`extraction`, `tags`, ...).
+
+A track is one idea in three places: its metrics under `scoring/<track>/` (pure functions), its evaluator
+kind in `scoring/<track>_evaluator.py`, and its loaders and run summary in `scoregate/<track>/`. The contract
+a track follows here is small:
+
+- `report(evaluators, store, summary, settings)` returns `{block_key: report}` for a run holding the track's
+  evaluator, else `{}`; it re-scores stored results (deterministic), so results.jsonl stays small;
+- a report may carry `gate_metrics`: run-level values (micro averages) in the shape of a summary score
+  (`mean`, `ci_low`, `ci_high`, `coverage`, ...) that `summarize_run` adds to `summary["scores"]` before the
+  gates are judged, so a gate can name them;
+- every metric it reports is `measured(...)`: value or null with a reason, coverage, samples measured and
+  skipped (see `ItemLedger` for the failed and unscored items every track lists).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scoregate.records import ItemResult
+from scoregate.scoring.base import Evaluator
+from scoregate.store import RunStore
+
+MAX_LISTED = 100
+"""Items listed by id (unscorable, failed calls); beyond this only the count is kept."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrackSettings:
+    """The project settings a track report uses."""
+
+    min_coverage: float = 0.8
+    confidence: float = 0.95
+    resamples: int = 2000
+    seed: int = 0
+
+
+TrackReport = Callable[[Sequence[Evaluator], RunStore, Mapping[str, Any], TrackSettings], dict[str, Any]]
+
+
+def measured(
+    value: float | None,
+    reason: str | None,
+    *,
+    samples_measured: int,
+    samples_total: int,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One metric with its integrity fields: value, reason (when null), coverage, samples measured and skipped."""
+    if value is None and not reason:
+        reason = "not measured"
+    return {
+        "value": value,
+        "reason": None if value is not None else reason,
+        "coverage": samples_measured / samples_total if samples_total else None,
+        "samples_measured": samples_measured,
+        "samples_skipped": samples_total - samples_measured,
+        **extra,
+    }
+
+
+def task_failure(result: ItemResult) -> str | None:
+    """Why a stored result has no output to score (its task call failed), or None."""
+    task = result.task_call
+    if task is not None and task.error is None:
+        return None
+    if task is None and result.prompt == "expected_output" and result.error is None:  # output_from: expected_output
+        return None
+    return (task.error if task is not None else None) or result.error or "no task call recorded"
+
+
+@dataclass
+class ItemLedger:
+    """The items a track could not score: failed task calls and unscorable items, counted, with ids (capped)."""
+
+    items: int = 0
+    call_failure_count: int = 0
+    unscored_count: int = 0
+    call_failures: list[dict[str, str]] = field(default_factory=list)
+    unscored: list[dict[str, str]] = field(default_factory=list)
+
+    def call_failed(self, result: ItemResult) -> bool:
+        """Count one result; True (and recorded) when its task call failed, so it cannot be scored."""
+        self.items += 1
+        error = task_failure(result)
+        if error is not None:
+            self.failed(result.item_id, error)
+        return error is not None
+
+    def failed(self, item_id: str, error: str) -> None:
+        """Record an item whose task call failed."""
+        self.call_failure_count += 1
+        if len(self.call_failures) < MAX_LISTED:
+            self.call_failures.append({"item_id": item_id, "error": error})
+
+    def not_scored(self, item_id: str, reason: str) -> None:
+        """Record an item that reached the scorer but could not be scored."""
+        self.unscored_count += 1
+        if len(self.unscored) < MAX_LISTED:
+            self.unscored.append({"item_id": item_id, "reason": reason})
+
+
+def track_reports(
+    evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: TrackSettings
+) -> dict[str, Any]:
+    """Return every track block of a run (`{}` when it has no track evaluator)."""
+    from scoregate.extraction.run_summary import extraction_track_report
+    from scoregate.tags.run_summary import tags_track_report
+
+    blocks: dict[str, Any] = {}
+    for report in (extraction_track_report, tags_track_report):
+        blocks.update(report(evaluators, store, summary, settings))
+    return blocks
+
+
+def gate_metrics(blocks: dict[str, Any]) -> dict[str, Any]:
+    """Take the run-level metrics every track block offers to gates out of the blocks, by name."""
+    found: dict[str, Any] = {}
+    for block in blocks.values():
+        if isinstance(block, dict):
+            found.update(block.pop("gate_metrics", None) or {})
+    return found
