@@ -13,8 +13,8 @@ from mlflow.tracking import MlflowClient
 
 from conftest import CliResult, Runs
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from scoregate.analysis.compare_runs import CompareOptions, compare_stored_runs
 from scoregate.analysis.model_ranking import rank_stored_runs
+from scoregate.comparison import CompareOptions, compare_stored_runs
 from scoregate.errors import ScoregateError
 from scoregate.experiment import RunOptions, run_experiment
 from scoregate.hardcases import add_hardcases

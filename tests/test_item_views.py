@@ -89,8 +89,11 @@ def test_gate_breakers_reach_mlflow_and_the_langfuse_gate_score(
     tags = mirrored.data.tags
     versions = ", ".join(f"{n}@{v}" for n, v in runs.summary(run_id)["prompts"].items())
     assert mirrored.info.run_name == f"smoke · scripted · {versions}"  # <experiment> · <model> · <prompt>@<version>
-    assert tags["mlflow.note.content"].startswith(f"scoregate run {run_id}: experiment smoke on smoke_v1 (6 items)")
-    assert "model scripted (scripted-1 @ " in tags["mlflow.note.content"]
+    assert tags["mlflow.note.content"].startswith("### smoke · scripted (`scripted-1`)")
+    assert (
+        f"run `{run_id}`" in tags["mlflow.note.content"]
+        and "dataset `smoke_v1` (6 items" in tags["mlflow.note.content"]
+    )
     assert f"- gate hallucinations_per_summary fail: 1 of 6 items break <= 1: {item}" in tags["mlflow.note.content"]
     assert tags["gate.hallucinations_per_summary.detail"] == f"1 of 6 items break <= 1: {item}"
     posts = {p.name: p for p in run_scores(runs.summary(run_id), mlflow_run)}

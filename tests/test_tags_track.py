@@ -242,8 +242,9 @@ def test_the_summary_mode_judges_faithfulness_coverage_and_clarity_against_the_r
 ) -> None:
     options = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
     outcome = run_experiment(tags_project, "tags_summary", options)
-    (judge, *_) = scripted_server.judge_requests()
-    assert ITEMS["call-001"].metadata["reference_summary"] in judge.text
+    asked = [judge.text for judge in scripted_server.judge_requests()]  # the items' judges run side by side
+    for item_id in list(ITEMS)[:3]:
+        assert any(ITEMS[item_id].metadata["reference_summary"] in text for text in asked), item_id
     scores = outcome.summary["scores"]
     assert (scores["summary_faithfulness"]["mean"], scores["summary_coverage"]["mean"]) == (8, 7)
     gates = {g["name"]: g["status"] for g in outcome.summary["gates"]}

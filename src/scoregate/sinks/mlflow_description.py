@@ -52,6 +52,10 @@ def run_description(manifest: dict[str, Any], summary: dict[str, Any]) -> str:
             coverage = "—" if g.get("coverage") is None else f"{g['coverage']:.0%}"
             status = g["status"].upper()
             lines.append(f"| {_cell(g['name'])} | `{_cell(rule)}` | {fmt(g['observed'])} | {coverage} | **{status}** |")
+        broken = [g for g in gates if g.get("status") != "pass" and g.get("detail")]
+        if broken:
+            lines.append("")
+            lines += [f"- gate {g['name']} {g['status']}: {g['detail']}" for g in broken]
     scores = summary.get("scores") or {}
     primary = primary_metrics(summary)
     if primary:

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scoregate.analysis.run_overview import manifest_run_name, run_description
+from scoregate.analysis.run_overview import manifest_run_name
 from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store import RunStore
 
@@ -112,7 +112,6 @@ def tags_of(manifest: dict[str, Any], summary: dict[str, Any], links: dict[str, 
         ((name, info),) = prompts.items()
         tags.update({"prompt.name": name, "prompt.version": str(info["version"])})
     tags["mlflow.runName"] = manifest_run_name(manifest, with_experiment=True)
-    tags["mlflow.note.content"] = run_description(manifest, summary)
     for gate in summary["gates"]:
         tags[f"gate.{gate['name']}"] = gate["status"]
         if gate.get("failing_items"):
