@@ -28,6 +28,7 @@ from scoregate.receipts import build_receipts, local_prompt_version
 from scoregate.records import DataType
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
+from scoregate.sinks.telemetry import write_telemetry
 from scoregate.store import RunStore, new_run_id
 
 
@@ -216,6 +217,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     store.close()
     store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
     summary = summarize_run(store, plan, project)
+    write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
     if options.mirror_mlflow:
         from scoregate.sinks.mlflow_sink import mirror_run  # mlflow imports slowly; load it only when used

@@ -46,6 +46,12 @@ class CallRecord:
     retries: int = 0
     cached: bool = False
     error: str | None = None
+    model_name: str | None = None
+    provider: str | None = None
+    started_at: str | None = None
+    duration_ms: float | None = None
+    structured: bool | None = None
+    schema_name: str | None = None
 
 
 @dataclass(slots=True)
@@ -63,6 +69,8 @@ class ItemResult:
     raw_output: str | None = None
     scores: list[Score] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
+    repeat: int = 1
+    stages: dict[str, Any] = field(default_factory=dict)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return the plain-dict form written to `results.jsonl` (shallow: nothing is copied, only read)."""

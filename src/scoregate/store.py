@@ -89,6 +89,8 @@ class RunStore:
                 if not line.endswith("\n"):
                     break
                 result = ItemResult.from_json_dict(json.loads(line))
+                if result.repeat != 1:  # repeats 2..K of `run --repeat` (scoregate.engine.repeats reads them)
+                    continue
                 if result.item_id not in seen:
                     seen.add(result.item_id)
                     yield result

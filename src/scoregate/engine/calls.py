@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import httpx
 
@@ -50,9 +53,21 @@ class ModelCaller:
         """Complete `request` on model `name` (None: the judge default); raise ModelCallFailed after retries."""
         name = name or self._default_judge
         provider = self.provider(name)
+        started = time.monotonic()
+        context = replace(
+            _call_context(name, self._specs[name], request),
+            started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+
+        def finish(record: CallRecord) -> CallRecord:
+            record.model_name, record.provider, record.started_at = name, context.provider, context.started_at
+            record.structured, record.schema_name = context.structured, context.schema_name
+            record.duration_ms = round((time.monotonic() - started) * 1000, 3)
+            return record
+
         key = cache_key(provider.model, provider.endpoint, request) if self._cache else ""
         if self._cache is not None and (hit := self._cache.get(key)) is not None:
-            records.append(_record(purpose, provider, hit, 0))
+            records.append(finish(_record(purpose, provider, hit, 0)))
             return hit
         attempts = Attempts()
         policy = RetryPolicy(max_retries=self._specs[name].max_retries)
@@ -65,13 +80,19 @@ class ModelCaller:
             completion = await with_retries(once, policy, attempts, sleep=self._sleep)
         except ProviderError as exc:
             records.append(
-                CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc))
+                finish(CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc)))
             )
             raise ModelCallFailed(str(exc)) from exc
         if self._cache is not None:
             self._cache.put(key, provider.model, completion)
-        records.append(_record(purpose, provider, completion, attempts.retries))
+        records.append(finish(_record(purpose, provider, completion, attempts.retries)))
         return completion
+
+    def uncached(self) -> ModelCaller:
+        """Return a caller sharing these providers and connection limits that never reads or writes the cache."""
+        twin = ModelCaller(self._specs, default_judge=self._default_judge, cache=None, sleep=self._sleep)
+        twin._providers, twin._limits = self._providers, self._limits
+        return twin
 
     async def preflight(self, names: Iterable[str]) -> None:
         """Check every endpoint answers HTTP at all; raise ProviderUnavailable naming the URL and the fix."""
@@ -96,6 +117,20 @@ def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:
     if spec.provider == "local" or endpoint.startswith(local_base_url()):
         return "start the local model with `scoregate model serve` (or `make model-serve`)"
     return "check base_url in scoregate.yaml (or OPENAI_BASE_URL) and that the server is running"
+
+
+def _call_context(name: str, spec: ModelSpec, request: CompletionRequest) -> CallRecord:
+    """The telemetry fields known before the call: which model, provider, and whether the reply is structured."""
+    structured = request.json_schema is not None
+    return CallRecord(
+        purpose="",
+        model=spec.model,
+        endpoint="",
+        model_name=name,
+        provider=spec.provider,
+        structured=structured,
+        schema_name=request.schema_name if structured else None,
+    )
 
 
 def _record(purpose: str, provider: Provider, completion: Completion, retries: int) -> CallRecord:

@@ -6,12 +6,21 @@ import asyncio
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
-from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
+from scoregate.records import ItemResult
 from scoregate.store import RunStore
+
+
+class ItemRunner(Protocol):
+    """Anything that turns one dataset item into a result (an ItemPipeline, a repeat or a staged pipeline)."""
+
+    async def run(self, index: int, item: DatasetItem) -> ItemResult:
+        """Produce one item's result; failures are data, never exceptions."""
+        ...
 
 
 def pending_items(path: Path, done: set[str], limit: int | None) -> Iterator[tuple[int, DatasetItem]]:
@@ -22,7 +31,7 @@ def pending_items(path: Path, done: set[str], limit: int | None) -> Iterator[tup
 
 
 async def execute(
-    pipeline: ItemPipeline,
+    pipeline: ItemRunner,
     items: Iterator[tuple[int, DatasetItem]],
     store: RunStore,
     *,
@@ -35,7 +44,7 @@ async def execute(
         for index, item in items:
             result = await pipeline.run(index, item)
             store.append(result)
-            progress.advance(failed=result.error is not None)
+            progress.advance(failed=result.error is not None, result=result)
 
     workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
     try:

@@ -166,7 +166,10 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         csv_path = Path(tmp) / "scores.csv"
         write_scores_csv(store, csv_path, keys)
         client.log_artifact(run_id, str(csv_path))
-    for filename in ("manifest.json", "summary.json", "results.jsonl"):
+    from scoregate.sinks.telemetry import write_telemetry
+
+    write_telemetry(store)  # per-call telemetry, rebuilt from results.jsonl so a re-sync of an old run has it too
+    for filename in ("manifest.json", "summary.json", "results.jsonl", "metrics.json", "metrics.csv"):
         client.log_artifact(run_id, str(store.directory / filename))
     client.set_terminated(run_id, "FINISHED", end_time=stamp or None)
     store.set_link("mlflow_run_id", run_id)
