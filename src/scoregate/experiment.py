@@ -20,6 +20,7 @@ from scoregate.catalog.routing import route_prompts
 from scoregate.engine.cache import ResponseCache
 from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
+from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
 from scoregate.errors import RunInterrupted, ScoregateError
@@ -328,7 +329,9 @@ async def _execute(
         done = store.done_ids()
         total = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
-        with RunProgress(total, already_done=len(done), console=console) as progress:
+        live = LiveProgress(store, runs_dir(project), experiment=plan.name, total=total, already_done=len(done))
+        with RunProgress(total, already_done=len(done), console=console) as progress, live:
+            progress.listeners.append(live.observe)
             await execute(
                 pipeline,
                 pending_items(plan.dataset.path, done, options.limit),

@@ -20,6 +20,7 @@ from scoregate.cli import (
     promote_cmd,
     run_cmd,
     runs_cmd,
+    watch_cmd,
 )
 from scoregate.errors import ExitCode, ScoregateError
 
@@ -42,6 +43,7 @@ app.command("promote")(promote_cmd.promote_command)
 app.command("promotions")(promote_cmd.promotions_command)
 app.add_typer(hardcases_cmd.app, name="hardcases")
 app.add_typer(extraction_cmd.app, name="extraction")
+runs_cmd.app.command("watch")(watch_cmd.watch)
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(cache_cmd.app, name="cache")
