@@ -16,6 +16,7 @@ from scoregate.cli import (
     extraction_cmd,
     hardcases_cmd,
     langfuse_cmd,
+    leaderboard_cmd,
     model_cmd,
     promote_cmd,
     run_cmd,
@@ -37,6 +38,7 @@ app.command("mlflow-sync")(run_cmd.mlflow_sync)
 app.command("rank")(run_cmd.rank)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("compare")(compare_cmd.compare)
+app.command("leaderboard")(leaderboard_cmd.leaderboard)
 app.command("connection-test")(extraction_cmd.connection_test)
 app.command("langfuse-sync")(promote_cmd.langfuse_sync)
 app.command("promote")(promote_cmd.promote_command)
