@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
 from scoregate.analysis.summary import RunAggregator
@@ -22,6 +23,7 @@ from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
 from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress
+from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat, repeats_receipt
 from scoregate.engine.runner import execute, pending_items
 from scoregate.errors import RunInterrupted, ScoregateError
 from scoregate.extraction.run_summary import extraction_run_summary
@@ -46,6 +48,7 @@ class RunOptions:
     mirror_langfuse: bool = True
     prompt_label: str | None = None
     prompt_version: int | None = None
+    repeat: int = 1
 
 
 @dataclass
@@ -122,6 +125,9 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed,
         )
     )  # fmt: skip
+    repeats = int(manifest.get("options", {}).get("repeat", 1))
+    if repeats > 1:
+        summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
     store.write_summary(summary)
     return summary
 
@@ -148,7 +154,12 @@ def _open_or_create(project: Project, plan: ExperimentPlan, options: RunOptions,
             "run_id": "",
             "status": "running",
             "started_at": datetime.now(UTC).isoformat(),
-            "options": {"limit": options.limit, "concurrency": options.concurrency, "cache": options.use_cache},
+            "options": {
+                "limit": options.limit,
+                "concurrency": options.concurrency,
+                "cache": options.use_cache,
+                "repeat": options.repeat,
+            },
             "receipts": receipts,
         }
         run_id = new_run_id(plan.name)
@@ -184,6 +195,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             options,
             limit=saved["limit"],
             concurrency=options.concurrency or saved["concurrency"],
+            repeat=saved.get("repeat", 1),
             model=previous["receipts"]["model"]["name"],
         )
     prompt_versions = _use_langfuse_prompts(project, experiment, options, resumed=previous_receipts(project, options))
@@ -196,6 +208,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     model_names = _models_used(plan)
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
+    receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
     asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
     store = _open_or_create(project, plan, options, receipts)
     try:
@@ -327,17 +340,21 @@ async def _execute(
             output_from=plan.spec.output_from,
         )
         done = store.done_ids()
-        total = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
-        live = LiveProgress(store, runs_dir(project), experiment=plan.name, total=total, already_done=len(done))
-        with RunProgress(total, already_done=len(done), console=console) as progress, live:
+        later = done_by_repeat(store) if options.repeat > 1 else {}  # repeats 2..K resume on their own
+        done_by = {1: done, **{r: later.get(r, set()) for r in range(2, options.repeat + 1)}}
+        total, already = per_repeat * options.repeat, sum(len(ids) for ids in done_by.values())
+        live = LiveProgress(store, runs_dir(project), experiment=plan.name, total=total, already_done=already)
+        with RunProgress(total, already_done=already, console=console) as progress, live:
             progress.listeners.append(live.observe)
-            await execute(
-                pipeline,
-                pending_items(plan.dataset.path, done, options.limit),
-                store,
-                concurrency=concurrency,
-                progress=progress,
-            )
+            for repeat in range(1, options.repeat + 1):
+                await execute(
+                    pipeline_for_repeat(pipeline, repeat),
+                    pending_items(plan.dataset.path, done_by[repeat], options.limit),
+                    store,
+                    concurrency=concurrency,
+                    progress=progress,
+                )
     finally:
         await caller.aclose()

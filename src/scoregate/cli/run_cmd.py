@@ -47,6 +47,9 @@ def run(
         typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
     ] = None,
     prompt_version: Annotated[int | None, typer.Option(min=1, help="Run this Langfuse prompt version.")] = None,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="Run each item K times (repeats 2..K bypass the cache) and report consistency.")
+    ] = 1,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow."""
@@ -62,6 +65,7 @@ def run(
         mirror_langfuse=not no_langfuse,
         prompt_label=prompt_label,
         prompt_version=prompt_version,
+        repeat=repeat,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]
@@ -80,6 +84,10 @@ def run(
 
 def _report(outcome: RunOutcome) -> None:
     print_summary(console, outcome.summary)
+    if "repeats" in outcome.summary:
+        from scoregate.cli.repeats_render import print_consistency
+
+        print_consistency(console, outcome.summary["repeats"])
     console.print(f"run {outcome.run_id} stored in {outcome.store.directory}", soft_wrap=True)
     if "mlflow" in outcome.mirrors:
         console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from scoregate.catalog.models import DatasetItem
 from scoregate.engine.item import ItemPipeline
@@ -57,3 +58,16 @@ def pipeline_for_repeat(pipeline: ItemPipeline, repeat: int) -> ItemRunner:
     if repeat == 1:
         return pipeline
     return RepeatPipeline(replace(pipeline, caller=pipeline.caller.uncached()), repeat)
+
+
+def repeats_receipt(repeat: int, *, use_cache: bool) -> dict[str, Any]:
+    """The receipt of a repeated run: how many repeats, and how each used the response cache (empty for one)."""
+    if repeat <= 1:
+        return {}
+    first = "reads and writes the response cache" if use_cache else "does not use the cache (--no-cache)"
+    return {
+        "repeats": {
+            "count": repeat,
+            "cache": f"repeat 1 {first}; repeats 2..{repeat} bypass it (never read, never written)",
+        }
+    }

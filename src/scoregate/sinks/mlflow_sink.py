@@ -53,6 +53,10 @@ def metrics_of(summary: dict[str, Any]) -> dict[str, float]:
     for key, value in summary.get("extraction", {}).get("metrics", {}).items():
         if isinstance(value, int | float) and not isinstance(value, bool):
             metrics[f"extraction_{key}"] = float(value)
+    if "repeats" in summary:
+        from scoregate.analysis.consistency import consistency_metrics
+
+        metrics.update(consistency_metrics(summary["repeats"]))
     passed = 0
     for gate in summary["gates"]:
         metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
@@ -84,6 +88,8 @@ def params_of(manifest: dict[str, Any]) -> dict[str, str]:
         "concurrency": str(manifest["options"]["concurrency"]),
         "cache": str(manifest["options"]["cache"]),
     }
+    if manifest["options"].get("repeat", 1) > 1:
+        params["repeat"] = str(manifest["options"]["repeat"])
     for name, info in r["prompts"].items():
         params[f"prompt.{name}.version"] = str(info["version"])
         params[f"prompt.{name}.temperature"] = str(info["temperature"])

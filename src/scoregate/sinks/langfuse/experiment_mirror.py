@@ -22,6 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from scoregate.catalog.project import Project, load_project
+from scoregate.engine.repeats import iter_all_results
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
@@ -192,12 +193,12 @@ def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
 def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
     """Send the traces and scores the server has not confirmed, then the run-level scores."""
     lf, state = session.langfuse, ctx.state
-    for result in ctx.store.iter_results():
+    for result in iter_all_results(ctx.store):  # every repeat of `run --repeat K` is its own trace
         report.items_total += 1
-        known = state.items.get(result.item_id)
+        known = state.items.get(mirror_key(result))
         if known is not None and known.trace and not known.scores:
             _post_item_scores(lf, ctx, result, known)
-    pending = (r for r in ctx.store.iter_results() if not _traced(state, r.item_id))
+    pending = (r for r in iter_all_results(ctx.store) if not _traced(state, mirror_key(r)))
     for chunk in _chunks(pending):
         _run_chunk(lf, session, ctx, chunk)
         report.items_sent += len(chunk)
@@ -210,6 +211,11 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
         for post in posts:
             ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp,
                              dataset_run_id=state.experiment_id))  # fmt: skip
+
+
+def mirror_key(result: ItemResult) -> str:
+    """The id a stored record is mirrored under: the item id, suffixed `#repeat-N` for repeats 2..K."""
+    return result.item_id if result.repeat == 1 else f"{result.item_id}#repeat-{result.repeat}"
 
 
 def _traced(state: MirrorState, item_id: str) -> bool:
@@ -241,20 +247,21 @@ def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]
 def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[ItemResult]) -> None:
     """Feed stored results through the SDK's experiment runner, one item at a time (so trace ids are fixed)."""
     run_id = ctx.store.run_id
-    by_id = {r.item_id: r for r in chunk}
-    session.ids.plan([trace_seed(run_id, r.item_id) for r in chunk])
+    by_id = {mirror_key(r): r for r in chunk}
+    session.ids.plan([trace_seed(run_id, mirror_key(r)) for r in chunk])
     data: list[Any] = [
         {"input": r.input, "expected_output": r.expected_output,
-         "metadata": {**r.metadata, "item_id": r.item_id, "prompt": r.prompt}}
+         "metadata": {**r.metadata, "item_id": r.item_id, "prompt": r.prompt,
+                      **({"repeat": r.repeat, "mirror_key": mirror_key(r)} if r.repeat != 1 else {})}}
         for r in chunk
     ]  # fmt: skip
 
     async def task(*, item: Any, **_: Any) -> Any:
-        result = by_id[item["metadata"]["item_id"]]
+        result = by_id[item["metadata"].get("mirror_key", item["metadata"]["item_id"])]
         trace_id = lf.get_current_trace_id() or ""
-        ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, result.item_id))
+        ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, mirror_key(result)))
         placed = ItemMirror(trace_id=trace_id, observation_id=lf.get_current_observation_id())
-        ctx.state.items[result.item_id] = placed
+        ctx.state.items[mirror_key(result)] = placed
         _record_generations(lf, ctx, result)
         _post_item_scores(lf, ctx, result, placed)
         return result.output if result.error is None else f"[error] {result.error}"
@@ -327,8 +334,8 @@ def _post(lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, **t
 def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: ItemMirror) -> None:
     run_id = ctx.store.run_id
     target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
-    ctx.posted[result.item_id] = [
-        _post(lf, post, item_score_id(run_id, result.item_id, post.name), ctx.timestamp, **target)
+    ctx.posted[mirror_key(result)] = [
+        _post(lf, post, item_score_id(run_id, mirror_key(result), post.name), ctx.timestamp, **target)
         for post in item_scores(result)
     ]
 
