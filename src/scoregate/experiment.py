@@ -13,11 +13,13 @@ from rich.console import Console
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+from scoregate.analysis.stage_summary import stage_summary
 from scoregate.analysis.summary import RunAggregator
 from scoregate.catalog.models import GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
+from scoregate.catalog.stages import stage_models
 from scoregate.engine.cache import ResponseCache
 from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
@@ -25,6 +27,7 @@ from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat, repeats_receipt
 from scoregate.engine.runner import execute, pending_items
+from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline, stages_receipt
 from scoregate.errors import RunInterrupted, ScoregateError
 from scoregate.extraction.run_summary import extraction_run_summary
 from scoregate.receipts import build_receipts, local_prompt_version
@@ -78,8 +81,9 @@ def _evaluators(plan: ExperimentPlan) -> list[Evaluator]:
 
 
 def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tuple[str, DataType]]:
-    """Return every score key a run of `plan` writes, evaluators first, then composites."""
-    keys: list[tuple[str, DataType]] = [k for e in evaluators for k in e.score_keys()]
+    """Return every score key a run of `plan` writes: pipeline stages', the evaluators', then composites."""
+    keys: list[tuple[str, DataType]] = stage_score_columns(stage_evaluators(plan))
+    keys += [k for e in evaluators for k in e.score_keys()]
     return keys + [(name, "numeric") for name in plan.composites]
 
 
@@ -125,6 +129,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed,
         )
     )  # fmt: skip
+    if plan.spec.stages:
+        summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
     repeats = int(manifest.get("options", {}).get("repeat", 1))
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
@@ -209,6 +215,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
+    receipts.update(stages_receipt(plan, prompt_versions))
     asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
     store = _open_or_create(project, plan, options, receipts)
     try:
@@ -315,7 +322,9 @@ def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> 
 def _models_used(plan: ExperimentPlan) -> list[str]:
     judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec)]
     task = [plan.model_name] if plan.spec.output_from == "model" else []
-    names = task + [spec.model or plan.judge_model_name for spec in judges]
+    judges += [s for specs in plan.stage_evaluators.values() for s in specs.values() if isinstance(s, LlmJudgeSpec)]
+    stages = stage_models(plan.spec, plan.model_name)
+    names = stages + task + [spec.model or plan.judge_model_name for spec in judges]
     return list(dict.fromkeys(names))
 
 
@@ -339,6 +348,8 @@ async def _execute(
             composites=plan.composites,
             output_from=plan.spec.output_from,
         )
+        if plan.spec.stages:
+            pipeline = staged_pipeline(pipeline, plan)
         done = store.done_ids()
         per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency

@@ -53,6 +53,10 @@ def metrics_of(summary: dict[str, Any]) -> dict[str, float]:
     for key, value in summary.get("extraction", {}).get("metrics", {}).items():
         if isinstance(value, int | float) and not isinstance(value, bool):
             metrics[f"extraction_{key}"] = float(value)
+    if "stages" in summary:
+        from scoregate.analysis.stage_summary import stage_metrics
+
+        metrics.update(stage_metrics(summary["stages"]))
     if "repeats" in summary:
         from scoregate.analysis.consistency import consistency_metrics
 
