@@ -76,6 +76,8 @@ def test_fixture_mode_feeds_each_stage_the_dataset_input_and_scores_every_stage(
     assert (facts["calls"], last["calls"], facts["failed_calls"]) == (3, 3, 0)
     assert facts["latency_mean_ms"] > 0 and facts["cost_usd_total"] > 0 and last["tokens_out_total"] > 0
     assert metrics_of(summary)["stage_facts_calls"] == 3.0
+    progress = json.loads((runs.root / runs.latest() / "progress.json").read_text())
+    assert progress["stages"]["facts"]["calls"] == progress["stages"]["summary"]["calls"] == 3
     manifest = runs.manifest()
     assert manifest["receipts"]["pipeline_mode"] == "fixture"
     assert list(manifest["receipts"]["stages"]) == ["facts", "summary"]

@@ -356,7 +356,10 @@ async def _execute(
         later = done_by_repeat(store) if options.repeat > 1 else {}  # repeats 2..K resume on their own
         done_by = {1: done, **{r: later.get(r, set()) for r in range(2, options.repeat + 1)}}
         total, already = per_repeat * options.repeat, sum(len(ids) for ids in done_by.values())
-        live = LiveProgress(store, runs_dir(project), experiment=plan.name, total=total, already_done=already)
+        final_stage = plan.spec.stages[-1].name if plan.spec.stages else None
+        live = LiveProgress(
+            store, runs_dir(project), experiment=plan.name, total=total, already_done=already, final_stage=final_stage
+        )
         with RunProgress(total, already_done=already, console=console) as progress, live:
             progress.listeners.append(live.observe)
             for repeat in range(1, options.repeat + 1):
