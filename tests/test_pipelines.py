@@ -177,3 +177,18 @@ def test_a_broken_pipeline_gets_a_clear_error(
     assert result.code == 1
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_gate_may_name_a_stage_score(
+    scoregate: Callable[..., CliResult], runs: Runs, pipeline_project: Path, edit_yaml: Callable[..., None]
+) -> None:
+    def gate(config: dict[str, Any]) -> None:
+        config["gates"].append({"name": "facts_long_enough", "metric": "facts.word_count", "op": ">=", "threshold": 1})
+        config["experiments"]["facts_fixture"]["gates"] = ["facts_long_enough"]
+
+    edit_yaml(pipeline_project / "scoregate.yaml", gate)
+
+    assert scoregate("run", "facts_fixture", "--no-mlflow").code == 0
+
+    (verdict,) = runs.summary()["gates"]
+    assert (verdict["name"], verdict["status"]) == ("facts_long_enough", "pass")

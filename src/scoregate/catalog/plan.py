@@ -23,7 +23,7 @@ from scoregate.catalog.models import (
 )
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
-from scoregate.catalog.stages import live_variables, stage_problems, stage_prompts
+from scoregate.catalog.stages import live_variables, stage_metric_names, stage_problems, stage_prompts
 from scoregate.catalog.templates import prompt_variables
 from scoregate.errors import ValidationFailed
 
@@ -114,7 +114,7 @@ def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model
         if c not in project.config.composites
     ]
     gates_by_name = {g.name: g for g in project.config.gates}
-    known = known_metrics(project, spec.evaluators, spec.composites)
+    known = known_metrics(project, spec.evaluators, spec.composites) | stage_metric_names(project, spec)
     for gate_name in spec.gates:
         gate = gates_by_name.get(gate_name)
         if gate is None:
