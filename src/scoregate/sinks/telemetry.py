@@ -103,13 +103,6 @@ def telemetry_rows(store: RunStore) -> Iterator[dict[str, Any]]:
             }
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", newline="") as handle:
-        write(handle)
-    os.replace(tmp, path)
-
-
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
@@ -119,8 +112,7 @@ def _csv_cell(value: Any) -> Any:
 
 
 def write_telemetry(store: RunStore) -> tuple[Path, Path]:
-    """Write metrics.json and metrics.csv for a stored run; return their paths."""
-    rows = list(telemetry_rows(store))
+    """Write metrics.json and metrics.csv for a stored run in one streaming pass; return their paths."""
     manifest = store.manifest
     receipts = manifest.get("receipts", {})
     metadata = {
@@ -134,18 +126,21 @@ def write_telemetry(store: RunStore) -> tuple[Path, Path]:
         "prompts": {name: info.get("version") for name, info in receipts.get("prompts", {}).items()},
         "repeat": manifest.get("options", {}).get("repeat", 1),
         "pipeline_mode": receipts.get("pipeline_mode"),
-        "calls": len(rows),
         "columns": list(COLUMNS),
     }
     json_path = store.directory / METRICS_JSON
     csv_path = store.directory / METRICS_CSV
-    _atomic_write(json_path, lambda h: h.write(json.dumps({**metadata, "rows": rows}, indent=1, default=str)))
-
-    def write_csv(handle: Any) -> None:
-        writer = csv.writer(handle)
+    json_tmp, csv_tmp = (p.with_name(p.name + ".tmp") for p in (json_path, csv_path))
+    count = 0
+    with json_tmp.open("w", encoding="utf-8") as out, csv_tmp.open("w", encoding="utf-8", newline="") as table:
+        writer = csv.writer(table)
         writer.writerow(COLUMNS)
-        for row in rows:
+        out.write(json.dumps(metadata, indent=1)[:-2] + ',\n "rows": [')
+        for row in telemetry_rows(store):  # streamed: memory stays flat however many calls the run made
+            out.write(("," if count else "") + "\n  " + json.dumps(row, default=str))
             writer.writerow([_csv_cell(row[c]) for c in COLUMNS])
-
-    _atomic_write(csv_path, write_csv)
+            count += 1
+        out.write(f'\n ],\n "calls": {count}\n}}\n')
+    os.replace(json_tmp, json_path)
+    os.replace(csv_tmp, csv_path)
     return json_path, csv_path
