@@ -78,7 +78,7 @@ def test_runs_watch_says_when_the_process_died(
     project_dir: Path,
     scoregate: Callable[..., CliResult],
 ) -> None:
-    scripted_server.latency_s = 5.0
+    scripted_server.delay_next(30.0, times=6)  # chat requests only: the endpoint check must still answer
     run = start_scoregate("run", "counters", "--no-mlflow", "--no-cache")
     active = wait_for(project_dir / "runs" / "active-run.json", run)
     run.kill()
