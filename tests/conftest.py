@@ -236,7 +236,7 @@ class Runs:
 
     def ids(self) -> list[str]:
         """Every stored run id, oldest first."""
-        return sorted(p.name for p in self.root.iterdir()) if self.root.is_dir() else []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
 
     def latest(self) -> str:
         """The newest run id (by its started_at)."""

@@ -135,6 +135,8 @@ class ScriptedOpenAI:
         self.count = count
         self.model = model
         self.latency_s = 0.0
+        self.send_usage = True
+        """False: replies carry no `usage` (like providers that report none)."""
         self.responder: Responder = self.default_reply
         self.requests: list[RecordedRequest] = []
         self._faults: dict[str, list[_Fault]] = {}
@@ -236,7 +238,7 @@ class ScriptedOpenAI:
         text = self.responder(body) if text is None else text
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         out_words = len(text.split())
-        return {
+        reply = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -247,6 +249,9 @@ class ScriptedOpenAI:
             "usage": {"prompt_tokens": prompt_words, "completion_tokens": out_words,
                       "total_tokens": prompt_words + out_words},
         }  # fmt: skip
+        if not self.send_usage:
+            del reply["usage"]
+        return reply
 
 
 def _handler_for(server: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:

@@ -19,7 +19,15 @@ from scripted_openai import ScriptedOpenAI
 pytestmark = pytest.mark.usefixtures("mlflow_store")
 
 SECRET = "sk-test-SECRET"
-ARTIFACTS = {"scores.csv", "summary.json", "manifest.json", "results.jsonl", "report.html"}
+ARTIFACTS = {
+    "scores.csv",
+    "summary.json",
+    "manifest.json",
+    "results.jsonl",
+    "report.html",
+    "metrics.json",
+    "metrics.csv",
+}
 
 
 def mlflow_runs(project: str = "scripted-project", experiment: str = "smoke") -> tuple[MlflowClient, list[Run]]:

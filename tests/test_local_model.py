@@ -105,7 +105,7 @@ def test_one_item_through_the_real_local_model(tmp_path: Path, monkeypatch: pyte
 
         assert ran.returncode == 0, ran.stdout + ran.stderr
         assert "Traceback" not in ran.stderr
-        (run_dir,) = (root / "runs").iterdir()
+        (run_dir,) = [p for p in (root / "runs").iterdir() if p.is_dir()]
         assert json.loads((run_dir / "manifest.json").read_text())["status"] == "finished"
         (result,) = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
         assert result["item_id"] == ITEM_ID

@@ -78,7 +78,7 @@ def test_two_items_through_the_real_local_model(tmp_path: Path, monkeypatch: pyt
         ran = scoregate(root, "run", "extraction", "--limit", "2", "--no-mlflow", "--no-langfuse", timeout=400)
 
         assert "Traceback" not in ran.stderr, ran.stderr
-        (run_dir,) = (root / "runs").iterdir()
+        (run_dir,) = [p for p in (root / "runs").iterdir() if p.is_dir()]
         assert json.loads((run_dir / "manifest.json").read_text())["status"] == "finished"
         results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
         assert sorted(r["item_id"] for r in results) == sorted(FIRST)

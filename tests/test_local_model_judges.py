@@ -120,7 +120,7 @@ def test_every_shipped_evaluator_through_the_real_local_model(tmp_path: Path, mo
         local.stop_server(root)
 
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    (run_dir,) = (root / "runs").iterdir()
+    (run_dir,) = [p for p in (root / "runs").iterdir() if p.is_dir()]
     (result,) = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     assert result["error"] is None and isinstance(result["output"], str) and result["output"].strip()
     for name, spec in evaluators.items():

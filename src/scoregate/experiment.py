@@ -15,17 +15,23 @@ from typing import Any
 
 from rich.console import Console
 
+from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.analysis.stage_summary import stage_summary
 from scoregate.catalog.models import FactRecallSpec, GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
+from scoregate.catalog.stages import stage_models
 from scoregate.engine.breaker import CircuitBreaker, CircuitOpen
 from scoregate.engine.cache import ResponseCache
 from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
+from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress
+from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat, repeats_receipt
 from scoregate.engine.runner import execute, pending_items
+from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline, stages_receipt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
 from scoregate.records import DataType
@@ -33,6 +39,7 @@ from scoregate.redaction import redact, register_secret_env
 from scoregate.run_lock import RunLock
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
+from scoregate.sinks.telemetry import write_telemetry
 from scoregate.store import RunStore, new_run_id
 from scoregate.tracks import TrackSettings, gate_metrics, track_reports
 
@@ -59,6 +66,7 @@ class RunOptions:
     """Also write every item as an MLflow evaluation row (costs ~57 ms per item on sqlite; see bench/README.md)."""
     write_report: bool = True
     """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
+    repeat: int = 1
 
 
 @dataclass
@@ -102,8 +110,9 @@ def _evaluators(plan: ExperimentPlan) -> list[Evaluator]:
 
 
 def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tuple[str, DataType]]:
-    """Return every score key a run of `plan` writes, evaluators first, then composites."""
-    keys: list[tuple[str, DataType]] = [k for e in evaluators for k in e.score_keys()]
+    """Return every score key a run of `plan` writes: pipeline stages', the evaluators', then composites."""
+    keys: list[tuple[str, DataType]] = stage_score_columns(stage_evaluators(plan))
+    keys += [k for e in evaluators for k in e.score_keys()]
     return keys + [(name, "numeric") for name in plan.composites]
 
 
@@ -156,6 +165,11 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         "verdict": overall_verdict(gates),
     }
     summary.update(tracks)
+    if plan.spec.stages:
+        summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
+    repeats = int(manifest.get("options", {}).get("repeat", 1))
+    if repeats > 1:
+        summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
     store.write_summary(summary)
     return summary
 
@@ -206,7 +220,12 @@ def _open_or_create(
             "run_id": "",
             "status": "running",
             "started_at": datetime.now(UTC).isoformat(),
-            "options": {"limit": options.limit, "concurrency": options.concurrency, "cache": options.use_cache},
+            "options": {
+                "limit": options.limit,
+                "concurrency": options.concurrency,
+                "cache": options.use_cache,
+                "repeat": options.repeat,
+            },
             "receipts": receipts,
             "pid": os.getpid(),
         }
@@ -283,6 +302,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             options,
             limit=saved["limit"],
             concurrency=options.concurrency or saved["concurrency"],
+            repeat=saved.get("repeat", 1),
             model=previous["receipts"]["model"]["name"],
             judge_model=(previous["receipts"].get("judge_model") or {}).get("name"),
         )
@@ -298,6 +318,8 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     model_names = _models_used(plan)
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
+    receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
+    receipts.update(stages_receipt(plan, prompt_versions))
     asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
     store, lock = _open_or_create(project, plan, options, receipts)
     _warm_summary_imports()
@@ -357,6 +379,7 @@ def _run_locked(
     store.close()
     store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
     summary = summarize_run(store, plan, project)
+    write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
     if options.write_report:
         _write_report(store, project, outcome)
@@ -483,7 +506,9 @@ def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> 
 def _models_used(plan: ExperimentPlan) -> list[str]:
     judges = [spec for spec in plan.evaluators.values() if isinstance(spec, LlmJudgeSpec | FactRecallSpec)]
     task = [plan.model_name] if plan.spec.output_from == "model" else []
-    names = task + [spec.model or plan.judge_model_name for spec in judges]
+    judges += [s for specs in plan.stage_evaluators.values() for s in specs.values() if isinstance(s, LlmJudgeSpec)]
+    stages = stage_models(plan.spec, plan.model_name)
+    names = stages + task + [spec.model or plan.judge_model_name for spec in judges]
     return list(dict.fromkeys(names))
 
 
@@ -507,16 +532,28 @@ async def _execute(
             composites=plan.composites,
             output_from=plan.spec.output_from,
         )
+        if plan.spec.stages:
+            pipeline = staged_pipeline(pipeline, plan)
         done = store.done_ids(retry_errors=options.retry_errors)
-        total = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
-        with RunProgress(total, already_done=len(done), console=console) as progress:
-            await execute(
-                pipeline,
-                pending_items(plan.dataset.path, done, options.limit),
-                store,
-                concurrency=concurrency,
-                progress=progress,
-            )
+        later = done_by_repeat(store) if options.repeat > 1 else {}  # repeats 2..K resume on their own
+        done_by = {1: done, **{r: later.get(r, set()) for r in range(2, options.repeat + 1)}}
+        total, already = per_repeat * options.repeat, sum(len(ids) for ids in done_by.values())
+        final_stage = plan.spec.stages[-1].name if plan.spec.stages else None
+        live = LiveProgress(
+            store, runs_dir(project), experiment=plan.name, total=total, already_done=already, final_stage=final_stage
+        )
+        with RunProgress(total, already_done=already, console=console) as progress, live:
+            progress.listeners.append(live.observe)
+            for repeat in range(1, options.repeat + 1):
+                await execute(
+                    pipeline_for_repeat(pipeline, repeat),
+                    pending_items(plan.dataset.path, done_by[repeat], options.limit),
+                    store,
+                    concurrency=concurrency,
+                    progress=progress,
+                    breaker=caller.breaker,
+                )
     finally:
         await caller.aclose()

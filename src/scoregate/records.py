@@ -50,6 +50,11 @@ class CallRecord:
     """When the call started (ISO 8601, UTC); None in runs stored before it was recorded."""
     ended_at: str | None = None
     """When the answer (or the final error) came, retries included."""
+    model_name: str | None = None
+    provider: str | None = None
+    duration_ms: float | None = None
+    structured: bool | None = None
+    schema_name: str | None = None
 
 
 @dataclass(slots=True)
@@ -67,6 +72,8 @@ class ItemResult:
     raw_output: str | None = None
     scores: list[Score] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
+    repeat: int = 1
+    stages: dict[str, Any] = field(default_factory=dict)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return the plain-dict form written to `results.jsonl` (shallow: nothing is copied, only read)."""

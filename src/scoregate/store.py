@@ -200,7 +200,8 @@ class RunStore:
         """
         newest: dict[str, int] = {}
         for number, raw in self._lines():
-            newest[raw["item_id"]] = number
+            if raw.get("repeat", 1) == 1:  # repeats 2..K of `run --repeat` (scoregate.engine.repeats reads them)
+                newest[raw["item_id"]] = number
         for number, raw in self._lines():
             if newest.get(raw["item_id"]) == number:
                 try:

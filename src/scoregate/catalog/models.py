@@ -433,11 +433,31 @@ class GateSpec(Strict):
         return self
 
 
+class StageSpec(Strict):
+    """One stage of a multi-stage pipeline: a prompt on a model; later stages read its output as `{{<name>}}`."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Template variable later stages read.")
+    prompt: str
+    model: str | None = Field(default=None, description="Model name; default: the run's model.")
+    evaluators: list[str] = Field(
+        default_factory=list, description="Evaluators of this stage's output; their keys are `<stage>.<key>`."
+    )
+
+
 class ExperimentSpec(Strict):
-    """An experiment: a dataset, a prompt (or a route), a model and evaluators."""
+    """An experiment: a dataset, a prompt (or a route, or a pipeline of stages), a model and evaluators."""
 
     dataset: str
-    prompt: str | PromptRoute
+    prompt: str | PromptRoute = Field(description="The prompt; with `stages:`, the last stage's (filled in).")
+    stages: list[StageSpec] = Field(
+        default_factory=list,
+        description="A pipeline: each stage a prompt + model; the last stage's output is scored by `evaluators`.",
+    )
+    stage_inputs: Literal["fixture", "live"] = Field(
+        default="live",
+        description="`live`: a stage reads earlier stages' outputs; `fixture`: it reads them from the item's "
+        "input (fixed, comparable).",
+    )
     model: str | None = None
     judge_model: str | None = None
     evaluators: list[str] = Field(default_factory=list)
@@ -450,6 +470,36 @@ class ExperimentSpec(Strict):
         "(e.g. judges on gold summaries, for `scoregate calibrate`).",
     )
     description: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _prompt_from_stages(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("stages") and "prompt" not in data:
+            last = data["stages"][-1]
+            if isinstance(last, dict) and "prompt" in last:
+                return {**data, "prompt": last["prompt"]}
+        return data
+
+    @model_validator(mode="after")
+    def _stages_form_a_pipeline(self) -> ExperimentSpec:
+        if not self.stages:
+            return self
+        names = [s.name for s in self.stages]
+        if len(self.stages) < 2:
+            raise ValueError("a pipeline needs at least two `stages:`; with one, use `prompt:`")
+        if len(set(names)) != len(names):
+            raise ValueError(f"stage names must be unique, got {names}")
+        last = self.stages[-1]
+        if self.prompt != last.prompt:
+            raise ValueError("with `stages:`, leave out `prompt:` (the last stage's prompt is the experiment's)")
+        if last.model is not None or last.evaluators:
+            raise ValueError(
+                "the last stage runs on the experiment's `model:` and is scored by its `evaluators:`; "
+                "give neither `model:` nor `evaluators:` on it"
+            )
+        if self.output_from != "model":
+            raise ValueError("`output_from: expected_output` scores references; it takes no `stages:`")
+        return self
 
 
 class Settings(Strict):

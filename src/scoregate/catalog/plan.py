@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -26,6 +26,7 @@ from scoregate.catalog.models import (
 )
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
+from scoregate.catalog.stages import live_variables, stage_metric_names, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
 
@@ -59,6 +60,8 @@ class ExperimentPlan:
     evaluators: dict[str, EvaluatorSpec]
     composites: dict[str, CompositeSpec]
     gates: list[GateSpec]
+    stage_evaluators: dict[str, dict[str, EvaluatorSpec]] = field(default_factory=dict)
+    """Pipeline stage (all but the last) → the evaluators of its output."""
 
     @property
     def route(self) -> str | PromptRoute:
@@ -134,7 +137,7 @@ def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model
         if c not in project.config.composites
     ]
     gates_by_name = {g.name: g for g in project.config.gates}
-    known = known_metrics(project, spec.evaluators, spec.composites)
+    known = known_metrics(project, spec.evaluators, spec.composites) | stage_metric_names(project, spec)
     for gate_name in spec.gates:
         gate = gates_by_name.get(gate_name)
         if gate is None:
@@ -195,6 +198,7 @@ def _placeholder_problems(project: Project, spec: ExperimentSpec) -> list[str]:
 def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> Any:
     input_validator = jsonschema.Draft202012Validator(ref.meta.input_schema) if ref.meta.input_schema else None
     variables = {name: set(prompt_variables(p)) for name, p in project.prompts.items()}
+    from_stages = live_variables(spec)
 
     def check(_line: int, item: DatasetItem) -> list[str]:
         found = []
@@ -206,12 +210,15 @@ def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> An
             prompt_name = choose_prompt(spec.prompt, item.input)
         except RouteError as exc:
             return [*found, f"item {item.id!r}: cannot choose a prompt: {exc}"]
-        prompt = project.prompts.get(prompt_name)
-        if prompt is not None:
-            missing = variables[prompt_name] - item.input.keys() - prompt.variables.keys()
+        for name in dict.fromkeys([*stage_prompts(spec), prompt_name]):
+            prompt = project.prompts.get(name)
+            if prompt is None:
+                continue
+            missing = variables[name] - item.input.keys() - prompt.variables.keys() - from_stages
             found += [
-                f"item {item.id!r}: prompt {prompt_name!r} uses {{{{{v}}}}} but the item's input has no "
-                f"`{v}`; add it to the item or give a default under `variables:` in prompts/{prompt_name}.yaml"
+                f"item {item.id!r}: prompt {name!r} uses {{{{{v}}}}} but the item's input has no "
+                f"`{v}`; add it to the item or give a default under `variables:` in prompts/{name}.yaml"
+                + (" (stage_inputs: fixture reads earlier stages' outputs from the item)" if spec.stages else "")
                 for v in sorted(missing)
             ]
         return found
@@ -228,7 +235,7 @@ def plan_experiment(
         known = ", ".join(sorted(project.config.experiments)) or "none"
         raise ValidationFailed([f"{project.config_path}: experiments: no experiment {name!r} (defined: {known})"])
     model_name = model or spec.model or project.config.settings.model
-    problems = _reference_problems(project, name, spec, model_name)
+    problems = _reference_problems(project, name, spec, model_name) + stage_problems(project, name, spec)
     if judge_model is not None and judge_model not in project.config.models:
         known = ", ".join(sorted(project.config.models))
         problems.append(f"--judge-model: no model {judge_model!r} under `models:` in scoregate.yaml (defined: {known})")
@@ -250,13 +257,14 @@ def plan_experiment(
         spec=spec,
         dataset=ref,
         dataset_scan=dataset_scan,
-        prompts={p: project.prompts[p] for p in route_prompts(spec.prompt)},
+        prompts={p: project.prompts[p] for p in dict.fromkeys([*stage_prompts(spec), *route_prompts(spec.prompt)])},
         model_name=model_name,
         model=project.config.models[model_name],
         judge_model_name=judge_name,
         evaluators={e: project.evaluators[e] for e in spec.evaluators},
         composites={c: project.config.composites[c] for c in spec.composites},
         gates=[gates_by_name[g] for g in spec.gates],
+        stage_evaluators={st.name: {e: project.evaluators[e] for e in st.evaluators} for st in spec.stages[:-1]},
     )
 
 

@@ -19,11 +19,13 @@ from scoregate.cli import (
     hardcases_cmd,
     invalidate_cmd,
     langfuse_cmd,
+    leaderboard_cmd,
     model_cmd,
     promote_cmd,
     report_cmd,
     run_cmd,
     runs_cmd,
+    watch_cmd,
 )
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
@@ -65,6 +67,7 @@ app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("compare")(compare_cmd.compare)
 app.command("diff")(diff_cmd.diff)
 app.command("report")(report_cmd.report)
+app.command("leaderboard")(leaderboard_cmd.leaderboard)
 app.command("connection-test")(extraction_cmd.connection_test)
 app.command("langfuse-sync")(promote_cmd.langfuse_sync)
 app.command("promote")(promote_cmd.promote_command)
@@ -73,6 +76,7 @@ app.add_typer(hardcases_cmd.app, name="hardcases")
 app.add_typer(extraction_cmd.app, name="extraction")
 app.add_typer(gold_cmd.app, name="gold")
 runs_cmd.app.command("invalidate")(invalidate_cmd.invalidate)
+runs_cmd.app.command("watch")(watch_cmd.watch)
 app.add_typer(runs_cmd.app, name="runs")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(cache_cmd.app, name="cache")

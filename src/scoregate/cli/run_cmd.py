@@ -79,6 +79,9 @@ def run(
         bool,
         typer.Option("--no-report", help="Do not write runs/<id>/report.html (`scoregate report RUN` can)."),
     ] = False,
+    repeat: Annotated[
+        int, typer.Option(min=1, help="Run each item K times (repeats 2..K bypass the cache) and report consistency.")
+    ] = 1,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -108,6 +111,7 @@ def run(
         prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
         eval_rows=eval_rows,
         write_report=not no_report,
+        repeat=repeat,
     )
     if models:
         names = [m.strip() for m in models.split(",") if m.strip()]
@@ -186,6 +190,10 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.catalog.project import load_project
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
+    if "repeats" in outcome.summary:
+        from scoregate.cli.repeats_render import print_consistency
+
+        print_consistency(console, outcome.summary["repeats"])
     name = manifest_run_name(outcome.store.manifest)
     console.print(f"run {outcome.run_id} ({escape(name)})", highlight=False)
     console.print(f"stored in {outcome.store.directory}", soft_wrap=True, highlight=False)

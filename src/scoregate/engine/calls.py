@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from scoregate.catalog.models import ModelSpec
@@ -54,10 +56,22 @@ class ModelCaller:
         """Complete `request` on model `name` (None: the judge default); raise ModelCallFailed after retries."""
         name = name or self._default_judge
         provider = self.provider(name)
-        started = _now()
+        started = time.monotonic()
+        context = replace(
+            _call_context(name, self._specs[name], request),
+            started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+
+        def finish(record: CallRecord) -> CallRecord:
+            record.model_name, record.provider, record.started_at = name, context.provider, context.started_at
+            record.structured, record.schema_name = context.structured, context.schema_name
+            record.duration_ms = round((time.monotonic() - started) * 1000, 3)
+            record.ended_at = _now()
+            return record
+
         key = cache_key(provider.model, provider.endpoint, request) if self._cache else ""
         if self._cache is not None and (hit := self._cache.get(key)) is not None:
-            records.append(_record(purpose, provider, hit, 0, started))
+            records.append(finish(_record(purpose, provider, hit, 0)))
             return hit
         attempts = Attempts()
         policy = RetryPolicy(max_retries=self._specs[name].max_retries)
@@ -70,15 +84,23 @@ class ModelCaller:
             completion = await with_retries(once, policy, attempts, sleep=self._sleep)
         except ProviderError as exc:
             self.breaker.record_failure(exc)
-            failed = CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc))
-            failed.started_at, failed.ended_at = started, _now()
-            records.append(failed)
+            records.append(
+                finish(CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc)))
+            )
             raise ModelCallFailed(str(exc)) from exc
         self.breaker.record_success()
         if self._cache is not None:
             self._cache.put(key, provider.model, completion)
-        records.append(_record(purpose, provider, completion, attempts.retries, started))
+        records.append(finish(_record(purpose, provider, completion, attempts.retries)))
         return completion
+
+    def uncached(self) -> ModelCaller:
+        """Return a caller sharing these providers and connection limits that never reads or writes the cache."""
+        twin = ModelCaller(
+            self._specs, default_judge=self._default_judge, cache=None, sleep=self._sleep, breaker=self.breaker
+        )
+        twin._providers, twin._limits = self._providers, self._limits
+        return twin
 
     async def preflight(self, names: Iterable[str]) -> None:
         """Send one tiny real request per model before a run exists; raise ProviderUnavailable naming the fix.
@@ -179,7 +201,21 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def _record(purpose: str, provider: Provider, completion: Completion, retries: int, started: str) -> CallRecord:
+def _call_context(name: str, spec: ModelSpec, request: CompletionRequest) -> CallRecord:
+    """The telemetry fields known before the call: which model, provider, and whether the reply is structured."""
+    structured = request.json_schema is not None
+    return CallRecord(
+        purpose="",
+        model=spec.model,
+        endpoint="",
+        model_name=name,
+        provider=spec.provider,
+        structured=structured,
+        schema_name=request.schema_name if structured else None,
+    )
+
+
+def _record(purpose: str, provider: Provider, completion: Completion, retries: int) -> CallRecord:
     return CallRecord(
         purpose=purpose,
         model=provider.model,
@@ -190,6 +226,4 @@ def _record(purpose: str, provider: Provider, completion: Completion, retries: i
         cost_usd=0.0 if completion.cached else completion.cost_usd,
         retries=retries,
         cached=completion.cached,
-        started_at=started,
-        ended_at=_now(),
     )

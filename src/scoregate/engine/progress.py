@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from scoregate.records import ItemResult
 
 
 class RunProgress:
@@ -20,6 +23,8 @@ class RunProgress:
         self._started = time.monotonic()
         self._new = 0
         self._next_report = 0.1
+        self.listeners: list[Callable[[ItemResult], None]] = []
+        """Called with every finished result (the live progress files)."""
         self._bar = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -48,8 +53,11 @@ class RunProgress:
         elapsed = time.monotonic() - self._started
         return self._new / elapsed if elapsed > 0 else 0.0
 
-    def advance(self, failed: bool) -> None:
-        """Count one finished item."""
+    def advance(self, failed: bool, result: ItemResult | None = None) -> None:
+        """Count one finished item (and hand its result to the listeners)."""
+        if result is not None:
+            for listener in self.listeners:
+                listener(result)
         self.done += 1
         self._new += 1
         self.failed += failed

@@ -6,12 +6,22 @@ import asyncio
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
-from scoregate.engine.item import ItemPipeline
+from scoregate.engine.breaker import CircuitBreaker
 from scoregate.engine.progress import RunProgress
+from scoregate.records import ItemResult
 from scoregate.store import RunStore
+
+
+class ItemRunner(Protocol):
+    """Anything that turns one dataset item into a result (an ItemPipeline, a repeat or a staged pipeline)."""
+
+    async def run(self, index: int, item: DatasetItem) -> ItemResult:
+        """Produce one item's result; failures are data, never exceptions."""
+        ...
 
 
 def pending_items(path: Path, done: set[str], limit: int | None) -> Iterator[tuple[int, DatasetItem]]:
@@ -22,21 +32,26 @@ def pending_items(path: Path, done: set[str], limit: int | None) -> Iterator[tup
 
 
 async def execute(
-    pipeline: ItemPipeline,
+    pipeline: ItemRunner,
     items: Iterator[tuple[int, DatasetItem]],
     store: RunStore,
     *,
     concurrency: int,
     progress: RunProgress,
+    breaker: CircuitBreaker | None = None,
 ) -> None:
-    """Run every item with at most `concurrency` in flight; memory stays bounded by concurrency."""
+    """Run every item with at most `concurrency` in flight; memory stays bounded by concurrency.
+
+    `breaker` stops the run (CircuitOpen) once its endpoint has failed too many times in a row.
+    """
 
     async def worker() -> None:
         for index, item in items:
             result = await pipeline.run(index, item)
             store.append(result)
-            progress.advance(failed=result.error is not None)
-            pipeline.caller.breaker.check()
+            progress.advance(failed=result.error is not None, result=result)
+            if breaker is not None:
+                breaker.check()
 
     workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
     try:

@@ -55,6 +55,14 @@ def metrics_of(summary: dict[str, Any]) -> dict[str, float]:
     for key, value in summary.get("extraction", {}).get("metrics", {}).items():
         if isinstance(value, int | float) and not isinstance(value, bool):
             metrics[f"extraction_{key}"] = float(value)
+    if "stages" in summary:
+        from scoregate.analysis.stage_summary import stage_metrics
+
+        metrics.update(stage_metrics(summary["stages"]))
+    if "repeats" in summary:
+        from scoregate.analysis.consistency import consistency_metrics
+
+        metrics.update(consistency_metrics(summary["repeats"]))
     passed = 0
     for gate in summary["gates"]:
         metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
@@ -86,6 +94,8 @@ def params_of(manifest: dict[str, Any]) -> dict[str, str]:
         "concurrency": str(manifest["options"]["concurrency"]),
         "cache": str(manifest["options"]["cache"]),
     }
+    if manifest["options"].get("repeat", 1) > 1:
+        params["repeat"] = str(manifest["options"]["repeat"])
     for name, info in r["prompts"].items():
         params[f"prompt.{name}.version"] = str(info["version"])
         params[f"prompt.{name}.temperature"] = str(info["temperature"])
@@ -231,7 +241,10 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         csv_path = Path(tmp) / "scores.csv"
         write_scores_csv(store, csv_path, keys)
         client.log_artifact(run_id, str(csv_path))
-    for filename in ("manifest.json", "summary.json", "results.jsonl"):
+    from scoregate.sinks.telemetry import write_telemetry
+
+    write_telemetry(store)  # per-call telemetry, rebuilt from results.jsonl so a re-sync of an old run has it too
+    for filename in ("manifest.json", "summary.json", "results.jsonl", "metrics.json", "metrics.csv"):
         client.log_artifact(run_id, str(store.directory / filename))
     if (store.directory / "report.html").is_file():  # MLflow previews HTML artifacts in its UI
         client.log_artifact(run_id, str(store.directory / "report.html"))

@@ -24,6 +24,7 @@ import httpx
 
 from scoregate.analysis.run_overview import manifest_run_name, run_description
 from scoregate.catalog.project import Project, load_project
+from scoregate.engine.repeats import iter_all_results
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
@@ -316,14 +317,14 @@ def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
 def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
     """Send the traces and scores the server has not confirmed, then the run-level scores."""
     lf, state = session.langfuse, ctx.state
-    for result in ctx.store.iter_results():
+    for result in iter_all_results(ctx.store):  # every repeat of `run --repeat K` is its own trace
         report.items_total += 1
-        known = state.items.get(result.item_id)
+        known = state.items.get(mirror_key(result))
         if known is not None and known.trace and not known.scores:
             _post_item_scores(lf, ctx, result, known)
-    if any(not _traced(state, r.item_id) for r in ctx.store.iter_results()):
+    if any(not _traced(state, mirror_key(r)) for r in iter_all_results(ctx.store)):
         _link_dataset(lf, ctx, report)
-    pending = (r for r in ctx.store.iter_results() if not _traced(state, r.item_id))
+    pending = (r for r in iter_all_results(ctx.store) if not _traced(state, mirror_key(r)))
     for chunk in _chunks(pending):
         _run_chunk(lf, session, ctx, chunk)
         report.items_sent += len(chunk)
@@ -336,6 +337,11 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
         for post in posts:
             ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp, ctx,
                              dataset_run_id=state.experiment_id))  # fmt: skip
+
+
+def mirror_key(result: ItemResult) -> str:
+    """The id a stored record is mirrored under: the item id, suffixed `#repeat-N` for repeats 2..K."""
+    return result.item_id if result.repeat == 1 else f"{result.item_id}#repeat-{result.repeat}"
 
 
 def _traced(state: MirrorState, item_id: str) -> bool:
@@ -380,6 +386,8 @@ def _short_metadata(ctx: _Context, item_id: str, metadata: dict[str, Any]) -> di
 def _item_data(ctx: _Context, result: ItemResult) -> Any:
     """What the runner gets for one stored item: the linked Langfuse dataset item, or a plain dict."""
     full = {**result.metadata, "item_id": result.item_id, "prompt": result.prompt}
+    if result.repeat != 1:  # repeats 2..K of `run --repeat`: each is its own trace
+        full.update(repeat=result.repeat, mirror_key=mirror_key(result))
     metadata = _short_metadata(ctx, result.item_id, full)
     if ctx.dataset_id is not None:
         dataset = str(ctx.manifest["receipts"]["dataset"]["name"])
@@ -437,17 +445,17 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
     from langfuse import propagate_attributes
 
     run_id = ctx.store.run_id
-    by_id = {r.item_id: r for r in chunk}
-    session.ids.plan([trace_seed(run_id, r.item_id) for r in chunk])
+    by_id = {mirror_key(r): r for r in chunk}
+    session.ids.plan([trace_seed(run_id, mirror_key(r)) for r in chunk])
     data: list[Any] = [_item_data(ctx, r) for r in chunk]
 
     async def task(*, item: Any, **_: Any) -> Any:
         metadata = item["metadata"] if isinstance(item, dict) else item.metadata
-        result = by_id[metadata["item_id"]]
+        result = by_id[metadata.get("mirror_key", metadata["item_id"])]
         trace_id = lf.get_current_trace_id() or ""
-        ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, result.item_id))
+        ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, mirror_key(result)))
         placed = ItemMirror(trace_id=trace_id, observation_id=lf.get_current_observation_id())
-        ctx.state.items[result.item_id] = placed
+        ctx.state.items[mirror_key(result)] = placed
         with propagate_attributes(**_trace_attributes(ctx, result)):
             _record_generations(lf, session, ctx, result, trace_id)
         _post_item_scores(lf, ctx, result, placed)
@@ -565,8 +573,8 @@ def _post(
 def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: ItemMirror) -> None:
     run_id = ctx.store.run_id
     target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
-    ctx.posted[result.item_id] = [
-        _post(lf, post, item_score_id(run_id, result.item_id, post.name), ctx.timestamp, ctx, **target)
+    ctx.posted[mirror_key(result)] = [
+        _post(lf, post, item_score_id(run_id, mirror_key(result), post.name), ctx.timestamp, ctx, **target)
         for post in item_scores(result)
     ]
 

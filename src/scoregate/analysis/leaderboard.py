@@ -1,0 +1,186 @@
+"""The leaderboard across stored runs: one entry per dataset, model and prompt version, best score per item.
+
+Rules (from the benchmark teams' practice):
+- an item that ran several times (several runs, or repeats) counts once, with its best score;
+- an entry's score is the mean of those best scores over the items it covered;
+- coverage is items covered / items in the dataset, and an entry under `min_coverage` is flagged
+  (1/15 items is not comparable to 15/15) and ranked after every comparable entry;
+- tokens and cost are totals over all the entry's runs; the entry links to the run that covered most items.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scoregate.engine.repeats import iter_all_results
+from scoregate.errors import ScoregateError
+from scoregate.store import RunStore, list_runs
+
+LEADERBOARD = "leaderboard.json"
+
+
+@dataclass
+class _Entry:
+    dataset: str
+    model: str
+    prompts: str
+    dataset_items: int = 0
+    best: dict[str, float] = field(default_factory=dict)
+    runs: dict[str, int] = field(default_factory=dict)
+    started: dict[str, str] = field(default_factory=dict)
+    tokens: int | None = None
+    cost_usd: float | None = None
+    cost_unknown_runs: int = 0
+
+
+def invalid_reason(manifest: dict[str, Any]) -> str | None:
+    """Return why a run must not count (not finished, or marked invalid), or None when it is valid."""
+    for key in ("invalidated", "invalid"):
+        mark = manifest.get(key)
+        if mark:
+            return f"marked {key}" + (f": {mark['reason']}" if isinstance(mark, dict) and "reason" in mark else "")
+    if manifest.get("status") != "finished":
+        return f"status {manifest.get('status')}"
+    return None
+
+
+def default_metric(summary: dict[str, Any], receipts: dict[str, Any]) -> str | None:
+    """The metric a run is ranked by when none is asked for: its first composite, else its first numeric score."""
+    composites = list(receipts.get("composites") or {})
+    if composites and composites[0] in summary["scores"]:
+        return composites[0]
+    for key, stats in summary["scores"].items():
+        if stats.get("data_type") in ("numeric", "boolean"):
+            return str(key)
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    return float(value)
+
+
+def _add_usage(entry: _Entry, summary: dict[str, Any]) -> None:
+    metrics = summary.get("run_metrics", {})
+    tokens_in, tokens_out = metrics.get("tokens_in_total"), metrics.get("tokens_out_total")
+    if tokens_in is not None and tokens_out is not None:
+        entry.tokens = (entry.tokens or 0) + tokens_in + tokens_out
+    cost = metrics.get("cost_usd_total")
+    if cost is None:
+        entry.cost_unknown_runs += 1
+    else:
+        entry.cost_usd = (entry.cost_usd or 0.0) + cost
+
+
+def build_leaderboard(
+    runs_dir: Path,
+    *,
+    experiment: str | None = None,
+    metric: str | None = None,
+    lower_is_better: bool = False,
+    min_coverage: float = 0.8,
+) -> dict[str, Any]:
+    """Return the leaderboard over every valid run in `runs_dir` (optionally of one experiment)."""
+    stores = list_runs(runs_dir)
+    skipped: list[dict[str, str]] = []
+    candidates: list[tuple[RunStore, dict[str, Any], dict[str, Any]]] = []
+    for store in stores:
+        manifest = store.manifest
+        if experiment is not None and manifest.get("receipts", {}).get("experiment") != experiment:
+            continue
+        why = invalid_reason(manifest)
+        summary = store.summary
+        if why is None and summary is None:
+            why = "no summary"
+        if why is not None or summary is None:
+            skipped.append({"run_id": store.run_id, "reason": str(why)})
+            continue
+        candidates.append((store, manifest, summary))
+    if metric is None:
+        metric = next((m for _s, man, summ in candidates if (m := default_metric(summ, man["receipts"]))), None)
+    if metric is None:
+        where = f" of experiment {experiment!r}" if experiment else ""
+        raise ScoregateError(
+            f"no finished, valid run{where} with a numeric score in {runs_dir}",
+            hint="run an experiment first (`scoregate run EXPERIMENT`), or name the score with --metric",
+        )
+    entries: dict[tuple[str, str, str], _Entry] = {}
+    better = (lambda new, old: new < old) if lower_is_better else (lambda new, old: new > old)
+    for store, manifest, summary in candidates:
+        if metric not in summary["scores"]:
+            skipped.append({"run_id": store.run_id, "reason": f"no score {metric!r}"})
+            continue
+        receipts = manifest["receipts"]
+        prompts = ",".join(f"{n}@{p['version']}" for n, p in sorted(receipts["prompts"].items()))
+        key = (receipts["dataset"]["name"], receipts["model"]["name"], prompts)
+        entry = entries.setdefault(key, _Entry(*key))
+        entry.dataset_items = max(entry.dataset_items, int(receipts["dataset"]["items"]))
+        covered: set[str] = set()
+        for result in iter_all_results(store):
+            score = result.score(metric)
+            value = _number(score.value) if score is not None else None
+            if value is None:
+                continue
+            covered.add(result.item_id)
+            old = entry.best.get(result.item_id)
+            if old is None or better(value, old):
+                entry.best[result.item_id] = value
+        entry.runs[store.run_id] = len(covered)
+        entry.started[store.run_id] = manifest.get("started_at", "")
+        _add_usage(entry, summary)
+    rows = [_row(e, min_coverage) for e in entries.values()]
+    rows.sort(key=lambda r: (r["low_coverage"], r["score"] is None, _order(r["score"], lower_is_better)))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    return {
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "metric": metric,
+        "direction": "lower" if lower_is_better else "higher",
+        "experiment": experiment,
+        "min_coverage": min_coverage,
+        "entries": rows,
+        "skipped": skipped,
+    }
+
+
+def _order(score: float | None, lower_is_better: bool) -> float:
+    if score is None:
+        return 0.0
+    return score if lower_is_better else -score
+
+
+def _row(entry: _Entry, min_coverage: float) -> dict[str, Any]:
+    covered = len(entry.best)
+    coverage = covered / entry.dataset_items if entry.dataset_items else 0.0
+    link = max(entry.runs, key=lambda run_id: (entry.runs[run_id], entry.started[run_id]))
+    return {
+        "dataset": entry.dataset,
+        "model": entry.model,
+        "prompts": entry.prompts,
+        "score": round(sum(entry.best.values()) / covered, 6) if covered else None,
+        "items_covered": covered,
+        "dataset_items": entry.dataset_items,
+        "coverage": round(coverage, 4),
+        "low_coverage": coverage < min_coverage,
+        "tokens_total": entry.tokens,
+        "cost_usd_total": entry.cost_usd,
+        "cost_unknown_runs": entry.cost_unknown_runs,
+        "runs": len(entry.runs),
+        "best_run": link,
+    }
+
+
+def write_leaderboard(runs_dir: Path, board: dict[str, Any]) -> Path:
+    """Write `runs/leaderboard.json` atomically; return its path."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    path = runs_dir / LEADERBOARD
+    tmp = path.with_name(f"{LEADERBOARD}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(board, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,57 @@
+"""`scoregate runs watch [RUN]`: follow a run's live progress from another terminal."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.errors import ExitCode
+
+
+def watch(
+    run_id: Annotated[
+        str | None, typer.Argument(metavar="[RUN]", help="Run id; default: the run in runs/active-run.json.")
+    ] = None,
+    interval: Annotated[float, typer.Option(min=0.1, help="Seconds between looks.")] = 0.5,
+    stale_after: Annotated[
+        float, typer.Option(min=1.0, help="Call the run dead when its progress file is this many seconds old.")
+    ] = 15.0,
+    project: ProjectOption = None,
+) -> None:
+    """Follow a run with a progress bar until it ends; exit 1 when it failed, was interrupted or died."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    from scoregate.engine.watch import ending_line, follow, progress_line, resolve_run
+
+    console = Console()
+    runs_dir = project_root(project) / "runs"
+    run = resolve_run(runs_dir, run_id)
+    console.print(f"watching run {run}", soft_wrap=True, highlight=False)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(bar_width=24),
+        TextColumn("{task.fields[line]}"),
+        console=console,
+        disable=not console.is_terminal,
+    )
+    task = bar.add_task("run", total=None, line="")
+    last_line = ""
+    ended = None
+    with bar:
+        for state in follow(runs_dir, run, interval_s=interval, stale_after_s=stale_after):
+            line = progress_line(state.snapshot)
+            bar.update(task, completed=state.snapshot.get("done") or 0, total=state.snapshot.get("total"), line=line)
+            if not console.is_terminal and line != last_line and state.ended is None:
+                console.print(f"  {line}", highlight=False)
+            last_line = line
+            ended = state
+    assert ended is not None
+    if not console.is_terminal:
+        console.print(f"  {progress_line(ended.snapshot)}", highlight=False)
+    console.print(escape(ending_line(ended)), highlight=False)
+    if ended.ended != "finished":
+        raise typer.Exit(int(ExitCode.ERROR))

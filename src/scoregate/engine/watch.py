@@ -1,0 +1,137 @@
+"""Follow a run from another process: read its progress.json until the run ends or its process dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scoregate.engine.live import ACTIVE_RUN, PROGRESS
+from scoregate.errors import ScoregateError
+
+STALE_AFTER_S = 15.0
+"""A progress file not rewritten for this long belongs to a process that is gone (it beats twice a second)."""
+
+
+@dataclass(frozen=True)
+class WatchState:
+    """One look at a run: its latest snapshot and whether (and how) it ended."""
+
+    snapshot: dict[str, Any]
+    ended: str | None = None
+    """None while running; `finished`, `interrupted`, `failed` or `died`."""
+    detail: str = ""
+
+
+def pid_alive(pid: int) -> bool:
+    """True when process `pid` exists on this machine and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a killed child its parent has not reaped yet still answers kill(0)
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def resolve_run(runs_dir: Path, run_id: str | None) -> str:
+    """Return the run to watch: `run_id`, or the one `runs/active-run.json` points to."""
+    if run_id is not None:
+        if not (runs_dir / run_id / "manifest.json").is_file():
+            raise ScoregateError(f"no run {run_id!r} in {runs_dir}", hint="list runs with `scoregate runs list`")
+        return run_id
+    pointer = _read(runs_dir / ACTIVE_RUN)
+    if pointer is None:
+        raise ScoregateError(
+            f"no run to watch: {runs_dir / ACTIVE_RUN} does not exist",
+            hint="start one with `scoregate run EXPERIMENT` (in another terminal), or name a RUN",
+        )
+    return str(pointer["run_id"])
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return None
+    except json.JSONDecodeError:  # written by a tool other than ours; atomic writes never leave half a file
+        return None
+
+
+def look(runs_dir: Path, run_id: str, *, stale_after_s: float = STALE_AFTER_S) -> WatchState:
+    """Return the run's state now: its snapshot, and whether it ended or its process died."""
+    snap = _read(runs_dir / run_id / PROGRESS)
+    if snap is None:
+        manifest = _read(runs_dir / run_id / "manifest.json") or {}
+        status = manifest.get("status", "unknown")
+        if status == "running":
+            return WatchState({"run_id": run_id, "status": status, "done": 0, "total": None})
+        return WatchState({"run_id": run_id, "status": status}, ended=status, detail="it has no live progress file")
+    if snap.get("status") != "running":
+        return WatchState(snap, ended=str(snap.get("status")))
+    pid = snap.get("pid")
+    if snap.get("host") == socket.gethostname() and isinstance(pid, int) and not pid_alive(pid):
+        return WatchState(snap, ended="died", detail=f"its process (pid {pid}) is gone")
+    age = time.time() - float(snap.get("updated_unix") or 0)
+    if age > stale_after_s:
+        return WatchState(snap, ended="died", detail=f"its progress file has not changed for {age:.0f}s")
+    return WatchState(snap)
+
+
+def follow(
+    runs_dir: Path,
+    run_id: str,
+    *,
+    interval_s: float = 0.5,
+    stale_after_s: float = STALE_AFTER_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[WatchState]:
+    """Yield the run's state every `interval_s` until it ends (the last state yielded has `ended` set)."""
+    while True:
+        state = look(runs_dir, run_id, stale_after_s=stale_after_s)
+        yield state
+        if state.ended is not None:
+            return
+        sleep(interval_s)
+
+
+def progress_line(snap: dict[str, Any]) -> str:
+    """One line (under 80 columns) for a snapshot: done/total, failures, rate, ETA, tokens, cost."""
+    total = snap.get("total")
+    parts = [f"{snap.get('done', 0)}/{total if total is not None else '?'} items"]
+    parts.append(f"{snap.get('failed', 0)} failed")
+    if snap.get("items_per_s") is not None:
+        parts.append(f"{snap['items_per_s']:.2f}/s")
+    eta = snap.get("eta_s")
+    if eta is not None:
+        parts.append(f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
+    tokens = (snap.get("tokens") or {}).get("total")
+    if tokens:
+        parts.append(f"{tokens:,} tok")
+    if snap.get("cost_usd"):
+        parts.append(f"${snap['cost_usd']:.4f}")
+    return "  ".join(parts)
+
+
+def ending_line(state: WatchState) -> str:
+    """What to tell the user when the run ended, and what to do next."""
+    snap = state.snapshot
+    run_id = snap.get("run_id", "?")
+    done = f"{snap.get('done', '?')}/{snap.get('total', '?')} items, {snap.get('failed', 0)} failed"
+    if state.ended == "finished":
+        return f"run {run_id} finished: {done}"
+    if state.ended == "died":
+        return f"run {run_id} stopped: {state.detail} ({done}); resume with `scoregate run --resume {run_id}`"
+    if state.ended in ("interrupted", "failed"):
+        return f"run {run_id} {state.ended} ({done}); resume with `scoregate run --resume {run_id}`"
+    extra = f": {state.detail}" if state.detail else ""
+    return f"run {run_id} is {state.ended}{extra}"

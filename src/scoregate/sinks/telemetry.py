@@ -1,0 +1,146 @@
+"""Per-call telemetry export: `runs/<id>/metrics.json` (metadata + rows) and `metrics.csv`, one row per model call.
+
+A row is one logical call as the engine made it: a call that needed retries is one row whose `retries` counts
+the extra attempts (so HTTP requests = rows not served from the cache + sum of `retries`). Tokens and cost are
+null where the provider gave no usage, never 0. No prompt or output text is written here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scoregate.engine.repeats import iter_all_results
+from scoregate.records import CallRecord, ItemResult
+from scoregate.store import RunStore
+
+METRICS_JSON = "metrics.json"
+METRICS_CSV = "metrics.csv"
+COLUMNS = (
+    "timestamp",
+    "run_id",
+    "item_id",
+    "repeat",
+    "stage",
+    "provider",
+    "model_name",
+    "model",
+    "prompt",
+    "structured_output",
+    "schema_name",
+    "duration_ms",
+    "latency_ms",
+    "tokens_prompt",
+    "tokens_completion",
+    "tokens_total",
+    "cost_usd",
+    "success",
+    "error",
+    "retries",
+    "cache_hit",
+)
+
+
+def stage_of(purpose: str, final_stage: str | None) -> str:
+    """Return the telemetry stage of a call: `task` (or the pipeline's last stage), a stage name, `judge:<ev>`."""
+    if purpose == "task":
+        return final_stage or "task"
+    return purpose.removeprefix("stage:")
+
+
+def _prompt_of(call: CallRecord, result: ItemResult, receipts: dict[str, Any]) -> str | None:
+    if call.purpose == "task":
+        return result.prompt
+    if call.purpose.startswith("stage:"):
+        stage = receipts.get("stages", {}).get(call.purpose.removeprefix("stage:"), {})
+        return stage.get("prompt")
+    if call.purpose.startswith("judge:"):
+        name = call.purpose.removeprefix("judge:")
+        info = receipts.get("evaluators", {}).get(name)
+        return f"{name}@v{info['version']}" if info else name
+    return None
+
+
+def _total(call: CallRecord) -> int | None:
+    if call.tokens_in is None or call.tokens_out is None:
+        return None
+    return call.tokens_in + call.tokens_out
+
+
+def telemetry_rows(store: RunStore) -> Iterator[dict[str, Any]]:
+    """Yield one row per model call of the run (every repeat), in stored order."""
+    receipts = store.manifest.get("receipts", {})
+    stages = list(receipts.get("stages", {}))
+    final_stage = stages[-1] if stages else None
+    for result in iter_all_results(store):
+        for call in result.calls:
+            yield {
+                "timestamp": call.started_at,
+                "run_id": store.run_id,
+                "item_id": result.item_id,
+                "repeat": result.repeat,
+                "stage": stage_of(call.purpose, final_stage),
+                "provider": call.provider,
+                "model_name": call.model_name,
+                "model": call.model,
+                "prompt": _prompt_of(call, result, receipts),
+                "structured_output": call.structured,
+                "schema_name": call.schema_name,
+                "duration_ms": call.duration_ms,
+                "latency_ms": call.latency_ms,
+                "tokens_prompt": call.tokens_in,
+                "tokens_completion": call.tokens_out,
+                "tokens_total": _total(call),
+                "cost_usd": call.cost_usd,
+                "success": call.error is None,
+                "error": call.error,
+                "retries": call.retries,
+                "cache_hit": call.cached,
+            }
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def write_telemetry(store: RunStore) -> tuple[Path, Path]:
+    """Write metrics.json and metrics.csv for a stored run in one streaming pass; return their paths."""
+    manifest = store.manifest
+    receipts = manifest.get("receipts", {})
+    metadata = {
+        "run_id": store.run_id,
+        "experiment": receipts.get("experiment"),
+        "status": manifest.get("status"),
+        "started_at": manifest.get("started_at"),
+        "finished_at": manifest.get("finished_at"),
+        "dataset": receipts.get("dataset", {}).get("name"),
+        "model": receipts.get("model", {}).get("name"),
+        "prompts": {name: info.get("version") for name, info in receipts.get("prompts", {}).items()},
+        "repeat": manifest.get("options", {}).get("repeat", 1),
+        "pipeline_mode": receipts.get("pipeline_mode"),
+        "columns": list(COLUMNS),
+    }
+    json_path = store.directory / METRICS_JSON
+    csv_path = store.directory / METRICS_CSV
+    json_tmp, csv_tmp = (p.with_name(p.name + ".tmp") for p in (json_path, csv_path))
+    count = 0
+    with json_tmp.open("w", encoding="utf-8") as out, csv_tmp.open("w", encoding="utf-8", newline="") as table:
+        writer = csv.writer(table)
+        writer.writerow(COLUMNS)
+        out.write(json.dumps(metadata, indent=1)[:-2] + ',\n "rows": [')
+        for row in telemetry_rows(store):  # streamed: memory stays flat however many calls the run made
+            out.write(("," if count else "") + "\n  " + json.dumps(row, default=str))
+            writer.writerow([_csv_cell(row[c]) for c in COLUMNS])
+            count += 1
+        out.write(f'\n ],\n "calls": {count}\n}}\n')
+    os.replace(json_tmp, json_path)
+    os.replace(csv_tmp, csv_path)
+    return json_path, csv_path

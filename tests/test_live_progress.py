@@ -1,0 +1,107 @@
+"""Live progress: progress.json + active-run.json while a run goes; `scoregate runs watch` follows a live run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import DATASET_IDS, SCOREGATE_BIN, CliResult, Runs
+from scripted_openai import ScriptedOpenAI
+
+Start = Callable[..., "subprocess.Popen[str]"]
+
+
+def wait_for(path: Path, process: subprocess.Popen[str], limit_s: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        if path.is_file():
+            return dict(json.loads(path.read_text(encoding="utf-8")))
+        time.sleep(0.05)
+    raise AssertionError(f"{path} did not appear within {limit_s:.0f}s")
+
+
+def test_runs_watch_follows_a_live_run_in_another_process_until_it_finishes(
+    start_scoregate: Start, scripted_server: ScriptedOpenAI, project_dir: Path, runs: Runs
+) -> None:
+    scripted_server.latency_s = 1.5  # six items one at a time: about ten seconds to watch
+    run = start_scoregate("run", "counters", "--no-mlflow", "--no-cache")
+    active = wait_for(project_dir / "runs" / "active-run.json", run)
+    progress_path = project_dir / "runs" / active["run_id"] / "progress.json"
+    first = json.loads(progress_path.read_text(encoding="utf-8"))
+    assert first["status"] == "running" and first["total"] == len(DATASET_IDS) and first["pid"] == run.pid
+
+    watcher = subprocess.run(
+        [str(SCOREGATE_BIN), "runs", "watch", "-C", str(project_dir), "--interval", "0.2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    run.communicate(timeout=60)
+
+    assert watcher.returncode == 0, watcher.stdout + watcher.stderr
+    lines = watcher.stdout.splitlines()
+    assert lines[0] == f"watching run {active['run_id']}"
+    assert any(line.strip().startswith(f"{n}/{len(DATASET_IDS)} items") for n in range(1, 6) for line in lines), lines
+    assert lines[-1] == f"run {active['run_id']} finished: {len(DATASET_IDS)}/{len(DATASET_IDS)} items, 0 failed"
+    assert all(len(line) <= 80 for line in lines[1:-1])
+    final = json.loads(progress_path.read_text(encoding="utf-8"))
+    assert final["status"] == "finished" and final["done"] == len(DATASET_IDS)
+    assert final["stages"]["task"]["calls"] == len(DATASET_IDS)
+    assert final["tokens"]["total"] > 0 and final["items_per_s"] > 0
+    assert json.loads((project_dir / "runs" / "active-run.json").read_text())["status"] == "finished"
+
+
+def test_progress_file_is_rewritten_every_second_while_no_item_finishes(
+    start_scoregate: Start, scripted_server: ScriptedOpenAI, project_dir: Path
+) -> None:
+    scripted_server.delay_next(4.0)
+    run = start_scoregate("run", "counters", "--no-mlflow", "--no-cache", "--limit", "1")
+    active = wait_for(project_dir / "runs" / "active-run.json", run)
+    path = project_dir / "runs" / active["run_id"] / "progress.json"
+
+    stamps = set()
+    for _ in range(5):
+        stamps.add(json.loads(path.read_text(encoding="utf-8"))["updated_at"])
+        time.sleep(0.6)
+
+    assert len(stamps) >= 4  # a heartbeat twice a second, not only when an item finishes
+    assert json.loads(path.read_text(encoding="utf-8"))["done"] == 0
+    run.communicate(timeout=60)
+
+
+def test_runs_watch_says_when_the_process_died(
+    start_scoregate: Start,
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    scoregate: Callable[..., CliResult],
+) -> None:
+    scripted_server.delay_next(30.0, times=6)  # chat requests only: the endpoint check must still answer
+    run = start_scoregate("run", "counters", "--no-mlflow", "--no-cache")
+    active = wait_for(project_dir / "runs" / "active-run.json", run)
+    run.kill()
+    run.wait()
+
+    result = scoregate("runs", "watch", active["run_id"])
+
+    assert result.code == 1
+    assert f"run {active['run_id']} stopped: its process (pid {run.pid}) is gone" in result.output
+    assert f"scoregate run --resume {active['run_id']}" in result.output
+
+
+def test_runs_watch_without_an_active_run_says_how_to_start_one(scoregate: Callable[..., CliResult]) -> None:
+    result = scoregate("runs", "watch")
+
+    assert result.code == 1
+    assert "no run to watch" in result.output and "scoregate run EXPERIMENT" in result.output
+
+
+def test_runs_watch_on_a_finished_run_reports_it_at_once(scoregate: Callable[..., CliResult], runs: Runs) -> None:
+    assert scoregate("run", "counters", "--no-mlflow", "--limit", "2").code == 0
+
+    result = scoregate("runs", "watch", runs.latest())
+
+    assert result.code == 0
+    assert f"run {runs.latest()} finished: 2/2 items, 0 failed" in result.output
