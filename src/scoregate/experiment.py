@@ -17,7 +17,6 @@ from rich.console import Console
 
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
-from scoregate.analysis.stage_summary import stage_summary
 from scoregate.catalog.models import FactRecallSpec, GateSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
@@ -166,6 +165,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     }
     summary.update(tracks)
     if plan.spec.stages:
+        from scoregate.analysis.stage_summary import stage_summary
+
         summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
     repeats = int(manifest.get("options", {}).get("repeat", 1))
     if repeats > 1:

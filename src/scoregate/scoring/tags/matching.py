@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
-from scipy.optimize import linear_sum_assignment
 
 from scoregate.scoring.tags.labels import Action, Risk
 from scoregate.scoring.tags.vocabulary import severity_weight
@@ -128,6 +127,8 @@ def match_actions(
     sims = np.array([[action_similarity(p.description, g.description) for g in gold] for p in predicted])
     pairs: dict[int, int] = {}
     if predicted and gold:
+        from scipy.optimize import linear_sum_assignment  # scipy loads slowly; only runs that match actions need it
+
         gain = np.where(sims >= threshold, 1.0 + sims, 0.0)
         rows, cols = linear_sum_assignment(gain, maximize=True)
         pairs = {int(c): int(r) for r, c in zip(rows, cols, strict=True) if gain[r, c] > 0}
