@@ -87,6 +87,33 @@ def test_mlflow_sync_killed_9_at_any_moment_then_redone_leaves_one_run_each_metr
     assert_each_metric_once(only.info.run_id)
 
 
+@pytest.mark.parametrize("delay", [0.0, 2.0])
+def test_run_killed_9_during_its_mirror_then_resumed_leaves_one_mlflow_run_each_metric_once(
+    delay: float, scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs
+) -> None:
+    process = start_scoregate("run", "counters")
+    deadline = time.monotonic() + 60
+    while not any((runs.root / r / "summary.json").is_file() for r in runs.ids()):  # the mirror starts now
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.02)
+    time.sleep(delay)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    run_id = runs.latest()
+
+    resumed = scoregate("run", "--resume", run_id)
+
+    assert resumed.code == 0, resumed.output
+    assert "already finished" in resumed.output
+    (only,) = mlflow_runs_of()
+    assert only.data.tags["scoregate.run_id"] == run_id
+    assert only.info.status == "FINISHED"
+    assert_each_metric_once(only.info.run_id)
+    again = scoregate("run", "--resume", run_id)
+    assert "completed its MLflow mirror" not in again.output  # now a pure no-op
+    assert len(mlflow_runs_of()) == 1
+
+
 # 2. a resume of a finished, mirrored run is a no-op; a re-sync after a moved finish time logs nothing twice
 
 

@@ -237,6 +237,23 @@ def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, A
             )
 
 
+def _finish_mirror(store: RunStore, project: Project, options: RunOptions, reason: str) -> RunOutcome:
+    """A finished run has nothing to run; complete its MLflow mirror if a kill cut it short, else do nothing."""
+    outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
+    if not options.mirror_mlflow or "mlflow_run_id" in store.links:
+        return outcome
+    from scoregate.sinks.mlflow_sink import mirror_run
+
+    with RunLock(store.directory):
+        try:
+            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
+        except Exception as exc:  # reported; redone with `scoregate mlflow-sync`
+            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
+    done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
+    outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
+    return outcome
+
+
 def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
     if options.quarantine:
@@ -266,7 +283,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     if options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
         if (reason := _nothing_to_resume(resumed, options)) is not None:
-            return RunOutcome(run_id=resumed.run_id, store=resumed, summary=resumed.summary or {}, nothing_to_do=reason)
+            return _finish_mirror(resumed, project, options, reason)
         previous = resumed.manifest
         experiment = previous["receipts"]["experiment"]
         saved = previous["options"]
@@ -287,7 +304,8 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     model_names = _models_used(plan)
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
-    asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
+    # before the run directory exists: an unreachable URL leaves no run
+    asyncio.run(caller.preflight(model_names, project_root=project.root))
     store, lock = _open_or_create(project, plan, options, receipts)
     try:
         return _run_locked(store, plan, project, options, caller, prompt_versions, console, cache)

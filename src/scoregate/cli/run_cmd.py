@@ -91,7 +91,9 @@ def run(
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
     if outcome.nothing_to_do is not None:
-        console.print(outcome.nothing_to_do, soft_wrap=True, highlight=False)
+        console.print(escape(outcome.nothing_to_do), soft_wrap=True, highlight=False)
+        for sink, error in outcome.mirror_errors.items():
+            console.print(f"[yellow]{sink} mirror failed: {escape(error)}[/]", soft_wrap=True)
         return
     _report(outcome)
     if outcome.succeeded_items == 0:
