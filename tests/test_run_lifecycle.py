@@ -19,6 +19,7 @@ from mlflow.tracking import MlflowClient
 from conftest import DATASET_IDS, CliResult, Runs
 from scoregate.errors import ExitCode
 from scripted_openai import ScriptedOpenAI
+from test_compare import cli, small_runs  # noqa: F401 - the compare CLI fixture
 from test_core_resume import wait_for_stored_items
 
 Start = Callable[..., "subprocess.Popen[str]"]
@@ -49,12 +50,13 @@ def assert_each_metric_once(run_id: str) -> None:
 
 
 def test_a_half_made_mlflow_run_without_tag_is_adopted_not_duplicated(
-    scoregate: Callable[..., CliResult], runs: Runs
+    scoregate: Callable[..., CliResult], runs: Runs, project_dir: Path
 ) -> None:
     assert scoregate("run", "counters", "--no-mlflow").code == 0
     run_id = runs.latest()
     client = mlflow_client()
-    experiment_id = client.create_experiment("scripted-project/counters")
+    location = (project_dir / "mlartifacts").as_uri()
+    experiment_id = client.create_experiment("scripted-project/counters", artifact_location=location)
     orphan = client.create_run(experiment_id, run_name=run_id)  # what a kill between create and tag left
 
     synced = scoregate("mlflow-sync", run_id)
@@ -112,6 +114,25 @@ def test_run_killed_9_during_its_mirror_then_resumed_leaves_one_mlflow_run_each_
     again = scoregate("run", "--resume", run_id)
     assert "completed its MLflow mirror" not in again.output  # now a pure no-op
     assert len(mlflow_runs_of()) == 1
+
+
+def test_a_half_made_comparison_run_is_adopted_not_duplicated(
+    cli: Callable[..., CliResult],  # noqa: F811 - the fixture imported from test_compare
+    project_dir: Path,
+    mlflow_store: str,
+) -> None:
+    small_runs(project_dir / "runs")
+    client = mlflow_client()
+    location = (project_dir / "mlartifacts").as_uri()
+    experiment_id = client.create_experiment("compare-test/comparisons", artifact_location=location)
+    orphan = client.create_run(experiment_id, run_name="small-b vs small-a")  # killed before it was tagged
+
+    result = cli("compare", "small-a", "small-b", "--json")
+
+    assert result.code == 0, result.output
+    (only,) = client.search_runs([experiment_id])
+    assert only.info.run_id == orphan.info.run_id == json.loads(result.out)["mlflow_run_id"]
+    assert only.data.tags["scoregate.comparison"] == "small-a..small-b"
 
 
 # 2. a resume of a finished, mirrored run is a no-op; a re-sync after a moved finish time logs nothing twice
