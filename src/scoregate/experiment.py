@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +25,7 @@ from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.runner import execute, pending_items
+from scoregate.engine.termination import Terminated, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.extraction.run_summary import extraction_run_summary
 from scoregate.receipts import build_receipts, local_prompt_version
@@ -159,28 +158,6 @@ def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan
     if status == "pass":
         return replace(result, detail=f"{result.detail}; judge calibrated: {detail}")
     return replace(result, status=status, detail=f"judge calibration {status}: {detail}")
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM arrived: handled like Ctrl-C, with exit code 143."""
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """While running items, turn SIGTERM (CI cancel, `timeout`, container stop) into an interruption."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise _Terminated()
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _open_or_create(
@@ -333,14 +310,14 @@ def _run_locked(
     cache: ResponseCache | None,
 ) -> RunOutcome:
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():
             asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, console))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
         done = len(store.done_ids())
-        how = "terminated (SIGTERM)" if isinstance(exc, _Terminated) else "interrupted"
-        code = ExitCode.TERMINATED if isinstance(exc, _Terminated) else ExitCode.INTERRUPTED
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
             f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
             hint=f"resume with `scoregate run --resume {store.run_id}`",
