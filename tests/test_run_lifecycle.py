@@ -17,10 +17,17 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from conftest import DATASET_IDS, CliResult, Runs
+from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.errors import ExitCode
+from scoregate.experiment import RunOptions, run_experiment
+from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.sinks.langfuse.mirror_state import trace_seed
 from scripted_openai import ScriptedOpenAI
 from test_compare import cli, small_runs  # noqa: F401 - the compare CLI fixture
 from test_core_resume import wait_for_stored_items
+from test_langfuse_mirror import langfuse_off, langfuse_on, make_run  # noqa: F401 - fixtures
+from test_langfuse_mirror import mirror as lf_mirror
+from test_langfuse_mirror import results as lf_results
 
 Start = Callable[..., "subprocess.Popen[str]"]
 Edit = Callable[[Path, Callable[[Any], None]], None]
@@ -287,3 +294,39 @@ def test_sigterm_interrupts_the_run_with_exit_143_and_a_resume_hint(
     resumed = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
     assert resumed.code == 0, resumed.output
     assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(DATASET_IDS)
+
+
+def test_retry_errors_sends_the_newer_record_to_langfuse_under_the_same_ids(
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    fake_langfuse: FakeLangfuse,
+    langfuse_off: Callable[[], None],  # noqa: F811 - the fixture imported above
+    langfuse_on: Callable[[], None],  # noqa: F811
+) -> None:
+    scripted_server.fail_next(400)  # one item fails for good
+    store = make_run(project_dir, "counters")
+    (failed,) = [r for r in lf_results(store) if r.error]
+    langfuse_on()
+    assert lf_mirror(store, project_dir).complete
+    trace = trace_id_for(trace_seed(store.run_id, failed.item_id))
+
+    def latest(name: str, *, run_level: bool = False) -> dict[str, Any]:
+        """The newest score of that name (the server keeps the last write of an id)."""
+        found = [s for s in fake_langfuse.state.scores if s["name"] == name]
+        found = [s for s in found if (s["datasetRunId"] if run_level else s["traceId"] == trace)]
+        return found[-1]
+
+    assert latest("task_error")["value"] == 1.0
+    assert latest("error_count", run_level=True)["value"] == 1.0
+    langfuse_off()
+    run_experiment(project_dir, "", RunOptions(mirror_mlflow=False, resume=store.run_id, retry_errors=True))
+    langfuse_on()
+
+    report = lf_mirror(store, project_dir)
+
+    assert report.complete, report.lines()
+    assert latest("task_error")["value"] == 0.0
+    assert latest("word_count")["value"] is not None
+    assert latest("error_count", run_level=True)["value"] == 0.0
+    ids = [s["id"] for s in fake_langfuse.state.scores if s["name"] == "task_error" and s["traceId"] == trace]
+    assert len(set(ids)) == 1  # the same score id, rewritten: an upsert, not a second score
