@@ -101,13 +101,40 @@ def test_boolean_partial_score_is_all_or_nothing() -> None:
     assert similarity(True, False, OPTS)[0] == 0.0
 
 
-def test_array_jaccard_counts_duplicates_as_a_multiset() -> None:
-    # {a, b, c} vs {a, b, d, e}: 2 shared, union 3 + 4 − 2 = 5 → 0.4
+def test_array_jaccard_is_on_sets_by_default_with_a_multiset_option() -> None:
+    # {a, b, c} vs {a, b, d, e}: 2 shared, union 5 → 0.4
     assert array_jaccard(["a", "b", "c"], ["a", "b", "d", "e"], OPTS) == pytest.approx(0.4)
-    # [a, a] vs [a]: 1 shared, union 2 + 1 − 1 = 2 → 0.5
-    assert array_jaccard(["a", "a"], ["a"], OPTS) == pytest.approx(0.5)
-    # elements compare loosely (case, spacing): 1.0
-    assert array_jaccard(["New  York"], ["new york"], OPTS) == 1.0
+    # [a, a] vs [a]: the same set → 1.0; as multisets 1 shared of 2 → 0.5
+    assert array_jaccard(["a", "a"], ["a"], OPTS) == 1.0
+    assert array_jaccard(["a", "a"], ["a"], ExtractionOptions(array_multiset=True)) == pytest.approx(0.5)
+    assert array_jaccard(["a", "a", "b"], ["a", "b", "b"], ExtractionOptions(array_multiset=True)) == pytest.approx(
+        2 / 4
+    )
+    # spacing is normalised (normalize_whitespace: true by default)
+    assert array_jaccard(["New  York"], ["New York"], OPTS) == 1.0
+
+
+def test_array_similarity_respects_case_sensitive() -> None:
+    assert array_jaccard(["Go"], ["go"], OPTS) == 0.0  # case_sensitive: true is the default
+    assert similarity(["Go", "Rust"], ["go", "Rust"], OPTS)[0] == pytest.approx(1 / 3)
+    folded = ExtractionOptions(case_sensitive=False)
+    assert array_jaccard(["Go"], ["go"], folded) == 1.0
+    assert similarity(["Go", "Rust"], ["go", "Rust"], folded)[0] == 1.0
+
+
+def test_array_jaccard_agrees_with_scipy_on_random_sets() -> None:
+    import random
+
+    from scipy.spatial.distance import jaccard
+
+    rng = random.Random(7)
+    vocabulary = [f"w{i}" for i in range(12)]
+    for _ in range(300):
+        expected = rng.choices(vocabulary, k=rng.randint(1, 8))
+        predicted = rng.choices(vocabulary, k=rng.randint(1, 8))
+        e_vec = [w in expected for w in vocabulary]
+        p_vec = [w in predicted for w in vocabulary]
+        assert array_jaccard(expected, predicted, OPTS) == pytest.approx(1 - jaccard(e_vec, p_vec), abs=1e-15)
 
 
 def test_nested_object_similarity_is_the_mean_over_keys() -> None:

@@ -3,6 +3,7 @@ consecutive refusals, and `--models` checked before the first run."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from conftest import CliResult, Runs
 from scoregate.errors import ExitCode
 from scripted_openai import PREFLIGHT, ScriptedOpenAI
+from test_core_bad_input import free_port
 
 Edit = Callable[[Path, Callable[[Any], None]], None]
 
@@ -126,3 +128,27 @@ def test_models_checks_every_name_before_the_first_run(
     assert "experiments." not in result.output
     assert runs.ids() == []
     assert scripted_server.requests == []
+
+
+def test_a_local_server_still_loading_is_told_apart_from_a_stopped_one(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    edit_yaml: Edit,
+    scripted_server: ScriptedOpenAI,
+    runs: Runs,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(port))
+    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["models"].update(local={"provider": "local", "model": "m"}))
+    state = project_dir / ".scoregate" / "local-model"
+    state.mkdir(parents=True)
+    (state / "server.pid").write_text(str(os.getpid()))  # a live process that does not listen yet
+
+    result = scoregate("run", "counters", "--model", "local", "--no-mlflow")
+
+    assert_stopped_before_the_run(
+        result, scripted_server, runs, f"the local model server (pid {os.getpid()}) is running but does not accept",
+        "still loading",
+    )  # fmt: skip
+    assert "scoregate model serve" not in result.output

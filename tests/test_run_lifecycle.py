@@ -17,9 +17,17 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from conftest import DATASET_IDS, CliResult, Runs
+from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.errors import ExitCode
+from scoregate.experiment import RunOptions, run_experiment
+from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.sinks.langfuse.mirror_state import trace_seed
 from scripted_openai import ScriptedOpenAI
+from test_compare import cli, small_runs  # noqa: F401 - the compare CLI fixture
 from test_core_resume import wait_for_stored_items
+from test_langfuse_mirror import langfuse_off, langfuse_on, make_run  # noqa: F401 - fixtures
+from test_langfuse_mirror import mirror as lf_mirror
+from test_langfuse_mirror import results as lf_results
 
 Start = Callable[..., "subprocess.Popen[str]"]
 Edit = Callable[[Path, Callable[[Any], None]], None]
@@ -49,12 +57,13 @@ def assert_each_metric_once(run_id: str) -> None:
 
 
 def test_a_half_made_mlflow_run_without_tag_is_adopted_not_duplicated(
-    scoregate: Callable[..., CliResult], runs: Runs
+    scoregate: Callable[..., CliResult], runs: Runs, project_dir: Path
 ) -> None:
     assert scoregate("run", "counters", "--no-mlflow").code == 0
     run_id = runs.latest()
     client = mlflow_client()
-    experiment_id = client.create_experiment("scripted-project/counters")
+    location = (project_dir / "mlartifacts").as_uri()
+    experiment_id = client.create_experiment("scripted-project/counters", artifact_location=location)
     orphan = client.create_run(experiment_id, run_name=run_id)  # what a kill between create and tag left
 
     synced = scoregate("mlflow-sync", run_id)
@@ -85,6 +94,52 @@ def test_mlflow_sync_killed_9_at_any_moment_then_redone_leaves_one_run_each_metr
     (only,) = mlflow_runs_of()
     assert only.data.tags["scoregate.run_id"] == run_id
     assert_each_metric_once(only.info.run_id)
+
+
+@pytest.mark.parametrize("delay", [0.0, 2.0])
+def test_run_killed_9_during_its_mirror_then_resumed_leaves_one_mlflow_run_each_metric_once(
+    delay: float, scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs
+) -> None:
+    process = start_scoregate("run", "counters")
+    deadline = time.monotonic() + 60
+    while not any((runs.root / r / "summary.json").is_file() for r in runs.ids()):  # the mirror starts now
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.02)
+    time.sleep(delay)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    run_id = runs.latest()
+
+    resumed = scoregate("run", "--resume", run_id)
+
+    assert resumed.code == 0, resumed.output
+    assert "already finished" in resumed.output
+    (only,) = mlflow_runs_of()
+    assert only.data.tags["scoregate.run_id"] == run_id
+    assert only.info.status == "FINISHED"
+    assert_each_metric_once(only.info.run_id)
+    again = scoregate("run", "--resume", run_id)
+    assert "completed its MLflow mirror" not in again.output  # now a pure no-op
+    assert len(mlflow_runs_of()) == 1
+
+
+def test_a_half_made_comparison_run_is_adopted_not_duplicated(
+    cli: Callable[..., CliResult],  # noqa: F811 - the fixture imported from test_compare
+    project_dir: Path,
+    mlflow_store: str,
+) -> None:
+    small_runs(project_dir / "runs")
+    client = mlflow_client()
+    location = (project_dir / "mlartifacts").as_uri()
+    experiment_id = client.create_experiment("compare-test/comparisons", artifact_location=location)
+    orphan = client.create_run(experiment_id, run_name="small-b vs small-a")  # killed before it was tagged
+
+    result = cli("compare", "small-a", "small-b", "--json")
+
+    assert result.code == 0, result.output
+    (only,) = client.search_runs([experiment_id])
+    assert only.info.run_id == orphan.info.run_id == json.loads(result.out)["mlflow_run_id"]
+    assert only.data.tags["scoregate.comparison"] == "small-a..small-b"
 
 
 # 2. a resume of a finished, mirrored run is a no-op; a re-sync after a moved finish time logs nothing twice
@@ -239,3 +294,39 @@ def test_sigterm_interrupts_the_run_with_exit_143_and_a_resume_hint(
     resumed = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
     assert resumed.code == 0, resumed.output
     assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(DATASET_IDS)
+
+
+def test_retry_errors_sends_the_newer_record_to_langfuse_under_the_same_ids(
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    fake_langfuse: FakeLangfuse,
+    langfuse_off: Callable[[], None],  # noqa: F811 - the fixture imported above
+    langfuse_on: Callable[[], None],  # noqa: F811
+) -> None:
+    scripted_server.fail_next(400)  # one item fails for good
+    store = make_run(project_dir, "counters")
+    (failed,) = [r for r in lf_results(store) if r.error]
+    langfuse_on()
+    assert lf_mirror(store, project_dir).complete
+    trace = trace_id_for(trace_seed(store.run_id, failed.item_id))
+
+    def latest(name: str, *, run_level: bool = False) -> dict[str, Any]:
+        """The newest score of that name (the server keeps the last write of an id)."""
+        found = [s for s in fake_langfuse.state.scores if s["name"] == name]
+        found = [s for s in found if (s["datasetRunId"] if run_level else s["traceId"] == trace)]
+        return found[-1]
+
+    assert latest("task_error")["value"] == 1.0
+    assert latest("error_count", run_level=True)["value"] == 1.0
+    langfuse_off()
+    run_experiment(project_dir, "", RunOptions(mirror_mlflow=False, resume=store.run_id, retry_errors=True))
+    langfuse_on()
+
+    report = lf_mirror(store, project_dir)
+
+    assert report.complete, report.lines()
+    assert latest("task_error")["value"] == 0.0
+    assert latest("word_count")["value"] is not None
+    assert latest("error_count", run_level=True)["value"] == 0.0
+    ids = [s["id"] for s in fake_langfuse.state.scores if s["name"] == "task_error" and s["traceId"] == trace]
+    assert len(set(ids)) == 1  # the same score id, rewritten: an upsert, not a second score

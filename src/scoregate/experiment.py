@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +29,7 @@ from scoregate.engine.progress import RunProgress
 from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat, repeats_receipt
 from scoregate.engine.runner import execute, pending_items
 from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline, stages_receipt
+from scoregate.engine.termination import Terminated, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
 from scoregate.records import DataType
@@ -191,28 +190,6 @@ def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan
     return replace(result, status=status, detail=f"judge calibration {status}: {detail}")
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM arrived: handled like Ctrl-C, with exit code 143."""
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """While running items, turn SIGTERM (CI cancel, `timeout`, container stop) into an interruption."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise _Terminated()
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _open_or_create(
     project: Project, plan: ExperimentPlan, options: RunOptions, receipts: dict[str, Any]
 ) -> tuple[RunStore, RunLock]:
@@ -266,6 +243,23 @@ def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, A
         )
 
 
+def _finish_mirror(store: RunStore, project: Project, options: RunOptions, reason: str) -> RunOutcome:
+    """A finished run has nothing to run; complete its MLflow mirror if a kill cut it short, else do nothing."""
+    outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
+    if not options.mirror_mlflow or "mlflow_run_id" in store.links:
+        return outcome
+    from scoregate.sinks.mlflow_sink import mirror_run
+
+    with RunLock(store.directory):
+        try:
+            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
+        except Exception as exc:  # reported; redone with `scoregate mlflow-sync`
+            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
+    done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
+    outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
+    return outcome
+
+
 def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
     if options.quarantine:
@@ -295,7 +289,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     if options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
         if (reason := _nothing_to_resume(resumed, options)) is not None:
-            return RunOutcome(run_id=resumed.run_id, store=resumed, summary=resumed.summary or {}, nothing_to_do=reason)
+            return _finish_mirror(resumed, project, options, reason)
         previous = resumed.manifest
         experiment = previous["receipts"]["experiment"]
         saved = previous["options"]
@@ -321,7 +315,8 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
     receipts.update(stages_receipt(plan, prompt_versions))
-    asyncio.run(caller.preflight(model_names))  # before the run directory exists: an unreachable URL leaves no run
+    # before the run directory exists: an unreachable URL leaves no run
+    asyncio.run(caller.preflight(model_names, project_root=project.root))
     store, lock = _open_or_create(project, plan, options, receipts)
     _warm_summary_imports()
     try:
@@ -350,14 +345,14 @@ def _run_locked(
     cache: ResponseCache | None,
 ) -> RunOutcome:
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():
             asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, console))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
         done = len(store.done_ids())
-        how = "terminated (SIGTERM)" if isinstance(exc, _Terminated) else "interrupted"
-        code = ExitCode.TERMINATED if isinstance(exc, _Terminated) else ExitCode.INTERRUPTED
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
             f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
             hint=f"resume with `scoregate run --resume {store.run_id}`",

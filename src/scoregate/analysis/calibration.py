@@ -155,12 +155,21 @@ def _estimate(
     low, high, _ = bootstrap_ci(
         data, statistic, vectorized=vectorized, paired=len(data) > 1, resamples=resamples, seed=seed
     )
-    return Estimate(float(value), low, high)
+    reason = None if low is not None else f"the bootstrap CI is undefined for these {data[0].size} pairs"
+    return Estimate(float(value), low, high, reason)
 
 
-def _mean_estimate(per_item: np.ndarray, resamples: int, seed: int) -> Estimate:
+def _mean_estimate(per_item: np.ndarray, resamples: int, seed: int, *, unit: str = "pair") -> Estimate:
     low, high, _ = mean_ci(per_item, confidence=CONFIDENCE, resamples=resamples, seed=seed)
-    return Estimate(float(np.mean(per_item)), low, high)
+    reason = None
+    if low is None:
+        n = per_item.size
+        reason = (
+            f"only {n} {unit}{'s' if n != 1 else ''}: a confidence interval needs at least 2"
+            if n < 2
+            else f"the bootstrap CI is undefined for these {n} {unit}s"
+        )
+    return Estimate(float(np.mean(per_item)), low, high, reason)
 
 
 def _pooled(j: np.ndarray, h: np.ndarray, scale: tuple[int, int] | None, resamples: int, seed: int) -> PooledAgreement:
@@ -214,7 +223,7 @@ def _per_document(j: np.ndarray, h: np.ndarray, docs: list[str], resamples: int,
         if used == 0:
             estimates[name] = Estimate.undefined("no document has varying judge and human scores")
         else:
-            estimates[name] = _mean_estimate(np.asarray(values), resamples, seed)
+            estimates[name] = _mean_estimate(np.asarray(values), resamples, seed, unit="document")
     return DocumentAgreement(**estimates, documents_used=used, documents_skipped=skipped)
 
 

@@ -28,7 +28,7 @@ class PairedComparison:
     """Candidate `b` against baseline `a` on n aligned items; differences are b − a.
 
     Undefined statistics are None: CI, tests and sd need n ≥ 2, `cohens_dz` needs spread in the
-    differences, `wilcoxon_p` needs at least one non-zero difference. `reason` says why, when n < 2.
+    differences, `wilcoxon_p` needs at least one non-zero difference. `reason` says why any is None.
     The verdict follows the printed interval (`diff_ci_low`, `diff_ci_high`, at `ci_level`) alone.
     """
 
@@ -145,6 +145,10 @@ def compare_paired(
         if sd > 0:
             ttest_p = _optional(stats.ttest_rel(y, x).pvalue)
             cohens_dz = float(np.mean(d)) / sd
+        if not np.any(d != 0):
+            reason = "every paired difference is 0: wilcoxon_p, p_adjusted, ttest_p and cohens_dz are undefined"
+        elif sd == 0:
+            reason = f"every paired difference is {float(d[0]):g} (no spread): ttest_p and cohens_dz are undefined"
         z = stats.norm.ppf(1 - (1 - level) / 2) + stats.norm.ppf(POWER)
         mde = float(z * sd / math.sqrt(n))
     verdict, non_inferior = interval_verdict(low, high, direction=direction, margin=margin)

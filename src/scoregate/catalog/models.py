@@ -263,6 +263,9 @@ class ExtractionSpec(Strict):
     normalize_whitespace: bool = Field(default=True, description="Strip and collapse whitespace before comparing.")
     float_epsilon: float = Field(default=1e-6, ge=0, description="Relative tolerance of number equality.")
     array_order_matters: bool = Field(default=True, description="False compares arrays as multisets.")
+    array_multiset: bool = Field(
+        default=False, description="Array Jaccard counts repeated elements; default: the arrays are sets."
+    )
     type_coercion: bool = Field(default=True, description='Give value credit across a type confusion ("42" vs 42).')
     check_formats: bool = Field(default=False, description="Assert `format` keywords (email, date...).")
     thresholds: ExtractionThresholds = Field(default_factory=ExtractionThresholds)

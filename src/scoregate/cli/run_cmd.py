@@ -131,7 +131,9 @@ def run(
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
     if outcome.nothing_to_do is not None:
-        human.print(outcome.nothing_to_do, soft_wrap=True, highlight=False)
+        human.print(escape(outcome.nothing_to_do), soft_wrap=True, highlight=False)
+        for sink, error in outcome.mirror_errors.items():
+            human.print(f"[yellow]{sink} mirror failed: {escape(error)}[/]", soft_wrap=True)
         return
     _report(outcome, project_root(project), human)
     if as_json:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from scoregate.catalog.models import ModelSpec
 from scoregate.engine.breaker import STOP_STATUSES, CircuitBreaker
@@ -15,7 +16,7 @@ from scoregate.engine.cache import ResponseCache, cache_key
 from scoregate.engine.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.errors import ProviderUnavailable
 from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderError
-from scoregate.providers.local_server import local_base_url
+from scoregate.providers.local_server import local_base_url, server_pid
 from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
@@ -102,7 +103,7 @@ class ModelCaller:
         twin._providers, twin._limits = self._providers, self._limits
         return twin
 
-    async def preflight(self, names: Iterable[str]) -> None:
+    async def preflight(self, names: Iterable[str], *, project_root: Path | None = None) -> None:
         """Send one tiny real request per model before a run exists; raise ProviderUnavailable naming the fix.
 
         An unset key variable, an endpoint that cannot be reached (or is busy), and a 401/403/404 answer
@@ -110,13 +111,13 @@ class ModelCaller:
         """
         try:
             for name in dict.fromkeys(names):
-                await self._preflight_one(name)
+                await self._preflight_one(name, project_root)
         finally:  # the check runs in its own event loop: connections made here must not outlive it
             await self.aclose()
             self._providers.clear()
             self._limits.clear()
 
-    async def _preflight_one(self, name: str) -> None:
+    async def _preflight_one(self, name: str, project_root: Path | None) -> None:
         spec = self._specs[name]
         provider = self.provider(name)
         _check_key(name, spec, provider.endpoint)
@@ -124,6 +125,14 @@ class ModelCaller:
             await provider.complete(PREFLIGHT_REQUEST)
         except ProviderError as exc:
             if exc.unreachable:
+                pid = server_pid(project_root) if project_root is not None and _is_local(spec, provider) else None
+                if pid is not None:
+                    raise ProviderUnavailable(
+                        f"model {name!r}: the local model server (pid {pid}) is running but does not accept "
+                        f"connections at {provider.endpoint} yet",
+                        hint="it is probably still loading the model: wait a moment and retry "
+                        "(`scoregate model status` shows it; its log is in .scoregate/local-model/)",
+                    ) from None
                 raise ProviderUnavailable(
                     f"model {name!r}: cannot reach {provider.endpoint} (connection refused or failed)",
                     hint=_unreachable_hint(spec, provider.endpoint),
@@ -189,6 +198,10 @@ def _busy_hint(spec: ModelSpec, endpoint: str) -> str:
             "`scoregate model status` shows it"
         )
     return "retry when the server is less busy, or raise timeout_s for this model in scoregate.yaml"
+
+
+def _is_local(spec: ModelSpec, provider: Provider) -> bool:
+    return spec.provider == "local" or provider.endpoint.startswith(local_base_url())
 
 
 def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:

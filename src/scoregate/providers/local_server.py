@@ -85,6 +85,11 @@ def _read_pid(pid_file: Path) -> int | None:
     return pid
 
 
+def server_pid(root: Path) -> int | None:
+    """Return the pid of the project's local model server when its process is alive, else None."""
+    return _read_pid(root / ".scoregate" / "local-model" / "server.pid")
+
+
 def is_healthy(url: str | None = None, timeout: float = 2.0) -> bool:
     """Return True when the server answers its model list."""
     try:

@@ -35,6 +35,7 @@ def extraction_options(spec: ExtractionSpec) -> ExtractionOptions:
         normalize_whitespace=spec.normalize_whitespace,
         float_epsilon=spec.float_epsilon,
         array_order_matters=spec.array_order_matters,
+        array_multiset=spec.array_multiset,
         type_coercion=spec.type_coercion,
         exact_threshold=spec.thresholds.exact,
         partial_threshold=spec.thresholds.partial,

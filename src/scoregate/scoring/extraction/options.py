@@ -42,6 +42,8 @@ class ExtractionOptions:
     """Numbers within this relative (or absolute, near zero) tolerance are equal."""
     array_order_matters: bool = True
     """Strict equality of arrays compares element by element; False compares them as multisets."""
+    array_multiset: bool = False
+    """Array Jaccard counts repeated elements (a multiset); the default compares the arrays as sets."""
     type_coercion: bool = True
     """Give value credit across a type confusion ("42" vs 42); the field is never exact and its type is wrong."""
     exact_threshold: float = 0.95

@@ -123,11 +123,20 @@ def number_similarity(expected: float, predicted: float) -> float:
 def array_jaccard(
     expected: list[Any] | tuple[Any, ...], predicted: list[Any] | tuple[Any, ...], options: ExtractionOptions
 ) -> float:
-    """Return the Jaccard similarity of two arrays as multisets of loosely normalised elements."""
-    e_keys = Counter(canonical(v, options, loose=True) for v in expected)
-    p_keys = Counter(canonical(v, options, loose=True) for v in predicted)
+    """Return the Jaccard similarity |E ∩ P| / |E ∪ P| of two arrays' elements (1.0 when both are empty).
+
+    Elements compare under the options (`case_sensitive`, `normalize_whitespace`, `float_epsilon` via
+    the canonical key). By default the arrays are sets, as the extraction specification defines it;
+    `array_multiset` counts repeated elements.
+    """
+    e_keys = Counter(canonical(v, options, loose=False) for v in expected)
+    p_keys = Counter(canonical(v, options, loose=False) for v in predicted)
+    if not options.array_multiset:
+        e_set, p_set = set(e_keys), set(p_keys)
+        union_size = len(e_set | p_set)
+        return len(e_set & p_set) / union_size if union_size else 1.0
     shared = sum((e_keys & p_keys).values())
-    union = len(expected) + len(predicted) - shared
+    union = sum((e_keys | p_keys).values())
     return shared / union if union else 1.0
 
 
