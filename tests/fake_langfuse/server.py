@@ -185,6 +185,11 @@ class FakeLangfuse:
         with self._lock:
             self._faults.append(_Fault(path_prefix, status, retry_after, times))
 
+    def clear_faults(self) -> None:
+        """Forget the injected failures not used up yet."""
+        with self._lock:
+            self._faults.clear()
+
     def down(self, status: int | None = None) -> None:
         """Take the server down: refuse connections (default), or answer every request with `status` (e.g. 503)."""
         if status is None:
