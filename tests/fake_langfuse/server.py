@@ -218,6 +218,8 @@ class FakeLangfuse:
     def _auth_problem(self, headers: dict[str, str], path: str) -> dict[str, Any] | None:
         header = headers.get("authorization")
         if not header:
+            if path.startswith("/api/public/unstable/"):  # recorded on v4.16: the newer routes add a code
+                return {"message": "No authorization header", "code": "authentication_failed"}
             return {"message": "No authorization header"}
         scheme, _, token = header.partition(" ")
         try:
