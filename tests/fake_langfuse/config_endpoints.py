@@ -200,7 +200,9 @@ def patch_dashboard(call: Call, dashboard_id: str) -> tuple[int, Any]:
 def post_placement(call: Call, dashboard_id: str) -> tuple[int, Any]:
     """POST /api/public/unstable/dashboards/{id}/placements: a widget tile (defaults as recorded)."""
     row = _found(call.state.dashboards, dashboard_id, "Dashboard")
-    body = _checked(call, "CreateWidgetPlacement", dashboards=True)
+    body = _checked(call, "CreateDashboardPlacementRequest", dashboards=True)  # {type: widget|preset, ...}
+    if body.get("type", "widget") != "widget":
+        raise _invalid_body(["type: the fake places widgets only"])
     _found(call.state.widgets, body["widgetId"], "Widget")
     tiles = row["definition"]["widgets"]
     below = max((t["y"] + t["height"] for t in tiles), default=0)

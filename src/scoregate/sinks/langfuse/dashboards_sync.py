@@ -160,7 +160,9 @@ def apply_dashboard(plan: DashboardPlan, api: PublicApi, spec: DashboardSpec) ->
         elif tile.action == "update":
             api.call(FEATURE, doing, "PATCH", f"{WIDGETS}/{tile.widget_id}", json=tile.body)
         if tile.action in ("create", "update") and tile.placement_id is None:
-            placed = api.call(FEATURE, doing, "POST", placements, json={"widgetId": tile.widget_id, **tile.position})
+            placed = api.call(
+                FEATURE, doing, "POST", placements, json={"type": "widget", "widgetId": tile.widget_id, **tile.position}
+            )
             tile.placement_id = str(placed["id"])
         elif tile.moved:
             api.call(FEATURE, doing, "PATCH", f"{placements}/{tile.placement_id}", json=tile.position)
