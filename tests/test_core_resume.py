@@ -118,7 +118,8 @@ def test_ctrl_c_exits_130_with_the_resume_hint_and_keeps_finished_items(
     assert 1 <= len(kept) < len(DATASET_IDS)
     assert f"{len(kept)} finished item(s) are kept" in message
     assert runs.manifest(run_id)["status"] == "interrupted"
-    assert f"{run_id} │ counters │ interrupted │" in scoregate("runs", "list").output
+    listed = scoregate("runs", "list").output
+    assert f"{run_id} interrupted" in listed and f"counters on smoke_v1 {len(kept)}/6 items" in listed
     shown = scoregate("runs", "show", run_id)
     assert f"no summary yet: resume with `scoregate run --resume {run_id}`" in shown.output
 
