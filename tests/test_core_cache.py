@@ -33,7 +33,7 @@ def test_identical_second_run_is_served_from_the_cache(
     assert metrics["cached_task_calls"] == len(DATASET_IDS)
     assert metrics["latency_p50_ms"] is None and metrics["latency_p95_ms"] is None
     assert metrics["null_reasons"]["latency"] == "no uncached successful task call"
-    assert "latency p50/p95 —/— ms" in result.output
+    assert "latency p50/p95 —/— " in result.output
     assert runs.summary(first)["run_metrics"]["latency_p50_ms"] is not None
 
 

@@ -430,7 +430,9 @@ def test_format_gate_needs_no_judge_and_bad_judge_replies_lower_coverage(
     assert gates["format_adherence"]["status"] == "fail"
     assert gates["format_adherence"]["observed"] == pytest.approx(5 / 6)
     assert summary["scores"]["format_adherence"]["mean"] == 1.0
-    assert (gates["tldr_caps_met"]["status"], gates["tldr_caps_met"]["detail"]) == ("fail", "1 of 6 items break >= 1")
+    tldr = gates["tldr_caps_met"]
+    assert (tldr["status"], tldr["detail"]) == ("fail", f"1 of 6 items break >= 1: {tldr['failing_items'][0]}")
+    assert len(tldr["failing_items"]) == 1
     assert gates["faithfulness"]["status"] == "pass"
     coverage = summary["scores"]["coverage_score"]
     assert (coverage["coverage"], coverage["mean"]) == (pytest.approx(5 / 6), 5.0)

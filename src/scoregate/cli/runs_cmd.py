@@ -52,8 +52,9 @@ def list_command(
         items = f"{o.items_done}/{o.items_total if o.items_total is not None else '?'} items"
         primary = "" if o.primary_metric is None else f"  primary {o.primary_metric} {_mean(o.primary_mean)}"
         started = (o.started_at or "")[:16].replace("T", " ")
+        status = f"  {o.status}" if o.verdict is not None else ""
         console.print(
-            f"[bold]{o.run_id}[/]  [{style}]{verdict.replace('_', ' ')}[/]  {o.status}  {started}", highlight=False
+            f"[bold]{o.run_id}[/]  [{style}]{verdict.replace('_', ' ')}[/]{status}  {started}", highlight=False
         )
         console.print(f"  {escape(o.name)}", highlight=False)
         console.print(f"  {o.experiment} on {o.dataset}  {items}{escape(primary)}", highlight=False)
