@@ -300,7 +300,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"Machine: {report['machine']}. Mock: this script's nginx+echo on 127.0.0.1:{cfg['port']} "
         f"({cfg['latency_ms']} ms per reply). {cfg['n']} items, {cfg['concurrency']} in flight, "
         f"{cfg['max_connections']} HTTP connections, median of {cfg['repeats']} interleaved repeats. "
-        f"scoregate: `{cfg['scoregate_command']}`; raw: `bench/raw_fanout.py` (httpx; task, then the three "
+        f"scoregate: `{cfg['scoregate_command']}`; raw: `bench/raw_fanout.py` (httpx2; task, then the three "
         "judges gathered).",
         "",
         "| harness | items/s (items phase) | items/s (whole command) | peak RSS MB | CPU ms/item (items) "

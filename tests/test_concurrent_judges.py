@@ -7,11 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import CliResult, Runs
 from scripted_openai import ScriptedOpenAI
 
 JUDGES = ("ev_actionability_v1", "ev_faithfulness_v1", "ev_conciseness_v1")
 LATENCY_S = 0.6
+EditYaml = Callable[[Path, Callable[[Any], None]], None]
 
 
 def _judge_arrivals(server: ScriptedOpenAI) -> list[float]:
@@ -89,3 +92,25 @@ def test_a_failing_judge_yields_nulls_with_reasons_while_the_others_are_measured
     others = [s for s in scores if s["evaluator"] in ("ev_actionability_v1", "ev_conciseness_v1")]
     assert faithfulness and all(s["value"] is None and s["reason"] for s in faithfulness)
     assert others and all(s["value"] is not None for s in others if s["data_type"] == "numeric")
+
+
+def test_the_local_model_gets_two_calls_at_a_time_unless_max_connections_says_otherwise(
+    scoregate: Callable[..., CliResult],
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    edit_yaml: EditYaml,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """llama.cpp answers one request at a time: the judges of an item queue here, not inside their timeout."""
+    monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(scripted_server.port))  # the "local server" is the scripted one
+
+    def to_local(config: Any) -> None:
+        config["models"]["scripted"] = {"provider": "local", "model": "scripted-1", "timeout_s": 5}
+
+    edit_yaml(project_dir / "scoregate.yaml", to_local)
+    scripted_server.latency_s = LATENCY_S
+
+    assert scoregate("run", "smoke", "--no-mlflow", "--no-langfuse", "--limit", "1").code == 0
+
+    first, second, third = _judge_arrivals(scripted_server)
+    assert second - first < LATENCY_S / 2 and third - first >= LATENCY_S * 0.9

@@ -48,7 +48,7 @@ class ModelCaller:
         if name not in self._providers:
             spec = self._specs[name]
             self._providers[name] = build_provider(spec)
-            self._limits[name] = asyncio.Semaphore(spec.max_connections)
+            self._limits[name] = asyncio.Semaphore(connection_limit(spec))
         return self._providers[name]
 
     async def call(
@@ -202,6 +202,18 @@ def _busy_hint(spec: ModelSpec, endpoint: str) -> str:
 
 def _is_local(spec: ModelSpec, provider: Provider) -> bool:
     return spec.provider == "local" or provider.endpoint.startswith(local_base_url())
+
+
+LOCAL_CONNECTIONS = 2
+"""Calls in flight to the embedded llama.cpp server unless `max_connections` is set: it answers one at a time,
+so more would only spend their `timeout_s` queueing there (an item's judges run side by side)."""
+
+
+def connection_limit(spec: ModelSpec) -> int:
+    """Return how many calls may be in flight to this model at once."""
+    if spec.provider == "local" and "max_connections" not in spec.model_fields_set:
+        return min(spec.max_connections, LOCAL_CONNECTIONS)
+    return spec.max_connections
 
 
 def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:
