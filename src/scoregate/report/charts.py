@@ -35,10 +35,15 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
     )
 
 
+def _one_bar_per_value(distinct: Sequence[float], count: int) -> bool:
+    """A 1-5 scale or a boolean (few whole values), or a single value: a bar per value, not ranges."""
+    return len(distinct) == 1 or (len(distinct) <= count and all(v.is_integer() for v in distinct))
+
+
 def _bins(values: Sequence[float], count: int) -> tuple[float, float, list[int]]:
     low, high = min(values), max(values)
     distinct = sorted(set(values))
-    if len(distinct) <= count and all(v.is_integer() for v in distinct):  # a 1-5 scale, a boolean: a bar per value
+    if _one_bar_per_value(distinct, count):
         return low, high, [values.count(v) for v in distinct]
     width = (high - low) / count
     counts = [0] * count
@@ -56,7 +61,7 @@ def histogram(
         return ""
     low, high, counts = _bins(measured, bins)
     distinct = sorted(set(measured))
-    discrete = len(distinct) == len(counts) and all(v.is_integer() for v in distinct)
+    discrete = _one_bar_per_value(distinct, bins)
     pad_top = PAD_TOP + (14 if marks and not discrete else 0)  # room for the marks' legend above the bars
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - pad_top - PAD_BOTTOM
     top = max(counts)
