@@ -78,7 +78,7 @@ def test_fixture_pipeline_with_two_repeats_on_the_local_model(local_project: Pat
         assert [c["purpose"] for c in record["calls"]] == ["stage:facts", "task"]
         assert all(c["tokens_out"] > 0 and not c["cached"] for c in record["calls"])
         scores = {s["name"]: s["value"] for s in record["scores"]}
-        assert scores["facts.word_count"] > 0 and scores["word_count"] > 0
+        assert scores["facts.list_word_count"] > 0 and scores["summary_word_count"] > 0
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["repeats"]["k"] == 2 and summary["repeats"]["items_complete"] == 1
     assert summary["repeats"]["exact_match_rate"] in (0.0, 1.0)

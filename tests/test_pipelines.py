@@ -68,10 +68,11 @@ def test_fixture_mode_feeds_each_stage_the_dataset_input_and_scores_every_stage(
         assert record["stages"]["facts"]["prompt"].startswith("facts-extract@local-")
         assert record["input"] == dataset[record["item_id"]]["input"]
         names = {s["name"]: s["value"] for s in record["scores"]}
-        assert names["facts.word_count"] > 0 and 0 <= names["facts.similarity"] <= 1
-        assert names["word_count"] > 0 and names["facts_similarity"] is not None
+        assert names["facts.list_word_count"] > 0 and 0 <= names["facts.reference_similarity"] <= 1
+        assert names["summary_word_count"] > 0 and names["facts_similarity"] is not None
     summary = runs.summary()
-    assert {"facts.word_count", "facts.similarity", "word_count", "compression_ratio"} <= set(summary["scores"])
+    keys = {"facts.list_word_count", "facts.reference_similarity", "summary_word_count", "summary_compression_ratio"}
+    assert keys <= set(summary["scores"])
     facts, last = summary["stages"]["facts"], summary["stages"]["summary"]
     assert (facts["calls"], last["calls"], facts["failed_calls"]) == (3, 3, 0)
     assert facts["latency_mean_ms"] > 0 and facts["cost_usd_total"] > 0 and last["tokens_out_total"] > 0
@@ -114,7 +115,7 @@ def test_live_mode_stops_an_item_whose_earlier_stage_failed_with_the_reason(
     assert record["error"].startswith("stage facts failed: model call failed") and record["output"] is None
     assert [c["purpose"] for c in record["calls"]] == ["stage:facts"]  # the summary stage was not called
     assert all(s["value"] is None for s in record["scores"])
-    assert any("stage facts failed" in s["reason"] for s in record["scores"] if s["name"] == "word_count")
+    assert any("stage facts failed" in s["reason"] for s in record["scores"] if s["name"] == "summary_word_count")
     assert runs.summary()["stages"]["facts"]["item_errors"] == 1
 
 
@@ -129,8 +130,9 @@ def test_fixture_mode_runs_later_stages_even_when_an_earlier_one_failed(
     assert record["error"] is None and record["output"]
     assert "HTTP 400" in record["stages"]["facts"]["error"]
     scores = {s["name"]: s for s in record["scores"]}
-    assert scores["facts.word_count"]["value"] is None and "stage facts" in scores["facts.word_count"]["reason"]
-    assert scores["word_count"]["value"] > 0
+    facts_words = scores["facts.list_word_count"]
+    assert facts_words["value"] is None and "stage facts" in facts_words["reason"]
+    assert scores["summary_word_count"]["value"] > 0
 
 
 def test_a_fixture_item_without_the_earlier_stage_input_is_refused_before_any_call(
@@ -183,7 +185,8 @@ def test_a_gate_may_name_a_stage_score(
     scoregate: Callable[..., CliResult], runs: Runs, pipeline_project: Path, edit_yaml: Callable[..., None]
 ) -> None:
     def gate(config: dict[str, Any]) -> None:
-        config["gates"].append({"name": "facts_long_enough", "metric": "facts.word_count", "op": ">=", "threshold": 1})
+        spec = {"name": "facts_long_enough", "metric": "facts.list_word_count", "op": ">=", "threshold": 1}
+        config["gates"].append(spec)
         config["experiments"]["facts_fixture"]["gates"] = ["facts_long_enough"]
 
     edit_yaml(pipeline_project / "scoregate.yaml", gate)
