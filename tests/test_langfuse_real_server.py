@@ -105,7 +105,8 @@ def test_a_run_of_a_synced_dataset_is_linked_to_its_dataset_items(
     assert report.complete and report.dataset_linked, report.lines()
     dataset = fake_langfuse.state.datasets["smoke_v1"]
     (experiment,) = fake_langfuse.state.experiments().values()
-    assert experiment["id"] == report.experiment_id and experiment["name"] == counters_run.run_id
+    assert experiment["id"] == report.experiment_id
+    assert experiment["name"].startswith(f"{counters_run.run_id} · scripted · ")  # run id · model · prompt@version
     assert experiment["datasetId"] == dataset["id"]
     assert experiment["itemIds"] == {langfuse_item_id("smoke_v1", i) for i in DATASET_IDS}
     if SDK_MAJOR < 5:  # SDK 4 also writes dataset run items: the run is listed under the dataset's runs
@@ -253,7 +254,7 @@ def test_no_langfuse_runs_the_local_prompts_while_the_keys_are_set_and_langfuse_
     result = scoregate("run", "counters", "--no-langfuse", "--no-mlflow")
     assert result.code == 0, result.output
     assert "prompts: local files (prompt source local)" in result.output
-    (run_dir,) = (project_dir / "runs").iterdir()
+    (run_dir,) = [p for p in (project_dir / "runs").iterdir() if p.is_dir()]
     prompts = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["receipts"]["prompts"]
     assert {p["source"] for p in prompts.values()} == {"file"}
     assert langfuse_env.requests == []

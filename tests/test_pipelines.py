@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, CliResult, Runs
-from scoregate.sinks.mlflow_sink import metrics_of
+from scoregate.sinks.mlflow_readable import readable_metrics
 from scripted_openai import ScriptedOpenAI
 
 FACTS_ASK = "List the episode's main facts"
@@ -76,7 +76,7 @@ def test_fixture_mode_feeds_each_stage_the_dataset_input_and_scores_every_stage(
     facts, last = summary["stages"]["facts"], summary["stages"]["summary"]
     assert (facts["calls"], last["calls"], facts["failed_calls"]) == (3, 3, 0)
     assert facts["latency_mean_ms"] > 0 and facts["cost_usd_total"] > 0 and last["tokens_out_total"] > 0
-    assert metrics_of(summary)["stage_facts_calls"] == 3.0
+    assert readable_metrics(summary)["stage_facts_calls"] == 3.0
     progress = json.loads((runs.root / runs.latest() / "progress.json").read_text())
     assert progress["stages"]["facts"]["calls"] == progress["stages"]["summary"]["calls"] == 3
     manifest = runs.manifest()
@@ -109,7 +109,7 @@ def test_live_mode_stops_an_item_whose_earlier_stage_failed_with_the_reason(
 ) -> None:
     scripted_server.fail_next(400, body='{"error": {"message": "no", "type": "invalid"}}')
 
-    assert scoregate("run", "facts_live", "--no-mlflow", "--limit", "1").code == 0
+    assert scoregate("run", "facts_live", "--no-mlflow", "--limit", "1").code == 1  # no item succeeded
 
     (record,) = runs.results()
     assert record["error"].startswith("stage facts failed: model call failed") and record["output"] is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,12 @@ EditYaml = Callable[[Path, Callable[[Any], None]], None]
 
 
 def _started(scoregate: Callable[..., CliResult], runs: Runs) -> str:
+    """A stored run marked as interrupted (a finished run has nothing to resume)."""
     assert scoregate("run", "counters", "--limit", "2", "--no-mlflow", "--no-langfuse").code == 0
-    return runs.latest()
+    run_id = runs.latest()
+    manifest_path = runs.root / run_id / "manifest.json"
+    manifest_path.write_text(json.dumps({**runs.manifest(run_id), "status": "interrupted"}), encoding="utf-8")
+    return run_id
 
 
 def test_adding_a_model_and_an_experiment_does_not_block_resume(

@@ -171,7 +171,7 @@ def test_local_only_keeps_ratings_without_langfuse(
     for name in LANGFUSE_VARS:
         monkeypatch.delenv(name, raising=False)
     assert scoregate("run", "counters", "--limit", "1", "--no-mlflow").code == 0
-    (run_id,) = [p.name for p in (project_dir / "runs").iterdir()]
+    (run_id,) = [p.name for p in (project_dir / "runs").iterdir() if p.is_dir()]
     ratings = write(project_dir / "ratings.csv", f"run_id,item_id,key,value\n{run_id},smoke-001,human_faithfulness,4\n")
     refused = scoregate("scores", "import", str(ratings))
     assert refused.code == 1
@@ -190,7 +190,7 @@ def test_local_only_refuses_ratings_of_runs_and_items_that_do_not_exist(
     for name in LANGFUSE_VARS:
         monkeypatch.delenv(name, raising=False)
     assert scoregate("run", "counters", "--limit", "1", "--no-mlflow").code == 0
-    (run_id,) = [p.name for p in (project_dir / "runs").iterdir()]
+    (run_id,) = [p.name for p in (project_dir / "runs").iterdir() if p.is_dir()]
     rows = (
         f"run_id,item_id,key,value\nno-such-run,smoke-001,human_faithfulness,4\n{run_id},nosuch,human_faithfulness,3\n"
     )

@@ -533,7 +533,9 @@ async def _execute(
         done = store.done_ids(retry_errors=options.retry_errors)
         per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
-        later = done_by_repeat(store) if options.repeat > 1 else {}  # repeats 2..K resume on their own
+        later = (
+            done_by_repeat(store, retry_errors=options.retry_errors) if options.repeat > 1 else {}
+        )  # repeats 2..K resume on their own
         done_by = {1: done, **{r: later.get(r, set()) for r in range(2, options.repeat + 1)}}
         total, already = per_repeat * options.repeat, sum(len(ids) for ids in done_by.values())
         final_stage = plan.spec.stages[-1].name if plan.spec.stages else None

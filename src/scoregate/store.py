@@ -209,6 +209,23 @@ class RunStore:
                 except TypeError as exc:
                     raise DamagedResults(self.directory / RESULTS, number, str(exc)) from None
 
+    def iter_all_records(self) -> Iterator[ItemResult]:
+        """Yield the newest stored record of each (item id, repeat), in file order, streaming from disk.
+
+        Unlike `iter_results` (repeat 1 only), this includes repeats 2..K of `run --repeat K`.
+        """
+        if not (self.directory / RESULTS).is_file():
+            return
+        newest: dict[tuple[str, int], int] = {}
+        for number, raw in self._lines():
+            newest[(raw["item_id"], int(raw.get("repeat", 1)))] = number
+        for number, raw in self._lines():
+            if newest.get((raw["item_id"], int(raw.get("repeat", 1)))) == number:
+                try:
+                    yield ItemResult.from_json_dict(raw)
+                except TypeError as exc:
+                    raise DamagedResults(self.directory / RESULTS, number, str(exc)) from None
+
     def append(self, result: ItemResult) -> None:
         """Write one result line and hand it to the OS at once, so a killed run keeps it."""
         _redact_result(result)

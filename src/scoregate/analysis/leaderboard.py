@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scoregate.engine.repeats import iter_all_results
 from scoregate.errors import ScoregateError
 from scoregate.store import RunStore, list_runs
 
@@ -122,7 +121,7 @@ def build_leaderboard(
         entry = entries.setdefault(key, _Entry(*key))
         entry.dataset_items = max(entry.dataset_items, int(receipts["dataset"]["items"]))
         covered: set[str] = set()
-        for result in iter_all_results(store):
+        for result in store.iter_all_records():
             score = result.score(metric)
             value = _number(score.value) if score is not None else None
             if value is None:

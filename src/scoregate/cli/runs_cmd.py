@@ -44,7 +44,7 @@ def list_command(
             o = run_overview(store)
         except DamagedRun as exc:  # one damaged run must not hide the others
             console.print(f"[bold]{store.run_id}[/]  [red]damaged[/]", highlight=False)
-            console.print(f"  {escape(exc.render())}", soft_wrap=True, highlight=False)
+            console.print(f"  damaged: {escape(exc.render())}", soft_wrap=True, highlight=False)
             continue
         verdict = o.verdict or o.status or "—"
         verdict = "invalid" if (store.directory / "invalidation.json").is_file() else verdict

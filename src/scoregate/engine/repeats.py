@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -11,31 +10,21 @@ from scoregate.catalog.models import DatasetItem
 from scoregate.engine.item import ItemPipeline
 from scoregate.engine.runner import ItemRunner
 from scoregate.records import ItemResult
-from scoregate.store import RESULTS, RunStore
+from scoregate.store import RunStore
 
 
 def iter_all_results(store: RunStore) -> Iterator[ItemResult]:
-    """Yield every stored record once per (item id, repeat), first record wins, streaming from disk."""
-    seen: set[tuple[str, int]] = set()
-    path = store.directory / RESULTS
-    if not path.is_file():
-        return
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.endswith("\n"):
-                break
-            result = ItemResult.from_json_dict(json.loads(line))
-            key = (result.item_id, result.repeat)
-            if key not in seen:
-                seen.add(key)
-                yield result
+    """Yield the newest record of every (item id, repeat), streaming from disk (see RunStore.iter_all_records)."""
+    yield from store.iter_all_records()
 
 
-def done_by_repeat(store: RunStore) -> dict[int, set[str]]:
-    """Return repeat number → ids of the items already stored for it (the resume point of each repeat)."""
+def done_by_repeat(store: RunStore, *, retry_errors: bool = False) -> dict[int, set[str]]:
+    """Return repeat number → ids of the items already stored for it (the resume point of each repeat);
+    with `retry_errors`, only those whose newest record succeeded."""
     done: dict[int, set[str]] = {}
     for result in iter_all_results(store):
-        done.setdefault(result.repeat, set()).add(result.item_id)
+        if not (retry_errors and result.error is not None):
+            done.setdefault(result.repeat, set()).add(result.item_id)
     return done
 
 

@@ -37,7 +37,8 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """Return the metrics mirrored to MLflow: the same keys for every run of an experiment (NaN = not measured).
 
     Per score `<key>_mean`, `_ci_low`, `_ci_high`, `_coverage` (text and categorical scores: `_coverage` only);
-    the run metrics; the extraction track's micro metrics as `extraction_<key>`; `gate_<name>` (1 pass, 0 not)
+    the run metrics; the extraction track's micro metrics as `extraction_<key>`; per pipeline stage and, for
+    `run --repeat`, the consistency metrics; `gate_<name>` (1 pass, 0 not)
     with `gates_passed` and `gates_total`.
     """
     metrics: dict[str, float] = {}
@@ -51,6 +52,14 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     for key, value in ((summary.get("extraction") or {}).get("metrics") or {}).items():
         if not isinstance(value, bool):
             metrics[f"extraction_{key}"] = rounded(value)
+    if "stages" in summary:
+        from scoregate.analysis.stage_summary import stage_metrics
+
+        metrics.update({key: rounded(value) for key, value in stage_metrics(summary["stages"]).items()})
+    if "repeats" in summary:
+        from scoregate.analysis.consistency import consistency_metrics
+
+        metrics.update({key: rounded(value) for key, value in consistency_metrics(summary["repeats"]).items()})
     gates = summary.get("gates") or []
     for gate in gates:
         metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0

@@ -14,7 +14,6 @@ from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics,
 from scoregate.store import RunStore
 
 RUN_ID_TAG = "scoregate.run_id"
-STAT_SUFFIXES = ("mean", "median", "std", "ci_low", "ci_high", "coverage", "min", "max")
 RUN_METRIC_KEYS = (
     "success_rate",
     "error_count",
@@ -38,38 +37,6 @@ def tracking_uri(project_root: Path) -> str:
 
 def _ms(iso: str | None) -> int | None:
     return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
-
-
-def metrics_of(summary: dict[str, Any]) -> dict[str, float]:
-    """Return the flat metric dict mirrored to MLflow; keys are identical across runs so the compare UI lines up."""
-    metrics: dict[str, float] = {}
-    for key, stats in summary["scores"].items():
-        for suffix in STAT_SUFFIXES:
-            value = stats.get(suffix)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                metrics[f"{key}_{suffix}"] = float(value)
-    for key in RUN_METRIC_KEYS:
-        value = summary["run_metrics"].get(key)
-        if value is not None:
-            metrics[key] = float(value)
-    for key, value in summary.get("extraction", {}).get("metrics", {}).items():
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            metrics[f"extraction_{key}"] = float(value)
-    if "stages" in summary:
-        from scoregate.analysis.stage_summary import stage_metrics
-
-        metrics.update(stage_metrics(summary["stages"]))
-    if "repeats" in summary:
-        from scoregate.analysis.consistency import consistency_metrics
-
-        metrics.update(consistency_metrics(summary["repeats"]))
-    passed = 0
-    for gate in summary["gates"]:
-        metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
-        passed += gate["status"] == "pass"
-    metrics["gates_passed"] = float(passed)
-    metrics["gates_total"] = float(len(summary["gates"]))
-    return metrics
 
 
 def params_of(manifest: dict[str, Any]) -> dict[str, str]:
