@@ -111,7 +111,7 @@ def test_a_run_of_a_synced_dataset_is_linked_to_its_dataset_items(
     assert experiment["itemIds"] == {langfuse_item_id("smoke_v1", i) for i in DATASET_IDS}
     if SDK_MAJOR < 5:  # SDK 4 also writes dataset run items: the run is listed under the dataset's runs
         (run,) = fake_langfuse.state.runs.values()
-        assert (run["name"], run["datasetId"], run["id"]) == (counters_run.run_id, dataset["id"], report.experiment_id)
+        assert (run["name"], run["datasetId"], run["id"]) == (experiment["name"], dataset["id"], report.experiment_id)
     assert any("linked to Langfuse dataset smoke_v1" in line for line in report.lines())
     assert fake_langfuse.validation_failures == []
 
