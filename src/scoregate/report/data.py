@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -41,6 +41,8 @@ class ReportOptions:
     seed: int = 0
     metric: str | None = None
     """The score that ranks several runs; default `eqs` when every run has it, else the first gated score."""
+    directions: Mapping[str, Any] | None = None
+    """Score key → higher/lower/none from the evaluator files, as `compare` and `rank` use them."""
     text_budget: int = TEXT_BUDGET
     max_items: int = MAX_ITEMS
     """Items the table holds (the first by dataset position); every item counts in the charts and gates."""
@@ -150,7 +152,8 @@ def _item_breaks(gate: dict[str, Any], result: ItemResult, latency: float | None
 class _RunReader:
     """One run's header, score order and gates, and its items' rows as they stream past."""
 
-    def __init__(self, store: RunStore, clip: _Clipper) -> None:
+    def __init__(self, store: RunStore, clip: _Clipper, directions: Mapping[str, Any] | None = None) -> None:
+        self.directions = directions or {}
         self.store = store
         self.manifest = store.manifest
         summary = store.summary
@@ -225,7 +228,10 @@ class _RunReader:
         for key in self.order:
             stats = dict(s["scores"][key])
             stats["name"] = key
-            stats["direction"] = direction_of(key, self.manifest)
+            known = self.directions.get(key)  # the evaluator file's direction, as compare and rank use it
+            stats["direction"] = (
+                direction_of(key, self.manifest) if known is None else (None if known == "none" else known)
+            )
             stats["gated"] = any(g.get("metric") == key for g in self.gates)
             scores.append(stats)
         return {
@@ -309,7 +315,7 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
     counts = [min(_line_count(s), options.max_items) for s in stores]
     limit = max(MIN_CLIP, min(MAX_CLIP, options.text_budget // max(1, 3 * sum(counts))))
     clip = _Clipper(limit)
-    readers = [_RunReader(s, clip) for s in stores]
+    readers = [_RunReader(s, clip, options.directions) for s in stores]
     items: dict[str, dict[str, Any]] = {}
     for position, reader in enumerate(readers):
         for result in reader.store.iter_results():  # streamed: memory holds only the rows the table keeps
@@ -358,7 +364,14 @@ def _add_comparisons(
     alpha = 1 - options.confidence
     if len(stores) == 2:
         try:
-            comparison = compare_runs(stores[0], stores[1], alpha=alpha, resamples=options.resamples, seed=options.seed)
+            comparison = compare_runs(
+                stores[0],
+                stores[1],
+                directions=options.directions,
+                alpha=alpha,
+                resamples=options.resamples,
+                seed=options.seed,
+            )
             report["comparison"] = comparison.to_dict()
         except ScoregateError as exc:
             report["notes"].append(f"no paired comparison: {exc.render()}")
@@ -366,7 +379,14 @@ def _add_comparisons(
     if len(stores) >= 3 or len(models) == len(stores):
         try:
             metric = _ranking_metric(readers, options.metric)
-            ranking = rank_runs(stores, metric=metric, alpha=alpha, resamples=options.resamples, seed=options.seed)
+            ranking = rank_runs(
+                stores,
+                metric=metric,
+                directions=options.directions,
+                alpha=alpha,
+                resamples=options.resamples,
+                seed=options.seed,
+            )
             report["ranking"] = ranking.to_dict()
         except ScoregateError as exc:
             report["notes"].append(f"no ranking: {exc.render()}")

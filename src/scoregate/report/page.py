@@ -12,10 +12,15 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from scoregate.analysis.verdicts import VERDICT_RULE
+from scoregate.catalog.directions import direction_arrow
 from scoregate.report.charts import bars, fmt, histogram, scatter
 
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
-VERDICT_CLASS = {"better": "ok", "non-inferior": "ok", "worse": "bad", "no detectable difference": "warn"}
+VERDICT_CLASS = {
+    "better": "ok", "non-inferior": "ok", "equivalent": "ok", "worse": "bad", "inconclusive": "warn",
+    "increased": "dim", "decreased": "dim",
+}  # fmt: skip
 
 
 def _asset(name: str) -> str:
@@ -102,11 +107,14 @@ def _header(report: dict[str, Any]) -> str:
 def _comparison_headline(report: dict[str, Any]) -> str | None:
     c = report.get("comparison")
     if c:
+        primary = {name: s for name, s in c["scores"].items() if s.get("primary", True)}
         by: dict[str, list[str]] = {}
-        for name, s in c["scores"].items():
+        for name, s in primary.items():
             by.setdefault(s["verdict"], []).append(name)
         parts = [f"{verdict}: {', '.join(names)}" for verdict, names in by.items()]
-        return f"B vs A on {c['shared_items']} shared items — " + "; ".join(parts)
+        others = len(c["scores"]) - len(primary)
+        rest = f" ({others} more scores, exploratory, in the table)" if others else ""
+        return f"B vs A on {c['shared_items']} shared items — " + "; ".join(parts) + rest
     r = report.get("ranking")
     if r and r["runs"]:
         best = r["runs"][0]
@@ -229,10 +237,13 @@ def _comparison(report: dict[str, Any]) -> str:
     rows = []
     for name, s in c["scores"].items():
         ci = "—" if s["diff_ci_low"] is None else f"[{fmt(s['diff_ci_low'])}, {fmt(s['diff_ci_high'])}]"
-        arrow = "↑" if s["direction"] == "higher is better" else "↓"
+        if s["diff_ci_low"] is not None and s.get("ci_level") is not None and f"{s['ci_level']:.0%}" != level:
+            ci += f" at {s['ci_level']:.1%}"
+        arrow = direction_arrow(s["direction"])
+        mark = "" if s.get("primary", True) else ' <span class="dim">(exploratory)</span>'
         cls = VERDICT_CLASS.get(s["verdict"], "dim")
         rows.append(
-            f"<tr><td>{_e(name)} {arrow}</td><td>{s['n']}</td><td>{_e(fmt(s['mean_a']))}</td>"
+            f"<tr><td>{_e(name)} {arrow}{mark}</td><td>{s['n']}</td><td>{_e(fmt(s['mean_a']))}</td>"
             f"<td>{_e(fmt(s['mean_b']))}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td>"
             f"<td>{_e(fmt(s['p_adjusted']))}</td><td>{_e(fmt(s['cohens_dz']))}</td>"
             f'<td>{s["wins"]}/{s["ties"]}/{s["losses"]}</td><td class="{cls}" title="{_e(s["sentence"])}">'
@@ -244,8 +255,8 @@ def _comparison(report: dict[str, Any]) -> str:
         '<section id="comparison"><h2>Comparison: B against A, item by item</h2>'
         f'<p class="note">A = {_e(c["run_a"]["run_id"])} (baseline), B = {_e(c["run_b"]["run_id"])}; paired on '
         f"{c['shared_items']} shared items ({c['run_a']['only_here']} only in A, {c['run_b']['only_here']} only in B). "
-        "Δ = B − A; p is the Wilcoxon signed-rank p-value, Holm-corrected across scores; W/T/L counts items where B "
-        f"wins, ties or loses.</p>{warnings}"
+        f"Δ = B − A; W/T/L counts items where B wins, ties or loses. {_e(VERDICT_RULE)} "
+        f"p: {_e(c.get('wilcoxon') or 'Wilcoxon signed-rank')} (Holm-adjusted for secondary scores).</p>{warnings}"
         f'<table class="grid"><thead><tr><th>score</th><th>n</th><th>mean A</th><th>mean B</th><th>Δ</th>'
         f"<th>{level} CI of Δ</th><th>p (Holm)</th><th>dz</th><th>W/T/L</th><th>verdict</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"

@@ -56,13 +56,19 @@ def report_runs(root: Path, run_ids: Sequence[str], *, output: Path | None = Non
 
 def project_report_options(root: Path, *, metric: str | None = None) -> ReportOptions:
     """The report's statistics settings from the project's scoregate.yaml (defaults when it does not load)."""
+    from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
     from scoregate.errors import ScoregateError
 
     try:
-        settings = load_project(root).config.settings
+        project = load_project(root)
     except ScoregateError:
         return ReportOptions(metric=metric)
+    settings = project.config.settings
     return ReportOptions(
-        confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed, metric=metric
+        confidence=settings.confidence_level,
+        resamples=settings.bootstrap_resamples,
+        seed=settings.seed,
+        metric=metric,
+        directions=project_directions(project),
     )
