@@ -64,5 +64,6 @@ def project_report_options(root: Path, *, metric: str | None = None) -> ReportOp
     except ScoregateError:
         return ReportOptions(metric=metric)
     return ReportOptions(
-        confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed, metric=metric
-    )
+        confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed,
+        metric=metric, min_coverage=settings.min_coverage,
+    )  # fmt: skip
