@@ -169,3 +169,64 @@ def test_each_repeat_is_its_own_langfuse_trace_and_a_resync_sends_nothing_twice(
     assert repeat_one["traceId"] == trace_id_for(trace_seed(store.run_id, item_of(repeat_one)))  # ids as before
     assert (second.items_sent, second.scores_sent) == (0, 0)
     assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores)
+
+
+def test_retry_errors_reruns_a_failed_later_repeat_and_its_newer_record_wins(
+    scoregate: Callable[..., CliResult], scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    scripted_server.delay_next(0, times=3)  # repeat 1 of both items and repeat 2 of the first answer
+    scripted_server.fail_next(400, body='{"error": {"message": "bad luck", "type": "invalid"}}')
+
+    failed = scoregate("run", "counters", "--no-mlflow", "--no-cache", "--limit", "2", "--repeat", "2")
+
+    run_id = runs.latest()
+    second = DATASET_IDS[1]
+    errors = [(r["item_id"], r["repeat"]) for r in runs.results(run_id) if r.get("error")]
+    assert errors == [(second, 2)], failed.output
+    assert "1 item(s) failed" in failed.output and "--retry-errors" in failed.output
+    assert runs.summary(run_id)["repeats"]["failed_records"] == 1
+    assert runs.summary(run_id)["run_metrics"]["error_count"] == 0  # repeat 1, the run's record, is whole
+    scripted_server.clear_requests()
+
+    retried = scoregate("run", "--resume", run_id, "--retry-errors", "--no-mlflow", "--no-cache")
+
+    assert retried.code == 0, retried.output
+    assert len(scripted_server.task_requests()) == 1  # only (second item, repeat 2) runs again
+    records = keys(runs, run_id)
+    assert sorted(records) == sorted([*itertools.product(DATASET_IDS[:2], (1, 2)), (second, 2)])
+    last = runs.results(run_id)[-1]
+    assert (last["item_id"], last["repeat"], last.get("error")) == (second, 2, None)  # the newer record wins
+    section = runs.summary(run_id)["repeats"]
+    assert (section["failed_records"], section["items_complete"], section["exact_match_rate"]) == (0, 2, 1.0)
+    assert "item(s) failed" not in retried.output
+
+
+def test_a_retried_later_repeat_is_mirrored_again_to_langfuse_under_its_own_trace(
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
+    langfuse_off: Callable[[], None],
+) -> None:
+    langfuse_off()
+    scripted_server.delay_next(0, times=3)
+    scripted_server.fail_next(400)
+    options = RunOptions(mirror_mlflow=False, use_cache=False, limit=2, repeat=2)
+    store = run_experiment(project_dir, "counters", options).store
+    langfuse_on()
+    assert sync_run(project_dir, store.run_id).complete
+    langfuse_off()
+    retry = RunOptions(mirror_mlflow=False, mirror_langfuse=False, resume=store.run_id, retry_errors=True)
+    run_experiment(project_dir, "counters", retry)
+    langfuse_on()
+
+    again = sync_run(project_dir, store.run_id)
+
+    assert again.complete, again.lines()
+    assert again.items_sent == 1  # only (second item, repeat 2): the other records were mirrored already
+    second = DATASET_IDS[1]
+    traces = [
+        s["traceId"] for s in root_spans(fake_langfuse)
+        if (item_of(s), span_metadata(s, "langfuse.experiment.item.metadata").get("repeat", 1)) == (second, 2)
+    ]  # fmt: skip
+    assert len(traces) == 2 and traces[0] == traces[1] == trace_id_for(trace_seed(store.run_id, f"{second}#repeat-2"))

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -141,3 +142,30 @@ def test_no_report_skips_the_page_and_report_writes_it_later(scoregate: Callable
     assert not path.exists() and "report:" not in result.output
     later = scoregate("report", runs.latest())
     assert later.code == 0 and f"report: {path}" in later.output and path.is_file()
+
+
+def test_a_run_report_shows_the_leaderboard_of_its_experiment_computed_now(
+    scoregate: Callable[..., CliResult],
+    runs: Runs,
+    project_dir: Path,
+    edit_yaml: Callable[[Path, Callable[[Any], None]], None],
+) -> None:
+    config = project_dir / "scoregate.yaml"
+    edit_yaml(config, lambda c: c["models"].update({"<b>-model": dict(c["models"]["scripted"])}))
+    assert scoregate("run", "counters", "--no-mlflow").code == 0
+    first = runs.latest()
+    (runs.root / "leaderboard.json").write_text('{"entries": [{"model": "stale"}]}', encoding="utf-8")
+    assert scoregate("run", "counters", "--no-mlflow", "--model", "<b>-model", "--limit", "2").code == 0
+    second = runs.latest()
+
+    html = (runs.root / second / "report.html").read_text(encoding="utf-8")
+
+    section = re.search(r'<section id="leaderboard">(.*?)</section>', html, re.DOTALL)
+    assert section is not None, "the report of a run whose experiment has two runs shows the leaderboard"
+    rows = re.findall(r"<tr( class=\"this-run\")? data-model=\"([^\"]*)\">(.*?)</tr>", section.group(1))
+    assert [(bool(mine), model) for mine, model, _ in rows] == [(False, "scripted"), (True, "&lt;b&gt;-model")]
+    assert '2/6 <span class="tag low">low</span>' in rows[1][2] and "6/6" in rows[0][2]
+    assert f'href="../{first}/report.html"' in rows[0][2] and f'href="../{second}/report.html"' in rows[1][2]
+    assert "stale" not in section.group(1) and "<b>-model" not in section.group(1)
+    first_html = (runs.root / first / "report.html").read_text(encoding="utf-8")
+    assert 'id="leaderboard"' not in first_html  # written when its experiment had one run

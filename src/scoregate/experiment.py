@@ -26,7 +26,14 @@ from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
 from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress
-from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat, repeats_receipt
+from scoregate.engine.repeats import (
+    done_by_repeat,
+    failed_records,
+    iter_all_results,
+    pipeline_for_repeat,
+    repeat_key,
+    repeats_receipt,
+)
 from scoregate.engine.runner import execute, pending_items
 from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline, stages_receipt
 from scoregate.engine.termination import Terminated, sigterm_as_interrupt
@@ -83,14 +90,18 @@ class RunOutcome:
 
     @property
     def failed_items(self) -> int:
-        """How many items of the run have a failed newest record (what `--retry-errors` runs again)."""
+        """How many records of the run failed in their newest version (what `--retry-errors` runs again): of
+        repeat 1 (the run's record), and with `--repeat K` of every repeat."""
+        repeats = self.summary.get("repeats") or {}
+        if "failed_records" in repeats:
+            return int(repeats["failed_records"])
         return int(self.summary.get("run_metrics", {}).get("error_count") or 0)
 
     @property
     def succeeded_items(self) -> int:
-        """How many items of the run produced an output without error."""
-        items = int(self.summary.get("run_metrics", {}).get("items") or 0)
-        return items - self.failed_items
+        """How many items of the run produced an output without error (in repeat 1, the run's record)."""
+        metrics = self.summary.get("run_metrics", {})
+        return int(metrics.get("items") or 0) - int(metrics.get("error_count") or 0)
 
     @property
     def verdict(self) -> str:
@@ -224,8 +235,8 @@ def _open_or_create(
         store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
         changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
         if options.retry_errors:
-            retried = store.error_ids()
-            store.forget_mirrored_items(retried)
+            retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
+            store.forget_mirrored_items({repeat_key(item_id, repeat) for item_id, repeat in retried})
             changes["revision"] = int(store.manifest.get("revision", 0)) + 1
         store.update_manifest(**changes, pid=os.getpid())
     except BaseException:
@@ -276,7 +287,7 @@ def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
             f"`scoregate mlflow-sync {run_id}` (or `scoregate langfuse-sync {run_id}`); "
             f"to redo its failed items: `scoregate run --resume {run_id} --retry-errors`"
         )
-    if not store.error_ids():
+    if not failed_records(store):
         return f"run {run_id} already finished and no item failed; nothing to retry"
     return None
 

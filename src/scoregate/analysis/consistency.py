@@ -34,8 +34,10 @@ def _number(value: Any) -> float | None:
 def consistency(results: Iterable[ItemResult], repeats: int, columns: list[tuple[str, DataType]]) -> dict[str, Any]:
     """Return the consistency section of a repeated run's summary."""
     by_item: dict[str, dict[int, ItemResult]] = {}
+    failed = 0
     for result in results:
         by_item.setdefault(result.item_id, {})[result.repeat] = result
+        failed += result.error is not None
     complete = {item: reps for item, reps in by_item.items() if len(reps) == repeats}
     agreement = []
     for reps in complete.values():
@@ -45,6 +47,7 @@ def consistency(results: Iterable[ItemResult], repeats: int, columns: list[tuple
         "k": repeats,
         "items": len(by_item),
         "items_complete": len(complete),
+        "failed_records": failed,
         "exact_match_rate": sum(a == 1.0 for a in agreement) / len(agreement) if agreement else None,
         "modal_agreement_mean": sum(agreement) / len(agreement) if agreement else None,
         "scores": {},

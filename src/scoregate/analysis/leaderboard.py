@@ -171,6 +171,7 @@ def _row(entry: _Entry, min_coverage: float) -> dict[str, Any]:
         "cost_usd_total": entry.cost_usd,
         "cost_unknown_runs": entry.cost_unknown_runs,
         "runs": len(entry.runs),
+        "run_ids": sorted(entry.runs),
         "best_run": link,
     }
 

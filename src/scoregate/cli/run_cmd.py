@@ -201,7 +201,9 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     console.print(f"stored in {outcome.store.directory}", soft_wrap=True, highlight=False)
     if outcome.failed_items:
         console.print(
-            f"[yellow]{outcome.failed_items} item(s) failed[/] — retry them with "
+            f"[yellow]{outcome.failed_items} item(s) failed[/]"
+            + (" (counting each repeat)" if "repeats" in outcome.summary else "")
+            + " — retry them with "
             f"`scoregate run --resume {outcome.run_id} --retry-errors`",
             soft_wrap=True,
             highlight=False,

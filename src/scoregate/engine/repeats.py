@@ -28,6 +28,17 @@ def done_by_repeat(store: RunStore, *, retry_errors: bool = False) -> dict[int, 
     return done
 
 
+def failed_records(store: RunStore) -> set[tuple[str, int]]:
+    """Return (item id, repeat) of every record whose newest version failed, in any repeat (what
+    `--retry-errors` runs again)."""
+    return {(r.item_id, r.repeat) for r in iter_all_results(store) if r.error is not None}
+
+
+def repeat_key(item_id: str, repeat: int) -> str:
+    """The id a record is mirrored under: the item id, suffixed `#repeat-N` for repeats 2..K."""
+    return item_id if repeat == 1 else f"{item_id}#repeat-{repeat}"
+
+
 @dataclass(frozen=True)
 class RepeatPipeline:
     """Runs items through `inner` and stamps each result with a repeat number."""

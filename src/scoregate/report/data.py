@@ -46,6 +46,8 @@ class ReportOptions:
     text_budget: int = TEXT_BUDGET
     max_items: int = MAX_ITEMS
     """Items the table holds (the first by dataset position); every item counts in the charts and gates."""
+    min_coverage: float = 0.8
+    """The leaderboard's coverage flag: an entry covering less of the dataset is not comparable."""
 
 
 class _Clipper:
@@ -345,11 +347,37 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
         "clipped": clip.clipped,
         "comparison": None,
         "ranking": None,
+        "leaderboard": None,
         "notes": notes,
     }
+    if len(readers) == 1:
+        report["leaderboard"] = _leaderboard(readers[0], options)
     if len(readers) >= 2:
         _add_comparisons(report, stores, readers, options)
     return report
+
+
+def _leaderboard(reader: _RunReader, options: ReportOptions) -> dict[str, Any] | None:
+    """The leaderboard of the run's experiment, computed now from the stored runs (not a stale leaderboard.json);
+    None when fewer than two valid runs of the experiment count (one run's board repeats its headline)."""
+    from scoregate.analysis.leaderboard import build_leaderboard, default_metric
+
+    receipts = reader.manifest.get("receipts") or {}
+    experiment = receipts.get("experiment")
+    metric = options.metric or default_metric(reader.summary, receipts)
+    if experiment is None or metric is None:
+        return None
+    try:
+        board = build_leaderboard(
+            reader.store.directory.parent, experiment=str(experiment), metric=metric,
+            lower_is_better=direction_of(metric, reader.manifest) == "lower", min_coverage=options.min_coverage,
+        )  # fmt: skip
+    except ScoregateError:
+        return None
+    if sum(entry["runs"] for entry in board["entries"]) < 2:
+        return None
+    board["this_run"] = reader.store.run_id
+    return board
 
 
 def _add_comparisons(

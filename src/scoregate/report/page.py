@@ -316,6 +316,39 @@ def _ranking(report: dict[str, Any]) -> str:
     )
 
 
+def _leaderboard(report: dict[str, Any]) -> str:
+    board = report.get("leaderboard")
+    if not board:
+        return ""
+    rows = []
+    for x in board["entries"]:
+        mine = board["this_run"] in x["run_ids"]
+        low = ' <span class="tag low">low</span>' if x["low_coverage"] else ""
+        best = x["best_run"]
+        link = f'<a href="../{_e(best)}/report.html"><code>{_e(best)}</code></a>'
+        mark = ' class="this-run"' if mine else ""
+        rows.append(
+            f'<tr{mark} data-model="{_e(x["model"])}"><td>{x["rank"]}</td>'
+            f"<td>{_e(x['model'])}{' (this run)' if mine else ''}</td><td>{_e(x['prompts'])}</td>"
+            f"<td>{_e(fmt(x['score']))}</td><td>{x['items_covered']}/{x['dataset_items']}{low}</td>"
+            f"<td>{_e(fmt(x['tokens_total'], 6))}</td><td>{_e(fmt(x['cost_usd_total'], 4))}</td>"
+            f"<td>{x['runs']}</td><td>{link}</td></tr>"
+        )
+    direction = "lower" if board["direction"] == "lower" else "higher"
+    return (
+        f'<section id="leaderboard"><h2>Leaderboard of {_e(board["experiment"])} by {_e(board["metric"])} '
+        f"({direction} is better)</h2>"
+        '<p class="note">One entry per model and prompt version over every valid run of the experiment, computed '
+        "when this page was written: each item counts once with its best score; “low” marks an entry covering "
+        f"less than {board['min_coverage']:.0%} of the dataset (not comparable, ranked last); tokens and cost are "
+        "totals over the entry's runs; the link opens the run covering most items."
+        "</p>"
+        '<table class="grid leaderboard"><thead><tr><th>#</th><th>model</th><th>prompt</th><th>best per item</th>'
+        "<th>items</th><th>tokens</th><th>cost USD</th><th>runs</th><th>run</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
 def _extraction(report: dict[str, Any]) -> str:
     runs = [(i, r) for i, r in enumerate(report["runs"]) if r.get("extraction")]
     if not runs:
@@ -375,6 +408,8 @@ def render_page(report: dict[str, Any]) -> str:
         nav.append(("comparison", "Comparison"))
     if report.get("ranking"):
         nav.append(("ranking", "Ranking"))
+    if report.get("leaderboard"):
+        nav.append(("leaderboard", "Leaderboard"))
     if any(r.get("extraction") for r in runs):
         nav.append(("extraction", "Extraction"))
     nav.append(("items", "Items"))
@@ -387,7 +422,7 @@ def render_page(report: dict[str, Any]) -> str:
         _header(report) + notes
         + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
         + _headline(report) + _gates(report) + _distributions(report) + _comparison(report) + _ranking(report)
-        + _extraction(report)
+        + _leaderboard(report) + _extraction(report)
         + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'
         f'<p class="note" id="item-count"></p><div id="item-table"></div><p class="note">{_e(clipped)}</p></section>'
         f'<footer>generated {_e(report["generated_at"])} by scoregate</footer>'

@@ -71,4 +71,5 @@ def project_report_options(root: Path, *, metric: str | None = None) -> ReportOp
         seed=settings.seed,
         metric=metric,
         directions=project_directions(project),
+        min_coverage=settings.min_coverage,
     )

@@ -24,7 +24,7 @@ import httpx
 
 from scoregate.analysis.run_overview import manifest_run_name, run_description
 from scoregate.catalog.project import Project, load_project
-from scoregate.engine.repeats import iter_all_results
+from scoregate.engine.repeats import iter_all_results, repeat_key
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
@@ -341,7 +341,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
 
 def mirror_key(result: ItemResult) -> str:
     """The id a stored record is mirrored under: the item id, suffixed `#repeat-N` for repeats 2..K."""
-    return result.item_id if result.repeat == 1 else f"{result.item_id}#repeat-{result.repeat}"
+    return repeat_key(result.item_id, result.repeat)
 
 
 def _traced(state: MirrorState, item_id: str) -> bool:
