@@ -8,18 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
+from scoregate.processes import pid_alive
 
 LOCK = ".lock"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _holder(path: Path) -> int | None:
@@ -48,7 +39,7 @@ class RunLock:
         except BlockingIOError:
             handle.close()
             pid = _holder(self.path)
-            holder = f"process {pid}" if pid is not None and _pid_alive(pid) else "another process"
+            holder = f"process {pid}" if pid is not None and pid_alive(pid) else "another process"
             raise ScoregateError(
                 f"run {self.path.parent.name} is in use by {holder}",
                 where=str(self.path.parent),

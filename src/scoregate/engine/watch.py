@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +12,7 @@ from typing import Any
 
 from scoregate.engine.live import ACTIVE_RUN, PROGRESS
 from scoregate.errors import ScoregateError
+from scoregate.processes import pid_alive
 
 STALE_AFTER_S = 15.0
 """A progress file not rewritten for this long belongs to a process that is gone (it beats twice a second)."""
@@ -26,21 +26,6 @@ class WatchState:
     ended: str | None = None
     """None while running; `finished`, `interrupted`, `failed` or `died`."""
     detail: str = ""
-
-
-def pid_alive(pid: int) -> bool:
-    """True when process `pid` exists on this machine and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed child its parent has not reaped yet still answers kill(0)
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def resolve_run(runs_dir: Path, run_id: str | None) -> str:
