@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 import yaml
 
 from conftest import write_yaml
+from headless_chromium import Chromium, find_chromium
 from scoregate.catalog.models import CustomSpec, FactRecallSpec
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import load_project
@@ -189,3 +192,98 @@ def test_a_custom_function_that_cannot_be_loaded_is_refused_before_any_model_cal
             plan_experiment(load_project(facts_project), "fact_recall")
         assert f"{path}: function" in caught.value.problems[0] and message in caught.value.problems[0]
     assert scripted_server.task_requests() == []
+
+
+def cli(project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> str:
+    """Run `scoregate ARGS -C project` in-process; return what it printed (it must exit 0, no traceback)."""
+    from scoregate.cli import main
+
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "argv", ["scoregate", *args, "-C", str(project)])
+    try:
+        main()
+    except SystemExit as exc:
+        assert exc.code in (0, None), capsys.readouterr()
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return captured.out
+
+
+GROUPED = """    both (3):
+      agent refunds 240 dollars
+      agent sends corrected invoice
+      charge was billed twice
+    only expected (missed) (1):
+      customer wants an email
+    only produced (2):
+      customer is happy
+      agent is called Priya
+"""
+
+
+def test_runs_show_item_lists_the_facts_by_verdict_not_as_json(
+    facts_project: Path,
+    scripted_server: ScriptedOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_id = run_experiment(facts_project, "fact_recall", NO_RUN).run_id
+    monkeypatch.setenv("COLUMNS", "80")
+
+    out = cli(facts_project, capsys, monkeypatch, "runs", "show", run_id, "--item", "call-001")
+    assert "  fact_recall: 75  fact_recall_v1\n    reasoning: 3 of 4 expected facts kept\n" + GROUPED in out
+    assert '"subject"' not in out and "verdict" not in out  # no raw JSON blob
+    assert out.count("customer wants an email") == 1  # listed once (the comment's copy is not repeated)
+
+    detail = json.loads(cli(facts_project, capsys, monkeypatch, "runs", "show", run_id, "--item", "call-001", "--json"))
+    groups = detail["fact_groups"]["fact_recall_facts"]
+    assert [(g["title"], g["facts"]) for g in groups] == [
+        ("both", ["agent refunds 240 dollars", "agent sends corrected invoice", "charge was billed twice"]),
+        ("only expected (missed)", ["customer wants an email"]),
+        ("only produced", ["customer is happy", "agent is called Priya"]),
+    ]
+    unmeasured = cli(facts_project, capsys, monkeypatch, "runs", "show", run_id, "--item", "call-002")
+    assert "fact_recall: null — no expected text (metadata.reference_summary is empty)" in unmeasured
+    assert "both (" not in unmeasured
+
+
+def test_the_report_embeds_the_facts_by_verdict_for_the_opened_item(
+    facts_project: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    outcome = run_experiment(facts_project, "fact_recall", NO_RUN)
+    assert outcome.report is not None
+    html = outcome.report.read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.DOTALL)
+    assert found is not None
+    data = json.loads(found.group(1).replace("<\\/", "</"))
+    run = data["runs"][0]
+    rows = {item["id"]: item["r"][0] for item in data["items"]}
+    groups = rows["call-001"]["f"]["fact_recall_facts"]
+    assert {g["title"]: g["facts"] for g in groups} == {
+        "both": ["agent refunds 240 dollars", "agent sends corrected invoice", "charge was billed twice"],
+        "only expected (missed)": ["customer wants an email"],
+        "only produced": ["customer is happy", "agent is called Priya"],
+    }
+    cells = {run["score_keys"][s[0]][0]: s for s in rows["call-001"]["s"]}
+    assert cells["fact_recall_facts"][1] == "both 3 · only expected (missed) 1 · only produced 2"  # not the JSON
+    assert cells["fact_recall"][1:] == [75, None, "3 of 4 expected facts kept"]  # the facts are not repeated
+    assert "f" not in rows["call-002"]  # no facts measured there
+    assert "factGroups(name, groups)" in html  # the page renders them when the item is opened
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="no chromium installed (apt-get install chromium)")
+def test_the_opened_item_of_the_report_shows_the_facts_by_verdict(
+    facts_project: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    outcome = run_experiment(facts_project, "fact_recall", NO_RUN)
+    assert outcome.report is not None
+    with Chromium(str(find_chromium())) as browser:
+        browser.open(outcome.report)
+        browser.evaluate("document.querySelector('tr.item-row[data-id=\"call-001\"]').click()")
+        opened = str(browser.evaluate("document.querySelector('tr.detail').innerText"))
+        assert browser.errors == [], browser.errors
+    shown = "\n".join(line for line in opened.splitlines() if line.strip())
+    assert "facts — fact_recall_facts\nboth (3)\nagent refunds 240 dollars\n" in shown
+    assert "only expected (missed) (1)\ncustomer wants an email\n" in shown
+    assert "only produced (2)\ncustomer is happy\nagent is called Priya\n" in shown
+    assert '"subject"' not in opened

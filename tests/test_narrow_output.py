@@ -59,6 +59,7 @@ def test_run_at_80_columns_without_a_tty_cuts_no_score_key_or_gate_rule(
     assert f"stored in {runs.root / run_id}" in out  # the path on one line
     assert re.search(r"latency p50/p95 \d+(\.\d)? ms/\d+(\.\d)? ms", out)
     assert "success 100%" in out
+    assert re.search(r"^  6/6 items · [\d.]+ items/s · 0 failed · elapsed [\d.]+ s · ETA 0\.0 s$", out, re.M)
     assert "e+0" not in out and "INFO" not in out
     assert "verdict: PASS" in out
 

@@ -187,11 +187,39 @@ def item_table(
     return ItemTable(store.run_id, keys, rows, selection, notes)
 
 
+FACT_GROUPS = (("both", "both"), ("expected", "only expected (missed)"), ("got", "only produced"))
+"""A facts score's verdicts, in reading order, with their titles."""
+
+
+def fact_groups(value: Any) -> list[dict[str, Any]] | None:
+    """Read a stored facts score (`{"both"|"expected"|"got": [{subject, predicate, object}]}` as JSON text) into
+    titled groups of `subject predicate object` lines; None when the value is not one."""
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return None
+    try:
+        grouped = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(grouped, dict) or not grouped or not set(grouped) <= {v for v, _ in FACT_GROUPS}:
+        return None
+    groups = []
+    for verdict, title in FACT_GROUPS:
+        facts = grouped.get(verdict) or []
+        if not isinstance(facts, list) or not all(isinstance(f, dict) for f in facts):
+            return None
+        parts = [[str(f.get(k) or "").strip() for k in ("subject", "predicate", "object")] for f in facts]
+        lines = [" ".join(p for p in fact if p) for fact in parts]
+        groups.append({"verdict": verdict, "title": title, "facts": [line for line in lines if line]})
+    return groups
+
+
 def item_detail(store: RunStore, item_id: str) -> dict[str, Any]:
-    """Return one item in full: input, output, expected output, every score with its reason, every call."""
+    """Return one item in full: input, output, expected output, every score with its reason, every call;
+    `fact_groups` holds each facts score (by name) read into groups by verdict."""
     for result in store.iter_results():
         if result.item_id == item_id:
-            return {"run_id": store.run_id, **result.to_json_dict()}
+            facts = {s.name: groups for s in result.scores if (groups := fact_groups(s.value)) is not None}
+            return {"run_id": store.run_id, **result.to_json_dict(), "fact_groups": facts}
     ids = [r.item_id for r in _results(store)]
     close = difflib.get_close_matches(item_id, ids, n=3)
     raise ScoregateError(

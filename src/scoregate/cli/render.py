@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -329,6 +329,8 @@ def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
         console.print("[bold]expected output[/]")
         console.print(escape(_folded(output_text(detail["expected_output"]))), highlight=False)
     console.print("[bold]scores[/]")
+    facts: Mapping[str, Any] = detail.get("fact_groups") or {}
+    shown_facts: set[str] = set()
     for s in detail.get("scores") or []:
         if s["data_type"] == "text":
             continue
@@ -337,10 +339,21 @@ def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
         console.print(
             f"  {escape(s['name'])}: {escape(value)}{spread}  [dim]{escape(s['evaluator'])}[/]", highlight=False
         )
-        if s.get("comment"):
-            console.print(f"    reasoning: {escape(str(s['comment']))}", highlight=False)
-    texts = [s for s in detail.get("scores") or [] if s["data_type"] == "text"]
+        groups = facts.get(s["name"] + "_facts")
+        comment = str(s.get("comment") or "")
+        if groups is not None:  # the comment repeats the facts: keep its first line, then the groups
+            comment = comment.splitlines()[0] if comment else ""
+        if comment:
+            console.print(f"    reasoning: {escape(comment)}".replace("\n", "\n      "), highlight=False)
+        if groups is not None:
+            _print_fact_groups(console, groups)
+            shown_facts.add(s["name"] + "_facts")
+    texts = [s for s in detail.get("scores") or [] if s["data_type"] == "text" and s["name"] not in shown_facts]
     for s in texts:
+        if s["name"] in facts:
+            console.print(f"  {escape(s['name'])} (facts by verdict):", highlight=False)
+            _print_fact_groups(console, facts[s["name"]])
+            continue
         value = s["value"] if s["value"] is not None else f"null — {s.get('reason') or 'no reason'}"
         console.print(f"  {escape(s['name'])} (text): {escape(str(value))}", highlight=False)
     console.print("[bold]model calls[/]")
@@ -356,6 +369,16 @@ def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
         console.print(escape(line), highlight=False)
         if c.get("error"):
             console.print(f"    [red]error:[/] {escape(str(c['error']))}", highlight=False)
+
+
+def _print_fact_groups(console: Console, groups: Sequence[Mapping[str, Any]]) -> None:
+    """Print facts under their verdicts (both, only expected (missed), only produced), one per line."""
+    from rich.markup import escape
+
+    for group in groups:
+        console.print(f"    {escape(group['title'])} ({len(group['facts'])}):", highlight=False)
+        for fact in group["facts"] or ["(none)"]:
+            console.print(f"      {escape(fact)}", highlight=False)
 
 
 def print_run_diff(console: Console, diff: Any) -> None:

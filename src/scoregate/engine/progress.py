@@ -1,4 +1,4 @@
-"""Live progress of a run: done/total, items/s, ETA and failures."""
+"""Live progress of a run: done/total, items/s, elapsed, ETA and failures."""
 
 from __future__ import annotations
 
@@ -7,22 +7,56 @@ from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from scoregate.records import ItemResult
+
+
+def clock_text(seconds: float | None) -> str:
+    """Return a duration readably: `0.4 s`, `31.4 s` under a minute, then `2m05s`, `1h02m`; `—` when unknown."""
+    if seconds is None:
+        return "—"
+    seconds = max(seconds, 0.0)
+    if round(seconds, 1) < 60:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def rate_text(rate: float) -> str:
+    """Return items per second with sensible precision (`31.4`, `0.25`)."""
+    return f"{rate:.1f}" if rate >= 1 else f"{rate:.2f}"
 
 
 class RunProgress:
     """A rich progress bar on a terminal; a line every 10% elsewhere (CI logs)."""
 
-    def __init__(self, total: int, *, already_done: int = 0, console: Console | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        *,
+        already_done: int = 0,
+        console: Console | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.console = console or Console(stderr=True)
         self.total = total
         self.done = already_done
         self.failed = 0
-        self._started = time.monotonic()
+        self._clock = clock
+        self._started = clock()
         self._new = 0
-        self._next_report = 0.1
+        self._next_step = self._step(already_done) + 1
         self.listeners: list[Callable[[ItemResult], None]] = []
         """Called with every finished result (the live progress files)."""
         self._bar = Progress(
@@ -30,6 +64,9 @@ class RunProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]:.2f} items/s"),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
             TimeRemainingColumn(),
             TextColumn("[red]{task.fields[failed]} failed"),
             console=self.console,
@@ -47,11 +84,35 @@ class RunProgress:
     ) -> None:
         self._bar.stop()
 
+    def _step(self, done: int) -> int:
+        """Which tenth of the run `done` items reach (0-10)."""
+        return done * 10 // self.total if self.total else 0
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since this session of the run started."""
+        return self._clock() - self._started
+
     @property
     def rate(self) -> float:
         """Items finished per second in this session."""
-        elapsed = time.monotonic() - self._started
+        elapsed = self.elapsed
         return self._new / elapsed if elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds until every item is done at this session's rate; None until an item has finished."""
+        if self.done >= self.total:
+            return 0.0
+        rate = self.rate
+        return (self.total - self.done) / rate if rate > 0 else None
+
+    def line(self) -> str:
+        """The plain progress line for logs (under 80 columns): done/total, rate, failures, elapsed, ETA."""
+        return (
+            f"  {self.done}/{self.total} items · {rate_text(self.rate)} items/s · {self.failed} failed"
+            f" · elapsed {clock_text(self.elapsed)} · ETA {clock_text(self.eta)}"
+        )
 
     def advance(self, failed: bool, result: ItemResult | None = None) -> None:
         """Count one finished item (and hand its result to the listeners)."""
@@ -62,6 +123,7 @@ class RunProgress:
         self._new += 1
         self.failed += failed
         self._bar.update(self._task, completed=self.done, rate=self.rate, failed=self.failed)
-        if not self.console.is_terminal and self.total and self.done / self.total >= self._next_report:
-            self.console.print(f"  {self.done}/{self.total} items, {self.rate:.2f} items/s, {self.failed} failed")
-            self._next_report += 0.1
+        step = self._step(self.done)
+        if not self.console.is_terminal and step >= self._next_step:
+            self.console.print(self.line(), soft_wrap=True, highlight=False)
+            self._next_step = step + 1

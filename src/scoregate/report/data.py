@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scoregate.analysis.compare_runs import gate_directions
+from scoregate.analysis.items import fact_groups
 from scoregate.analysis.model_ranking import lower_is_better
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
@@ -136,6 +137,16 @@ def _verdict_words(summary: dict[str, Any]) -> str:
     return "NO GATES — this experiment sets none, so there is no verdict"
 
 
+def _shown(name: str, value: Any, comment: str | None, facts: dict[str, list[dict[str, Any]]]) -> tuple[Any, Any]:
+    """A score's value and comment for the score table; the facts, listed below it, are not repeated there:
+    a facts score shows how many facts each verdict has, its fact-recall score the first line of its comment."""
+    if name in facts:
+        return " · ".join(f"{g['title']} {len(g['facts'])}" for g in facts[name]), comment
+    if name + "_facts" in facts and comment:
+        return value, comment.splitlines()[0]
+    return value, comment
+
+
 def _item_breaks(gate: dict[str, Any], result: ItemResult, latency: float | None) -> bool:
     """True when this item's own value breaks the gate's rule (judged only where an item has such a value)."""
     compare = OPS.get(str(gate.get("op")))
@@ -202,10 +213,12 @@ class _RunReader:
         if not keep:
             return None
         clip = self.clip
+        facts = {s.name: groups for s in result.scores if (groups := fact_groups(s.value)) is not None}
         scores = [
-            _trim([_index(self.keys, (s.name, s.evaluator)), clip(_short(s.value)), clip(s.reason), clip(s.comment)])
+            _trim([_index(self.keys, (s.name, s.evaluator)), clip(_short(value)), clip(s.reason), clip(comment)])
             for s in result.scores
-        ]
+            for value, comment in [_shown(s.name, s.value, s.comment, facts)]
+        ]  # fmt: skip
         calls = [
             _trim([_index(self.purposes, c.purpose), _index(self.models, c.model), _short(c.latency_ms),
                    c.tokens_in, c.tokens_out, _short(c.cost_usd), c.retries, int(c.cached), clip(c.error)])
@@ -219,6 +232,7 @@ class _RunReader:
             "c": calls,
             "g": broken,
             "l": _short(latency),
+            **({"f": clip(facts)} if facts else {}),
         }
 
     def header(self) -> dict[str, Any]:

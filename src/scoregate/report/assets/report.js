@@ -206,6 +206,15 @@
     return el("table", { cls: "scores" }, [el("thead", {}, [el("tr", {}, ["score", "value", "null reason", "judge reasoning / comment", "evaluator"]
       .map((h) => el("th", { text: h })))]), el("tbody", {}, body)]);
   }
+  // A facts score (fact recall): its facts under their verdicts, one `subject predicate object` per line.
+  function factGroups(name, groups) {
+    const box = el("div", { cls: "facts" }, [el("h4", { text: "facts — " + name })]);
+    for (const g of groups) {
+      box.append(el("p", { text: g.title + " (" + g.facts.length + ")" }),
+        el("ul", {}, (g.facts.length ? g.facts : ["(none)"]).map((f) => el("li", { text: f }))));
+    }
+    return box;
+  }
   function callTable(row) {
     const heads = ["purpose", "model", "latency ms", "tokens in", "tokens out", "cost USD", "retries", "cached", "error"];
     const body = row.c.map((c) => el("tr", {}, c.map((v, k) => el("td", { cls: k === 8 && v ? "err" : "", text: k === 7 ? (v ? "yes" : "") : fmt(v) }))));
@@ -225,7 +234,9 @@
         side.append(el("h4", { text: shownOut ? "output (word diff against A)" : "output" }), shownOut || el("pre", { text: text(row.o) || "—" }));
         const broken = row.g.map((g) => run.gates[g].name);
         if (broken.length) side.append(el("p", { cls: "warn", text: "breaks: " + broken.join(", ") }));
-        side.append(el("h4", { text: "scores" }), scoreTable(row), el("h4", { text: "calls" }), callTable(row));
+        side.append(el("h4", { text: "scores" }), scoreTable(row));
+        for (const [name, groups] of Object.entries(row.f || {})) side.append(factGroups(name, groups));
+        side.append(el("h4", { text: "calls" }), callTable(row));
       }
       sides.append(side);
     });

@@ -1,0 +1,97 @@
+"""The run's own progress: plain lines with elapsed and ETA in CI logs, a bar with both on a terminal."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from rich.cells import cell_len
+from rich.console import Console
+
+from scoregate.engine.progress import RunProgress, clock_text
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def plain_console() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=80, force_terminal=False, color_system=None), out
+
+
+def test_clock_text_reads_in_seconds_then_minutes_then_hours() -> None:
+    assert clock_text(None) == "—"
+    assert clock_text(0.06) == "0.1 s"
+    assert clock_text(31.44) == "31.4 s"
+    assert clock_text(59.96) == "1m00s"
+    assert clock_text(125) == "2m05s"
+    assert clock_text(3599.4) == "59m59s"
+    assert clock_text(3720) == "1h02m"
+    assert clock_text(30 * 3600 + 59) == "30h01m"
+
+
+def test_plain_lines_say_elapsed_and_eta_and_fit_80_columns() -> None:
+    console, out = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(6, console=console, clock=clock)
+    for n in range(6):
+        clock.now += 0.5
+        progress.advance(failed=n == 4)
+
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "  1/6 items · 2.0 items/s · 0 failed · elapsed 0.5 s · ETA 2.5 s"
+    assert lines[2] == "  3/6 items · 2.0 items/s · 0 failed · elapsed 1.5 s · ETA 1.5 s"
+    assert lines[-1] == "  6/6 items · 2.0 items/s · 1 failed · elapsed 3.0 s · ETA 0.0 s"
+    assert len(lines) == 6
+    assert "e+0" not in out.getvalue()
+
+
+def test_a_long_slow_run_reads_in_minutes_and_hours_within_80_columns() -> None:
+    console, out = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(10000, console=console, clock=clock)
+    for _ in range(1000):
+        clock.now += 4.5
+        progress.advance(failed=True)
+
+    (line,) = out.getvalue().splitlines()
+    assert line == "  1000/10000 items · 0.22 items/s · 1000 failed · elapsed 1h15m · ETA 11h15m"
+    assert cell_len(line) <= 80
+
+
+def test_eta_is_unknown_until_an_item_of_this_session_finished() -> None:
+    console, _ = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(10, already_done=4, console=console, clock=clock)
+    clock.now += 2
+    assert progress.line().endswith("· elapsed 2.0 s · ETA —")
+
+
+def test_a_resumed_run_prints_a_line_per_tenth_not_one_per_item() -> None:
+    console, out = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(100, already_done=55, console=console, clock=clock)
+    for _ in range(45):
+        clock.now += 1
+        progress.advance(failed=False)
+
+    dones = [int(re.match(r"\s+(\d+)/", line).group(1)) for line in out.getvalue().splitlines()]  # type: ignore[union-attr]
+    assert dones == [60, 70, 80, 90, 100]
+
+
+def test_the_terminal_bar_shows_elapsed_and_remaining_time() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=120, force_terminal=True, color_system=None)
+    progress = RunProgress(6, console=console)
+    progress.advance(failed=False)
+
+    console.print(progress._bar.get_renderable())
+    text = out.getvalue()
+    assert re.search(r"1/6 .*items/s elapsed \d:\d\d:\d\d ETA (-:--:--|\d:\d\d:\d\d) 0 failed", text), text
