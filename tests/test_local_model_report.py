@@ -37,7 +37,7 @@ def test_a_local_model_run_has_a_report_and_a_readable_mlflow_run(
         stop_server(root)
 
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    (run_dir,) = (root / "runs").iterdir()
+    (run_dir,) = [p for p in (root / "runs").iterdir() if p.is_dir()]
     report = run_dir / "report.html"
     assert f"report: {report}" in " ".join(ran.stdout.split()) and "smollm2-135m" in report.read_text()
 

@@ -70,7 +70,7 @@ def run_on_local_model(root: Path, monkeypatch: pytest.MonkeyPatch, experiment: 
         assert "Traceback" not in ran.stderr, ran.stderr
     finally:
         stop_server(root)
-    (run_dir,) = (root / "runs").iterdir()
+    (run_dir,) = [p for p in (root / "runs").iterdir() if p.is_dir()]
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "finished", ran.stderr
     return run_dir, json.loads((run_dir / "summary.json").read_text())
 
