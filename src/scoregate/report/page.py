@@ -157,14 +157,14 @@ def _headline(report: dict[str, Any]) -> str:
                        ("tokens out", "tokens_out_total"), ("retries", "retries_total"),
                        ("failed items", "error_count")):  # fmt: skip
         tds = "".join(
-            f'<td data-run="{i}" data-metric="{key}">{_e(fmt(r["run_metrics"].get(key), 4))}</td>'
+            f'<td data-run="{i}" data-metric="{key}">{_e(_run_metric(key, r["run_metrics"].get(key)))}</td>'
             for i, r in enumerate(runs)
         )
         metrics.append(f"<tr><th>{_e(label)}</th>{tds}</tr>")
     return (
         '<section id="headline"><h2>Headline metrics</h2>'
         '<p class="note">mean, 95% CI in brackets, coverage = measured/total items; gated scores first; '
-        "↑ higher is better, ↓ lower is better (as the gates say; no arrow: not set).</p>"
+        "↑ higher is better, ↓ lower is better (from the evaluator files and gates; · or no arrow: no direction).</p>"
         f'<table class="grid headline"><thead><tr><th>score</th>{head}</tr></thead><tbody>{"".join(rows)}'
         f'<tr class="sep"><th colspan="{len(runs) + 1}">run</th></tr>{"".join(metrics)}</tbody></table></section>'
     )
@@ -265,6 +265,13 @@ def _comparison(report: dict[str, Any]) -> str:
     )
 
 
+def _run_metric(key: str, value: Any) -> str:
+    """A run metric as a person reads it: rates as percentages, the rest to 4 significant digits."""
+    if key.endswith("_rate") and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value * 100:.1f}%"
+    return fmt(value, 4)
+
+
 def _ranking(report: dict[str, Any]) -> str:
     r = report.get("ranking")
     if not r:
@@ -273,7 +280,7 @@ def _ranking(report: dict[str, Any]) -> str:
         f"<tr><td>{_e(x['rank'] or '—')}</td><td>{_e(x['label'])}</td><td>{_e(fmt(x['mean']))}</td>"
         f"<td>[{_e(fmt(x['ci_low']))}, {_e(fmt(x['ci_high']))}]</td><td>{x['measured']}/{x['items']}</td>"
         f"<td>{_e(fmt(x['latency_ms'], 4))}</td><td>{_e(fmt(x['cost_usd_per_item']))}</td>"
-        f"<td>{_e(fmt(x['success_rate']))}</td></tr>"
+        f"<td>{_e(_run_metric('success_rate', x['success_rate']))}</td></tr>"
         for x in r["runs"]
     )
     labels = [x["label"] for x in r["runs"]]
