@@ -6,11 +6,11 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from scoregate.cli.console import lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 
-console = Console()
+console = lazy_console()
 
 
 def diff(
