@@ -35,6 +35,14 @@ ALL_GATES = [
 ]
 
 
+def copy_shipped(root: Path, files: dict[str, list[str]]) -> None:
+    """Copy shipped project files into the test project at `root`: folder (prompts, evaluators...) → file names."""
+    for folder, names in files.items():
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            shutil.copy(REPO / folder / name, root / folder / name)
+
+
 def project_config(base_url: str) -> dict[str, Any]:
     """Return the test project's scoregate.yaml: the shipped gates and evaluators on the `scripted` model."""
     shipped = yaml.safe_load((REPO / "scoregate.yaml").read_text(encoding="utf-8"))

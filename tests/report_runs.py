@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from conftest import DATASET_IDS, REPO, project_config, write_yaml
+from conftest import DATASET_IDS, REPO, copy_shipped, project_config, write_yaml
 from scoregate.experiment import RunOptions, RunOutcome, run_experiment
 from scripted_openai import ScriptedOpenAI, json_for_schema, markdown_summary, request_schema
 
@@ -59,14 +59,14 @@ def summarization_runs(root: Path, server: ScriptedOpenAI) -> tuple[RunOutcome, 
 
 def extraction_project(root: Path, server: ScriptedOpenAI) -> Path:
     """Write the shipped extraction project with three priced models on `server` that differ in care and speed."""
-    for folder, names in {
-        "datasets": ["extraction_v1.jsonl", "extraction_v1.yaml"],
-        "prompts": ["extraction.yaml"],
-        "evaluators": ["extraction_v1.yaml"],
-    }.items():
-        (root / folder).mkdir(parents=True)
-        for name in names:
-            shutil.copy(REPO / folder / name, root / folder / name)
+    copy_shipped(
+        root,
+        {
+            "datasets": ["extraction_v1.jsonl", "extraction_v1.yaml"],
+            "prompts": ["extraction.yaml"],
+            "evaluators": ["extraction_v1.yaml"],
+        },
+    )
     shipped = yaml.safe_load((REPO / "scoregate.yaml").read_text(encoding="utf-8"))
     models = {
         name: {"provider": "openai", "model": name, "base_url": server.url,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from conftest import write_yaml
+from conftest import copy_shipped, write_yaml
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem, ExtractionSpec, PromptSpec
 from scoregate.catalog.plan import plan_experiment
@@ -64,14 +63,14 @@ def extraction_project(
 ) -> Iterator[Path]:
     """A project with the shipped extraction files whose model is the scripted server (replies: perturbed_reply)."""
     root = tmp_path / "project"
-    for folder, names in {
-        "datasets": ["extraction_v1.jsonl", "extraction_v1.yaml"],
-        "prompts": ["extraction.yaml"],
-        "evaluators": ["extraction_v1.yaml"],
-    }.items():
-        (root / folder).mkdir(parents=True)
-        for name in names:
-            shutil.copy(REPO / folder / name, root / folder / name)
+    copy_shipped(
+        root,
+        {
+            "datasets": ["extraction_v1.jsonl", "extraction_v1.yaml"],
+            "prompts": ["extraction.yaml"],
+            "evaluators": ["extraction_v1.yaml"],
+        },
+    )
     shipped = yaml.safe_load((REPO / "scoregate.yaml").read_text(encoding="utf-8"))
     config = {
         "project": "extraction-test",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import write_yaml
+from conftest import copy_shipped, write_yaml
 from headless_chromium import Chromium, find_chromium
 from scoregate.catalog.models import CustomSpec, FactRecallSpec
 from scoregate.catalog.plan import plan_experiment
@@ -128,11 +127,9 @@ def facts_project(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: 
     rows = [json.loads(line) for line in (REPO / "datasets" / "support_calls_v1.jsonl").read_text().splitlines()]
     rows[1]["metadata"].pop("reference_summary")
     (root / "datasets" / "support_calls_v1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:3]))
-    for folder, names in {"prompts": ["call-summary.yaml"],
-                          "evaluators": ["fact_recall_v1.yaml", "word_overlap_v1.yaml"]}.items():  # fmt: skip
-        (root / folder).mkdir()
-        for name in names:
-            shutil.copy(REPO / folder / name, root / folder / name)
+    copy_shipped(
+        root, {"prompts": ["call-summary.yaml"], "evaluators": ["fact_recall_v1.yaml", "word_overlap_v1.yaml"]}
+    )
     shipped = yaml.safe_load((REPO / "scoregate.yaml").read_text(encoding="utf-8"))
     write_yaml(
         root / "scoregate.yaml",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import CliResult, write_yaml
+from conftest import CliResult, copy_shipped, write_yaml
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.json_schemas import write_schemas
 from scoregate.catalog.plan import plan_experiment
@@ -157,11 +156,13 @@ def tags_project(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: p
     (root / "datasets" / "support_calls_v1.jsonl").write_text(
         "".join(json.dumps(row) + "\n" for row in stripped), encoding="utf-8"
     )
-    for folder, names in {"prompts": ["tags-annotator.yaml", "call-summary.yaml"],
-                          "evaluators": ["tags_v1.yaml", "summary_judge_v1.yaml"]}.items():  # fmt: skip
-        (root / folder).mkdir()
-        for name in names:
-            shutil.copy(REPO / folder / name, root / folder / name)
+    copy_shipped(
+        root,
+        {
+            "prompts": ["tags-annotator.yaml", "call-summary.yaml"],
+            "evaluators": ["tags_v1.yaml", "summary_judge_v1.yaml"],
+        },
+    )
     shipped = yaml.safe_load((REPO / "scoregate.yaml").read_text(encoding="utf-8"))
     write_yaml(
         root / "scoregate.yaml",

@@ -174,10 +174,6 @@ class RunStore:
         """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded."""
         return {r.item_id for r in self.iter_results() if not (retry_errors and r.error is not None)}
 
-    def error_ids(self) -> set[str]:
-        """Return the ids of items whose newest record failed (what `--retry-errors` runs again)."""
-        return {r.item_id for r in self.iter_results() if r.error is not None}
-
     def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """Yield (line number, parsed record) of every complete line; a damaged line is a clear error."""
         path = self.directory / RESULTS
