@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any
 
 import yaml
-from harnesses import BenchSetup, Measurement, measure_child, run_scoregate
+from harnesses import BenchSetup, Measurement, measure_child, run_dirs, run_scoregate
 from mock_endpoint import INSTALL_HINT, NGINX, MockEndpoint, missing_packages
 from profile_scoregate import _LINE_NO, RATE_HZ, _phase, _wrapped
 from throughput import _kit, _machine, _setup
@@ -267,13 +267,13 @@ def _mean(scores: dict[str, Any], key: str) -> float | None:
 def run_extraction(setup: BenchSetup, rep: int) -> Measurement:
     """Run `scoregate run` on the extraction project once; the items phase is the manifest's started → finished."""
     runs = setup.project / "runs"
-    before = set(runs.iterdir()) if runs.is_dir() else set()
+    before = run_dirs(runs)
     cmd = [str(setup.scoregate), "run", EXPERIMENT, "--no-cache", "--concurrency", str(setup.concurrency)]
     cmd += ["--no-mlflow", "--no-langfuse", "-C", str(setup.project)]
     log = setup.workdir / "logs" / f"extraction-{setup.n}-{rep}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANGFUSE_")}
     run = measure_child(cmd, env=env, cwd=setup.workdir, log=log, timeout_s=setup.timeout_s)
-    new = sorted(set(runs.iterdir()) - before) if runs.is_dir() else []
+    new = sorted(run_dirs(runs) - before)
     # Exit code 3 would be a failed gate; any finished run with a summary is a measurement.
     if len(new) != 1 or not (new[0] / "summary.json").is_file():
         tail = "\n".join(run.output.splitlines()[-15:])

@@ -241,16 +241,21 @@ def _epoch(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
+def run_dirs(runs: Path) -> set[Path]:
+    """The run folders of a run store (it also holds files such as active-run.json)."""
+    return {path for path in runs.iterdir() if path.is_dir()} if runs.is_dir() else set()
+
+
 def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tuple[Measurement, ChildRun]:
     """Run `scoregate run` on the bench project; the items phase is the manifest's started_at → finished_at."""
     runs = setup.project / "runs"
-    before = set(runs.iterdir()) if runs.is_dir() else set()
+    before = run_dirs(runs)
     cmd = [str(setup.scoregate), "run", EXPERIMENT, "--no-cache", "--concurrency", str(setup.concurrency)]
     cmd += ["--no-mlflow", "-C", str(setup.project)]
     log = setup.workdir / "logs" / f"scoregate-{setup.n}-{rep}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANGFUSE_")}
     run = measure_child(cmd, env=env, cwd=setup.workdir, log=log, timeout_s=setup.timeout_s)
-    new = sorted(set(runs.iterdir()) - before) if runs.is_dir() else []
+    new = sorted(run_dirs(runs) - before)
     if run.returncode != 0 or len(new) != 1 or not (new[0] / "summary.json").is_file():
         raise _failed("scoregate", run, "no finished run in the store")
     run_dir = new[0]

@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 import yaml
-from harnesses import RESULT_LINE, Measurement, measure_child
+from harnesses import RESULT_LINE, Measurement, measure_child, run_dirs
 from mock_endpoint import ECHO_MODULE, INSTALL_HINT, NGINX, missing_packages
 from scoregate_project import convert_dataset, generate_kit_data, kit_template
 
@@ -223,12 +223,12 @@ def run_raw(args: argparse.Namespace, kit: Path, kit_data: Path, workdir: Path, 
 def run_scoregate(args: argparse.Namespace, project: Path, workdir: Path, rep: int) -> Measurement:
     """Run `scoregate run w2` once; items phase = the manifest's started_at → finished_at."""
     runs = project / "runs"
-    before = set(runs.iterdir()) if runs.is_dir() else set()
+    before = run_dirs(runs)
     cmd = [str(args.scoregate), "run", EXPERIMENT, "--no-cache", "--concurrency", str(args.concurrency)]
     cmd += ["--no-mlflow", "--no-langfuse", "-C", str(project)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LANGFUSE_")}
     run = measure_child(cmd, env=env, cwd=workdir, log=workdir / "logs" / f"scoregate-{rep}.log", timeout_s=1800)
-    new = sorted(set(runs.iterdir()) - before) if runs.is_dir() else []
+    new = sorted(run_dirs(runs) - before)
     if run.returncode != 0 or len(new) != 1:
         raise RuntimeError(f"scoregate failed ({run.returncode}):\n{run.output[-2000:]}")
     manifest = json.loads((new[0] / "manifest.json").read_text(encoding="utf-8"))
