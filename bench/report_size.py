@@ -29,9 +29,10 @@ from headless_chromium import Chromium, find_chromium  # noqa: E402
 from report_runs import summarization_project  # noqa: E402
 from scoregate.catalog.plan import plan_experiment  # noqa: E402
 from scoregate.catalog.project import load_project  # noqa: E402
-from scoregate.experiment import RunOptions, run_experiment, summarize_run  # noqa: E402
+from scoregate.experiment import RunOptions, run_experiment  # noqa: E402
 from scoregate.records import ItemResult  # noqa: E402
 from scoregate.report import write_run_report  # noqa: E402
+from scoregate.run_execution import summarize_run  # noqa: E402
 from scoregate.store import RunStore  # noqa: E402
 from scripted_openai import ScriptedOpenAI  # noqa: E402
 

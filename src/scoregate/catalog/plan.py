@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import jsonschema
 
 from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
 from scoregate.catalog.models import (
@@ -26,7 +25,7 @@ from scoregate.catalog.models import (
 )
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
-from scoregate.catalog.stages import live_variables, stage_metric_names, stage_problems, stage_prompts
+from scoregate.catalog.stages import live_variables, stage_metric_names, stage_models, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
 
@@ -195,8 +194,17 @@ def _placeholder_problems(project: Project, spec: ExperimentSpec) -> list[str]:
     ]
 
 
+def _input_validator(ref: DatasetRef) -> Any:
+    """A JSON Schema validator of the dataset's `input_schema`, or None; jsonschema is imported only then."""
+    if not ref.meta.input_schema:
+        return None
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(ref.meta.input_schema)
+
+
 def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> Any:
-    input_validator = jsonschema.Draft202012Validator(ref.meta.input_schema) if ref.meta.input_schema else None
+    input_validator = _input_validator(ref)
     variables = {name: set(prompt_variables(p)) for name, p in project.prompts.items()}
     from_stages = live_variables(spec)
 
@@ -226,10 +234,28 @@ def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> An
     return check
 
 
+def models_used(project: Project, spec: ExperimentSpec, model_name: str, judge_name: str) -> list[str]:
+    """Every model a run of `spec` calls, once each: the stages', the task's, then the judges'."""
+    evaluators = [project.evaluators[e] for e in spec.evaluators]
+    evaluators += [project.evaluators[e] for stage in spec.stages[:-1] for e in stage.evaluators]
+    judges = [e.model or judge_name for e in evaluators if isinstance(e, LlmJudgeSpec | FactRecallSpec)]
+    task = [model_name] if spec.output_from == "model" else []
+    return list(dict.fromkeys([*stage_models(spec, model_name), *task, *judges]))
+
+
 def plan_experiment(
-    project: Project, name: str, *, model: str | None = None, judge_model: str | None = None
+    project: Project,
+    name: str,
+    *,
+    model: str | None = None,
+    judge_model: str | None = None,
+    on_models: Callable[[list[str], str], None] | None = None,
 ) -> ExperimentPlan:
-    """Resolve experiment `name` and check every item; raise ValidationFailed before any model call."""
+    """Resolve experiment `name` and check every item; raise ValidationFailed on a problem.
+
+    `on_models(models, judge)` is called once the names resolve, before the evaluator and item checks, so a
+    caller can start checking the models (`scoregate.engine.preflight`) while the items are read.
+    """
     spec = project.config.experiments.get(name)
     if spec is None:
         known = ", ".join(sorted(project.config.experiments)) or "none"
@@ -239,18 +265,19 @@ def plan_experiment(
     if judge_model is not None and judge_model not in project.config.models:
         known = ", ".join(sorted(project.config.models))
         problems.append(f"--judge-model: no model {judge_model!r} under `models:` in scoregate.yaml (defined: {known})")
+    judge_name = judge_model or spec.judge_model or project.config.settings.judge_model or model_name
     if not problems:
-        judge = judge_model or spec.judge_model or project.config.settings.judge_model or model_name
-        problems += _evaluator_problems(project, name, spec, judge) + _placeholder_problems(project, spec)
+        if on_models is not None:
+            on_models(models_used(project, spec, model_name, judge_name), judge_name)
+        problems += _evaluator_problems(project, name, spec, judge_name) + _placeholder_problems(project, spec)
     if problems:
         raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")
     ref = project.datasets[spec.dataset]
     dataset_scan = scan(ref.path, _item_checker(project, spec, ref))
     if dataset_scan.problems:
-        raise ValidationFailed(dataset_scan.problems, hint="fix the dataset; no model call was made")
+        raise ValidationFailed(dataset_scan.problems, hint="fix the dataset; no run was started")
     if dataset_scan.count == 0:
         raise ValidationFailed([f"{ref.path}: the dataset is empty; add items before running an experiment"])
-    judge_name = judge_model or spec.judge_model or project.config.settings.judge_model or model_name
     gates_by_name = {g.name: g for g in project.config.gates}
     return ExperimentPlan(
         name=name,
@@ -282,7 +309,7 @@ def validate_project(project: Project) -> list[str]:
                 continue
             problems.extend(exc.problems)
     for ref in project.datasets.values():
-        validator = jsonschema.Draft202012Validator(ref.meta.input_schema) if ref.meta.input_schema else None
+        validator = _input_validator(ref)
 
         def schema_check(_line: int, item: DatasetItem, v: Any = validator) -> list[str]:
             return [f"input: {e.message}" for e in v.iter_errors(item.input)] if v else []

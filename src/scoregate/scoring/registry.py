@@ -1,4 +1,8 @@
-"""From an evaluator file's `kind:` to the code that scores with it."""
+"""From an evaluator file's `kind:` to the code that scores with it.
+
+Each factory imports its evaluator's module when first called, so a run loads only the kinds it uses
+(the tags kind alone brings numpy; see tests/test_cli_startup.py).
+"""
 
 from __future__ import annotations
 
@@ -16,38 +20,44 @@ from scoregate.catalog.models import (
 )
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.counters import CountersEvaluator
-from scoregate.scoring.custom import CustomEvaluator
-from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
-from scoregate.scoring.facts import FactRecallEvaluator
-from scoregate.scoring.judge import LlmJudge
-from scoregate.scoring.tags_evaluator import TagsEvaluator
 
 EvaluatorFactory = Callable[[Any, str | None], Evaluator]
 """factory(spec of its kind, default judge model) → evaluator."""
 
 
 def _llm_judge(spec: LlmJudgeSpec, default_judge_model: str | None) -> Evaluator:
+    from scoregate.scoring.judge import LlmJudge
+
     return LlmJudge(spec, default_judge_model)
 
 
 def _counters(spec: CountersSpec, default_judge_model: str | None) -> Evaluator:
+    from scoregate.scoring.counters import CountersEvaluator
+
     return CountersEvaluator(spec)
 
 
 def _extraction(spec: ExtractionSpec, default_judge_model: str | None) -> Evaluator:
+    from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
+
     return ExtractionEvaluator(spec)
 
 
 def _tags(spec: TagsSpec, default_judge_model: str | None) -> Evaluator:
+    from scoregate.scoring.tags_evaluator import TagsEvaluator
+
     return TagsEvaluator(spec)
 
 
 def _fact_recall(spec: FactRecallSpec, default_judge_model: str | None) -> Evaluator:
+    from scoregate.scoring.facts import FactRecallEvaluator
+
     return FactRecallEvaluator(spec, default_judge_model)
 
 
 def _custom(spec: CustomSpec, default_judge_model: str | None) -> Evaluator:
+    from scoregate.scoring.custom import CustomEvaluator
+
     return CustomEvaluator(spec)
 
 

@@ -1,0 +1,53 @@
+"""The models' one-token check, run in a thread so its network wait overlaps the rest of a run's start."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from scoregate.catalog.models import ModelSpec
+from scoregate.engine.calls import ModelCaller
+
+
+def load_http_transport() -> None:
+    """Import what an HTTP client loads on its first request (httpcore2, anyio's asyncio backend, h11).
+
+    Done in the calling thread: imported in the check's thread instead, they would compete for the GIL with
+    the main thread's imports and hold the check's request back until those end.
+    """
+    import anyio._backends._asyncio  # noqa: F401
+    import h11  # noqa: F401
+    import httpcore2  # noqa: F401
+
+
+class BackgroundPreflight:
+    """`ModelCaller.preflight` on its own caller, event loop and thread; `wait()` re-raises what it raised."""
+
+    def __init__(
+        self, models: dict[str, ModelSpec], names: Iterable[str], *, default_judge: str, project_root: Path
+    ) -> None:
+        self._caller = ModelCaller(models, default_judge=default_judge)
+        self._names = list(names)
+        self._project_root = project_root
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._check, name="scoregate-preflight", daemon=True)
+
+    def start(self) -> BackgroundPreflight:
+        """Start the check and return self."""
+        load_http_transport()
+        self._thread.start()
+        return self
+
+    def wait(self) -> None:
+        """Wait for the check to end; raise its error (ProviderUnavailable names the model and the fix)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _check(self) -> None:
+        try:
+            asyncio.run(self._caller.preflight(self._names, project_root=self._project_root))
+        except BaseException as exc:  # handed to the main thread by wait()
+            self._error = exc

@@ -1,0 +1,287 @@
+"""A planned run in its store: execute the items (resumable), summarise, gate, write the report, mirror.
+
+`scoregate.experiment` sets a run up (plan, receipts, the models' check, the store) and imports this module
+while the check waits on the network: everything here is needed only once a run exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from contextlib import suppress
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+
+from scoregate.analysis.consistency import consistency
+from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.catalog.models import GateSpec
+from scoregate.catalog.plan import ExperimentPlan
+from scoregate.catalog.project import Project
+from scoregate.engine.breaker import CircuitOpen
+from scoregate.engine.cache import ResponseCache
+from scoregate.engine.calls import ModelCaller
+from scoregate.engine.item import ItemPipeline
+from scoregate.engine.live import LiveProgress
+from scoregate.engine.progress import RunProgress
+from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat
+from scoregate.engine.runner import execute, pending_items
+from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline
+from scoregate.engine.termination import Terminated, sigterm_as_interrupt
+from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
+from scoregate.records import DataType
+from scoregate.redaction import redact
+from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
+from scoregate.scoring.base import Evaluator
+from scoregate.scoring.registry import build_evaluator
+from scoregate.sinks.telemetry import write_telemetry
+from scoregate.store import RunStore
+from scoregate.tracks import TrackSettings, gate_metrics, track_reports
+
+
+def _evaluators(plan: ExperimentPlan) -> list[Evaluator]:
+    return [build_evaluator(spec, default_judge_model=plan.judge_model_name) for spec in plan.evaluators.values()]
+
+
+def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tuple[str, DataType]]:
+    """Return every score key a run of `plan` writes: pipeline stages', the evaluators', then composites."""
+    keys: list[tuple[str, DataType]] = stage_score_columns(stage_evaluators(plan))
+    keys += [k for e in evaluators for k in e.score_keys()]
+    return keys + [(name, "numeric") for name in plan.composites]
+
+
+def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
+    """Aggregate the stored results, judge the gates, write and return summary.json."""
+    from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+    from scoregate.analysis.summary import RunAggregator
+
+    settings = project.config.settings
+    aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
+    for result in store.iter_results():
+        aggregator.add(result)
+    summary = aggregator.summary(
+        confidence=settings.confidence_level, resamples=settings.bootstrap_resamples, seed=settings.seed
+    )
+    track_settings = TrackSettings(
+        settings.min_coverage, settings.confidence_level, settings.bootstrap_resamples, settings.seed
+    )
+    tracks = track_reports(_evaluators(plan), store, summary, track_settings)
+    summary["scores"].update(gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
+    for block in tracks.values():  # each label kind a track counts joins the run's coverage block
+        summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
+    gates: list[GateResult] = []
+    for gate in plan.gates:
+        if gate.datasets is not None and plan.dataset.name not in gate.datasets:
+            continue
+        if is_regression_gate(gate):
+            gates.append(
+                evaluate_regression_gate(
+                    gate, store, project_root=project.root, runs_dir=runs_dir(project),
+                    min_coverage=settings.min_coverage, confidence=settings.confidence_level,
+                    resamples=settings.bootstrap_resamples, seed=settings.seed,
+                )
+            )  # fmt: skip
+            continue
+        column = aggregator.column(gate.metric) if aggregator.has_column(gate.metric) else None
+        verdict = evaluate_gate(
+            gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids
+        )
+        gates.append(_with_calibration(verdict, gate, project, plan))
+    manifest = store.manifest
+    summary = {
+        "run_id": store.run_id,
+        "experiment": plan.name,
+        "dataset": plan.dataset.name,
+        "prompts": {name: info["version"] for name, info in manifest["receipts"]["prompts"].items()},
+        "model": plan.model_name,
+        **summary,
+        "gates": [g.to_dict() for g in gates],
+        "verdict": overall_verdict(gates),
+    }
+    summary.update(tracks)
+    if plan.spec.stages:
+        from scoregate.analysis.stage_summary import stage_summary
+
+        summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
+    repeats = int(manifest.get("options", {}).get("repeat", 1))
+    if repeats > 1:
+        summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
+    store.write_summary(summary)
+    return summary
+
+
+def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan: ExperimentPlan) -> GateResult:
+    """A gate that requires a calibrated judge takes the calibration's status unless it already failed."""
+    need = gate.requires_calibration
+    if need is None or result.status == "fail":
+        return result
+    from scoregate.analysis.calibration_runs import calibration_status
+
+    status, detail = calibration_status(
+        project, need.evaluator, plan.judge_model_name, floor=need.floor, metric=need.metric,
+        score_key=need.score_key, stat=need.stat, min_pairs=need.min_pairs,
+    )  # fmt: skip
+    if status == "pass":
+        return replace(result, detail=f"{result.detail}; judge calibrated: {detail}")
+    return replace(result, status=status, detail=f"judge calibration {status}: {detail}")
+
+
+def _mark_failed(store: RunStore, error: BaseException) -> None:
+    """Record `failed` and the reason in the manifest, if the disk still lets us (the first error wins)."""
+    reason = error.message if isinstance(error, ScoregateError) else f"{type(error).__name__}: {error}"
+    with suppress(OSError):
+        store.close()
+    with suppress(OSError, ScoregateError):
+        store.update_manifest(status="failed", failure=redact(reason))
+
+
+def execute_run(
+    store: RunStore,
+    plan: ExperimentPlan,
+    project: Project,
+    options: RunOptions,
+    caller: ModelCaller,
+    prompt_versions: dict[str, str],
+    console: Console,
+    cache: ResponseCache | None,
+) -> RunOutcome:
+    try:
+        with sigterm_as_interrupt():
+            asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, console))
+    except KeyboardInterrupt as exc:
+        store.close()
+        store.update_manifest(status="interrupted")
+        done = len(store.done_ids())
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
+        raise RunInterrupted(
+            f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
+            hint=f"resume with `scoregate run --resume {store.run_id}`",
+            exit_code=code,
+        ) from None
+    except CircuitOpen as exc:
+        store.close()
+        store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
+        raise RunInterrupted(
+            f"run {store.run_id} stopped early: {exc.count} calls in a row failed, the last with: {redact(exc.reason)}",
+            hint=f"fix the endpoint, then redo the failed items with "
+            f"`scoregate run --resume {store.run_id} --retry-errors`",
+        ) from None
+    except BaseException as exc:
+        _mark_failed(store, exc)
+        raise
+    finally:
+        if cache is not None:
+            cache.close()
+    store.close()
+    store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
+    summary = summarize_run(store, plan, project)
+    write_telemetry(store)
+    outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
+    if options.write_report:
+        _write_report(store, project, outcome)
+    if options.mirror_mlflow:
+        from scoregate.sinks.mlflow_sink import mirror_run  # mlflow imports slowly; load it only when used
+
+        try:
+            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
+            if options.eval_rows:
+                from scoregate.sinks.mlflow_eval_rows import log_item_rows
+
+                rows = log_item_rows(store, project_root=project.root, mlflow_run_id=outcome.mirrors["mlflow"])
+                outcome.mirror_notes.append(f"mlflow: {rows} evaluation rows (one per item) on the run")
+        except Exception as exc:  # a sink failure must not lose the run; it is reported and can be redone
+            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
+    if options.mirror_langfuse:
+        _mirror_langfuse(store, project, outcome)
+    return outcome
+
+
+def warm_summary_imports() -> None:
+    """Import the summary's statistics (scipy, ~0.6 s of CPU) in a thread while the items wait on the model."""
+
+    def load() -> None:
+        import scoregate.analysis.regression
+        import scoregate.analysis.summary  # noqa: F401
+
+    threading.Thread(target=load, name="scoregate-warm-imports", daemon=True).start()
+
+
+def _write_report(store: RunStore, project: Project, outcome: RunOutcome) -> None:
+    """Write the run's HTML report before the mirrors, so MLflow logs it as an artifact; a failure is reported."""
+    from scoregate.report.write import project_report_options, write_run_report
+
+    try:
+        outcome.report = write_run_report(store, project_report_options(project.root))
+    except Exception as exc:  # the run is stored; `scoregate report RUN` writes it again
+        outcome.mirror_errors["report"] = redact(f"{type(exc).__name__}: {exc}")
+
+
+def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> None:
+    from scoregate.sinks.langfuse.client import NOT_CONFIGURED, LangfuseSettings
+    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
+
+    if LangfuseSettings.from_env() is None:
+        outcome.mirror_notes.append(f"langfuse: skipped — {NOT_CONFIGURED}")
+        return
+    try:
+        report = mirror_run_to_langfuse(store, project)
+    except Exception as exc:  # reported, and redone later with `scoregate langfuse-sync`
+        outcome.mirror_errors["langfuse"] = redact(f"{type(exc).__name__}: {exc}")
+        return
+    outcome.mirror_notes += [redact(line) for line in report.lines()]
+    if report.experiment_url:
+        outcome.mirrors["langfuse"] = report.experiment_url
+    if not report.complete:
+        outcome.mirror_errors["langfuse"] = redact("; ".join(report.problems))
+
+
+async def _execute(
+    plan: ExperimentPlan,
+    project: Project,
+    options: RunOptions,
+    caller: ModelCaller,
+    store: RunStore,
+    prompt_versions: dict[str, str],
+    console: Console,
+) -> None:
+    try:
+        pipeline = ItemPipeline(
+            route=plan.route,
+            prompts=plan.prompts,
+            prompt_versions=prompt_versions,
+            model_name=plan.model_name,
+            caller=caller,
+            evaluators=_evaluators(plan),
+            composites=plan.composites,
+            output_from=plan.spec.output_from,
+        )
+        if plan.spec.stages:
+            pipeline = staged_pipeline(pipeline, plan)
+        done = store.done_ids(retry_errors=options.retry_errors)
+        per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
+        later = (
+            done_by_repeat(store, retry_errors=options.retry_errors) if options.repeat > 1 else {}
+        )  # repeats 2..K resume on their own
+        done_by = {1: done, **{r: later.get(r, set()) for r in range(2, options.repeat + 1)}}
+        total, already = per_repeat * options.repeat, sum(len(ids) for ids in done_by.values())
+        final_stage = plan.spec.stages[-1].name if plan.spec.stages else None
+        live = LiveProgress(
+            store, runs_dir(project), experiment=plan.name, total=total, already_done=already, final_stage=final_stage
+        )
+        with RunProgress(total, already_done=already, console=console) as progress, live:
+            progress.listeners.append(live.observe)
+            for repeat in range(1, options.repeat + 1):
+                await execute(
+                    pipeline_for_repeat(pipeline, repeat),
+                    pending_items(plan.dataset.path, done_by[repeat], options.limit),
+                    store,
+                    concurrency=concurrency,
+                    progress=progress,
+                    breaker=caller.breaker,
+                )
+    finally:
+        await caller.aclose()

@@ -1,0 +1,76 @@
+"""How a run is asked for (RunOptions) and what it left behind (RunOutcome); where the run store lives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scoregate.catalog.project import Project
+    from scoregate.store import RunStore
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run an experiment (none of these change the answers, so none enter the cache key)."""
+
+    limit: int | None = None
+    concurrency: int | None = None
+    model: str | None = None
+    judge_model: str | None = None
+    use_cache: bool = True
+    resume: str | None = None
+    mirror_mlflow: bool = True
+    mirror_langfuse: bool = True
+    prompt_label: str | None = None
+    prompt_version: int | None = None
+    retry_errors: bool = False
+    quarantine: bool = False
+    prompt_source: str = "auto"
+    """`langfuse`, `local` (the files in prompts/; `run --no-langfuse`), or `auto`: Langfuse when configured."""
+    eval_rows: bool = False
+    """Also write every item as an MLflow evaluation row (costs ~57 ms per item on sqlite; see bench/README.md)."""
+    write_report: bool = True
+    """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
+    repeat: int = 1
+
+
+@dataclass
+class RunOutcome:
+    """What a finished run left behind."""
+
+    run_id: str
+    store: RunStore
+    summary: dict[str, Any]
+    mirrors: dict[str, str] = field(default_factory=dict)
+    mirror_errors: dict[str, str] = field(default_factory=dict)
+    mirror_notes: list[str] = field(default_factory=list)
+    nothing_to_do: str | None = None
+    report: Path | None = None
+    """`runs/<id>/report.html`, written at the end of the run (None when writing it failed)."""
+
+    @property
+    def failed_items(self) -> int:
+        """How many records of the run failed in their newest version (what `--retry-errors` runs again): of
+        repeat 1 (the run's record), and with `--repeat K` of every repeat."""
+        repeats = self.summary.get("repeats") or {}
+        if "failed_records" in repeats:
+            return int(repeats["failed_records"])
+        return int(self.summary.get("run_metrics", {}).get("error_count") or 0)
+
+    @property
+    def succeeded_items(self) -> int:
+        """How many items of the run produced an output without error (in repeat 1, the run's record)."""
+        metrics = self.summary.get("run_metrics", {})
+        return int(metrics.get("items") or 0) - int(metrics.get("error_count") or 0)
+
+    @property
+    def verdict(self) -> str:
+        """`pass`, `fail`, `incomplete` or `no_gates`."""
+        return str(self.summary["verdict"])
+
+
+def runs_dir(project: Project) -> Path:
+    """Where the project's local run store lives."""
+    return project.root / "runs"

@@ -1,0 +1,31 @@
+"""Whether a run takes its prompts from Langfuse or the local files; cheap to import (no SDK, no HTTP client)."""
+
+from __future__ import annotations
+
+from scoregate.errors import ScoregateError
+from scoregate.sinks.langfuse.client import LangfuseSettings, require_settings
+
+PROMPT_SOURCES = ("auto", "langfuse", "local")
+
+
+def choose_prompt_source(source: str, *, asked: bool, resumed: bool) -> bool:
+    """Decide whether a run reads its prompts from Langfuse (True) or the local files (False); raise on conflicts.
+
+    `auto` reads Langfuse when it is configured; `local` (also what `run --no-langfuse` means) never touches
+    it; a Langfuse version asked for (--prompt-label/--prompt-version, or a resumed run made on one) cannot
+    come from the local files, and Langfuse being unreachable is an error, never a silent fallback.
+    """
+    if source not in PROMPT_SOURCES:
+        raise ScoregateError(f"--prompt-source must be one of {', '.join(PROMPT_SOURCES)}, not {source!r}")
+    if source == "local":
+        if asked or resumed:
+            why = "--prompt-label/--prompt-version name a Langfuse version" if asked else "the run used Langfuse"
+            raise ScoregateError(
+                f"{why}, but this run takes its prompts from the local files (--no-langfuse or --prompt-source local)",
+                hint="drop one of the two options",
+            )
+        return False
+    configured = LangfuseSettings.from_env() is not None
+    if source == "langfuse" and not configured:
+        require_settings()
+    return configured or asked or resumed
