@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from scoregate.analysis.stats import mean_ci
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT, Verdict, interval_verdict
@@ -123,6 +122,8 @@ def compare_paired(
     - `margin` (≥ 0, in score units; the largest loss tolerated) adds `non_inferior` and the words
       "equivalent" and "non-inferior"; a gate should read `non_inferior`.
     """
+    from scipy import stats  # ~70 MB: importing this module (the run's regression gate) must not load it
+
     if margin is not None and not margin >= 0:
         raise ValueError(f"compare_paired: margin must be ≥ 0 (the largest tolerated loss), got {margin}")
     level = 1 - alpha if ci_level is None else ci_level
@@ -266,6 +267,8 @@ def compare_many(
 
 
 def _wilson(successes: float, n: int, confidence: float) -> tuple[float, float]:
+    from scipy import stats
+
     z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
     p = successes / n
     denominator = 1 + z * z / n
@@ -281,6 +284,8 @@ def preference_win_rate(outcomes: Sequence[str], *, confidence: float = 0.95) ->
     conservative with them (a tie varies less than a coin flip). `sign_test_p` is the two-sided
     binomial test of B wins against A wins, ties left out; None when every outcome is a tie.
     """
+    from scipy import stats
+
     allowed = ("A", "B", "tie")
     for i, outcome in enumerate(outcomes):
         if outcome not in allowed:

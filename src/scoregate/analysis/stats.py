@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+
+from scoregate.analysis.bootstrap import Method, Statistic, bootstrap
 
 # BCa needs a jackknife over all n leave-one-out samples (O(n²) work); above this the percentile
 # interval is used, which at such n differs from BCa by far less than the interval's width.
 BCA_MAX_N = 2000
 # Upper bound on the elements of one batch of resamples (batch × n); 1M float64 ≈ 8 MB per array.
 _BATCH_ELEMENTS = 1_000_000
-
-Statistic = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -70,28 +69,27 @@ def bootstrap_ci(
     n = len(data[0])
     if n < 2:
         return None, None, None
-    method = "BCa" if n <= BCA_MAX_N else "percentile"
+    method: Method = "bca" if n <= BCA_MAX_N else "percentile"
     batch = max(1, min(resamples, _BATCH_ELEMENTS // n))
     with warnings.catch_warnings():
-        # Constant or nearly constant resamples make BCa undefined; handled below without noise.
+        # A statistic undefined on some resamples (a constant resample's correlation) warns; handled below.
         warnings.simplefilter("ignore")
-        result = stats.bootstrap(
+        result = bootstrap(
             data,
             statistic,
-            n_resamples=resamples,
-            batch=batch,
             vectorized=vectorized,
             paired=paired,
-            confidence_level=confidence,
+            confidence=confidence,
+            resamples=resamples,
+            batch=batch,
             method=method,
             rng=np.random.default_rng(seed),
         )
-    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    if math.isfinite(low) and math.isfinite(high):
-        return low, high, method.lower()
+    if math.isfinite(result.low) and math.isfinite(result.high):
+        return result.low, result.high, method
     # BCa fails when the bootstrap distribution is degenerate or a statistic was undefined on
     # some resamples; fall back to the percentile interval of the resamples where it was defined.
-    dist = np.asarray(result.bootstrap_distribution, dtype=float)
+    dist = result.distribution.astype(float)
     dist = dist[np.isfinite(dist)]
     if dist.size == 0:
         return None, None, None

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from scoregate.analysis.stats import mean_ci, percentiles
 from scoregate.extraction.decision import production_levels, summary_recommendation
@@ -37,6 +36,8 @@ def _spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
         return {"rho": None, "p_value": None, "n": n, "reason": f"{n} item(s): at least 3 are needed"}
     if len(set(x)) < 2 or len(set(y)) < 2:
         return {"rho": None, "p_value": None, "n": n, "reason": "one side is constant"}
+    from scipy import stats  # ~70 MB: every run's summary imports this module, only extraction runs get here
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rho, p = stats.spearmanr(x, y)
