@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import typer
+from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from conftest import CliResult, Runs
@@ -22,13 +23,13 @@ from scripted_openai import ScriptedOpenAI
 
 
 def _leaf_commands() -> Iterator[tuple[list[str], Any]]:
-    """Yield (path, click command) of every command the CLI has, groups walked."""
-    import click
+    """Yield (path, click command) of every command the CLI has, groups walked (their commands load lazily)."""
 
     def walk(command: Any, path: list[str]) -> Iterator[tuple[list[str], Any]]:
-        if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                yield from walk(sub, [*path, name])
+        if isinstance(command, TyperGroup):
+            ctx = typer.Context(command)
+            for name in command.list_commands(ctx):
+                yield from walk(command.get_command(ctx, name), [*path, name])
         else:
             yield path, command
 

@@ -4,30 +4,35 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
 HEAVY = ("openai", "scipy", "pandas", "mlflow", "langfuse")
 
 
-def _imported_after(code: str) -> dict[str, bool]:
-    """Run `code` in a fresh interpreter; return which heavy top-level packages ended up in sys.modules."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+def _modules_after(code: str) -> set[str]:
+    """Run `code` in a fresh interpreter; return the names in its sys.modules at the end."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     env = {**os.environ, "COLUMNS": "80"}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def test_importing_the_cli_imports_no_heavy_library() -> None:
-    assert _imported_after("import scoregate.cli") == dict.fromkeys(HEAVY, False)
+def _imported_after(code: str) -> dict[str, bool]:
+    """Run `code` in a fresh interpreter; return which heavy top-level packages ended up in sys.modules."""
+    modules = _modules_after(code)
+    return {m: m in modules for m in HEAVY}
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["compare", "--help"]])
-def test_help_and_version_import_no_heavy_library(args: list[str]) -> None:
-    code = "\n".join(
+def _cli_code(args: list[str]) -> str:
+    """Python source that runs `scoregate ARGS` through `scoregate.cli.main` and expects success."""
+    return "\n".join(
         [
             "import sys",
             f"sys.argv = ['scoregate', *{args!r}]",
@@ -38,7 +43,70 @@ def test_help_and_version_import_no_heavy_library(args: list[str]) -> None:
             "    assert exc.code in (0, None), exc.code",
         ]
     )
-    assert _imported_after(code) == dict.fromkeys(HEAVY, False)
+
+
+def _command_modules(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.startswith("scoregate.cli.") and m.endswith("_cmd")}
+
+
+def test_importing_the_cli_imports_no_heavy_library() -> None:
+    assert _imported_after("import scoregate.cli") == dict.fromkeys(HEAVY, False)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["compare", "--help"]])
+def test_help_and_version_import_no_heavy_library(args: list[str]) -> None:
+    assert _imported_after(_cli_code(args)) == dict.fromkeys(HEAVY, False)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_import_no_command_module(args: list[str]) -> None:
+    assert _command_modules(_modules_after(_cli_code(args))) == set()
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    loaded = _command_modules(_modules_after(_cli_code(["runs", "--help"])))
+    assert loaded == {"scoregate.cli.runs_cmd", "scoregate.cli.invalidate_cmd", "scoregate.cli.watch_cmd"}
+
+
+def test_the_registry_matches_every_command() -> None:
+    """Root help shows the registry's one-line helps: each must be its command's own, under its own name."""
+    from scoregate.cli import COMMANDS, app
+
+    group = typer.main.get_command(app)
+    ctx = typer.Context(group)
+    assert group.list_commands(ctx) == list(COMMANDS)
+    for name, entry in COMMANDS.items():
+        command = group.get_command(ctx, name)
+        assert command is not None and command.name == name
+        assert entry.help == command.get_short_help_str(limit=sys.maxsize), name
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [(["rn"], "Did you mean 'run', 'runs', 'rank'?"), (["runs", "lst"], "Did you mean 'list'?")],
+)
+def test_a_typo_suggests_the_command_meant(args: list[str], suggestion: str) -> None:
+    from scoregate.cli import app
+
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert f"No such command '{args[-1]}'. {suggestion}" in result.output
+
+
+@pytest.mark.parametrize(
+    ("words", "names"),
+    [("scoregate ru", ["run", "runs"]), ("scoregate runs ", ["list", "show", "invalidate", "watch"])],
+)
+def test_shell_completion_lists_command_names_with_their_help(words: str, names: list[str]) -> None:
+    from scoregate.cli import COMMANDS
+
+    env = {**os.environ, "_SCOREGATE_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": words}
+    code = "import sys\nsys.argv = ['scoregate']\nfrom scoregate.cli import main\nmain()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert re.findall(r'"([a-z-]+)":', done.stdout) == names
+    if words == "scoregate ru":
+        assert COMMANDS["runs"].help in done.stdout
 
 
 def test_the_run_module_imports_neither_the_openai_sdk_nor_scipy_before_the_items() -> None:

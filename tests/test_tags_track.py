@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,20 @@ def test_gold_validate_on_broken_json_a_bad_name_and_a_valid_file(
     assert result.code == 0 and "1 gold file(s) checked: 1 valid" in result.out
     result = scoregate("gold", "validate", str(tmp_path / "nothing"), project=None)
     assert result.code == 1 and "no such file or folder" in result.output
+
+
+def test_gold_commands_read_relative_paths_from_dash_c(
+    tmp_path: Path, scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(FOLDER, tmp_path / "support_calls_v1")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    checked = scoregate("gold", "validate", "support_calls_v1/goldens", project=tmp_path)
+    assert checked.code == 0 and "gold file(s) checked" in checked.out, checked.output
+    built = scoregate("gold", "build", "support_calls_v1", "--out", "built.jsonl", project=tmp_path)
+    assert built.code == 0, built.output
+    assert (tmp_path / "built.jsonl").is_file() and not (elsewhere / "built.jsonl").exists()
 
 
 def reply_for(item_id: str) -> dict[str, Any]:

@@ -9,29 +9,100 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli import (
-    cache_cmd,
-    calibrate_cmd,
-    compare_cmd,
-    diff_cmd,
-    extraction_cmd,
-    gold_cmd,
-    hardcases_cmd,
-    invalidate_cmd,
-    langfuse_cmd,
-    leaderboard_cmd,
-    model_cmd,
-    promote_cmd,
-    report_cmd,
-    run_cmd,
-    runs_cmd,
-    watch_cmd,
-)
+from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.redaction import redact
 
+
+def _cmd(module: str, attribute: str, help: str) -> LazyCommand:
+    return LazyCommand(f"scoregate.cli.{module}", attribute, help)
+
+
+# Every command, in help order: where it lives and its one-line help (tests check it against the docstring).
+COMMANDS: dict[str, LazyCommand] = {
+    "validate": _cmd(
+        "run_cmd", "validate", "Check every dataset, prompt, evaluator and experiment; no model is called."
+    ),
+    "run": _cmd(
+        "run_cmd",
+        "run",
+        "Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments.",
+    ),
+    "mlflow-sync": _cmd(
+        "run_cmd", "mlflow_sync", "Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."
+    ),
+    "rank": _cmd(
+        "run_cmd",
+        "rank",
+        "Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric.",
+    ),
+    "calibrate": _cmd(
+        "calibrate_cmd",
+        "calibrate",
+        "Measure how well a judge agrees with human ratings: correlations, kappa, agreement, MAE, with 95% CIs.",
+    ),
+    "compare": _cmd(
+        "compare_cmd",
+        "compare",
+        "Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several.",
+    ),
+    "diff": _cmd(
+        "diff_cmd",
+        "diff",
+        "Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff.",
+    ),
+    "report": _cmd(
+        "report_cmd",
+        "report",
+        "Write an HTML report of a run, a comparison of two runs, or a ranking of several; print its path.",
+    ),
+    "leaderboard": _cmd(
+        "leaderboard_cmd",
+        "leaderboard",
+        "Rank models and prompt versions over all valid runs; write runs/leaderboard.json.",
+    ),
+    "connection-test": _cmd(
+        "extraction_cmd",
+        "connection_test",
+        "List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema.",
+    ),
+    "langfuse-sync": _cmd(
+        "promote_cmd",
+        "langfuse_sync",
+        "Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet.",
+    ),
+    "promote": _cmd(
+        "promote_cmd",
+        "promote_command",
+        "Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited.",
+    ),
+    "promotions": _cmd(
+        "promote_cmd", "promotions_command", "List the promotion history (promotions.jsonl), oldest first."
+    ),
+    "hardcases": _cmd("hardcases_cmd", "app", "Keep known failures as a dataset every experiment can include."),
+    "extraction": _cmd("extraction_cmd", "app", "Structured-extraction datasets: import and check."),
+    "gold": _cmd("gold_cmd", "app", "Gold labels of the semantic tags track: validate and build."),
+    "runs": _cmd("runs_cmd", "app", "Inspect the local run store (runs/)."),
+    "model": _cmd("model_cmd", "app", "The embedded local model (llama.cpp serving SmolLM2-135M-Instruct)."),
+    "cache": _cmd("cache_cmd", "app", "The response cache (.scoregate/cache.sqlite)."),
+    "langfuse": _cmd(
+        "langfuse_cmd", "langfuse_app", "The Langfuse connection (LANGFUSE_PUBLIC_KEY, _SECRET_KEY, _HOST)."
+    ),
+    "datasets": _cmd("langfuse_cmd", "datasets_app", "Datasets in Langfuse: sync datasets/ as plan and apply."),
+    "prompts": _cmd("langfuse_cmd", "prompts_app", "Prompts in Langfuse: a version per real change."),
+    "scores": _cmd("langfuse_cmd", "scores_app", "Human ratings and online feedback as Langfuse scores."),
+    "dashboards": _cmd("langfuse_cmd", "dashboards_app", "Langfuse dashboards from dashboards/*.yaml."),
+    "annotate": _cmd("langfuse_cmd", "annotate_app", "Human rating in Langfuse's annotation queues."),
+}
+
+
+class _ScoregateGroup(LazyTyperGroup):
+    lazy_commands = COMMANDS
+
+
 app = typer.Typer(
+    cls=_ScoregateGroup,
     name="scoregate",
     help="Decide, with evidence, whether a new prompt or model beats production.",
     no_args_is_help=True,
@@ -57,35 +128,6 @@ def _main_options(
 ) -> None:
     """Decide, with evidence, whether a new prompt or model beats production."""
     set_global_project(project)
-
-
-app.command("validate")(run_cmd.validate)
-app.command("run")(run_cmd.run)
-app.command("mlflow-sync")(run_cmd.mlflow_sync)
-app.command("rank")(run_cmd.rank)
-app.command("calibrate")(calibrate_cmd.calibrate)
-app.command("compare")(compare_cmd.compare)
-app.command("diff")(diff_cmd.diff)
-app.command("report")(report_cmd.report)
-app.command("leaderboard")(leaderboard_cmd.leaderboard)
-app.command("connection-test")(extraction_cmd.connection_test)
-app.command("langfuse-sync")(promote_cmd.langfuse_sync)
-app.command("promote")(promote_cmd.promote_command)
-app.command("promotions")(promote_cmd.promotions_command)
-app.add_typer(hardcases_cmd.app, name="hardcases")
-app.add_typer(extraction_cmd.app, name="extraction")
-app.add_typer(gold_cmd.app, name="gold")
-runs_cmd.app.command("invalidate")(invalidate_cmd.invalidate)
-runs_cmd.app.command("watch")(watch_cmd.watch)
-app.add_typer(runs_cmd.app, name="runs")
-app.add_typer(model_cmd.app, name="model")
-app.add_typer(cache_cmd.app, name="cache")
-app.add_typer(langfuse_cmd.langfuse_app, name="langfuse")
-app.add_typer(langfuse_cmd.datasets_app, name="datasets")
-app.add_typer(langfuse_cmd.prompts_app, name="prompts")
-app.add_typer(langfuse_cmd.scores_app, name="scores")
-app.add_typer(langfuse_cmd.dashboards_app, name="dashboards")
-app.add_typer(langfuse_cmd.annotate_app, name="annotate")
 
 
 def _debug() -> bool:

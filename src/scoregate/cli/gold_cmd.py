@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from scoregate.cli.options import ProjectOption, project_path
 from scoregate.errors import ExitCode
 
 app = typer.Typer(help="Gold labels of the semantic tags track: validate and build.", no_args_is_help=True)
@@ -15,11 +16,12 @@ app = typer.Typer(help="Gold labels of the semantic tags track: validate and bui
 @app.command("validate")
 def validate_command(
     path: Annotated[Path, typer.Argument(help="A *_gold.json file or a folder (searched recursively).")],
+    project: ProjectOption = None,
 ) -> None:
     """Check gold files: JSON Schema, topic vocabulary, risk severities, required fields, sample id = file name."""
     from scoregate.tags.gold import validate_gold
 
-    report = validate_gold(path)
+    report = validate_gold(project_path(project, path))
     for violation in report.violations:
         typer.echo(violation.render())
     bad = len({v.path for v in report.violations})
@@ -35,10 +37,12 @@ def build_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Dataset file to write (default: <folder>.jsonl).")
     ] = None,
+    project: ProjectOption = None,
 ) -> None:
     """Build `<folder>.jsonl` (and its .yaml) from transcripts and gold files; every gold file is validated first."""
     from scoregate.tags.dataset import build_tags_dataset
 
-    target = out or folder.with_suffix(".jsonl")
+    folder = project_path(project, folder)
+    target = project_path(project, out) if out is not None else folder.with_suffix(".jsonl")
     items, with_gold = build_tags_dataset(folder, target)
     typer.echo(f"wrote {target}: {items} item(s), {with_gold} with gold labels")

@@ -1,4 +1,4 @@
-"""`scoregate runs list|show`: stored runs, one run's scores and gates, its items, one item in full."""
+"""`scoregate runs list|show`, plus `invalidate` and `watch` from their own modules: the local run store."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from scoregate.cli import invalidate_cmd, watch_cmd
 from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_item_table, print_summary
@@ -140,3 +141,7 @@ def show_command(
         console.print(f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return
     print_summary(console, summary, directions)
+
+
+app.command("invalidate")(invalidate_cmd.invalidate)
+app.command("watch")(watch_cmd.watch)
