@@ -15,7 +15,7 @@ from scipy import stats
 
 from scoregate.analysis.bootstrap import _ndtr, _ndtri, _quantile, bootstrap
 from scoregate.analysis.calibration import _kendall, _pearson, _spearman
-from scoregate.analysis.stats import BCA_MAX_N, bootstrap_ci
+from scoregate.analysis.stats import BATCH_ELEMENTS, BCA_MAX_N, bootstrap_ci
 
 REL = 1e-12
 
@@ -54,7 +54,7 @@ def _scipy(
             data,
             statistic,
             n_resamples=resamples,
-            batch=max(1, min(resamples, 1_000_000 // n)),
+            batch=max(1, min(resamples, BATCH_ELEMENTS // n)),
             vectorized=vectorized,
             paired=paired,
             confidence_level=confidence,

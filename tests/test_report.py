@@ -144,6 +144,20 @@ def test_no_report_skips_the_page_and_report_writes_it_later(scoregate: Callable
     assert later.code == 0 and f"report: {path}" in later.output and path.is_file()
 
 
+def test_the_report_of_a_lone_run_reads_no_results_for_a_leaderboard(
+    scoregate: Callable[..., CliResult], runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert scoregate("run", "counters", "--no-mlflow").code == 0
+
+    def no_second_pass(store: RunStore) -> Any:
+        raise AssertionError(f"{store.run_id}: results read again for a leaderboard of one run")
+
+    monkeypatch.setattr(RunStore, "iter_all_records", no_second_pass)
+    report = build_report([RunStore.open(runs.root, runs.latest())])
+
+    assert report["leaderboard"] is None and len(report["items"]) == 6
+
+
 def test_a_run_report_shows_the_leaderboard_of_its_experiment_computed_now(
     scoregate: Callable[..., CliResult],
     runs: Runs,

@@ -221,11 +221,12 @@ def _write_report(store: RunStore, project: Project, outcome: RunOutcome) -> Non
 
 def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> None:
     from scoregate.sinks.langfuse.client import NOT_CONFIGURED, LangfuseSettings
-    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 
     if LangfuseSettings.from_env() is None:
         outcome.mirror_notes.append(f"langfuse: skipped — {NOT_CONFIGURED}")
         return
+    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse  # the SDK: only when configured
+
     try:
         report = mirror_run_to_langfuse(store, project)
     except Exception as exc:  # reported, and redone later with `scoregate langfuse-sync`

@@ -77,19 +77,15 @@ def _add_usage(entry: _Entry, summary: dict[str, Any]) -> None:
         entry.cost_usd = (entry.cost_usd or 0.0) + cost
 
 
-def build_leaderboard(
-    runs_dir: Path,
-    *,
-    experiment: str | None = None,
-    metric: str | None = None,
-    lower_is_better: bool = False,
-    min_coverage: float = 0.8,
-) -> dict[str, Any]:
-    """Return the leaderboard over every valid run in `runs_dir` (optionally of one experiment)."""
-    stores = list_runs(runs_dir)
+ValidRun = tuple[RunStore, dict[str, Any], dict[str, Any]]
+"""A run the leaderboard counts: its store, manifest and summary."""
+
+
+def valid_runs(runs_dir: Path, *, experiment: str | None = None) -> tuple[list[ValidRun], list[dict[str, str]]]:
+    """The finished, valid runs in `runs_dir` (optionally of one experiment), and the others with the reason."""
     skipped: list[dict[str, str]] = []
-    candidates: list[tuple[RunStore, dict[str, Any], dict[str, Any]]] = []
-    for store in stores:
+    candidates: list[ValidRun] = []
+    for store in list_runs(runs_dir):
         manifest = store.manifest
         if experiment is not None and manifest.get("receipts", {}).get("experiment") != experiment:
             continue
@@ -101,6 +97,19 @@ def build_leaderboard(
             skipped.append({"run_id": store.run_id, "reason": str(why)})
             continue
         candidates.append((store, manifest, summary))
+    return candidates, skipped
+
+
+def build_leaderboard(
+    runs_dir: Path,
+    *,
+    experiment: str | None = None,
+    metric: str | None = None,
+    lower_is_better: bool = False,
+    min_coverage: float = 0.8,
+) -> dict[str, Any]:
+    """Return the leaderboard over every valid run in `runs_dir` (optionally of one experiment)."""
+    candidates, skipped = valid_runs(runs_dir, experiment=experiment)
     if metric is None:
         metric = next((m for _s, man, summ in candidates if (m := default_metric(summ, man["receipts"]))), None)
     if metric is None:

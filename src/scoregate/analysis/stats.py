@@ -15,8 +15,8 @@ from scoregate.analysis.bootstrap import Method, Statistic, bootstrap
 # BCa needs a jackknife over all n leave-one-out samples (O(n²) work); above this the percentile
 # interval is used, which at such n differs from BCa by far less than the interval's width.
 BCA_MAX_N = 2000
-# Upper bound on the elements of one batch of resamples (batch × n); 1M float64 ≈ 8 MB per array.
-_BATCH_ELEMENTS = 1_000_000
+# Upper bound on the elements of one batch of resamples (batch × n); 250k float64 ≈ 2 MB per array.
+BATCH_ELEMENTS = 250_000
 
 
 @dataclass(frozen=True)
@@ -63,14 +63,14 @@ def bootstrap_ci(
     """Return (low, high, method) of a bootstrap CI; (None, None, None) when n < 2.
 
     `statistic(*samples, axis=-1)` when vectorized, else `statistic(*samples)`. BCa for n ≤ 2000,
-    percentile above; resamples are drawn in batches so memory stays near 8 MB per array whatever n.
+    percentile above; resamples are drawn in batches so memory stays near 2 MB per array whatever n.
     A degenerate distribution (constant data) gives the interval (v, v) rather than NaN.
     """
     n = len(data[0])
     if n < 2:
         return None, None, None
     method: Method = "bca" if n <= BCA_MAX_N else "percentile"
-    batch = max(1, min(resamples, _BATCH_ELEMENTS // n))
+    batch = max(1, min(resamples, BATCH_ELEMENTS // n))
     with warnings.catch_warnings():
         # A statistic undefined on some resamples (a constant resample's correlation) warns; handled below.
         warnings.simplefilter("ignore")

@@ -374,13 +374,16 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
 def _leaderboard(reader: _RunReader, options: ReportOptions) -> dict[str, Any] | None:
     """The leaderboard of the run's experiment, computed now from the stored runs (not a stale leaderboard.json);
     None when fewer than two valid runs of the experiment count (one run's board repeats its headline)."""
-    from scoregate.analysis.leaderboard import build_leaderboard, default_metric
+    from scoregate.analysis.leaderboard import build_leaderboard, default_metric, valid_runs
 
     receipts = reader.manifest.get("receipts") or {}
     experiment = receipts.get("experiment")
     metric = options.metric or default_metric(reader.summary, receipts)
     if experiment is None or metric is None:
         return None
+    runs, _skipped = valid_runs(reader.store.directory.parent, experiment=str(experiment))
+    if sum(1 for _store, _manifest, summary in runs if metric in summary["scores"]) < 2:
+        return None  # checked before reading any results: a lone run of 100,000 items costs no second pass
     try:
         board = build_leaderboard(
             reader.store.directory.parent, experiment=str(experiment), metric=metric,

@@ -8,6 +8,7 @@ page's own script from the embedded JSON (sorting, filtering, opening an item). 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from html import escape
 from importlib import resources
 from typing import Any
@@ -398,15 +399,28 @@ def _extraction(report: dict[str, Any]) -> str:
     return "".join(out) + "</section>"
 
 
-def _data_script(report: dict[str, Any]) -> str:
-    data = {k: report[k] for k in ("runs", "items", "clip_limit", "clipped")}
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    text = text.replace("</", "<\\/").replace("<!--", "<\\!--")
-    return f'<script type="application/json" id="report-data">{text}</script>'
+def _json(value: Any) -> str:
+    """Compact JSON safe inside a <script> element: every `<` is written `\\u003c`, so no `</script>` or `<!--`."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).replace("<", "\\u003c")
+
+
+def _data_script(report: dict[str, Any]) -> Iterator[str]:
+    """The report's data as a JSON script element, one item at a time (a 10,000-row table is never one string)."""
+    head = {k: report[k] for k in ("runs", "clip_limit", "clipped")}
+    yield '<script type="application/json" id="report-data">'
+    yield _json(head)[:-1] + ',"items":['
+    for index, item in enumerate(report["items"]):
+        yield ("," if index else "") + _json(item)
+    yield "]}</script>"
 
 
 def render_page(report: dict[str, Any]) -> str:
     """Return the whole HTML document for a report model."""
+    return "".join(render_page_parts(report))
+
+
+def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
+    """Yield the HTML document for a report model in parts, to be written one after another."""
     runs = report["runs"]
     title = f"scoregate report — {' vs '.join(str(r['run_id']) for r in runs)}"
     notes = "".join(f'<p class="warn">{_e(n)}</p>' for n in report["notes"])
@@ -434,9 +448,11 @@ def render_page(report: dict[str, Any]) -> str:
         f'<p class="note" id="item-count"></p><div id="item-table"></div><p class="note">{_e(clipped)}</p></section>'
         f'<footer>generated {_e(report["generated_at"])} by scoregate</footer>'
     )  # fmt: skip
-    return (
+    yield (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<link rel="icon" href="data:,"><title>{_e(title)}</title><style>{_asset("report.css")}</style></head>'
-        f"<body>{body}{_data_script(report)}<script>{_asset('report.js')}</script></body></html>"
+        f"<body>{body}"
     )
+    yield from _data_script(report)
+    yield f"<script>{_asset('report.js')}</script></body></html>"

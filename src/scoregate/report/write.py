@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scoregate.report.data import ReportOptions, build_report
-from scoregate.report.page import render_page
+from scoregate.report.page import render_page_parts
 from scoregate.store import RunStore
 
 REPORT_FILE = "report.html"
@@ -16,10 +16,11 @@ REPORT_FILE = "report.html"
 
 def write_report(stores: Sequence[RunStore], path: Path, options: ReportOptions | None = None) -> Path:
     """Render the report of `stores` (the first is the baseline) to `path`, atomically; return the path."""
-    html = render_page(build_report(stores, options))
+    report = build_report(stores, options)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".tmp")
-    partial.write_text(html, encoding="utf-8")
+    with partial.open("w", encoding="utf-8") as out:
+        out.writelines(render_page_parts(report))
     os.replace(partial, path)
     return path
 
