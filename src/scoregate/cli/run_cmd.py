@@ -10,7 +10,6 @@ import typer
 
 from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.cli.render import print_ranking, print_summary
 from scoregate.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -190,6 +189,7 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.analysis.run_overview import manifest_run_name
     from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
+    from scoregate.cli.render import print_summary
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
     if "repeats" in outcome.summary:
@@ -259,4 +259,6 @@ def rank(
     if as_json:
         typer.echo(json.dumps(ranking.to_dict(), indent=2))
     else:
+        from scoregate.cli.render import print_ranking
+
         print_ranking(console, ranking)
