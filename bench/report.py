@@ -147,9 +147,17 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [
             "",
             f"scoregate outside the items phase (medians): {sg['startup_s']:.2f} s before the first item "
-            f"(imports, project load, dataset scan, receipts), {sg['after_items_s']:.2f} s after the last "
-            "(summary with bootstrap CIs, printing, exit).",
+            "(imports, project load and the models' one-token check, while the dataset scan and receipts run "
+            f"beside it), {sg['after_items_s']:.2f} s after the last (summary with bootstrap CIs, report, "
+            "printing, exit).",
         ]
+        raw = table.get("raw_httpx")
+        if raw and raw["items_per_s"] and raw["whole_per_s"]:
+            outside = cfg["n"] / raw["whole_per_s"] - cfg["n"] / raw["items_per_s"]
+            lines.append(
+                f"The raw httpx loop, for reference: {outside:.2f} s outside its items phase in all (interpreter "
+                "start, imports, data loading, exit; it checks nothing before its first request)."
+            )
     lines += [
         "",
         "| ratio | items phase (judged) | whole command | items phase, paired per repeat |",
