@@ -133,17 +133,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         resumed = RunStore.open(runs_dir(project), options.resume)
         if (reason := _nothing_to_resume(resumed, options)) is not None:
             return _finish_mirror(resumed, project, options, reason)
-        previous = resumed.manifest
-        experiment = previous["receipts"]["experiment"]
-        saved = previous["options"]
-        options = replace(
-            options,
-            limit=saved["limit"],
-            concurrency=options.concurrency or saved["concurrency"],
-            repeat=saved.get("repeat", 1),
-            model=previous["receipts"]["model"]["name"],
-            judge_model=(previous["receipts"].get("judge_model") or {}).get("name"),
-        )
+        experiment, options = _resumed(resumed.manifest, options)
     prompt_versions = _use_langfuse_prompts(project, experiment, options, resumed=previous_receipts(project, options))
     checks: list[BackgroundPreflight] = []
 
@@ -155,13 +145,10 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     plan = plan_experiment(
         project, experiment, model=options.model, judge_model=options.judge_model, on_models=check_models
     )
-    model_names = models_used(project, plan.spec, plan.model_name, plan.judge_model_name)
     from rich.console import Console
 
     from scoregate.engine.breaker import CircuitBreaker
     from scoregate.engine.cache import ResponseCache
-    from scoregate.engine.repeats import repeats_receipt
-    from scoregate.engine.stages import stages_receipt
     from scoregate.run_execution import execute_run, warm_summary_imports
 
     console = console or Console(stderr=True)
@@ -172,10 +159,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
     }
     console.print(_prompt_source_line(prompt_versions, options), highlight=False, soft_wrap=True)
-    endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys([plan.model_name, *model_names])}
-    receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
-    receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
-    receipts.update(stages_receipt(plan, prompt_versions))
+    receipts = _receipts(project, plan, options, caller, prompt_versions)
     try:
         checks[0].wait()
     except BaseException:
@@ -188,6 +172,34 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
     finally:
         lock.release()
+
+
+def _resumed(manifest: dict[str, Any], options: RunOptions) -> tuple[str, RunOptions]:
+    """The experiment and options of the run being resumed (a new --concurrency is kept)."""
+    receipts, saved = manifest["receipts"], manifest["options"]
+    return receipts["experiment"], replace(
+        options,
+        limit=saved["limit"],
+        concurrency=options.concurrency or saved["concurrency"],
+        repeat=saved.get("repeat", 1),
+        model=receipts["model"]["name"],
+        judge_model=(receipts.get("judge_model") or {}).get("name"),
+    )
+
+
+def _receipts(
+    project: Project, plan: ExperimentPlan, options: RunOptions, caller: ModelCaller, prompt_versions: dict[str, str]
+) -> dict[str, Any]:
+    """What the run uses, hashed: a resume is refused when a part of it changed."""
+    from scoregate.engine.repeats import repeats_receipt
+    from scoregate.engine.stages import stages_receipt
+
+    names = [plan.model_name, *models_used(project, plan.spec, plan.model_name, plan.judge_model_name)]
+    endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys(names)}
+    receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
+    receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
+    receipts.update(stages_receipt(plan, prompt_versions))
+    return receipts
 
 
 def run_models(
