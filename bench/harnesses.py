@@ -145,6 +145,17 @@ def _read(pid: int) -> tuple[float, float] | None:
     return rss, cpu
 
 
+def use_bytecode_cache(python: Path, src: Path) -> str:
+    """Run every harness with Python's bytecode cache, as an installed package runs, and write it for `src` now.
+
+    An editable install has no compiled modules until a run writes them; with PYTHONDONTWRITEBYTECODE set
+    (some sandboxes set it) none is ever written and every run compiles scoregate's ~40 modules again.
+    """
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([str(python), "-m", "compileall", "-q", str(src)], check=True)
+    return "on (PYTHONDONTWRITEBYTECODE unset for every harness; `python -m compileall src` before the runs)"
+
+
 def measure_child(
     cmd: Sequence[str], *, env: dict[str, str], cwd: Path, log: Path, timeout_s: float, sample_every_s: float = 0.25
 ) -> ChildRun:
@@ -246,6 +257,17 @@ def run_dirs(runs: Path) -> set[Path]:
     return {path for path in runs.iterdir() if path.is_dir()} if runs.is_dir() else set()
 
 
+def _first_task_call(run_dir: Path) -> float:
+    """When the run's first item request went out: the earliest task call's `started_at` in results.jsonl."""
+    with (run_dir / "results.jsonl").open(encoding="utf-8") as lines:
+        return min(
+            _epoch(call["started_at"])
+            for line in lines
+            for call in json.loads(line)["calls"]
+            if call["purpose"] == "task" and call.get("started_at")
+        )
+
+
 def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tuple[Measurement, ChildRun]:
     """Run `scoregate run` on the bench project; the items phase is the manifest's started_at → finished_at."""
     runs = setup.project / "runs"
@@ -280,6 +302,7 @@ def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tup
         detail={
             "items_phase": "manifest started_at -> finished_at (preflight, items, store close)",
             "startup_s": round(started - run.launched_at, 3),
+            "first_item_s": round(_first_task_call(run_dir) - run.launched_at, 3),
             "after_items_s": round(run.exited_at - finished, 3),
             "progress_items_per_s": float(progress[-1][2]) if progress else None,
             "errors": int(summary["run_metrics"]["error_count"]),

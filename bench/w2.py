@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 import yaml
-from harnesses import RESULT_LINE, Measurement, measure_child, run_dirs
+from harnesses import RESULT_LINE, Measurement, measure_child, run_dirs, use_bytecode_cache
 from mock_endpoint import ECHO_MODULE, INSTALL_HINT, NGINX, missing_packages
 from scoregate_project import convert_dataset, generate_kit_data, kit_template
 
@@ -341,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         kit_data = generate_kit_data(kit, args.n, workdir / f"kit-data-{args.n}.jsonl")
         project = write_project(workdir / "project", kit=kit, kit_data=kit_data, args=args)
+        bytecode = use_bytecode_cache(args.python, REPO / "src")
         subprocess.run([str(args.python), "-c", "import httpx, scoregate.experiment"], check=True)  # warm the cache
         measurements: list[Measurement] = []
         with W2Mock(workdir / "mock", args.port, args.latency_ms):
@@ -362,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{os.cpu_count()} CPUs ({platform.machine()}), shared; load average {load_before:.1f} before, "
-        f"{os.getloadavg()[0]:.1f} after",
+        f"{os.getloadavg()[0]:.1f} after; bytecode cache {bytecode}",
         "config": {
             "n": args.n,
             "concurrency": args.concurrency,

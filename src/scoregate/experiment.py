@@ -149,7 +149,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
 
     from scoregate.engine.breaker import CircuitBreaker
     from scoregate.engine.cache import ResponseCache
-    from scoregate.run_execution import execute_run, warm_summary_imports
+    from scoregate.run_execution import execute_run
 
     console = console or Console(stderr=True)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
@@ -167,7 +167,6 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             cache.close()
         raise
     store, lock = _open_or_create(project, plan, options, receipts)
-    warm_summary_imports()
     try:
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
     finally:

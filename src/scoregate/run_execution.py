@@ -40,6 +40,9 @@ from scoregate.sinks.telemetry import write_telemetry
 from scoregate.store import RunStore
 from scoregate.tracks import TrackSettings, gate_metrics, track_reports
 
+WARM_IMPORTS_AFTER_S = 0.1
+"""The summary's imports start this long after the items do, once the first requests are out."""
+
 
 def _evaluators(plan: ExperimentPlan) -> list[Evaluator]:
     return [build_evaluator(spec, default_judge_model=plan.judge_model_name) for spec in plan.evaluators.values()]
@@ -275,6 +278,7 @@ async def _execute(
         )
         with RunProgress(total, already_done=already, console=console) as progress, live:
             progress.listeners.append(live.observe)
+            asyncio.get_running_loop().call_later(WARM_IMPORTS_AFTER_S, warm_summary_imports)
             for repeat in range(1, options.repeat + 1):
                 await execute(
                     pipeline_for_repeat(pipeline, repeat),
