@@ -107,9 +107,13 @@ def build_leaderboard(
     metric: str | None = None,
     lower_is_better: bool = False,
     min_coverage: float = 0.8,
+    found: tuple[list[ValidRun], list[dict[str, str]]] | None = None,
 ) -> dict[str, Any]:
-    """Return the leaderboard over every valid run in `runs_dir` (optionally of one experiment)."""
-    candidates, skipped = valid_runs(runs_dir, experiment=experiment)
+    """Return the leaderboard over every valid run in `runs_dir` (optionally of one experiment).
+
+    `found`: what `valid_runs(runs_dir, experiment=...)` returned, when the caller has it already.
+    """
+    candidates, skipped = found if found is not None else valid_runs(runs_dir, experiment=experiment)
     if metric is None:
         metric = next((m for _s, man, summ in candidates if (m := default_metric(summ, man["receipts"]))), None)
     if metric is None:

@@ -381,13 +381,14 @@ def _leaderboard(reader: _RunReader, options: ReportOptions) -> dict[str, Any] |
     metric = options.metric or default_metric(reader.summary, receipts)
     if experiment is None or metric is None:
         return None
-    runs, _skipped = valid_runs(reader.store.directory.parent, experiment=str(experiment))
-    if sum(1 for _store, _manifest, summary in runs if metric in summary["scores"]) < 2:
+    found = valid_runs(reader.store.directory.parent, experiment=str(experiment))
+    if sum(1 for _store, _manifest, summary in found[0] if metric in summary["scores"]) < 2:
         return None  # checked before reading any results: a lone run of 100,000 items costs no second pass
     try:
         board = build_leaderboard(
             reader.store.directory.parent, experiment=str(experiment), metric=metric,
             lower_is_better=direction_of(metric, reader.manifest) == "lower", min_coverage=options.min_coverage,
+            found=found,
         )  # fmt: skip
     except ScoregateError:
         return None
