@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
+import struct
+import time
 from pathlib import Path
 
 import httpx
@@ -10,6 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
+from fake_langfuse import FakeLangfuse
 from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.scoring.judge import judge_schema
 from scripted_openai import ScriptedOpenAI
@@ -64,3 +68,27 @@ def test_faults_are_served_in_order_then_normal_replies_resume(scripted_server: 
     scripted_server.down()
     with pytest.raises(httpx.ConnectError):
         chat(scripted_server, messages=messages)
+
+
+def _reset_a_kept_alive_connection(port: int, path: str) -> None:
+    """Send one request, read its answer, then drop the connection with a TCP reset, as a killed client does."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+        client.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n".encode())
+        assert client.recv(65536).startswith(b"HTTP/1.1 ")
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+@pytest.mark.parametrize("double", ["scripted_openai", "fake_langfuse"])
+def test_a_client_killed_mid_connection_prints_no_traceback(double: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if double == "scripted_openai":
+        openai = ScriptedOpenAI()
+        port, path, stop = openai.port, "/v1/models", openai.close
+    else:
+        langfuse = FakeLangfuse().start()
+        port, path, stop = int(langfuse.base_url.rsplit(":", 1)[1]), "/api/public/health", langfuse.stop
+    try:
+        _reset_a_kept_alive_connection(port, path)
+        time.sleep(0.3)  # the server's handler thread meets the reset while reading the next request line
+        assert capsys.readouterr().err == ""
+    finally:
+        stop()

@@ -7,13 +7,14 @@ import base64
 import json
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import CliResult, Runs
+from loopback_http import LoopbackHTTPServer
 from scoregate.redaction import MASK, redact
 from scripted_openai import ScriptedOpenAI
 
@@ -74,7 +75,7 @@ def echoing_langfuse() -> Iterator[str]:
 
         do_GET = do_POST = do_PUT = do_PATCH = _refuse
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    server = LoopbackHTTPServer(("127.0.0.1", 0), Echo)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

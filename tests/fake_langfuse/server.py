@@ -9,10 +9,12 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
+
+from loopback_http import LoopbackHTTPServer
 
 from .endpoints import Call, InvalidBody, route
 from .storage import ApiProblem, State, js_numbers
@@ -74,8 +76,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Stay quiet: the fake's own request log is `FakeLangfuse.requests`."""
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(LoopbackHTTPServer):
     fake: FakeLangfuse
 
 
