@@ -205,6 +205,29 @@ def test_a_second_resume_of_a_running_run_refuses_naming_the_pid(
     assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(DATASET_IDS)
 
 
+def test_syncs_and_invalidation_wait_for_a_running_run(
+    scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs, scripted_server: ScriptedOpenAI
+) -> None:
+    scripted_server.latency_s = 0.5
+    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
+    run_id = wait_for_stored_items(process, runs, at_least=1)
+    try:
+        for command in (
+            ("mlflow-sync", run_id),
+            ("langfuse-sync", run_id),
+            ("runs", "invalidate", run_id, "--reason", "x"),
+        ):
+            refused = scoregate(*command)
+
+            assert refused.code == int(ExitCode.ERROR), refused.output
+            assert f"run {run_id} is in use by process {process.pid}" in refused.output
+        assert not (runs.root / run_id / "invalidation.json").exists()
+        assert process.poll() is None
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 # 4. failed items can be redone; the newest record wins in the store, the summary and MLflow
 
 

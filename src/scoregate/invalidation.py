@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
+from scoregate.run_lock import RunLock
 from scoregate.store import RunStore
 
 INVALIDATION_FILE = "invalidation.json"
 VALID_TAG = "scoregate.valid"
 REASON_TAG = "scoregate.invalid_reason"
 SUPERSEDED_TAG = "scoregate.superseded_by"
+INVALIDATE_HINT = "wait for the run to finish (or stop it), then invalidate it; its summary is still being written"
 
 
 def invalidation_of(store: RunStore) -> dict[str, Any] | None:
@@ -86,16 +88,17 @@ def invalidate_run(root: Path, run_id: str, reason: str, *, superseded_by: str |
         "invalidated_at": datetime.now(UTC).isoformat(),
         "superseded_by": superseded_by,
     }
-    path = store.directory / INVALIDATION_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
-    report = InvalidationReport(run_id, record, done=[f"local store: {path}"])
-    summary = store.summary
-    if summary is not None:
-        store.write_summary({**summary, **record})
-    _mark_mlflow(store, root, record, report)
-    _mark_langfuse(store, root, report)
+    with RunLock(store.directory, hint=INVALIDATE_HINT):
+        path = store.directory / INVALIDATION_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
+        os.replace(tmp, path)
+        report = InvalidationReport(run_id, record, done=[f"local store: {path}"])
+        summary = store.summary
+        if summary is not None:
+            store.write_summary({**summary, **record})
+        _mark_mlflow(store, root, record, report)
+        _mark_langfuse(store, root, report)
     return report
 
 

@@ -11,6 +11,8 @@ from scoregate.errors import ScoregateError
 from scoregate.processes import pid_alive
 
 LOCK = ".lock"
+RUN_HINT = "wait for it to finish (or stop it); two processes on one run would score items twice"
+SYNC_HINT = "wait for the run to finish (or stop it), then sync it; a sync beside a running run could mirror it twice"
 
 
 def _holder(path: Path) -> int | None:
@@ -27,8 +29,9 @@ class RunLock:
     file) is simply taken over.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, hint: str = RUN_HINT) -> None:
         self.path = directory / LOCK
+        self.hint = hint
         self._handle: Any = None
 
     def acquire(self) -> None:
@@ -43,7 +46,7 @@ class RunLock:
             raise ScoregateError(
                 f"run {self.path.parent.name} is in use by {holder}",
                 where=str(self.path.parent),
-                hint="wait for it to finish (or stop it); two processes on one run would score items twice",
+                hint=self.hint,
             ) from None
         handle.seek(0)
         handle.truncate()

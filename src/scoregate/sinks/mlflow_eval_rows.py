@@ -141,5 +141,8 @@ def log_item_rows(store: RunStore, *, project_root: Path, mlflow_run_id: str | N
 
 def log_stored_run_rows(project_root: Path, run_id: str, mlflow_run_id: str) -> int:
     """Write the evaluation rows of stored run `run_id` to its MLflow run; return the count."""
+    from scoregate.run_lock import SYNC_HINT, RunLock
+
     store = RunStore.open(project_root / "runs", run_id)
-    return log_item_rows(store, project_root=project_root, mlflow_run_id=mlflow_run_id)
+    with RunLock(store.directory, hint=SYNC_HINT):
+        return log_item_rows(store, project_root=project_root, mlflow_run_id=mlflow_run_id)

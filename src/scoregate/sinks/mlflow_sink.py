@@ -224,10 +224,12 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
 def resync_run(project_root: Path, run_id: str) -> str:
     """Mirror stored run `run_id` to MLflow again (same MLflow run); return the MLflow run id."""
     from scoregate.errors import ScoregateError
+    from scoregate.run_lock import SYNC_HINT, RunLock
 
     store = RunStore.open(project_root / "runs", run_id)
-    if store.summary is None:
-        raise ScoregateError(
-            f"run {run_id} has no summary: it did not finish", hint=f"resume it: `scoregate run --resume {run_id}`"
-        )
-    return mirror_run(store, project_root=project_root)
+    with RunLock(store.directory, hint=SYNC_HINT):
+        if store.summary is None:
+            raise ScoregateError(
+                f"run {run_id} has no summary: it did not finish", hint=f"resume it: `scoregate run --resume {run_id}`"
+            )
+        return mirror_run(store, project_root=project_root)

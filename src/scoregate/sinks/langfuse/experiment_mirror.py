@@ -27,6 +27,7 @@ from scoregate.catalog.project import Project, load_project
 from scoregate.engine.repeats import iter_all_results, repeat_key
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
+from scoregate.run_lock import SYNC_HINT, RunLock
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
 from scoregate.sinks.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
 from scoregate.sinks.langfuse.delivery import MirrorClient, trace_id_for
@@ -183,7 +184,9 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
 def sync_run(root: Path, run_id: str) -> MirrorReport:
     """Mirror stored run `run_id` to Langfuse (after the fact, or again); raise unless it is fully mirrored."""
     project = load_project(root)
-    report = mirror_run_to_langfuse(RunStore.open(project.root / "runs", run_id), project)
+    store = RunStore.open(project.root / "runs", run_id)
+    with RunLock(store.directory, hint=SYNC_HINT):
+        report = mirror_run_to_langfuse(store, project)
     report.raise_for_problems()
     return report
 
