@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any
 
 import yaml
-from harnesses import BenchSetup, Measurement, measure_child, run_dirs, run_scoregate
+from harnesses import BenchSetup, Measurement, measure_child, run_dirs, run_scoregate, use_bytecode_cache
 from mock_endpoint import INSTALL_HINT, NGINX, MockEndpoint, missing_packages
 from profile_scoregate import _LINE_NO, RATE_HZ, _phase, _wrapped
 from throughput import _kit, _machine, _setup
@@ -548,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="scoregate-extraction-bench-"))
     (workdir / "logs").mkdir()
     machine = _machine()
+    machine["bytecode_cache"] = use_bytecode_cache(args.python, REPO / "src")
     try:
         core = _setup(args, kit, workdir, args.n, core_port)
         project = write_extraction_project(
@@ -577,7 +578,8 @@ def main(argv: list[str] | None = None) -> int:
     machine["loadavg_after"] = list(os.getloadavg())
     machine["note"] = (
         f"{machine['cpus']} CPUs ({machine['cpu']}), shared with other processes; load average "
-        f"{machine['loadavg_before'][0]:.1f} before, {machine['loadavg_after'][0]:.1f} after"
+        f"{machine['loadavg_before'][0]:.1f} before, {machine['loadavg_after'][0]:.1f} after; "
+        f"bytecode cache {machine['bytecode_cache']}"
     )
     table = medians(measurements)
     ratio = ratios(measurements, table)
