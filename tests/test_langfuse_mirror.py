@@ -7,6 +7,11 @@ then mirrored through the library entry point `mirror_run_to_langfuse` or `langf
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +41,8 @@ from scripted_openai import ScriptedOpenAI
 
 LANGFUSE_ENV = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL")
 ROOT_SPAN = "experiment-item-run"
+KILL_FIRST_AT_S, KILL_STEP_S, KILL_AT_MOST = 0.8, 0.05, 60
+"""`langfuse-sync` is killed at 0.8 s, 0.85 s, ...: while it starts, reaches the server, sends spans, sends scores."""
 
 
 # ---------------------------------------------------------------- fixtures and helpers
@@ -261,6 +268,42 @@ def test_langfuse_sync_twice_posts_nothing_twice(
     assert second.experiment_id == first.experiment_id
     assert len(fake_langfuse.state.spans) == spans
     assert sorted(score_ids(fake_langfuse)) == scores and len(set(scores)) == len(scores)
+
+
+def test_langfuse_sync_killed_9_at_any_moment_then_redone_leaves_each_span_and_score_once(
+    judged_run: RunStore,
+    project_dir: Path,
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
+    start_scoregate: Callable[..., subprocess.Popen[str]],
+) -> None:
+    langfuse_on()
+    killed, cut_mid_send, delay = 0, 0, KILL_FIRST_AT_S
+    while killed < KILL_AT_MOST:  # each try is killed a little later, until one finishes by itself
+        process = start_scoregate("langfuse-sync", judged_run.run_id)
+        time.sleep(delay)
+        if process.poll() is not None:
+            break
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        killed, delay = killed + 1, delay + KILL_STEP_S
+        cut_mid_send += bool(fake_langfuse.state.spans)
+    assert process.wait() == 0, process.communicate()
+    assert cut_mid_send >= 1, f"none of the {killed} kills landed after the sync had sent something"
+
+    report = sync_run(project_dir, judged_run.run_id)
+
+    assert report.complete, report.lines()
+    spans = {(s["traceId"], s["spanId"]): s["name"] for s in fake_langfuse.state.spans}
+    roots = {key for key, name in spans.items() if name == ROOT_SPAN}
+    assert len(roots) == len(results(judged_run))  # one root span id per item, however often it was sent
+    per_trace = Counter((trace, name) for (trace, _), name in spans.items())
+    assert set(per_trace.values()) == {1}  # every span of a trace has one id, however often it was sent
+    assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores)
+    targets = [(s["traceId"], s["datasetRunId"], s["name"]) for s in fake_langfuse.state.scores]
+    assert len(set(targets)) == len(targets)  # no score stored twice under two ids
+    again = sync_run(project_dir, judged_run.run_id)
+    assert (again.items_sent, again.scores_sent) == (0, 0)
 
 
 def test_a_resumed_run_is_mirrored_once_per_item(
