@@ -36,7 +36,8 @@ $(VENV)/.local-model: $(VENV)/.installed
 experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local model and mirror it to MLflow
 	$(BIN)/scoregate validate
 	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
-	$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
+	@echo "$(BIN)/scoregate run $(EXPERIMENT)$${SCOREGATE_MODEL:+ --model $$SCOREGATE_MODEL} $(ARGS)"
+	@$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
 
 LANGFUSE_SDK4 := .scoregate/langfuse-sdk4
 LANGFUSE_TESTS = $(wildcard tests/test_*langfuse*.py tests/test_scores_import.py tests/test_promotion.py)

@@ -129,6 +129,19 @@ def project_dir(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: py
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Keep the local model's per-port state (pid, log) out of the user's ~/.local/state for the whole session."""
+    state = tmp_path_factory.mktemp("xdg-state")
+    before = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(state)
+    yield state
+    if before is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = before
+
+
 @pytest.fixture(scope="session")
 def migrated_mlflow_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An empty MLflow sqlite store with its schema created, kept in pytest's cache per MLflow version.

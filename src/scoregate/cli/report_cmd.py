@@ -17,7 +17,10 @@ def report(
     output: Annotated[
         Path | None,
         typer.Option(
-            "-o", "--output", help="Where to write the HTML (default: runs/<id>/report.html, or runs/reports/)."
+            "-o",
+            "--output",
+            help="Where to write the HTML (default: runs/<id>/report.html; two runs: runs/<B>/compare-<A>.html; "
+            "more: runs/<first>/rank-<hash>.html).",
         ),
     ] = None,
     metric: Annotated[
