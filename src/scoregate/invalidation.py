@@ -32,7 +32,11 @@ def invalidation_of(store: RunStore) -> dict[str, Any] | None:
     path = store.directory / INVALIDATION_FILE
     if not os.path.lexists(path):
         return None
-    return read_run_json(path)
+    return read_run_json(
+        path,
+        hint=f"mark the run again (it rewrites {INVALIDATION_FILE}): "
+        f"`scoregate runs invalidate {store.run_id} --reason ...`",
+    )
 
 
 def describe(record: dict[str, Any]) -> str:

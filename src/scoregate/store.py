@@ -52,26 +52,25 @@ class DamagedRun(ScoregateError):
     """A run file (manifest.json, summary.json...) that is not valid JSON: truncated or overwritten."""
 
 
-def read_run_json(path: Path) -> dict[str, Any]:
+RESTART_HINT = "the run cannot be resumed from it; its results.jsonl is kept. Start a new run"
+
+
+def read_run_json(path: Path, *, hint: str = RESTART_HINT) -> dict[str, Any]:
     """Read a run's JSON file; raise DamagedRun naming the file, line and column when it is not valid."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise DamagedRun(
-            f"damaged run file: cannot read it ({exc.strerror})",
-            where=str(path),
-            hint="restore it from a copy, or start a new run; scoregate writes it as a plain JSON file",
-        ) from None
+        raise DamagedRun(f"damaged run file: cannot read it ({exc.strerror})", where=str(path), hint=hint) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DamagedRun(
             f"damaged run file: {exc.msg} (the file is truncated or overwritten)",
             where=f"{path}:{exc.lineno}:{exc.colno}",
-            hint="the run cannot be resumed from it; its results.jsonl is kept. Start a new run",
+            hint=hint,
         ) from None
     if not isinstance(data, dict):
-        raise DamagedRun("damaged run file: not a JSON object", where=str(path))
+        raise DamagedRun("damaged run file: not a JSON object", where=str(path), hint=hint)
     return data
 
 
@@ -127,7 +126,9 @@ class RunStore:
         path = self.directory / MANIFEST
         data = read_run_json(path)
         if not isinstance(data.get("receipts"), dict):
-            raise DamagedRun("damaged run file: no `receipts` object (it was overwritten)", where=str(path))
+            raise DamagedRun(
+                "damaged run file: no `receipts` object (it was overwritten)", where=str(path), hint=RESTART_HINT
+            )
         return data
 
     def update_manifest(self, **changes: Any) -> None:
@@ -274,7 +275,8 @@ class RunStore:
     def links(self) -> dict[str, Any]:
         """Ids of the run's mirrors (MLflow run id, Langfuse experiment...)."""
         path = self.directory / LINKS
-        return read_run_json(path) if os.path.lexists(path) else {}
+        hint = f"delete {LINKS}: `scoregate mlflow-sync {self.run_id}` finds the MLflow run again by its run id"
+        return read_run_json(path, hint=hint) if os.path.lexists(path) else {}
 
     def forget_mirrored_items(self, item_ids: set[str]) -> None:
         """Mark items as not yet mirrored to Langfuse, so their newer records are sent again (same ids: upserts)."""
