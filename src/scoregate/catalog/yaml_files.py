@@ -37,6 +37,7 @@ def _readable(errors: list[Any]) -> list[tuple[tuple[Any, ...], str, str]]:
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, k in branches.items():
         groups.setdefault(tuple(errors[i]["loc"][:k]), []).append(i)
+    branches = {i: k for i, k in branches.items() if len(groups[tuple(errors[i]["loc"][:k])]) > 1}
     shown: list[tuple[tuple[Any, ...], str, str]] = []
     done: set[int] = set()
     for i, e in enumerate(errors):
