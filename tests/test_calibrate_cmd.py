@@ -356,3 +356,16 @@ def test_a_saved_calibration_gates_the_judge_until_it_changes(
     assert status == "incomplete" and "prompt, rubric or settings changed" in detail
     refused = scoregate(*args, "--save")  # the run was scored by the judge as it was before the edit
     assert refused.code == 1 and "changed since run" in refused.output
+
+
+def test_a_relative_file_is_read_from_the_project(
+    scoregate: Cli, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records = [{"j": j, "h": h} for j, h in ((1, 1), (2, 3), (3, 2), (4, 4))]
+    (project_dir / "ratings.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    result = scoregate("calibrate", "--file", "ratings.jsonl", "--judge-key", "j", "--human-key", "h", "--json")
+
+    assert result.code == 0, result.output
+    assert as_json(result)["n_pairs"] == 4

@@ -71,6 +71,14 @@ def test_style_model_key_and_json_report(scripted_server: ScriptedOpenAI, monkey
     assert chat.body["guided_json"] == SAMPLE_SCHEMA and "response_format" not in chat.body
 
 
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/v1", "127.0.0.1:8000/v1", "http://:8000/v1"])
+def test_a_base_url_that_is_not_an_endpoint_is_named_before_any_request(url: str) -> None:
+    with pytest.raises(ScoregateError) as refused:
+        run_connection_test(url)
+
+    assert f"--base-url: {url!r} is not" in refused.value.render() and "http://HOST:8000/v1" in refused.value.render()
+
+
 def test_wrong_model_unknown_style_and_unreachable_server_say_what_to_do(scripted_server: ScriptedOpenAI) -> None:
     with pytest.raises(ScoregateError) as wrong_model:
         run_connection_test(scripted_server.url, model="llama-3-8b")

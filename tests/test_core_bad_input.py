@@ -228,3 +228,139 @@ def test_reply_that_is_not_the_required_json_fails_only_that_item(
     assert (metrics["items"], metrics["error_count"]) == (6, 1)
     reasons = runs.summary()["scores"]["word_count"]["null_reasons"]
     assert any(reason.startswith("no output to score: ") for reason in reasons)
+
+
+DATASET_LINE_ERRORS = [
+    ("NaN", '{"id": "x", "input": {"title": "t", "transcript": "w", "desired_style": "catchup", "cap": NaN}}',
+     "NaN is not a JSON number (JSON has no NaN or Infinity)"),
+    ("Infinity", '{"id": "x", "input": {"title": "t", "transcript": "w", "desired_style": "howto", "n": -Infinity}}',
+     "-Infinity is not a JSON number"),
+    ("deep nesting", '{"id": "x", "input": {"title": "t", "transcript": "w", "x": ' + "[" * 100_000 + "]" * 100_000
+     + "}}", "nested too deeply to read"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["validate", "run"])
+@pytest.mark.parametrize(
+    ("line", "expected"), [row[1:] for row in DATASET_LINE_ERRORS], ids=[row[0] for row in DATASET_LINE_ERRORS]
+)
+def test_a_dataset_line_json_cannot_hold_is_named_by_file_and_line(
+    command: tuple[str, ...],
+    line: str,
+    expected: str,
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+) -> None:
+    lines = dataset_lines(project_dir)
+    write_dataset(project_dir, [*lines[:2], line + "\n", *lines[2:]])
+
+    result = scoregate(*command)
+
+    assert_rejected(result, scripted_server, f"{project_dir / 'datasets' / 'smoke_v1.jsonl'}:3: {expected}")
+
+
+def test_a_dataset_saved_with_a_byte_order_mark_is_read(scoregate: Callable[..., CliResult], project_dir: Path) -> None:
+    path = project_dir / "datasets" / "smoke_v1.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+
+    result = scoregate("validate")
+
+    assert result.code == 0, result.output
+    assert f"dataset smoke_v1: {len(dataset_lines(project_dir))} items" in result.output
+
+
+def test_a_schema_violation_is_reported_once_with_its_schema_file(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    lines = dataset_lines(project_dir)
+    item = json.loads(lines[0])
+    item["input"]["max_words_tldr"] = "sixty"
+    write_dataset(project_dir, [json.dumps(item) + "\n", *lines[1:]])
+
+    result = scoregate("validate")
+
+    assert_rejected(result, scripted_server, "smoke_v1.jsonl:1: input.max_words_tldr: 'sixty' is not of type")
+    assert result.output.count("'sixty' is not of type 'integer'") == 1, result.output
+    assert "1 problem found" in result.output
+
+
+def test_a_reply_schema_the_items_lack_is_caught_before_any_call(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI, edit_yaml: Edit
+) -> None:
+    prompt = {
+        "name": "extract",
+        "type": "chat",
+        "messages": [{"role": "user", "content": "Extract from {{transcript}}"}],
+        "config": {"response_format": {"name": "facts", "schema_from": "input.schema"}},
+    }
+    (project_dir / "prompts" / "extract.yaml").write_text(json.dumps(prompt), encoding="utf-8")
+    edit_yaml(
+        project_dir / "scoregate.yaml",
+        lambda c: c["experiments"].update(extract={"dataset": "smoke_v1", "prompt": "extract"}),
+    )
+
+    result = scoregate("run", "extract", "--no-mlflow")
+
+    assert_rejected(
+        result,
+        scripted_server,
+        "smoke_v1.jsonl:1: item 'smoke-001': prompt 'extract' takes its reply schema from input.schema",
+        "fix `schema_from:` in prompts/extract.yaml",
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("OPENAI_BASE_URL", "http://127.0.0.1:99999/v1", "OPENAI_BASE_URL: 'http://127.0.0.1:99999/v1' is not a valid"),
+        ("SCOREGATE_LOCAL_PORT", "eighty", "SCOREGATE_LOCAL_PORT is 'eighty', not a TCP port"),
+    ],
+    ids=["OPENAI_BASE_URL", "SCOREGATE_LOCAL_PORT"],
+)
+def test_a_bad_endpoint_variable_is_named_before_any_call(
+    variable: str,
+    value: str,
+    expected: str,
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    edit_yaml: Edit,
+    monkeypatch: pytest.MonkeyPatch,
+    runs: Runs,
+) -> None:
+    monkeypatch.setenv(variable, value)
+    edit_yaml(
+        project_dir / "scoregate.yaml",
+        lambda c: c["models"].update(
+            other={"provider": "openai", "model": "m", "api_key_env": "SCRIPTED_KEY"},
+            local={"provider": "local", "model": "smollm2-135m"},
+        ),
+    )
+    monkeypatch.setenv("SCRIPTED_KEY", "k")
+
+    model = "other" if variable == "OPENAI_BASE_URL" else "local"
+    result = scoregate("run", "counters", "--model", model, "--no-mlflow")
+
+    assert_rejected(result, scripted_server, expected)
+    assert runs.ids() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--models", ","), "name at least one model"),
+        (("--models", "scripted, scripted"), "scripted named more than once"),
+        (("--concurrency", "100000000000000000000"), "less than or equal to 1000"),
+        (("--repeat", "100000000000000000000"), "less than or equal to 100"),
+    ],
+    ids=["models-empty", "models-twice", "concurrency-huge", "repeat-huge"],
+)
+def test_run_options_out_of_bounds_are_usage_errors(
+    args: tuple[str, ...], expected: str, scoregate: Callable[..., CliResult], scripted_server: ScriptedOpenAI
+) -> None:
+    result = scoregate("run", "counters", *args, "--no-mlflow")
+
+    assert result.code == 2, result.output
+    assert expected in result.output
+    assert scripted_server.requests == []

@@ -200,3 +200,19 @@ def test_paraloq_local_file_through_the_datasets_library(tmp_path: Path) -> None
     pd.DataFrame(PARALOQ_ROWS).to_parquet(path)
     items = list(load_paraloq(path))
     assert [i.expected_output for i in items] == [json.loads(r["item"]) for r in PARALOQ_ROWS]
+
+
+def test_a_failed_import_leaves_the_dataset_it_would_replace_as_it_was(tmp_path: Path) -> None:
+    good = {"id": "s1", "text": "Book a table for two", "json_schema": {"type": "object"}, "expected": {}}
+    source = tmp_path / "sgd_extraction.jsonl"
+    source.write_text(json.dumps(good) + "\n{broken\n", encoding="utf-8")
+    out = tmp_path / "datasets" / "sgd.jsonl"
+    out.parent.mkdir()
+    out.write_text('{"id": "kept", "input": {"text": "t", "schema": {}}}\n', encoding="utf-8")
+    out.with_suffix(".yaml").write_text("description: hand-written\n", encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in out.parent.iterdir()}
+
+    result = CliRunner().invoke(cli_app(), ["extraction", "import-sgd", str(source), "--out", str(out)])
+
+    assert result.exit_code == 1
+    assert {p.name: p.read_bytes() for p in out.parent.iterdir()} == before

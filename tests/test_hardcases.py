@@ -137,6 +137,17 @@ def test_items_the_dataset_schema_rejects_are_named_and_none_is_appended(
     assert hardcases(project_dir) == []
 
 
+def test_a_hardcases_path_that_is_a_folder_is_named(scoregate: Cli, scored_run: str, project_dir: Path) -> None:
+    path = project_dir / "datasets" / "hardcases.jsonl"
+    path.unlink()
+    path.mkdir()
+
+    result = scoregate("hardcases", "add", scored_run, "--where", "WeightedQuality < 3")
+
+    assert result.code == 1, result.output
+    assert f"{path}: is not a file, so no hard case can be appended to it" in result.output
+
+
 def test_the_where_grammar() -> None:
     condition = parse_where(" faithfulness_score>=4.2 ")
     assert (condition.metric, condition.op, condition.threshold) == ("faithfulness_score", ">=", 4.2)

@@ -141,3 +141,37 @@ def test_cli_without_runs_says_what_to_do(scoregate: Callable[..., CliResult]) -
 
     assert result.code == 1
     assert "no finished, valid run" in result.output and "scoregate run EXPERIMENT" in result.output
+
+
+def test_a_damaged_run_is_skipped_with_the_reason_not_the_whole_board(constructed: Path) -> None:
+    (constructed / "b-partial" / "manifest.json").write_text('{"run_id": "b-par', encoding="utf-8")
+
+    board = build_leaderboard(constructed)
+
+    assert {e["model"] for e in board["entries"]} == {"m1", "m2", "m4"}
+    reason = next(s["reason"] for s in board["skipped"] if s["run_id"] == "b-partial")
+    assert "manifest.json:1:" in reason and "damaged run file" in reason
+
+
+def test_cli_metric_no_run_has_is_an_error_listing_the_scores(
+    scoregate: Callable[..., CliResult], project_dir: Path, constructed: Path
+) -> None:
+    constructed.rename(project_dir / "runs")
+
+    result = scoregate("leaderboard", "--metric", "qq")
+
+    assert result.code == 1, result.output
+    assert "has a score 'qq'" in result.output and "name one of: q" in result.output
+    assert not (project_dir / "runs" / "leaderboard.json").exists()
+
+
+def test_cli_leaderboard_file_that_cannot_be_written_is_named(
+    scoregate: Callable[..., CliResult], project_dir: Path, constructed: Path
+) -> None:
+    constructed.rename(project_dir / "runs")
+    (project_dir / "runs" / "leaderboard.json").mkdir()
+
+    result = scoregate("leaderboard", "--metric", "q")
+
+    assert result.code == 1, result.output
+    assert f"{project_dir / 'runs' / 'leaderboard.json'}: cannot write the leaderboard" in result.output

@@ -98,6 +98,17 @@ def test_runs_watch_without_an_active_run_says_how_to_start_one(scoregate: Calla
     assert "no run to watch" in result.output and "scoregate run EXPERIMENT" in result.output
 
 
+def test_runs_watch_with_a_damaged_pointer_says_so(scoregate: Callable[..., CliResult], project_dir: Path) -> None:
+    (project_dir / "runs").mkdir()
+    pointer = project_dir / "runs" / "active-run.json"
+    pointer.write_text('["not", "a", "pointer"]', encoding="utf-8")
+
+    result = scoregate("runs", "watch")
+
+    assert result.code == 1, result.output
+    assert f"no run to watch: {pointer} is damaged" in result.output
+
+
 def test_runs_watch_on_a_finished_run_reports_it_at_once(scoregate: Callable[..., CliResult], runs: Runs) -> None:
     assert scoregate("run", "counters", "--no-mlflow", "--limit", "2").code == 0
 

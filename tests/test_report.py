@@ -81,6 +81,24 @@ def test_report_of_unknown_or_unfinished_runs_says_what_to_do(
     assert unfinished.code != 0 and "did not finish" in unfinished.output and "--resume" in unfinished.output
 
 
+def test_report_output_is_read_from_the_project_and_a_folder_is_refused(
+    scoregate: Callable[..., CliResult], runs: Runs, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert scoregate("run", "counters", "--limit", "2", "--no-mlflow").code == 0
+    run_id = runs.latest()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    written = scoregate("report", run_id, "-o", "reports/latest.html")
+    folder = scoregate("report", run_id, "-o", "datasets")
+
+    assert written.code == 0, written.output
+    assert (project_dir / "reports" / "latest.html").is_file() and list(elsewhere.iterdir()) == []
+    assert folder.code == 2, folder.output
+    assert f"{project_dir / 'datasets'} is a folder; name the file to write" in folder.output
+
+
 def test_long_texts_are_cut_to_the_budget_and_say_where_the_whole_text_is(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path, "r1", {"run_id": "r1", "receipts": {}})
     for i in range(3):

@@ -121,3 +121,51 @@ def test_a_full_disk_fails_the_run_cleanly_and_resume_finishes_it(
 
     assert resumed.code == 0, resumed.output
     assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(DATASET_IDS)
+
+
+DAMAGE = [
+    ("results.jsonl removed", "results.jsonl", None, ("runs", "show", "{run}", "--items"),
+     "results.jsonl: cannot read the run's results"),
+    ("manifest without receipts", "manifest.json", "{}", ("runs", "show", "{run}"),
+     "manifest.json: damaged run file: no `receipts` object"),
+    ("links.json truncated", "links.json", '{"mlflow_run_id": "ab', ("mlflow-sync", "{run}"),
+     "links.json:1:"),
+    ("invalidation.json truncated", "invalidation.json", '{"valid": fal', ("compare", "{run}", "{run}"),
+     "invalidation.json:1:"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "command", "expected"), [row[1:] for row in DAMAGE], ids=[row[0] for row in DAMAGE]
+)
+def test_a_damaged_run_file_is_named_never_a_traceback(
+    scoregate: Callable[..., CliResult],
+    runs: Runs,
+    file: str,
+    content: str | None,
+    command: tuple[str, ...],
+    expected: str,
+) -> None:
+    assert scoregate("run", "counters", "--limit", "2", "--no-mlflow").code == 0
+    run_id = runs.latest()
+    path = runs.root / run_id / file
+    if content is None:
+        path.unlink()
+    else:
+        path.write_text(content, encoding="utf-8")
+
+    result = scoregate(*(part.format(run=run_id) for part in command))
+
+    assert result.code == int(ExitCode.ERROR), result.output
+    assert f"{runs.root / run_id}/{expected}" in result.output
+
+
+def test_a_manifest_without_receipts_is_listed_as_damaged(scoregate: Callable[..., CliResult], runs: Runs) -> None:
+    assert scoregate("run", "counters", "--limit", "1", "--no-mlflow").code == 0
+    run_id = runs.latest()
+    (runs.root / run_id / "manifest.json").write_text('{"run_id": "x"}', encoding="utf-8")
+
+    listed = scoregate("runs", "list")
+
+    assert listed.code == 0, listed.output
+    assert f"{run_id} damaged" in listed.output and "no `receipts` object" in listed.output

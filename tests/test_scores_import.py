@@ -222,3 +222,72 @@ def test_an_old_server_refusing_sdk5_score_batches_is_explained(
     assert "the ratings are kept locally" in result.output
     assert langfuse_env.state.scores == [] and len(local_lines(project_dir)) == 5
     assert langfuse_env.requests_to(SCORE_PATH, status=400)
+
+
+def one_rating(run_id: str) -> str:
+    """A CSV with one human rating of the run's item smoke-001."""
+    return f"run_id,item_id,key,value\n{run_id},smoke-001,human_faithfulness,4\n"
+
+
+@pytest.fixture
+def local_run(scoregate: Cli, project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Langfuse off, one stored run of `counters`; return its id."""
+    for name in LANGFUSE_VARS:
+        monkeypatch.delenv(name, raising=False)
+    assert scoregate("run", "counters", "--limit", "1", "--no-mlflow").code == 0
+    (run_id,) = [p.name for p in (project_dir / "runs").iterdir() if p.is_dir()]
+    return run_id
+
+
+def test_a_relative_file_is_read_from_the_project_and_a_bom_is_not_a_column(
+    scoregate: Cli, project_dir: Path, local_run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ratings = f"\ufeffrun_id,item_id,key,value\n{local_run},smoke-001,human_faithfulness,4\n"  # as Excel saves CSV
+    write(project_dir / "ratings.csv", ratings)
+    monkeypatch.chdir(tmp_path)
+
+    result = scoregate("scores", "import", "ratings.csv", "--local-only")
+
+    assert result.code == 0, result.output
+    assert [(r["item_id"], r["value"]) for r in local_lines(project_dir)] == [("smoke-001", 4.0)]
+
+
+def test_a_ratings_byte_that_is_not_utf8_is_named_by_line(scoregate: Cli, project_dir: Path, local_run: str) -> None:
+    path = project_dir / "ratings.csv"
+    path.write_bytes(
+        f"run_id,item_id,key,value,comment\n{local_run},smoke-001,human_notes,ok,caf\xe9\n".encode("latin-1")
+    )
+
+    result = scoregate("scores", "import", str(path), "--local-only")
+
+    assert result.code == 1, result.output
+    assert f"{path}:2: not UTF-8 (byte 0xe9" in result.output
+    assert local_lines(project_dir) == []
+
+
+def test_a_damaged_local_store_is_named_and_kept(scoregate: Cli, project_dir: Path, local_run: str) -> None:
+    store = project_dir / "feedback" / "scores.jsonl"
+    store.parent.mkdir()
+    store.write_text('{"score_id": "s1", "key": "human_notes"}\n{"score_id": "s2", "ke\n', encoding="utf-8")
+    before = store.read_bytes()
+    ratings = write(project_dir / "ratings.csv", one_rating(local_run))
+
+    result = scoregate("scores", "import", str(ratings), "--local-only")
+
+    assert result.code == 1, result.output
+    assert f"{store}:2: damaged feedback record: not valid JSON" in result.output
+    assert store.read_bytes() == before
+
+
+def test_a_local_store_without_its_last_newline_gets_a_new_line(
+    scoregate: Cli, project_dir: Path, local_run: str
+) -> None:
+    store = project_dir / "feedback" / "scores.jsonl"
+    store.parent.mkdir()
+    kept = {"score_id": "s1", "key": "human_notes", "value": "x", "timestamp": "2026-01-01T00:00:00+00:00"}
+    store.write_text(json.dumps(kept), encoding="utf-8")  # edited by hand: no newline at the end
+    ratings = write(project_dir / "ratings.csv", one_rating(local_run))
+
+    assert scoregate("scores", "import", str(ratings), "--local-only").code == 0
+
+    assert [r["score_id"] == "s1" for r in local_lines(project_dir)] == [True, False]

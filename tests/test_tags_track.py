@@ -141,6 +141,24 @@ def test_gold_commands_read_relative_paths_from_dash_c(
     assert (tmp_path / "built.jsonl").is_file() and not (elsewhere / "built.jsonl").exists()
 
 
+def test_gold_build_names_a_transcript_byte_that_is_not_utf8_and_an_output_folder(
+    tmp_path: Path, scoregate: Callable[..., CliResult]
+) -> None:
+    shutil.copytree(FOLDER, tmp_path / "support_calls_v1")
+    (tmp_path / "taken").mkdir()
+    into_folder = scoregate("gold", "build", "support_calls_v1", "--out", "taken", project=tmp_path)
+    transcript = tmp_path / "support_calls_v1" / "transcripts" / "call-002.json"
+    text = transcript.read_bytes()
+    line = text[: text.index(b'"text"')].count(b"\n") + 1
+    transcript.write_bytes(text.replace(b'"text": "', b'"text": "\xe9', 1))
+    latin1 = scoregate("gold", "build", "support_calls_v1", project=tmp_path)
+
+    assert into_folder.code == 1 and f"{tmp_path / 'taken'}: is a folder; name the file to write" in into_folder.output
+    assert latin1.code == 1, latin1.output
+    assert f"{transcript}:{line}: not UTF-8 (byte 0xe9" in latin1.output
+    assert not (tmp_path / "support_calls_v1.jsonl").exists()
+
+
 def reply_for(item_id: str) -> dict[str, Any]:
     """The scripted annotator: the gold labels, with known mistakes on two calls and synonyms on a third."""
     expected = json.loads(json.dumps(ITEMS[item_id].expected_output))

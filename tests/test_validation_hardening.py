@@ -164,3 +164,141 @@ def test_project_option_to_a_missing_directory_is_refused(
     assert result.code == 1, result.output
     assert f"-C/--project {missing} does not exist" in result.output
     assert "ok experiment" not in result.output  # the parent project was not used instead
+
+
+def _set_gate(name: str, **fields: Any) -> Callable[[Any], None]:
+    return lambda c: next(g for g in c["gates"] if g["name"] == name).update(fields)
+
+
+CONFIG_ERRORS = [
+    ("NaN threshold", _set_gate("tldr_caps_met", threshold=float("nan")), ".threshold: Input should be a finite"),
+    ("infinite threshold", _set_gate("tldr_caps_met", threshold=float("inf")), "Input should be a finite number"),
+    (
+        "two gates of one name",
+        lambda c: c["gates"].append({"name": "tldr_caps_met", "metric": "word_count", "op": ">", "threshold": 0}),
+        "gates: two gates are named 'tldr_caps_met'; give each gate its own name",
+    ),
+    (
+        "experiment name with a slash",
+        lambda c: c["experiments"].update({"nightly/smoke": c["experiments"]["counters"]}),
+        "experiments.nightly/smoke: an experiment name becomes part of its run ids",
+    ),
+    (
+        "promotion of an unknown experiment",
+        lambda c: c.update(promotion={"summarization-howto": ["counters", "howto"]}),
+        "promotion.summarization-howto: no experiment 'howto' under `experiments:`",
+    ),
+    (
+        "base_url with a port out of range",
+        lambda c: c["models"]["scripted"].update(base_url="http://127.0.0.1:99999/v1"),
+        "models.scripted.base_url: 'http://127.0.0.1:99999/v1' is not a valid URL",
+    ),
+    (
+        "base_url that is not a URL",
+        lambda c: c["models"]["scripted"].update(base_url="localhost:8000"),
+        "models.scripted.base_url: 'localhost:8000' is not an http(s) URL with a host",
+    ),
+    (
+        "concurrency beyond 1000",
+        lambda c: c["settings"].update(concurrency=10**20),
+        "settings.concurrency: Input should be less than or equal to 1000",
+    ),
+    (
+        "an evaluator listed twice",
+        lambda c: c["experiments"]["counters"]["evaluators"].append("counters_v1"),
+        "experiments.counters.evaluators: 'counters_v1' is listed more than once",
+    ),
+    (
+        "calibration of an unknown evaluator",
+        _set_gate("tldr_caps_met", requires_calibration={"evaluator": "ev_typo_v1", "floor": 0.5}),
+        "gates.tldr_caps_met.requires_calibration.evaluator: no evaluator 'ev_typo_v1'",
+    ),
+    (
+        "route default outside its choices",
+        lambda c: c["experiments"]["counters"]["prompt"].update(default="long"),
+        "experiments.counters.prompt: route choice 'long' is not one of ['catchup', 'howto']",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"), [(c, e) for _, c, e in CONFIG_ERRORS], ids=[n for n, *_ in CONFIG_ERRORS]
+)
+def test_config_errors_are_caught_naming_the_field(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    runs: Runs,
+    scripted_server: ScriptedOpenAI,
+    edit_yaml: Edit,
+    change: Callable[[Any], None],
+    expected: str,
+) -> None:
+    edit_yaml(project_dir / "scoregate.yaml", change)
+
+    assert_caught_before_any_run(scoregate, runs, scripted_server, f"{project_dir / 'scoregate.yaml'}: ", expected)
+
+
+def test_a_union_field_reports_only_the_member_that_fits(
+    scoregate: Callable[..., CliResult], project_dir: Path, edit_yaml: Edit
+) -> None:
+    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["experiments"]["counters"]["prompt"].update(default="long"))
+
+    result = scoregate("validate")
+
+    assert "prompt.str" not in result.output and "function-after" not in result.output, result.output
+
+
+EVALUATOR_ERRORS = [
+    ("judge range NaN", "ev_faithfulness_v1", lambda e: e["score"].update(range=[float("nan"), 5]),
+     "llm_judge.score.range.0: Input should be a finite number"),
+    ("no kind", "ev_faithfulness_v1", lambda e: e.pop("kind"), "missing `kind:`"),
+    ("counter key with a space", "counters_v1", lambda e: e["counters"][0].update(key="word count"),
+     "counters.counters.0.key: String should match pattern"),
+    ("negative TL;DR cap", "counters_v1", lambda e: next(c for c in e["counters"] if "cap" in c).update(cap=-5),
+     "counters.counters.4.cap: Input should be greater than or equal to 1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "expected"), [row[1:] for row in EVALUATOR_ERRORS], ids=[row[0] for row in EVALUATOR_ERRORS]
+)
+def test_evaluator_file_errors_are_caught_naming_the_field(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    runs: Runs,
+    scripted_server: ScriptedOpenAI,
+    edit_yaml: Edit,
+    name: str,
+    change: Callable[[Any], None],
+    expected: str,
+) -> None:
+    path = project_dir / "evaluators" / f"{name}.yaml"
+    edit_yaml(path, change)
+
+    assert_caught_before_any_run(scoregate, runs, scripted_server, f"{path}: {expected}")
+
+
+@pytest.mark.parametrize("kind", ["folder", "broken link", "link loop"])
+def test_a_dataset_that_is_not_a_regular_file_is_named(
+    scoregate: Callable[..., CliResult], project_dir: Path, runs: Runs, scripted_server: ScriptedOpenAI, kind: str
+) -> None:
+    path = project_dir / "datasets" / "smoke_v1.jsonl"
+    path.unlink()
+    (project_dir / "datasets" / "smoke_v1.yaml").unlink()
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(path if kind == "link loop" else project_dir / "gone.jsonl")
+
+    assert_caught_before_any_run(scoregate, runs, scripted_server, f"{path}: is ", "dataset files must be regular")
+
+
+def test_a_scoregate_yaml_that_is_a_folder_is_named(scoregate: Callable[..., CliResult], project_dir: Path) -> None:
+    config = project_dir / "scoregate.yaml"
+    config.unlink()
+    config.mkdir()
+
+    result = scoregate("validate")
+
+    assert result.code == 1, result.output
+    assert f"{config}: scoregate.yaml is a folder, not a file" in result.output

@@ -7,8 +7,12 @@ which posts the same scores to Langfuse. Reading needs no Langfuse: it is a loca
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+from scoregate.catalog.yaml_files import read_text_strict
+from scoregate.errors import ScoregateError
 
 FEEDBACK_FILE = Path("feedback") / "scores.jsonl"
 TRACE_LINKS_KEY = "langfuse_trace_ids"
@@ -24,9 +28,21 @@ def load_feedback(root: Path) -> dict[str, dict[str, Any]]:
     """Return the newest local record of every imported score, by score id (empty when nothing was imported)."""
     path = feedback_path(root)
     records: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                records[record["score_id"]] = record
+    if not os.path.lexists(path):
+        return records
+    for number, line in enumerate(read_text_strict(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            record = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        if not isinstance(record, dict) or not isinstance(record.get("score_id"), str):
+            raise ScoregateError(
+                f"damaged feedback record: {record if isinstance(record, str) else 'not a record with a score_id'}",
+                where=f"{path}:{number}",
+                hint="fix or remove this line (`scoregate scores import` writes one JSON record per line); "
+                "the file's other records are kept",
+            )
+        records[record["score_id"]] = record
     return records

@@ -193,6 +193,10 @@ def add_hardcases(
     refuse_invalid(store, "take hard cases from")
     source_dataset = str(store.manifest["receipts"]["dataset"]["name"])
     path = root / "datasets" / f"{dataset}.jsonl"
+    if path.exists() and not path.is_file():
+        raise ScoregateError(
+            "is not a file, so no hard case can be appended to it", where=str(path), hint="make it a .jsonl file"
+        )
     existing = {item.id for _line, item in iter_items(path)} if path.is_file() else set()
     report = HardcasesReport(run_id=run_id, dataset=path, condition=condition, dry_run=dry_run)
     chosen: list[tuple[float, ItemResult]] = []
@@ -239,5 +243,8 @@ def _append(path: Path, items: list[DatasetItem]) -> None:
         with path.open("rb") as handle:
             handle.seek(-1, 2)
             needs_newline = handle.read(1) != b"\n"
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(("\n" if needs_newline else "") + "\n".join(lines) + "\n")
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(("\n" if needs_newline else "") + "\n".join(lines) + "\n")
+    except OSError as exc:
+        raise ScoregateError(f"cannot append the hard cases: {exc.strerror}", where=str(path)) from None

@@ -18,7 +18,7 @@ from typing import Any
 
 from scoregate.errors import ScoregateError
 from scoregate.run_lock import RunLock
-from scoregate.store import RunStore
+from scoregate.store import RunStore, read_run_json
 
 INVALIDATION_FILE = "invalidation.json"
 VALID_TAG = "scoregate.valid"
@@ -30,9 +30,13 @@ INVALIDATE_HINT = "wait for the run to finish (or stop it), then invalidate it; 
 def invalidation_of(store: RunStore) -> dict[str, Any] | None:
     """The run's invalidation record, or None for a valid run."""
     path = store.directory / INVALIDATION_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
-    return dict(json.loads(path.read_text(encoding="utf-8")))
+    return read_run_json(
+        path,
+        hint=f"mark the run again (it rewrites {INVALIDATION_FILE}): "
+        f"`scoregate runs invalidate {store.run_id} --reason ...`",
+    )
 
 
 def describe(record: dict[str, Any]) -> str:

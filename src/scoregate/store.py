@@ -52,19 +52,25 @@ class DamagedRun(ScoregateError):
     """A run file (manifest.json, summary.json...) that is not valid JSON: truncated or overwritten."""
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+RESTART_HINT = "the run cannot be resumed from it; its results.jsonl is kept. Start a new run"
+
+
+def read_run_json(path: Path, *, hint: str = RESTART_HINT) -> dict[str, Any]:
     """Read a run's JSON file; raise DamagedRun naming the file, line and column when it is not valid."""
-    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise DamagedRun(f"damaged run file: cannot read it ({exc.strerror})", where=str(path), hint=hint) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DamagedRun(
             f"damaged run file: {exc.msg} (the file is truncated or overwritten)",
             where=f"{path}:{exc.lineno}:{exc.colno}",
-            hint="the run cannot be resumed from it; its results.jsonl is kept. Start a new run",
+            hint=hint,
         ) from None
     if not isinstance(data, dict):
-        raise DamagedRun("damaged run file: not a JSON object", where=str(path))
+        raise DamagedRun("damaged run file: not a JSON object", where=str(path), hint=hint)
     return data
 
 
@@ -117,7 +123,13 @@ class RunStore:
     @property
     def manifest(self) -> dict[str, Any]:
         """The run's receipts and options."""
-        return _read_json(self.directory / MANIFEST)
+        path = self.directory / MANIFEST
+        data = read_run_json(path)
+        if not isinstance(data.get("receipts"), dict):
+            raise DamagedRun(
+                "damaged run file: no `receipts` object (it was overwritten)", where=str(path), hint=RESTART_HINT
+            )
+        return data
 
     def update_manifest(self, **changes: Any) -> None:
         """Merge `changes` into the manifest (status, finish time...)."""
@@ -177,7 +189,15 @@ class RunStore:
     def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """Yield (line number, parsed record) of every complete line; a damaged line is a clear error."""
         path = self.directory / RESULTS
-        with path.open(encoding="utf-8", errors="strict") as handle:
+        try:
+            handle = path.open(encoding="utf-8", errors="strict")
+        except OSError as exc:
+            raise DamagedRun(
+                f"cannot read the run's results ({exc.strerror})",
+                where=str(path),
+                hint="restore results.jsonl from a copy; without it the run's items are gone, so start a new run",
+            ) from None
+        with handle:
             for number, line in enumerate(handle, start=1):
                 if not line.endswith("\n"):
                     break
@@ -249,13 +269,14 @@ class RunStore:
     def summary(self) -> dict[str, Any] | None:
         """The run's summary, when it has one."""
         path = self.directory / SUMMARY
-        return _read_json(path) if path.is_file() else None
+        return read_run_json(path) if os.path.lexists(path) else None
 
     @property
     def links(self) -> dict[str, Any]:
         """Ids of the run's mirrors (MLflow run id, Langfuse experiment...)."""
         path = self.directory / LINKS
-        return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else {}
+        hint = f"delete {LINKS}: `scoregate mlflow-sync {self.run_id}` finds the MLflow run again by its run id"
+        return read_run_json(path, hint=hint) if os.path.lexists(path) else {}
 
     def forget_mirrored_items(self, item_ids: set[str]) -> None:
         """Mark items as not yet mirrored to Langfuse, so their newer records are sent again (same ids: upserts)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
-from scoregate.store import RunStore, list_runs
+from scoregate.store import DamagedRun, RunStore, list_runs
 
 LEADERBOARD = "leaderboard.json"
 
@@ -86,11 +86,14 @@ def valid_runs(runs_dir: Path, *, experiment: str | None = None) -> tuple[list[V
     skipped: list[dict[str, str]] = []
     candidates: list[ValidRun] = []
     for store in list_runs(runs_dir):
-        manifest = store.manifest
+        try:
+            manifest, summary = store.manifest, store.summary
+        except DamagedRun as exc:  # one damaged run must not hide the others
+            skipped.append({"run_id": store.run_id, "reason": exc.render()})
+            continue
         if experiment is not None and manifest.get("receipts", {}).get("experiment") != experiment:
             continue
         why = invalid_reason(manifest)
-        summary = store.summary
         if why is None and summary is None:
             why = "no summary"
         if why is not None or summary is None:
@@ -116,11 +119,19 @@ def build_leaderboard(
     candidates, skipped = found if found is not None else valid_runs(runs_dir, experiment=experiment)
     if metric is None:
         metric = next((m for _s, man, summ in candidates if (m := default_metric(summ, man["receipts"]))), None)
+    where = f" of experiment {experiment!r}" if experiment else ""
     if metric is None:
-        where = f" of experiment {experiment!r}" if experiment else ""
         raise ScoregateError(
             f"no finished, valid run{where} with a numeric score in {runs_dir}",
             hint="run an experiment first (`scoregate run EXPERIMENT`), or name the score with --metric",
+        )
+    if not any(metric in summary["scores"] for _s, _m, summary in candidates):
+        known = sorted({key for _s, _m, summary in candidates for key in summary["scores"]})
+        raise ScoregateError(
+            f"no finished, valid run{where} in {runs_dir} has a score {metric!r}",
+            hint=f"name one of: {', '.join(known)}"
+            if known
+            else "run an experiment first (`scoregate run EXPERIMENT`)",
         )
     entries: dict[tuple[str, str, str], _Entry] = {}
     better = (lambda new, old: new < old) if lower_is_better else (lambda new, old: new > old)
@@ -191,9 +202,18 @@ def _row(entry: _Entry, min_coverage: float) -> dict[str, Any]:
 
 def write_leaderboard(runs_dir: Path, board: dict[str, Any]) -> Path:
     """Write `runs/leaderboard.json` atomically; return its path."""
-    runs_dir.mkdir(parents=True, exist_ok=True)
     path = runs_dir / LEADERBOARD
     tmp = path.with_name(f"{LEADERBOARD}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(board, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(board, indent=2), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp.is_file():
+            tmp.unlink()
+        raise ScoregateError(
+            f"cannot write the leaderboard: {exc.strerror}",
+            where=str(path),
+            hint="make runs/leaderboard.json a writable file (remove a folder of that name)",
+        ) from None
     return path

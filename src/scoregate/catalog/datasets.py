@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -15,6 +16,8 @@ from scoregate.catalog.yaml_files import format_validation_error
 from scoregate.errors import ScoregateError
 
 MAX_PROBLEMS = 25
+BOM = "\ufeff"
+"""A UTF-8 byte-order mark, which some editors write at the start of a file: it is not part of the first line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +49,18 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
     """Parse one JSONL line into an item with an id; raise ScoregateError naming file:line."""
     where = f"{path}:{line_no}"
     try:
-        raw = json.loads(line)
+        raw = json.loads(line.removeprefix(BOM) if line_no == 1 else line, parse_constant=_not_json_number)
     except json.JSONDecodeError as exc:
         raise ScoregateError(
             f"not valid JSON ({exc.msg} at column {exc.colno})",
             where=where,
             hint="each line must be one JSON object; fix or remove this line",
+        ) from None
+    except ValueError as exc:
+        raise ScoregateError(str(exc), where=where, hint="write a number, or null for a missing value") from None
+    except RecursionError:
+        raise ScoregateError(
+            "nested too deeply to read (thousands of levels of [ or {)", where=where, hint="flatten the value"
         ) from None
     if not isinstance(raw, dict):
         raise ScoregateError("expected a JSON object {id, input, ...}", where=where)
@@ -62,6 +71,10 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
             "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc)), where=where
         ) from None
     return item if item.id else item.model_copy(update={"id": content_id(item)})
+
+
+def _not_json_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
 
 
 def decode_line(path: Path, line_no: int, raw_line: bytes) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ScoreDataType = Literal["numeric", "boolean", "categorical", "text"]
 Direction = Literal["higher", "lower", "none"]
@@ -13,9 +14,9 @@ StructuredOutputStyle = Literal["json_schema", "json_object_schema", "guided_jso
 
 
 class Strict(BaseModel):
-    """Base for user files: unknown keys are errors, not silently ignored."""
+    """Base for user files: unknown keys are errors, not silently ignored; NaN and infinity are not numbers."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # ---------------------------------------------------------------- datasets
@@ -180,9 +181,13 @@ class CounterSpec(Strict):
     """One deterministic counter and its options."""
 
     counter: CounterName
-    key: str | None = Field(default=None, description="Score key; default: the counter's name.")
+    key: str | None = Field(
+        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Score key; default: the counter's name."
+    )
     source: str | None = Field(default=None, description="Path of the reference text (compression, similarity).")
-    cap: str | int | None = Field(default=None, description="TL;DR word cap: a number or `input.<field>`.")
+    cap: str | Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="TL;DR word cap: a number (at least 1) or `input.<field>`."
+    )
     sections: dict[str, list[str]] | None = Field(
         default=None, description="Required section titles per style (for required_sections)."
     )
@@ -359,6 +364,16 @@ class ModelSpec(Strict):
     input_cost_per_mtok: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
     output_cost_per_mtok: float | None = Field(default=None, ge=0)
 
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str | None) -> str | None:
+        from scoregate.catalog.urls import url_problem
+
+        problem = None if value is None else url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
 
 class PromptRoute(Strict):
     """Choose a prompt per item from an input field, with a title-keyword fallback."""
@@ -466,7 +481,7 @@ class ExperimentSpec(Strict):
     evaluators: list[str] = Field(default_factory=list)
     composites: list[str] = Field(default_factory=list)
     gates: list[str] = Field(default_factory=list)
-    concurrency: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1, le=1000)
     output_from: Literal["model", "expected_output"] = Field(
         default="model",
         description="`expected_output`: score each item's reference instead of calling the model "
@@ -510,7 +525,7 @@ class Settings(Strict):
 
     model: str = "local"
     judge_model: str | None = None
-    concurrency: int = Field(default=8, ge=1)
+    concurrency: int = Field(default=8, ge=1, le=1000)
     min_coverage: float = Field(default=0.8, ge=0, le=1)
     bootstrap_resamples: int = Field(default=2000, ge=100)
     confidence_level: float = Field(default=0.95, gt=0, lt=1)
@@ -521,6 +536,10 @@ class Settings(Strict):
         description="Stop a run (interrupted, resumable) after this many calls in a row could not connect or got "
         "401/403/404 after their retries; 0 never stops.",
     )
+
+
+EXPERIMENT_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
+"""An experiment name: it starts every run id, so it is one safe path segment."""
 
 
 class ProjectConfig(Strict):
@@ -535,3 +554,27 @@ class ProjectConfig(Strict):
     promotion: dict[str, list[str]] = Field(
         default_factory=dict, description="Prompt name → experiments whose gates must pass before promotion."
     )
+
+    @model_validator(mode="after")
+    def _names_are_unique_and_known(self) -> ProjectConfig:
+        problems = []
+        for name in self.experiments:
+            if not re.fullmatch(EXPERIMENT_NAME, name):
+                problems.append(
+                    f"experiments.{name}: an experiment name becomes part of its run ids (runs/<name>-...): use "
+                    "letters, digits, '_', '-' and '.', not starting with '.' or '-'"
+                )
+        seen: set[str] = set()
+        for gate in self.gates:
+            if gate.name in seen:
+                problems.append(f"gates: two gates are named {gate.name!r}; give each gate its own name")
+            seen.add(gate.name)
+        for prompt, experiments in self.promotion.items():
+            problems += [
+                f"promotion.{prompt}: no experiment {e!r} under `experiments:`"
+                for e in experiments
+                if e not in self.experiments
+            ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self

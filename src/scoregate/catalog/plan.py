@@ -113,6 +113,11 @@ def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model
     judge = spec.judge_model or project.config.settings.judge_model or model_name
     if judge not in project.config.models:
         problems.append(f"{where}.judge_model: no model {judge!r} under `models:` in scoregate.yaml")
+    problems += [
+        f"{where}.evaluators: {e!r} is listed more than once; list each evaluator once"
+        for e in dict.fromkeys(spec.evaluators)
+        if spec.evaluators.count(e) > 1
+    ]
     for e in spec.evaluators:
         evaluator = project.evaluators.get(e)
         if evaluator is None:
@@ -141,15 +146,29 @@ def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model
         gate = gates_by_name.get(gate_name)
         if gate is None:
             problems.append(f"{where}.gates: no gate {gate_name!r} under `gates:`")
-        elif gate.metric not in known:
-            problems.append(
-                f"{project.config_path}: gates.{gate_name}.metric: unknown metric {gate.metric!r}; "
-                f"this experiment measures: {', '.join(sorted(known))}"
-            )
+        else:
+            problems += _gate_problems(project, gate, known)
     for comp in spec.composites:
         for part in project.config.composites.get(comp, CompositeSpec(weights={"_": 1})).weights:
             if comp in project.config.composites and part not in known:
                 problems.append(f"{project.config_path}: composites.{comp}: unknown score {part!r}")
+    return problems
+
+
+def _gate_problems(project: Project, gate: GateSpec, known: set[str]) -> list[str]:
+    """A gate's metric must be measured, and the evaluator whose calibration it requires must exist."""
+    where = f"{project.config_path}: gates.{gate.name}"
+    problems = []
+    if gate.metric not in known:
+        problems.append(
+            f"{where}.metric: unknown metric {gate.metric!r}; this experiment measures: {', '.join(sorted(known))}"
+        )
+    calibration = gate.requires_calibration
+    if calibration is not None and calibration.evaluator not in project.evaluators:
+        problems.append(
+            f"{where}.requires_calibration.evaluator: no evaluator {calibration.evaluator!r} "
+            f"(evaluators/{calibration.evaluator}.yaml)"
+        )
     return problems
 
 
@@ -209,11 +228,7 @@ def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> An
     from_stages = live_variables(spec)
 
     def check(_line: int, item: DatasetItem) -> list[str]:
-        found = []
-        if input_validator is not None:
-            for err in input_validator.iter_errors(item.input):
-                path = ".".join(str(p) for p in err.absolute_path)
-                found.append(f"input{'.' + path if path else ''}: {err.message} (schema in {ref.meta_path})")
+        found = input_schema_problems(ref, input_validator, item)
         try:
             prompt_name = choose_prompt(spec.prompt, item.input)
         except RouteError as exc:
@@ -229,9 +244,33 @@ def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> An
                 + (" (stage_inputs: fixture reads earlier stages' outputs from the item)" if spec.stages else "")
                 for v in sorted(missing)
             ]
+            found += _reply_schema_problems(name, prompt, item)
         return found
 
     return check
+
+
+def input_schema_problems(ref: DatasetRef, validator: Any, item: DatasetItem) -> list[str]:
+    """Return `input.<path>: message (schema in FILE)` for each way the item's input breaks the dataset's schema."""
+    found = []
+    for err in validator.iter_errors(item.input) if validator is not None else []:
+        path = ".".join(str(p) for p in err.absolute_path)
+        found.append(f"input{'.' + path if path else ''}: {err.message} (schema in {ref.meta_path})")
+    return found
+
+
+def _reply_schema_problems(name: str, prompt: PromptSpec, item: DatasetItem) -> list[str]:
+    """A prompt whose reply schema comes from the item (`schema_from: input.<f>`) needs that field as an object."""
+    response_format = prompt.config.response_format
+    if response_format is None or response_format.schema_from is None:
+        return []
+    field_name = response_format.schema_from.removeprefix("input.")
+    if isinstance(item.input.get(field_name), dict):
+        return []
+    return [
+        f"item {item.id!r}: prompt {name!r} takes its reply schema from {response_format.schema_from}, but the "
+        f"item's input has no JSON Schema object `{field_name}`; add it, or fix `schema_from:` in prompts/{name}.yaml"
+    ]
 
 
 def models_used(project: Project, spec: ExperimentSpec, model_name: str, judge_name: str) -> list[str]:
@@ -311,8 +350,8 @@ def validate_project(project: Project) -> list[str]:
     for ref in project.datasets.values():
         validator = _input_validator(ref)
 
-        def schema_check(_line: int, item: DatasetItem, v: Any = validator) -> list[str]:
-            return [f"input: {e.message}" for e in v.iter_errors(item.input)] if v else []
+        def schema_check(_line: int, item: DatasetItem, v: Any = validator, r: DatasetRef = ref) -> list[str]:
+            return input_schema_problems(r, v, item)
 
         found = scan(ref.path, schema_check)
         problems.extend(found.problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,11 @@ def find_root(start: Path) -> Path:
     for candidate in [start, *start.parents]:
         if (candidate / CONFIG_FILE).is_file():
             return candidate
+        why = _not_a_file(candidate / CONFIG_FILE)
+        if why is not None:
+            raise ScoregateError(
+                f"{CONFIG_FILE} {why}", where=str(candidate / CONFIG_FILE), hint=f"make it the project's {CONFIG_FILE}"
+            )
     raise ScoregateError(
         f"no {CONFIG_FILE} found in {start} or any parent directory",
         hint="run scoregate from your project directory, or pass --project PATH",
@@ -101,12 +107,29 @@ def schema_problems(path: Path, field_name: str, schema: dict[str, Any] | None) 
     return []
 
 
+def _not_a_file(path: Path) -> str | None:
+    """Why an existing path is not a readable regular file (a folder, a broken or looping link...), or None."""
+    if not os.path.lexists(path) or path.is_file():
+        return None
+    if path.is_dir():
+        return "is a folder, not a file"
+    if path.is_symlink():
+        return "is a link to nothing (broken, or a loop)"
+    return "is not a regular file"
+
+
 def _load_datasets(directory: Path, project: Project, problems: list[str]) -> None:
     if not directory.is_dir():
         return
     for path in sorted(directory.glob("*.jsonl")):
         meta_path = path.with_suffix(".yaml")
         meta = DatasetMeta()
+        odd = [p for p in (path, meta_path) if _not_a_file(p)]
+        problems += [
+            f"{p}: {_not_a_file(p)}; dataset files must be regular files (replace or remove this one)" for p in odd
+        ]
+        if odd:
+            continue
         if meta_path.is_file():
             loaded_meta = load_model(meta_path, _DATASET_META)
             problems.extend(loaded_meta[1])
@@ -118,5 +141,5 @@ def _load_datasets(directory: Path, project: Project, problems: list[str]) -> No
         )
         project.sources[f"dataset:{path.stem}"] = path
     for meta_path in sorted(directory.glob("*.yaml")):
-        if not meta_path.with_suffix(".jsonl").is_file():
+        if not os.path.lexists(meta_path.with_suffix(".jsonl")):
             problems.append(f"{meta_path}: no {meta_path.stem}.jsonl beside it; add the data file or remove this one")

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from scoregate.cli.console import escape, lazy_console
-from scoregate.cli.options import ProjectOption, project_root
+from scoregate.cli.options import ProjectOption, project_path, project_root
 
 console = lazy_console()
 
@@ -122,7 +122,7 @@ def calibrate(
     rating_scale = parse_scale(scale) if scale else None
     if file is not None:
         report = calibrate_file(
-            file,
+            project_path(project, file),
             judge_key,
             human_key,
             document_key=document_key,

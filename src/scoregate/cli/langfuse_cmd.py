@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from scoregate.cli.console import escape, lazy_console
-from scoregate.cli.options import ProjectOption, project_root
+from scoregate.cli.options import ProjectOption, project_path, project_root
 
 if TYPE_CHECKING:
     from scoregate.sinks.langfuse.datasets_sync import DatasetSyncReport
@@ -225,7 +225,7 @@ def scores_import(
     """Validate ratings or feedback, keep them in feedback/scores.jsonl and post them as Langfuse scores."""
     from scoregate.sinks.langfuse.scores_import import import_scores
 
-    report = import_scores(project_root(project), file, local_only=local_only, dry_run=dry_run)
+    report = import_scores(project_root(project), project_path(project, file), local_only=local_only, dry_run=dry_run)
     _print_import(report, local_only)
 
 

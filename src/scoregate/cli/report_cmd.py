@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.options import ProjectOption, project_root
+from scoregate.cli.options import ProjectOption, project_path, project_root
 
 
 def report(
@@ -31,5 +31,9 @@ def report(
     """Write an HTML report of a run, a comparison of two runs, or a ranking of several; print its path."""
     from scoregate.report.write import report_runs
 
+    if output is not None:
+        output = project_path(project, output)
+        if output.is_dir():
+            raise typer.BadParameter(f"{output} is a folder; name the file to write, e.g. report.html", param_hint="-o")
     path = report_runs(project_root(project), run_ids, output=output, metric=metric)
     typer.echo(f"report: {path}")

@@ -33,7 +33,7 @@ def validate(project: ProjectOption = None) -> None:
 def run(
     experiment: Annotated[str | None, typer.Argument(help="Experiment name from scoregate.yaml.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N items.")] = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Items in flight at once.")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, max=1000, help="Items in flight at once.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name from scoregate.yaml to use instead.")] = None,
     judge_model: Annotated[
         str | None, typer.Option("--judge-model", help="Model name for judges that name none.")
@@ -79,7 +79,10 @@ def run(
         typer.Option("--no-report", help="Do not write runs/<id>/report.html (`scoregate report RUN` can)."),
     ] = False,
     repeat: Annotated[
-        int, typer.Option(min=1, help="Run each item K times (repeats 2..K bypass the cache) and report consistency.")
+        int,
+        typer.Option(
+            min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
+        ),
     ] = 1,
     project: ProjectOption = None,
 ) -> None:
@@ -112,8 +115,8 @@ def run(
         write_report=not no_report,
         repeat=repeat,
     )
-    if models:
-        names = [m.strip() for m in models.split(",") if m.strip()]
+    if models is not None:
+        names = _model_names(models)
         outcomes = run_models(project_root(project), experiment or "", names, options)
         for outcome in outcomes:
             _report(outcome, project_root(project), human)
@@ -154,6 +157,19 @@ def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
         "mirror_errors": outcome.mirror_errors,
         "summary": outcome.summary,
     }
+
+
+def _model_names(models: str) -> list[str]:
+    """The names of `--models a,b,c`: at least one, each once."""
+    names = [m.strip() for m in models.split(",") if m.strip()]
+    if not names:
+        raise typer.BadParameter("name at least one model, e.g. --models local,gpt-4o-mini", param_hint="--models")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise typer.BadParameter(
+            f"{', '.join(twice)} named more than once; name each model once", param_hint="--models"
+        )
+    return names
 
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:

@@ -35,21 +35,23 @@ def resolve_run(runs_dir: Path, run_id: str | None) -> str:
             raise ScoregateError(f"no run {run_id!r} in {runs_dir}", hint="list runs with `scoregate runs list`")
         return run_id
     pointer = _read(runs_dir / ACTIVE_RUN)
-    if pointer is None:
+    if pointer is None or not isinstance(pointer.get("run_id"), str):
+        state = "is damaged (no run id in it)" if (runs_dir / ACTIVE_RUN).exists() else "does not exist"
         raise ScoregateError(
-            f"no run to watch: {runs_dir / ACTIVE_RUN} does not exist",
+            f"no run to watch: {runs_dir / ACTIVE_RUN} {state}",
             hint="start one with `scoregate run EXPERIMENT` (in another terminal), or name a RUN",
         )
-    return str(pointer["run_id"])
+    return pointer["run_id"]
 
 
 def _read(path: Path) -> dict[str, Any] | None:
     try:
-        return dict(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):  # gone, a folder, unreadable
         return None
     except json.JSONDecodeError:  # written by a tool other than ours; atomic writes never leave half a file
         return None
+    return data if isinstance(data, dict) else None
 
 
 def look(runs_dir: Path, run_id: str, *, stale_after_s: float = STALE_AFTER_S) -> WatchState:

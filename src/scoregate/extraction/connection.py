@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from scoregate.catalog.models import ModelSpec, StructuredOutputStyle
+from scoregate.catalog.urls import check_url
 from scoregate.errors import ProviderUnavailable, ScoregateError
 from scoregate.providers.base import CompletionRequest, ProviderError
 from scoregate.providers.openai_compat import OpenAICompatibleProvider
@@ -109,6 +110,7 @@ async def connection_test(
     timeout_s: float = 60.0,
 ) -> ConnectionReport:
     """List the endpoint's models, send one structured request, and report whether the reply obeys the schema."""
+    check_url(base_url, where="--base-url")
     models = await list_models(base_url, api_key_env=api_key_env, timeout_s=min(timeout_s, 10.0))
     if model is None:
         if not models:

@@ -17,6 +17,7 @@ import yaml
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
 from scoregate.errors import ScoregateError
+from scoregate.files import replace_atomically
 from scoregate.scoring.extraction import ExtractionOptions
 from scoregate.scoring.extraction_evaluator import reference_problem
 
@@ -93,10 +94,9 @@ def write_dataset(items: Iterable[DatasetItem], path: Path, *, description: str)
 
     Items with a problem are written too (the evaluator reports them as not scored, with the reason).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     problems: list[ItemProblem] = []
-    with path.open("w", encoding="utf-8") as handle:
+    with replace_atomically(path) as handle:  # a bad source line leaves an existing dataset as it was
         for item in items:
             handle.write(json.dumps(item.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False) + "\n")
             count += 1
@@ -104,5 +104,6 @@ def write_dataset(items: Iterable[DatasetItem], path: Path, *, description: str)
             if found is not None:
                 problems.append(found)
     meta = {"description": description, "input_schema": INPUT_SCHEMA, "metadata": {"task": "extraction"}}
-    path.with_suffix(".yaml").write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    with replace_atomically(path.with_suffix(".yaml")) as handle:
+        handle.write(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
     return count, problems

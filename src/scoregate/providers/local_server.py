@@ -23,7 +23,15 @@ CONTEXT_TOKENS = 8192
 
 def local_port() -> int:
     """Return the port of the local model server (`SCOREGATE_LOCAL_PORT`, default 8765)."""
-    return int(os.environ.get("SCOREGATE_LOCAL_PORT", DEFAULT_PORT))
+    text = os.environ.get("SCOREGATE_LOCAL_PORT", "").strip()
+    if not text:
+        return DEFAULT_PORT
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise ScoregateError(
+            f"SCOREGATE_LOCAL_PORT is {text!r}, not a TCP port",
+            hint=f"set it to a number from 1 to 65535 (default {DEFAULT_PORT}), or unset it",
+        )
+    return int(text)
 
 
 def local_base_url() -> str:

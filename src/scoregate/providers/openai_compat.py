@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 
 from scoregate.catalog.models import ModelSpec, StructuredOutputStyle
+from scoregate.catalog.urls import check_url
 from scoregate.providers.base import Completion, CompletionRequest, ProviderError
 from scoregate.providers.pricing import call_cost, price_per_mtok
 
@@ -110,7 +111,10 @@ class OpenAICompatibleProvider:
     def __init__(self, spec: ModelSpec, *, default_style: StructuredOutputStyle = "json_schema") -> None:
         self._spec = spec
         self._style: StructuredOutputStyle = spec.structured_output or default_style
-        self._endpoint = (spec.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        from_env = None if spec.base_url else os.environ.get("OPENAI_BASE_URL", "").strip()
+        if from_env:
+            check_url(from_env, where="OPENAI_BASE_URL")
+        self._endpoint = (spec.base_url or from_env or DEFAULT_BASE_URL).rstrip("/")
         key_env = spec.api_key_env or "OPENAI_API_KEY"
         self._price = price_per_mtok(spec)
         limits = httpx2.Limits(max_connections=spec.max_connections, max_keepalive_connections=spec.max_connections)

@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from scoregate.errors import ScoregateError
 from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page_parts
 from scoregate.store import RunStore
@@ -17,11 +18,18 @@ REPORT_FILE = "report.html"
 def write_report(stores: Sequence[RunStore], path: Path, options: ReportOptions | None = None) -> Path:
     """Render the report of `stores` (the first is the baseline) to `path`, atomically; return the path."""
     report = build_report(stores, options)
-    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".tmp")
-    with partial.open("w", encoding="utf-8") as out:
-        out.writelines(render_page_parts(report))
-    os.replace(partial, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with partial.open("w", encoding="utf-8") as out:
+            out.writelines(render_page_parts(report))
+        os.replace(partial, path)
+    except OSError as exc:
+        if partial.is_file():
+            partial.unlink()
+        raise ScoregateError(
+            f"cannot write the report: {exc.strerror}", where=str(path), hint="choose a writable file path (-o FILE)"
+        ) from None
     return path
 
 

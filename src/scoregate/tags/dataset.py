@@ -17,7 +17,9 @@ from typing import Any
 import yaml
 
 from scoregate.catalog.models import DatasetItem
+from scoregate.catalog.yaml_files import read_text_strict, read_yaml
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.files import replace_atomically
 from scoregate.tags.gold import GOLD_SUFFIX, read_gold
 
 INPUT_SCHEMA: dict[str, Any] = {
@@ -34,7 +36,7 @@ def render_transcript(segments: list[Mapping[str, Any]]) -> str:
 
 def _read_transcript(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text_strict(path))
     except json.JSONDecodeError as exc:
         raise ScoregateError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
     segments = data.get("segments") if isinstance(data, dict) else None
@@ -83,9 +85,9 @@ def tags_items(folder: Path) -> list[DatasetItem]:
 def build_tags_dataset(folder: Path, out: Path, *, description: str = "") -> tuple[int, int]:
     """Write `out` (.jsonl) and its .yaml from a tags folder; return (items, items with gold labels)."""
     items = tags_items(folder)
-    out.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(i.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False) for i in items]
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with replace_atomically(out) as handle:
+        handle.write("\n".join(lines) + "\n")
     with_gold = sum(i.expected_output is not None for i in items)
     meta = {
         "description": description or f"Tags dataset built from {folder.name}/ (transcripts + goldens).",
@@ -94,7 +96,13 @@ def build_tags_dataset(folder: Path, out: Path, *, description: str = "") -> tup
     }
     meta_path = out.with_suffix(".yaml")
     if meta_path.is_file():  # keep a hand-written description and metadata
-        old = yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}
-        meta = {**meta, **{k: v for k, v in old.items() if k in ("description", "metadata")}}
-    meta_path.write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        old, problems = read_yaml(meta_path)
+        if problems or not isinstance(old or {}, dict):
+            raise ScoregateError(
+                (problems or [f"{meta_path}: expected a mapping of fields"])[0],
+                hint=f"fix {meta_path.name} (its description and metadata are kept), then build again",
+            )
+        meta = {**meta, **{k: v for k, v in (old or {}).items() if k in ("description", "metadata")}}
+    with replace_atomically(meta_path) as handle:
+        handle.write(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
     return len(items), with_gold

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import json
 import math
 import re
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from scoregate.catalog.yaml_files import read_text_strict
 from scoregate.errors import ScoregateError, ValidationFailed
 
 MAX_PROBLEMS = 25
@@ -165,7 +167,7 @@ def parse_row(raw: dict[str, Any], where: str) -> tuple[FeedbackScore | None, li
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Yield (line, raw row or None, problem) from a CSV file with a header, or a JSONL file."""
-    with path.open(encoding="utf-8", newline="") as handle:
+    with io.StringIO(read_text_strict(path).removeprefix("\ufeff"), newline="") as handle:
         if path.suffix.lower() == ".csv":
             reader = csv.DictReader(handle)
             for row in reader:
@@ -191,7 +193,8 @@ def read_feedback(path: Path) -> list[FeedbackScore]:
     if path.suffix.lower() not in (".csv", ".jsonl"):
         raise ScoregateError(f"{path}: expected a .csv or .jsonl file", hint="export the ratings as CSV or JSONL")
     if not path.is_file():
-        raise ScoregateError(f"{path}: no such file")
+        what = "is a folder, not a file" if path.is_dir() else "no such file"
+        raise ScoregateError(f"{path}: {what}", hint="give the path of the CSV or JSONL file to import")
     scores: list[FeedbackScore] = []
     problems: list[str] = []
     seen: dict[str, str] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -123,6 +124,15 @@ def check_run_references(root: Path, scores: Sequence[FeedbackScore]) -> None:
         raise ValidationFailed(problems, hint="fix run_id / item_id (see `scoregate runs list`); nothing was imported")
 
 
+def _ends_a_line(path: Path) -> bool:
+    """True when the file is missing, empty, or ends with a newline (so an appended record starts a line)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return True
+    with path.open("rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
 def _keep_locally(
     root: Path, scores: Sequence[FeedbackScore], traces: dict[str, str | None], now: dt.datetime
 ) -> tuple[dict[str, dict[str, Any]], int]:
@@ -143,9 +153,17 @@ def _keep_locally(
             fresh.append(json.dumps(record, ensure_ascii=False))
     if fresh:
         path = feedback_path(root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write("\n".join(fresh) + "\n")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            separator = "" if _ends_a_line(path) else "\n"  # a hand-edited file may lack its last newline
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(separator + "\n".join(fresh) + "\n")
+        except OSError as exc:
+            raise ScoregateError(
+                f"cannot write the feedback store: {exc.strerror}",
+                where=str(path),
+                hint="make feedback/scores.jsonl a writable file; nothing was imported",
+            ) from None
     return records, len(fresh)
 
 
