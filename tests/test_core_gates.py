@@ -292,3 +292,12 @@ def test_every_item_observed_is_the_worst_measured_value_whether_decided_or_not(
     result = judged("every_item", "<=", 1, column)
 
     assert (result["status"], result["observed"]) == (status, max(v for v in column if v is not None))
+
+
+def test_every_item_gate_on_a_metric_without_per_item_values_is_incomplete_not_a_silent_pass() -> None:
+    spec = GateSpec(name="g", metric="x", stat="every_item", op="<=", threshold=1)
+    summary = {"scores": {"x": {"coverage": 1.0, "mean": 0.5}}, "run_metrics": {}}
+
+    result = evaluate_gate(spec, summary, column=None, min_coverage=0.8)
+
+    assert (result.status, result.observed, result.detail) == ("incomplete", None, "x has no per-item values to check")

@@ -82,7 +82,9 @@ def evaluate_gate(
         return result("incomplete", None, coverage, f"{gate.metric} has no measured value")
     low_coverage = f"coverage {coverage:.0%} is below the floor {floor:.0%}" if coverage < floor else None
     if gate.stat == "every_item":
-        return _every_item(gate, result, list(column or []), item_ids, coverage, low_coverage)
+        if column is None:  # a run-level value (a track's micro metric) has no items to check one by one
+            return result("incomplete", None, coverage, f"{gate.metric} has no per-item values to check")
+        return _every_item(gate, result, list(column), item_ids, coverage, low_coverage)
     observed = stats.get(gate.stat)
     if low_coverage:
         span = _possible_span(gate.stat, stats, column)
