@@ -1,8 +1,15 @@
-"""Gate verdicts: pass, fail, or incomplete (metric missing or coverage below the floor) — never a silent pass."""
+"""Gate verdicts: pass, fail, or incomplete (metric missing or coverage below the floor) — never a silent pass.
+
+Below the coverage floor a gate still fails when the measured items already decide it: no score the
+unmeasured items could get would make it pass (an `every_item` gate with a breaking item, a `min`
+already under a `>=` threshold). It never passes below the floor.
+"""
 
 from __future__ import annotations
 
+import math
 import operator
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
@@ -51,7 +58,7 @@ def evaluate_gate(
     min_coverage: float,
     item_ids: Sequence[str] | None = None,
 ) -> GateResult:
-    """Judge one gate against a run summary (and the metric's per-item column, for `every_item`).
+    """Judge one gate against a run summary and the metric's per-item column (None = unmeasured).
 
     With `item_ids` (aligned with `column`), a failed `every_item` gate names the items that broke it.
     """
@@ -73,32 +80,81 @@ def evaluate_gate(
     coverage = stats.get("coverage")
     if not coverage:
         return result("incomplete", None, coverage, f"{gate.metric} has no measured value")
-    if coverage < floor:
-        return result(
-            "incomplete", stats.get(gate.stat if gate.stat != "every_item" else "mean"), coverage,
-            f"coverage {coverage:.0%} is below the floor {floor:.0%}",
-        )  # fmt: skip
+    low_coverage = f"coverage {coverage:.0%} is below the floor {floor:.0%}" if coverage < floor else None
     if gate.stat == "every_item":
-        values = list(column or [])
-        ids = list(item_ids) if item_ids is not None and len(item_ids) == len(values) else None
-        measured = [v for v in values if v is not None]
-        broke = [i for i, v in enumerate(values) if v is not None and not compare(v, gate.threshold)]
-        failing = len(broke)
-        worst = (min if gate.op in (">=", ">") else max)(measured) if measured else None
-        status: GateStatus = "pass" if failing == 0 else "fail"
-        detail = f"{failing} of {len(measured)} items break {gate.op} {gate.threshold:g}"
-        named = [ids[i] for i in broke] if ids is not None else None
-        if named:
-            shown = ", ".join(named[:SHOWN_ITEMS]) + (
-                f", … (+{failing - SHOWN_ITEMS} more)" if failing > SHOWN_ITEMS else ""
-            )
-            detail += f": {shown}"
-        return replace(result(status, worst, coverage, detail), failing_items=named)
+        if column is None:  # a run-level value (a track's micro metric) has no items to check one by one
+            return result("incomplete", None, coverage, f"{gate.metric} has no per-item values to check")
+        return _every_item(gate, result, list(column), item_ids, coverage, low_coverage)
     observed = stats.get(gate.stat)
+    if low_coverage:
+        span = _possible_span(gate.stat, stats, column)
+        if observed is not None and span is not None and not _can_hold(gate.op, span, gate.threshold):
+            rule = f"{gate.op} {gate.threshold:g}"
+            detail = f"{gate.stat} = {observed:.4g} breaks {rule} whatever the unmeasured items score; {low_coverage}"
+            return result("fail", float(observed), coverage, detail)
+        return result("incomplete", None if observed is None else float(observed), coverage, low_coverage)
     if observed is None:
         return result("incomplete", None, coverage, f"{gate.stat} of {gate.metric} is undefined for this data")
     ok = compare(float(observed), gate.threshold)
     return result("pass" if ok else "fail", float(observed), coverage, f"{gate.stat} = {observed:.4g}")
+
+
+def _every_item(
+    gate: GateSpec,
+    result: Callable[[GateStatus, float | None, float | None, str], GateResult],
+    values: list[float | None],
+    item_ids: Sequence[str] | None,
+    coverage: float,
+    low_coverage: str | None,
+) -> GateResult:
+    """Fail on any measured item breaking the rule (whatever the coverage); else pass, or incomplete below the floor.
+
+    `observed` is the worst measured value: the lowest for `>=`/`>`, else the highest.
+    """
+    compare = _OPS[gate.op]
+    ids = list(item_ids) if item_ids is not None and len(item_ids) == len(values) else None
+    measured = [v for v in values if v is not None]
+    broke = [i for i, v in enumerate(values) if v is not None and not compare(v, gate.threshold)]
+    worst = (min if gate.op in (">=", ">") else max)(measured) if measured else None
+    items = "items" if coverage >= 1 else "measured items"
+    detail = f"{len(broke)} of {len(measured)} {items} break {gate.op} {gate.threshold:g}"
+    named = [ids[i] for i in broke] if ids is not None else None
+    if named:
+        more = f", … (+{len(named) - SHOWN_ITEMS} more)" if len(named) > SHOWN_ITEMS else ""
+        detail += f": {', '.join(named[:SHOWN_ITEMS])}{more}"
+    if low_coverage:
+        detail += f"; {low_coverage}"
+    elif coverage < 1:
+        detail += f"; coverage {coverage:.0%}"
+    status: GateStatus = "fail" if broke else "incomplete" if low_coverage else "pass"
+    return replace(result(status, worst, coverage, detail), failing_items=named)
+
+
+def _possible_span(
+    stat: str, stats: dict[str, Any], column: Sequence[float | None] | None
+) -> tuple[float, float] | None:
+    """Return the range the statistic over all items could take, whatever the unmeasured ones score (None: any)."""
+    if stat == "min" and stats.get("min") is not None:
+        return -math.inf, float(stats["min"])
+    if stat == "max" and stats.get("max") is not None:
+        return float(stats["max"]), math.inf
+    if stat == "median" and column is not None:
+        measured = [float(v) for v in column if v is not None]
+        missing = len(column) - len(measured)
+        if measured:  # the unmeasured items all lowest, then all highest
+            low = statistics.median([-math.inf] * missing + measured)
+            return low, statistics.median(measured + [math.inf] * missing)
+    return None  # a mean or a CI can still land anywhere while items are unmeasured
+
+
+def _can_hold(op: str, span: tuple[float, float], threshold: float) -> bool:
+    """True when some value in the closed range `span` meets `op threshold`."""
+    low, high = span
+    if op in (">=", ">"):
+        return _OPS[op](high, threshold)
+    if op in ("<=", "<"):
+        return _OPS[op](low, threshold)
+    return low <= threshold <= high
 
 
 def overall_verdict(results: Sequence[GateResult]) -> str:
