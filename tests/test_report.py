@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 from conftest import CliResult, Runs
 from scoregate.records import ItemResult
 from scoregate.report import build_report, write_report
-from scoregate.report.data import change_fraction
+from scoregate.report.data import change_fraction, verdict_words
 from scoregate.store import RunStore
 
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", re.IGNORECASE)
@@ -201,3 +201,55 @@ def test_a_run_report_shows_the_leaderboard_of_its_experiment_computed_now(
     assert "stale" not in section.group(1) and "<b>-model" not in section.group(1)
     first_html = (runs.root / first / "report.html").read_text(encoding="utf-8")
     assert 'id="leaderboard"' not in first_html  # written when its experiment had one run
+
+
+def gate(name: str, status: str) -> dict[str, Any]:
+    """A gate verdict as summary.json stores it."""
+    return {"name": name, "metric": "s", "stat": "mean", "op": ">=", "threshold": 1.0, "observed": None,
+            "coverage": 1.0, "status": status, "detail": "-"}  # fmt: skip
+
+
+def test_the_verdict_banner_names_the_failed_gates_and_apart_those_not_judged(tmp_path: Path) -> None:
+    gates = [gate("a", "fail"), gate("b", "pass"), gate("c", "incomplete"), gate("d", "fail")]
+    store = RunStore.create(tmp_path, "r1", {"run_id": "r1", "receipts": {}})
+    store.append(ItemResult(0, "item-0", "p@1", {}, "out"))
+    store.close()
+    store.write_summary({"run_id": "r1", "scores": {}, "run_metrics": {}, "gates": gates, "verdict": "fail"})
+
+    html = write_report([store], tmp_path / "r.html").read_text(encoding="utf-8")
+
+    assert "FAIL — 2 of 4 gate(s) failed: a, d; 1 of 4 gate(s) could not be judged: c" in html
+    assert verdict_words({"gates": gates[1:3], "verdict": "incomplete"}) == (
+        "INCOMPLETE — 1 of 2 gate(s) could not be judged: c"
+    )
+    assert verdict_words({"gates": gates[:2], "verdict": "fail"}) == "FAIL — 1 of 2 gate(s) failed: a"
+
+
+def test_the_report_knows_each_judge_scores_declared_scale(project_dir: Path, tmp_path: Path) -> None:
+    from scoregate.report.write import project_report_options
+
+    scales = project_report_options(project_dir).scales or {}
+    assert scales["faithfulness_score"] == (1.0, 5.0) and scales["conciseness_score"] == (1.0, 5.0)
+    assert "word_count" not in scales  # a counter declares no range
+
+    from scoregate.records import Score
+    from scoregate.report import ReportOptions
+
+    store = RunStore.create(tmp_path, "r1", {"run_id": "r1", "receipts": {}})
+    for i, value in enumerate((1, 3, 5)):
+        scores = [Score("faithfulness_score", value, "numeric", "judge"), Score("ok", i > 0, "boolean", "c")]
+        store.append(ItemResult(i, f"item-{i}", "p@1", {}, "out", scores=scores))
+    store.close()
+    stats = {"data_type": "numeric", "mean": 3.0, "n_measured": 3, "n_total": 3}
+    summary_scores = {"faithfulness_score": stats, "ok": dict(stats, data_type="boolean")}
+    summary = {"run_id": "r1", "scores": summary_scores, "run_metrics": {}, "gates": [], "verdict": "no_gates"}
+    store.write_summary(summary)
+
+    report = build_report([store], ReportOptions(scales=scales))
+    assert {s["name"]: s["scale"] for s in report["runs"][0]["scores"]} == {
+        "faithfulness_score": [1.0, 5.0], "ok": [0.0, 1.0],
+    }  # fmt: skip
+    path = write_report([store], tmp_path / "r.html", ReportOptions(scales={"faithfulness_score": (1.0, 6.0)}))
+    html = path.read_text(encoding="utf-8")
+    histogram = html.split('aria-label="histogram of faithfulness_score"', 1)[1].split("</svg>", 1)[0]
+    assert [t.split(":")[0] for t in re.findall(r"<title>([^<]*)</title>", histogram)] == list("123456")

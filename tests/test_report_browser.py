@@ -47,6 +47,14 @@ def browser() -> Iterator[Chromium]:
         yield chromium
 
 
+@pytest.fixture(scope="module")
+def phone() -> Iterator[Chromium]:
+    """A browser as wide as a phone held upright (390 CSS pixels)."""
+    assert CHROMIUM is not None
+    with Chromium(CHROMIUM, width=390, height=844) as chromium:
+        yield chromium
+
+
 def rows(browser: Chromium) -> list[str]:
     """The item ids of the table rows shown."""
     return list(browser.evaluate("[...document.querySelectorAll('tr.item-row')].map(r => r.dataset.id)"))
@@ -108,6 +116,15 @@ def test_a_summarization_runs_report(
     assert_headline_is_the_runs(browser, run, 0)
     ids = [r.item_id for r in sorted(run.store.iter_results(), key=lambda r: r.index)]
     assert rows(browser) == ids
+    numbers = browser.evaluate("[...document.querySelectorAll('tr.item-row')].map(r => r.cells[0].textContent)")
+    assert numbers == [str(k) for k in range(1, len(ids) + 1)]  # counted from 1, as a person counts
+    bars = browser.evaluate(
+        "[...document.querySelectorAll('svg[aria-label=\"histogram of faithfulness_score\"] rect title')]"
+        ".map(t => t.textContent.split(':')[0])"
+    )
+    assert bars == ["1", "2", "3", "4", "5"]  # the judge's whole 1-5 scale, absent values at zero height
+    assert browser.evaluate("document.getElementById('item-table').classList.contains('wide')") is False
+    assert browser.evaluate("getComputedStyle(document.querySelector('table.items th')).position") == "sticky"
 
     type_into(browser, "filter-text", "Ledgerly")  # a word of one item's transcript only
     assert rows(browser) == ["smoke-002"]
@@ -198,3 +215,39 @@ def test_a_three_model_ranking_report(outcomes: dict[str, Any], browser: Chromiu
     set_control(browser, "filter-differ", True)
     assert 0 < shown_count(browser) < len(list(runs[0].store.iter_results()))
     assert browser.errors == []
+
+
+def off_screen(browser: Chromium, selector: str) -> list[str]:
+    """The texts of the elements matching `selector` that a reader cannot see without scrolling sideways."""
+    return list(
+        browser.evaluate(
+            f"[...document.querySelectorAll({selector!r})].filter(e => e.getBoundingClientRect().right > "
+            "window.innerWidth).map(e => e.textContent)"
+        )
+    )
+
+
+def test_reports_fit_a_phone_wide_tables_scroll_in_their_own_box(
+    outcomes: dict[str, Any], phone: Chromium, tmp_path: Path
+) -> None:
+    a, b = outcomes["summarization"]
+    pages = {
+        "run": a.report,
+        "comparison": write_report([a.store, b.store], tmp_path / "comparison.html"),
+        "extraction": outcomes["extraction"][0].report,
+        "ranking": write_report([r.store for r in outcomes["extraction"]], tmp_path / "ranking.html"),
+    }
+    for name, path in pages.items():
+        open_report(phone, path, tmp_path, f"{name}-390")
+        width, seen = phone.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert seen == 390 and width <= seen, f"{name}: the page scrolls sideways ({width} px wide)"
+        assert phone.evaluate("getComputedStyle(document.querySelector('.table-wrap')).overflowX") == "auto"
+        assert phone.evaluate("document.getElementById('item-table').classList.contains('wide')"), name
+        # what each table is about stays in view: a gate's status, a comparison's verdict, an item's status
+        assert phone.evaluate("document.querySelectorAll('table.gates td.ok, table.gates td.bad').length") > 0
+        assert off_screen(phone, "table.gates tbody td:nth-child(2)") == [], name
+        assert off_screen(phone, "#comparison tbody td:nth-child(2)") == [], name
+        status = phone.evaluate("[...document.querySelectorAll('table.items th')].findIndex(th => "
+                                "th.textContent.endsWith('status')) + 1")  # fmt: skip
+        assert status > 0 and off_screen(phone, f"tr.item-row td:nth-child({status})") == [], name
+        assert phone.errors == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from scoregate.report.charts import bars, fmt, histogram, scatter
 
 
@@ -26,3 +28,31 @@ def test_bars_and_scatter_skip_what_was_not_measured() -> None:
     )
     assert svg.count("<circle") == 2 and "<polyline" in svg
     assert fmt(None) == "—" and fmt(0.123456) == "0.123" and fmt(12345.6) == "12,346"
+
+
+def bar_titles(svg: str) -> list[str]:
+    """Each bar's hover text, left to right: `value: n item(s)` or `low to high: n item(s)`."""
+    return re.findall(r"<title>([^<]*item\(s\))</title>", svg)
+
+
+def test_a_judge_scores_histogram_shows_every_value_of_its_declared_scale() -> None:
+    # faithfulness on 1-5, judged 1, 3 and 5 only: 2 and 4 are bars of zero height, so 1 and 3 never look adjacent
+    svg = histogram([1, 3, 5, 5, None], label="faithfulness_score", scale=(1.0, 5.0))
+    assert bar_titles(svg) == ["1: 1 item(s)", "2: 0 item(s)", "3: 1 item(s)", "4: 0 item(s)", "5: 2 item(s)"]
+    # all at the top of the scale: the scale's ends still show
+    assert [t.split(":")[0] for t in bar_titles(histogram([5, 5], label="x", scale=(1.0, 5.0)))] == list("12345")
+    # a value outside the declared scale is still drawn, never hidden
+    assert bar_titles(histogram([0, 2], label="x", scale=(1.0, 3.0)))[0] == "0: 1 item(s)"
+
+
+def test_whole_values_without_a_declared_scale_keep_the_gaps_between_them() -> None:
+    svg = histogram([1, 4, 5], label="conciseness_score")  # a count or an old run with no evaluator file
+    assert bar_titles(svg) == ["1: 1 item(s)", "2: 0 item(s)", "3: 0 item(s)", "4: 1 item(s)", "5: 1 item(s)"]
+    assert bar_titles(histogram([True, True], label="passed", scale=(0.0, 1.0))) == ["0: 0 item(s)", "1: 2 item(s)"]
+
+
+def test_continuous_and_widely_spread_scores_keep_their_ranges() -> None:
+    svg = histogram([0.25, 0.5, 0.75, 1.0], label="eqs", scale=(0.0, 1.0), bins=4)
+    assert bar_titles(svg)[0] == "0.25 to 0.438: 1 item(s)" and len(bar_titles(svg)) == 4
+    spread = histogram([0, 50, 100], label="word_count", bins=10)  # 101 whole values: ranges, not 101 bars
+    assert len(bar_titles(spread)) == 10 and " to " in bar_titles(spread)[0]

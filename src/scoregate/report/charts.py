@@ -35,16 +35,21 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
     )
 
 
-def _one_bar_per_value(distinct: Sequence[float], count: int) -> bool:
-    """A 1-5 scale or a boolean (few whole values), or a single value: a bar per value, not ranges."""
-    return len(distinct) == 1 or (len(distinct) <= count and all(v.is_integer() for v in distinct))
+def _scale_values(distinct: Sequence[float], count: int, scale: tuple[float, float] | None) -> list[float] | None:
+    """Every whole value from the lowest to the highest, the declared `scale`'s ends included, so an absent value
+    draws a zero-height bar (1, 3, 5 of a 1-5 judge score keep their gaps); None when the values need ranges
+    (not whole numbers, or more than `count` of them). A single value, whole or not, is one bar."""
+    if all(v.is_integer() for v in distinct):
+        low, high = distinct[0], distinct[-1]
+        if scale is not None and all(float(b).is_integer() for b in scale):
+            low, high = min(low, float(scale[0])), max(high, float(scale[1]))
+        if high - low + 1 <= count:
+            return [low + k for k in range(int(high - low) + 1)]
+    return list(distinct) if len(distinct) == 1 else None
 
 
 def _bins(values: Sequence[float], count: int) -> tuple[float, float, list[int]]:
     low, high = min(values), max(values)
-    distinct = sorted(set(values))
-    if _one_bar_per_value(distinct, count):
-        return low, high, [values.count(v) for v in distinct]
     width = (high - low) / count
     counts = [0] * count
     for v in values:
@@ -53,15 +58,27 @@ def _bins(values: Sequence[float], count: int) -> tuple[float, float, list[int]]
 
 
 def histogram(
-    values: Sequence[float | None], *, label: str, marks: Mapping[str, float | None] | None = None, bins: int = 24
+    values: Sequence[float | None],
+    *,
+    label: str,
+    marks: Mapping[str, float | None] | None = None,
+    bins: int = 24,
+    scale: tuple[float, float] | None = None,
 ) -> str:
-    """A histogram of the measured `values`, with vertical lines at `marks` (e.g. p50/p95/p99); '' when none."""
+    """A histogram of the measured `values`, with vertical lines at `marks` (e.g. p50/p95/p99); '' when none.
+
+    Whole values (counts, booleans, a judge's 1-5) get a bar per value of their `scale` (the declared range) and
+    every value between, absent ones at zero height; other values are binned into `bins` ranges."""
     measured = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     if not measured:
         return ""
-    low, high, counts = _bins(measured, bins)
     distinct = sorted(set(measured))
-    discrete = _one_bar_per_value(distinct, bins)
+    on_scale = _scale_values(distinct, bins, scale)
+    discrete = on_scale is not None
+    if on_scale is not None:
+        low, high, counts = on_scale[0], on_scale[-1], [measured.count(v) for v in on_scale]
+    else:
+        low, high, counts = _bins(measured, bins)
     pad_top = PAD_TOP + (14 if marks and not discrete else 0)  # room for the marks' legend above the bars
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - pad_top - PAD_BOTTOM
     top = max(counts)
@@ -75,8 +92,8 @@ def histogram(
     for i, n in enumerate(counts):
         h = plot_h * n / top
         x = PAD_LEFT + i * slot
-        if discrete:
-            what = fmt(distinct[i])
+        if on_scale is not None:
+            what = fmt(on_scale[i])
         else:
             step = (high - low) / len(counts)
             what = f"{fmt(low + i * step)} to {fmt(low + (i + 1) * step)}"

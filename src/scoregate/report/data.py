@@ -44,6 +44,8 @@ class ReportOptions:
     """The score that ranks several runs; default `eqs` when every run has it, else the first gated score."""
     directions: Mapping[str, Any] | None = None
     """Score key → higher/lower/none from the evaluator files, as `compare` and `rank` use them."""
+    scales: Mapping[str, tuple[float, float]] | None = None
+    """Score key → the range its evaluator file declares (a judge's 1-5): its histogram shows every value."""
     text_budget: int = TEXT_BUDGET
     max_items: int = MAX_ITEMS
     """Items the table holds (the first by dataset position); every item counts in the charts and gates."""
@@ -123,17 +125,20 @@ def direction_of(name: str, manifest: dict[str, Any]) -> str | None:
     return None
 
 
-def _verdict_words(summary: dict[str, Any]) -> str:
+def verdict_words(summary: dict[str, Any]) -> str:
+    """The run's verdict in words: the gates that failed and, apart, the gates that could not be judged."""
     gates = summary.get("gates") or []
     verdict = summary.get("verdict")
+    failed = [g["name"] for g in gates if g["status"] == "fail"]
+    open_ = [g["name"] for g in gates if g["status"] == "incomplete"]
+    not_judged = f"{len(open_)} of {len(gates)} gate(s) could not be judged: {', '.join(open_)}"
     if verdict == "pass":
         return f"PASS — all {len(gates)} gate(s) passed"
     if verdict == "fail":
-        failed = [g["name"] for g in gates if g["status"] == "fail"]
-        return f"FAIL — {len(failed)} of {len(gates)} gate(s) failed: {', '.join(failed)}"
+        words = f"FAIL — {len(failed)} of {len(gates)} gate(s) failed: {', '.join(failed)}"
+        return words + (f"; {not_judged}" if open_ else "")
     if verdict == "incomplete":
-        open_ = [g["name"] for g in gates if g["status"] == "incomplete"]
-        return f"INCOMPLETE — {len(open_)} gate(s) could not be judged: {', '.join(open_)}"
+        return f"INCOMPLETE — {not_judged}"
     return "NO GATES — this experiment sets none, so there is no verdict"
 
 
@@ -165,8 +170,9 @@ def _item_breaks(gate: dict[str, Any], result: ItemResult, latency: float | None
 class _RunReader:
     """One run's header, score order and gates, and its items' rows as they stream past."""
 
-    def __init__(self, store: RunStore, clip: _Clipper, directions: Mapping[str, Any] | None = None) -> None:
-        self.directions = directions or {}
+    def __init__(self, store: RunStore, clip: _Clipper, options: ReportOptions) -> None:
+        self.directions = options.directions or {}
+        self.scales = options.scales or {}
         self.store = store
         self.manifest = store.manifest
         summary = store.summary
@@ -249,6 +255,8 @@ class _RunReader:
                 direction_of(key, self.manifest) if known is None else (None if known == "none" else known)
             )
             stats["gated"] = any(g.get("metric") == key for g in self.gates)
+            scale = (0.0, 1.0) if stats.get("data_type") == "boolean" else self.scales.get(key)
+            stats["scale"] = list(scale) if scale is not None else None
             scores.append(stats)
         return {
             "run_id": self.store.run_id,
@@ -268,7 +276,7 @@ class _RunReader:
             "tool_version": r.get("tool_version"),
             "git_commit": (r.get("git") or {}).get("commit"),
             "verdict": s.get("verdict"),
-            "verdict_words": _verdict_words(s),
+            "verdict_words": verdict_words(s),
             "scores": scores,
             "gates": self.gates,
             "run_metrics": s.get("run_metrics") or {},
@@ -331,7 +339,7 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
     counts = [min(_line_count(s), options.max_items) for s in stores]
     limit = max(MIN_CLIP, min(MAX_CLIP, options.text_budget // max(1, 3 * sum(counts))))
     clip = _Clipper(limit)
-    readers = [_RunReader(s, clip, options.directions) for s in stores]
+    readers = [_RunReader(s, clip, options) for s in stores]
     items: dict[str, dict[str, Any]] = {}
     for position, reader in enumerate(readers):
         for result in reader.store.iter_results():  # streamed: memory holds only the rows the table keeps

@@ -166,8 +166,10 @@ def _headline(report: dict[str, Any]) -> str:
         '<section id="headline"><h2>Headline metrics</h2>'
         '<p class="note">mean, 95% CI in brackets, coverage = measured/total items; gated scores first; '
         "↑ higher is better, ↓ lower is better (from the evaluator files and gates; · or no arrow: no direction).</p>"
-        f'<table class="grid headline"><thead><tr><th>score</th>{head}</tr></thead><tbody>{"".join(rows)}'
-        f'<tr class="sep"><th colspan="{len(runs) + 1}">run</th></tr>{"".join(metrics)}</tbody></table></section>'
+        '<div class="table-wrap"><table class="grid headline">'
+        f"<thead><tr><th>score</th>{head}</tr></thead><tbody>{''.join(rows)}"
+        f'<tr class="sep"><th colspan="{len(runs) + 1}">run</th></tr>{"".join(metrics)}</tbody></table></div>'
+        "</section>"
     )
 
 
@@ -192,13 +194,14 @@ def _gates(report: dict[str, Any]) -> str:
                 if g["broken"] else "0"
             )  # fmt: skip
             rows.append(
-                f"<tr><td>{_e(g['name'])}</td><td><code>{_e(rule)}</code></td><td>{_e(fmt(g['observed'], 4))}</td>"
-                f'<td>{_pct(g.get("coverage"))}</td><td class="{cls}">{_e(g["status"].upper())}</td>'
-                f"<td>{broken}</td><td>{_e(g['detail'])}</td></tr>"
+                f'<tr><td>{_e(g["name"])}</td><td class="{cls}">{_e(g["status"].upper())}</td>'
+                f"<td><code>{_e(rule)}</code></td><td>{_e(fmt(g['observed'], 4))}</td>"
+                f'<td>{_pct(g.get("coverage"))}</td><td>{broken}</td><td class="wrap">{_e(g["detail"])}</td></tr>'
             )
         out.append(
-            '<table class="grid gates"><thead><tr><th>gate</th><th>rule</th><th>observed</th><th>coverage</th>'
-            f"<th>status</th><th>items breaking</th><th>detail</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            '<div class="table-wrap"><table class="grid gates"><thead><tr><th>gate</th><th>status</th><th>rule</th>'
+            "<th>observed</th><th>coverage</th><th>items breaking</th><th>detail</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>"
         )
     return "".join(out) + "</section>"
 
@@ -213,8 +216,10 @@ def _distributions(report: dict[str, Any]) -> str:
         charts.append(histogram(dist["latencies"], label="task latency ms", marks=marks))
         if any(c is not None for c in dist["costs"]):
             charts.append(histogram(dist["costs"], label="cost per item USD"))
+        scales = {s["name"]: s.get("scale") for s in run["scores"]}
         for name, values in dist["values"].items():
-            charts.append(histogram(values, label=name))
+            scale = scales.get(name)
+            charts.append(histogram(values, label=name, scale=(scale[0], scale[1]) if scale else None))
         cost = m.get("cost_usd_total")
         cost_line = (
             f"cost {fmt(cost, 4)} USD in total, {fmt(cost / m['items'], 3)} per item"
@@ -244,11 +249,11 @@ def _comparison(report: dict[str, Any]) -> str:
         mark = "" if s.get("primary", True) else ' <span class="dim">(exploratory)</span>'
         cls = VERDICT_CLASS.get(s["verdict"], "dim")
         rows.append(
-            f"<tr><td>{_e(name)} {arrow}{mark}</td><td>{s['n']}</td><td>{_e(fmt(s['mean_a']))}</td>"
+            f'<tr><td>{_e(name)} {arrow}{mark}</td><td class="{cls}" title="{_e(s["sentence"])}">'
+            f"{_e(s['verdict'])}</td><td>{s['n']}</td><td>{_e(fmt(s['mean_a']))}</td>"
             f"<td>{_e(fmt(s['mean_b']))}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td>"
             f"<td>{_e(fmt(s['p_adjusted']))}</td><td>{_e(fmt(s['cohens_dz']))}</td>"
-            f'<td>{s["wins"]}/{s["ties"]}/{s["losses"]}</td><td class="{cls}" title="{_e(s["sentence"])}">'
-            f"{_e(s['verdict'])}</td></tr>"
+            f"<td>{s['wins']}/{s['ties']}/{s['losses']}</td></tr>"
         )
     warnings = "".join(f'<p class="warn">{_e(w)}</p>' for w in c["warnings"])
     skipped = "; ".join(f"{k} ({v})" for k, v in c["skipped_scores"].items())
@@ -258,9 +263,9 @@ def _comparison(report: dict[str, Any]) -> str:
         f"{c['shared_items']} shared items ({c['run_a']['only_here']} only in A, {c['run_b']['only_here']} only in B). "
         f"Δ = B − A; W/T/L counts items where B wins, ties or loses. {_e(VERDICT_RULE)} "
         f"p: {_e(c.get('wilcoxon') or 'Wilcoxon signed-rank')} (Holm-adjusted for secondary scores).</p>{warnings}"
-        f'<table class="grid"><thead><tr><th>score</th><th>n</th><th>mean A</th><th>mean B</th><th>Δ</th>'
-        f"<th>{level} CI of Δ</th><th>p (Holm)</th><th>dz</th><th>W/T/L</th><th>verdict</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        '<div class="table-wrap"><table class="grid"><thead><tr><th>score</th><th>verdict</th><th>n</th><th>mean A</th>'
+        f"<th>mean B</th><th>Δ</th><th>{level} CI of Δ</th><th>p (Holm)</th><th>dz</th><th>W/T/L</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
         + (f'<p class="note">not compared: {_e(skipped)}</p>' if skipped else "")
         + "</section>"
     )
@@ -290,10 +295,11 @@ def _ranking(report: dict[str, Any]) -> str:
         for a in labels
     )
     pairs = "".join(
-        f"<tr><td>{_e(p['candidate'])}</td><td>{_e(p['baseline'])}</td><td>{p['shared_items']}</td>"
+        f"<tr><td>{_e(p['candidate'])}</td><td>{_e(p['baseline'])}</td><td>{_e(p['verdict'])}</td>"
+        f"<td>{p['shared_items']}</td>"
         f"<td>{_e(fmt(p['comparison']['diff']))}</td>"
         f"<td>[{_e(fmt(p['comparison']['diff_ci_low']))}, {_e(fmt(p['comparison']['diff_ci_high']))}]</td>"
-        f"<td>{_e(fmt(p['p_holm']))}</td><td>{_e(p['verdict'])}</td></tr>"
+        f"<td>{_e(fmt(p['p_holm']))}</td></tr>"
         for p in r["pairs"]
     )
     metric = r["metric"]
@@ -310,17 +316,20 @@ def _ranking(report: dict[str, Any]) -> str:
     return (
         f'<section id="ranking"><h2>Ranking by {_e(metric)} ({"higher" if r["higher_is_better"] else "lower"} '
         "is better)</h2>"
-        '<table class="grid"><thead><tr><th>rank</th><th>model</th><th>mean</th><th>95% CI</th><th>measured</th>'
-        f"<th>latency ms</th><th>cost/item USD</th><th>success</th></tr></thead><tbody>{rows}</tbody></table>"
+        '<div class="table-wrap"><table class="grid"><thead><tr><th>rank</th><th>model</th><th>mean</th>'
+        "<th>95% CI</th><th>measured</th>"
+        f"<th>latency ms</th><th>cost/item USD</th><th>success</th></tr></thead><tbody>{rows}</tbody></table></div>"
         f'<h3>Pareto fronts</h3><p class="note">The line joins the runs no other run beats on both axes.</p>'
         f'<div class="charts">{figures}</div>{unmeasured}'
-        '<h3>Pairwise tests (candidate − baseline, Holm across pairs)</h3><table class="grid"><thead><tr>'
-        "<th>candidate</th><th>baseline</th><th>n</th><th>Δ</th><th>Holm CI of Δ</th><th>p (Holm)</th><th>verdict</th>"
+        "<h3>Pairwise tests (candidate − baseline, Holm across pairs)</h3>"
+        '<div class="table-wrap"><table class="grid"><thead><tr>'
+        "<th>candidate</th><th>baseline</th><th>verdict</th><th>n</th><th>Δ</th><th>Holm CI of Δ</th><th>p (Holm)</th>"
         "</tr></thead>"
-        f"<tbody>{pairs}</tbody></table>"
-        '<h3>Win rate (row beats column; ties count half)</h3><table class="grid"><thead><tr><th></th>'
+        f"<tbody>{pairs}</tbody></table></div>"
+        "<h3>Win rate (row beats column; ties count half)</h3>"
+        '<div class="table-wrap"><table class="grid"><thead><tr><th></th>'
         + "".join(f"<th>{_e(x)}</th>" for x in labels)
-        + f"</tr></thead><tbody>{win}</tbody></table>{notes}</section>"
+        + f"</tr></thead><tbody>{win}</tbody></table></div>{notes}</section>"
     )
 
 
@@ -351,9 +360,10 @@ def _leaderboard(report: dict[str, Any]) -> str:
         f"less than {board['min_coverage']:.0%} of the dataset (not comparable, ranked last); tokens and cost are "
         "totals over the entry's runs; the link opens the run covering most items."
         "</p>"
-        '<table class="grid leaderboard"><thead><tr><th>#</th><th>model</th><th>prompt</th><th>best per item</th>'
+        '<div class="table-wrap"><table class="grid leaderboard"><thead><tr><th>#</th><th>model</th><th>prompt</th>'
+        "<th>best per item</th>"
         "<th>items</th><th>tokens</th><th>cost USD</th><th>runs</th><th>run</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></section>"
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
     )
 
 
@@ -385,15 +395,16 @@ def _extraction(report: dict[str, Any]) -> str:
             f"<details{' open' if i == runs[0][0] else ''}><summary>{_e(title)}</summary>"
             f'<p class="note">recommendation: <b>{_e(rec.get("text"))}</b>; level reached: '
             f"{_e(x.get('level_reached') or 'none')} ({_e(levels)})</p>"
-            '<table class="grid"><tbody>'
+            '<div class="table-wrap"><table class="grid"><tbody>'
             + "".join(f"<tr><th>{_e(k)}</th><td>{_e(fmt(v))}</td></tr>" for k, v in key_metrics.items())
-            + "</tbody></table>"
+            + "</tbody></table></div>"
             + '<div class="charts">'
             + "".join(f'<figure class="fig">{c}</figure>' for c in charts if c)
             + "</div>"
-            '<h3>By schema complexity</h3><table class="grid"><thead><tr><th>bin</th><th>items</th>'
+            '<h3>By schema complexity</h3><div class="table-wrap"><table class="grid"><thead><tr><th>bin</th>'
+            "<th>items</th>"
             "<th>field F1 (partial, micro)</th><th>latency mean ms</th></tr></thead>"
-            f"<tbody>{complexity}</tbody></table>"
+            f"<tbody>{complexity}</tbody></table></div>"
             "</details>"
         )
     return "".join(out) + "</section>"

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scoregate.errors import ScoregateError
 from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page_parts
 from scoregate.store import RunStore
+
+if TYPE_CHECKING:
+    from scoregate.catalog.models import EvaluatorSpec
 
 REPORT_FILE = "report.html"
 
@@ -80,5 +84,19 @@ def project_report_options(root: Path, *, metric: str | None = None) -> ReportOp
         seed=settings.seed,
         metric=metric,
         directions=project_directions(project),
+        scales=declared_scales(project.evaluators.values()),
         min_coverage=settings.min_coverage,
     )
+
+
+def declared_scales(evaluators: Iterable[EvaluatorSpec]) -> dict[str, tuple[float, float]]:
+    """Score key → the [min, max] range an evaluator file declares for it (judge scores, custom scores)."""
+    from scoregate.catalog.models import CustomSpec, LlmJudgeSpec
+
+    scales: dict[str, tuple[float, float]] = {}
+    for spec in evaluators:
+        if isinstance(spec, LlmJudgeSpec):
+            scales.update({f.key: f.range for f in (spec.score, *spec.extra) if f.data_type == "numeric" and f.range})
+        elif isinstance(spec, CustomSpec) and spec.range is not None:
+            scales[spec.score_key] = spec.range
+    return scales

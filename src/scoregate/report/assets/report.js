@@ -57,10 +57,9 @@
   const numericScores = RUNS[0].scores.filter((s) => NUMERIC.has(s.data_type)).map((s) => s.name);
   const shown = MULTI ? numericScores.slice(0, 1) : numericScores.slice(0, 5);
   const columns = [
-    { key: "i", title: "#", num: true, get: (it) => it.i },
+    { key: "i", title: "#", num: true, get: (it) => it.i + 1 },  // the item's position in the dataset, from 1
     { key: "id", title: "item", get: (it) => it.id },
   ];
-  if (!MULTI) columns.push({ key: "p", title: "prompt", get: (it) => (it.r[0] ? it.r[0].p : null) });
   RUNS.forEach((run, r) => {
     columns.push({ key: "f" + r, title: (MULTI ? label(r) + " " : "") + "status",
       get: (it) => (!it.r[r] ? "missing" : it.r[r].e ? "failed" : "ok") });
@@ -79,6 +78,8 @@
   if (MULTI) columns.push({ key: "d", title: "changed", num: true, get: (it) => (it.d === undefined ? null : it.d) });
   columns.push({ key: "g", title: "gates broken", num: true,
     get: (it) => it.r.reduce((n, row) => n + (row ? row.g.length : 0), 0) });
+  // last: a prompt version is long, and the status and scores come first on a narrow screen
+  if (!MULTI) columns.push({ key: "p", title: "prompt", get: (it) => (it.r[0] ? it.r[0].p : null) });
 
   const state = { q: "", failed: false, differ: false, gate: "", score: numericScores[0] || "", min: "", max: "",
                   sort: "i", desc: false, limit: PAGE, open: new Set() };
@@ -273,6 +274,7 @@
     const table = el("table", { cls: "items", id: "items-table" }, [el("thead", {}, [head]), body]);
     const holder = document.getElementById("item-table");
     holder.replaceChildren(table);
+    fit();
     if (rows.length > state.limit) {
       const more = el("button", { cls: "more", type: "button", id: "show-more", text: "show " + Math.min(PAGE, rows.length - state.limit) + " more" });
       more.addEventListener("click", () => { state.limit += PAGE; draw(); });
@@ -280,7 +282,15 @@
     }
   }
 
+  // A table wider than its box scrolls inside it ("wide"); one that fits keeps its header stuck under the nav.
+  function fit() {
+    const holder = document.getElementById("item-table");
+    holder.classList.remove("wide");
+    holder.classList.toggle("wide", holder.scrollWidth > holder.clientWidth);
+  }
+
   controls();
   draw();
+  window.addEventListener("resize", fit);
   document.body.dataset.ready = "1";
 })();
