@@ -77,8 +77,9 @@
       return a === null || b === null ? null : b - a; } });
   }
   if (MULTI) columns.push({ key: "d", title: "changed", num: true, get: (it) => (it.d === undefined ? null : it.d) });
-  columns.push({ key: "g", title: "gates broken", num: true,
-    get: (it) => it.r.reduce((n, row) => n + (row ? row.g.length : 0), 0) });
+  // Gates broken, one column per run: each run has its own gates, and a sum over runs could exceed their count.
+  RUNS.forEach((run, r) => columns.push({ key: "g" + r, title: (MULTI ? label(r) + " " : "") + "gates broken",
+    num: true, get: (it) => (it.r[r] ? it.r[r].g.length : null) }));
 
   const state = { q: "", failed: false, differ: false, gate: "", score: numericScores[0] || "", min: "", max: "",
                   sort: "i", desc: false, limit: PAGE, open: new Set() };
