@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import statistics
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -14,14 +15,18 @@ from typing import Any
 import numpy as np
 import pytest
 import typer
+from rich.cells import cell_len
 from scipy import stats
 
 import scoregate.cli as scoregate_cli
 from conftest import CliResult, Runs
 from scoregate.analysis.compare_runs import compare_runs
 from scoregate.cli import compare_cmd, run_cmd
+from scoregate.comparison import CompareOutcome
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.records import DataType, ItemResult, Score
+from scoregate.report.data import ReportOptions, build_report
+from scoregate.report.page import render_page
 from scoregate.store import RunStore
 from scripted_openai import ScriptedOpenAI, json_for_schema, request_schema
 
@@ -361,7 +366,7 @@ def test_cli_compare_of_two_scripted_runs_matches_scipy(
             if reported["role"] == "secondary":
                 wilcoxon[name] = stats.wilcoxon(y - x, zero_method="pratt").pvalue
         else:
-            assert (reported["diff"], reported["wilcoxon_p"], reported["verdict"]) == (0, None, "inconclusive")
+            assert (reported["diff"], reported["wilcoxon_p"], reported["verdict"]) == (0, None, "no change")
     for name, p in holm_by_hand(wilcoxon).items():
         assert report["scores"][name]["p_adjusted"] == pytest.approx(p)
     # the smoke experiment's gates name its primary metrics; word_count has no direction (counters_v1)
@@ -382,6 +387,96 @@ def test_cli_compare_prints_a_table_with_counts_and_verdicts(cli: Callable[..., 
     assert "noise: equivalent (margin 5, non-inferior)" in result.output
     assert "hallucination_count ↓" in result.output
     assert "not compared: category (categorical score: no mean to compare)" in result.output
+    # each run once, with its prompt versions once and its own item count
+    assert "A: scripted · summarization-catchup@1 (run-a) · 43 items" in result.output
+    assert "B: scripted · summarization-catchup@1 (run-b) · 42 items" in result.output
+    assert result.output.count("summarization-catchup@1") == 2
+    assert "the runs cover different items: every mean, Δ and test below is over the 40 paired items" in result.output
+    # the jargon of the tests table is explained
+    assert "W/T/L: items where B wins / ties / loses against A" in result.output
+    assert "MDE: minimum detectable effect, the smallest Δ these n items would detect" in result.output
+    assert "dz: Cohen's dz" in result.output
+
+
+def outcome_with_large_values(runs_dir: Path) -> CompareOutcome:
+    """A comparison whose scores run into the hundreds (a word count without direction, a quality score)."""
+    rng = np.random.default_rng(3)
+    words_a, words_b = rng.integers(50, 900, size=12), rng.integers(50, 900, size=12)
+    a = write_run(runs_dir, "wa", {f"i{k}": {"word_count": int(words_a[k]), "quality": k % 5} for k in range(12)})
+    b = write_run(runs_dir, "wb", {f"i{k}": {"word_count": int(words_b[k]), "quality": (k + 2) % 5} for k in range(12)})
+    return CompareOutcome(compare_runs(a, b, directions={"word_count": "none"}, resamples=200))
+
+
+def test_tests_lines_keep_each_value_beside_its_label_at_80_columns(tmp_path: Path) -> None:
+    outcome = outcome_with_large_values(tmp_path / "runs")
+    assert outcome.comparison.scores["word_count"].stats.mde > 100  # type: ignore[operator]
+
+    lines = compare_cmd.tests_lines(outcome, width=80)
+
+    assert lines and all(cell_len(line) <= 80 for line in lines)
+    labels = ("p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE")
+    assert not [line for line in lines if line.rstrip().endswith(labels)]  # no label left without its value
+    assert "e+" not in "\n".join(lines)  # 127, not 1.27e+02
+    text = " ".join(" ".join(lines).split())
+    quality = outcome.comparison.scores["quality"].stats
+    assert f"W/T/L {quality.wins}/{quality.ties}/{quality.losses}" in text
+    word_count = text.split("word_count", 1)[1].split("quality", 1)[0]
+    assert "W/T/L —" in word_count  # no direction: a win needs one
+    assert all(cell_len(line) <= 80 for line in compare_cmd.comparison_lines(outcome, width=80))
+
+
+def test_identical_scores_read_no_change_with_no_test_and_no_mde(tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    a = write_run(runs_dir, "same-a", {f"i{k}": {"quality": k % 5, "noise": k} for k in range(5)})
+    b = write_run(runs_dir, "same-b", {f"i{k}": {"quality": k % 5, "noise": k + k % 2} for k in range(5)})
+
+    comparison = compare_runs(a, b, resamples=200)
+
+    quality = comparison.scores["quality"]
+    assert (quality.stats.verdict, quality.stats.mde, quality.stats.diff_ci_low) == ("no change", None, 0.0)
+    assert (
+        quality.sentence == "no change: every one of the 5 paired items scored the same in both runs (nothing to test)"
+    )
+    assert "cannot compare" not in quality.sentence
+    assert list(compare_cmd.tested(CompareOutcome(comparison))) == ["noise"]
+    assert compare_cmd.unchanged(CompareOutcome(comparison)) == ["quality"]
+
+
+def test_equal_nonzero_differences_keep_their_verdict_and_say_why_tests_are_missing(tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    a = write_run(runs_dir, "step-a", {f"i{k}": {"quality": k % 4} for k in range(6)})
+    b = write_run(runs_dir, "step-b", {f"i{k}": {"quality": k % 4 + 1} for k in range(6)})
+
+    quality = compare_runs(a, b, metrics=["quality"], resamples=200).scores["quality"]
+
+    assert (quality.stats.verdict, quality.stats.mde) == ("better", None)
+    assert quality.sentence.startswith("B is better: +1 (B − A; 95% CI +1 to +1)")
+    assert "every item changed by exactly +1, so the t-test, dz and MDE are undefined" in quality.sentence
+
+
+def test_the_comparison_report_gives_each_runs_item_count_and_warns_when_they_differ(tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    dataset = {"name": "hardcases", "content_hash": DATASET_HASH, "items": 6}
+    a = write_run(runs_dir, "full", {f"i{k}": {"quality": k % 5, "length": 100 + k} for k in range(6)}, dataset=dataset)
+    b_scores = {f"i{k}": {"quality": (k + 1) % 5, "length": 90 + 7 * k} for k in range(3)}
+    b = write_run(runs_dir, "limited", b_scores, dataset=dataset, options={"limit": 3})
+
+    page = render_page(build_report([a, b], ReportOptions(resamples=200, directions={"length": "none"})))
+
+    assert "<dt>items in this run</dt><dd>6</dd>" in page
+    assert "<dt>items in this run</dt><dd>3 of 6 (--limit 3)</dd>" in page
+    assert "<dd>hardcases (6 items) · hash" in page
+    assert 'id="item-sets"' in page and "the Comparison section&#x27;s means are over the 3 items both" in page
+    cells = {
+        name: wtl
+        for name, wtl in re.findall(
+            r"<tr><td>(\w+) [^<]*(?:<span[^>]*>[^<]*</span>)?</td>.*?<td>([^<]*)</td><td class=", page
+        )
+    }
+    assert cells["length"] == "—" and re.fullmatch(r"\d+/\d+/\d+", cells["quality"])
+    same = render_page(build_report([a, write_run(runs_dir, "full-2", {f"i{k}": {"quality": 1} for k in range(6)},
+                                                  dataset=dataset)], ReportOptions(resamples=200)))  # fmt: skip
+    assert 'id="item-sets"' not in same
 
 
 def test_cli_compare_rejects_bad_input_with_clear_messages(cli: Callable[..., CliResult], project_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Callable
@@ -91,3 +92,35 @@ def test_compare_and_rank_at_80_columns_cut_nothing(
     assert code == 0, out
     assert "…" not in out and long_lines(out, str(runs.root)) == []
     assert f"scripted@{a}" in out and f"scripted@{b}" in out
+
+
+def test_compare_of_a_run_and_its_cached_limited_rerun_says_no_change_once(
+    narrow: Path, start_scoregate: Start, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    assert finish(start_scoregate("run", "smoke", "--no-mlflow", "--no-langfuse"))[0] == 0
+    a = runs.latest()
+    assert finish(start_scoregate("run", "smoke", "--no-mlflow", "--no-langfuse", "--limit", "3"))[0] == 0
+    b = runs.latest()
+    prompts = runs.manifest(a)["receipts"]["prompts"]
+
+    code, out = finish(start_scoregate("compare", a, b, "--no-mlflow"))
+
+    assert code == 0, out
+    assert "…" not in out and long_lines(out, str(runs.root)) == []
+    words = " ".join(out.split())  # console wrapping never splits a phrase here
+    for name, info in prompts.items():  # once per run, not twice
+        assert words.count(f"{name}@{info['version']}") == 2, name
+    assert f"({a}) · 6 items" in words and f"({b}) · 3 items (--limit 3)" in words
+    assert "every mean, Δ and test below is over the 3 paired items" in words
+    compared = json.loads(start_scoregate("compare", a, b, "--no-mlflow", "--json").communicate(timeout=300)[0])
+    assert compared["run_b"]["limit"] == 3 and compared["run_a"]["limit"] is None
+    scores = compared["scores"]
+    assert {s["verdict"] for s in scores.values()} == {"no change"}
+    assert all(s["mde"] is None and "mde" in s["reason"] for s in scores.values())
+    for key in scores:
+        assert re.search(rf"^{re.escape(key)} [↑↓·]  no change( \*)?$", out, re.MULTILINE) or f"│ {key} " in out
+    assert f"no change in all {len(scores)} scores — every paired item scored the same in both runs" in words
+    outside_the_rule = words.split("rule:")[0] + words.split("adjusted CI the same way.")[1]
+    assert "inconclusive" not in outside_the_rule
+    for internal in ("cannot compare", "wilcoxon_p", "cohens_dz", "MDE 0", "tests (shown"):
+        assert internal not in out, internal  # nothing to test: no table of blanks, no field names

@@ -29,6 +29,7 @@ def test_no_change_at_all_says_why_the_tests_are_null() -> None:
 
     assert result.wilcoxon_p is None and result.ttest_p is None and result.cohens_dz is None
     assert result.reason is not None and "every paired difference is 0" in result.reason
+    assert result.mde is None and "mde" in result.reason  # no MDE of 0: that would claim any Δ is detectable
     assert nulls_without_reason(result.to_dict()) == []
 
 
@@ -36,8 +37,9 @@ def test_equal_differences_say_why_t_and_dz_are_null() -> None:
     result = compare_paired([3, 4, 5, 4], [4, 5, 6, 5], resamples=200)
 
     assert result.wilcoxon_p is not None
-    assert result.ttest_p is None and result.cohens_dz is None
-    assert result.reason == "every paired difference is 1 (no spread): ttest_p and cohens_dz are undefined"
+    assert result.ttest_p is None and result.cohens_dz is None and result.mde is None
+    assert result.reason == "every paired difference is 1 (no spread): ttest_p, cohens_dz and mde are undefined"
+    assert nulls_without_reason(result.to_dict()) == []
 
 
 def test_holm_nulls_carry_the_reason_too() -> None:

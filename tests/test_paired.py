@@ -56,13 +56,23 @@ def test_lower_is_better_flips_verdict_and_win_counts() -> None:
     assert down.diff == up.diff
 
 
-def test_identical_runs_have_no_tests_and_are_inconclusive_or_equivalent() -> None:
+def test_identical_runs_say_no_change_and_claim_no_detectable_effect() -> None:
     a = [1.0, 2.0, 3.0, 4.0, 5.0]
     result = compare_paired(a, a)
     assert (result.wilcoxon_p, result.ttest_p, result.cohens_dz) == (None, None, None)
     assert (result.diff, result.diff_ci_low, result.diff_ci_high) == (0.0, 0.0, 0.0)
-    assert (result.ties, result.mde, result.verdict) == (5, 0.0, "inconclusive")
-    assert compare_paired(a, a, margin=0.1).verdict == "equivalent"
+    # no change, not "inconclusive"; and no MDE: an MDE of 0 would claim 5 items detect any difference
+    assert (result.ties, result.mde, result.verdict) == (5, None, "no change")
+    assert result.reason is not None and "mde" in result.reason
+    with_margin = compare_paired(a, a, margin=0.1)
+    assert (with_margin.verdict, with_margin.non_inferior) == ("no change", True)
+    assert compare_paired(a, a, direction="none").verdict == "no change"
+    assert compare_paired([1.0], [1.0]).verdict == "inconclusive"  # one item: no interval to read a word from
+
+
+def test_differences_without_spread_have_no_mde() -> None:
+    result = compare_paired([1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
+    assert (result.verdict, result.mde, result.cohens_dz) == ("better", None, None)
 
 
 def test_noise_alone_is_inconclusive() -> None:
@@ -198,6 +208,8 @@ def _check_agrees(r) -> None:  # type: ignore[no-untyped-def]
         assert -r.margin < gain_low and gain_high < r.margin and not (gain_low > 0 or gain_high < 0)
     elif r.verdict == "non-inferior":
         assert gain_low > -r.margin and gain_low <= 0 <= gain_high
+    elif r.verdict == "no change":
+        assert low == high == 0 and r.mde is None
     else:
         assert r.verdict == "inconclusive"
         assert low is None or (gain_low <= 0 <= gain_high)

@@ -60,6 +60,17 @@ def rows(browser: Chromium) -> list[str]:
     return list(browser.evaluate("[...document.querySelectorAll('tr.item-row')].map(r => r.dataset.id)"))
 
 
+def column(browser: Chromium, key: str) -> list[str]:
+    """The texts of one item-table column (by its data-key), row by row as shown."""
+    return list(
+        browser.evaluate(
+            "(() => { const heads = [...document.querySelectorAll('#items-table thead th')];"
+            f" const i = heads.findIndex((th) => th.dataset.key === {key!r}); if (i < 0) return [];"
+            " return [...document.querySelectorAll('tr.item-row')].map((tr) => tr.children[i].textContent); })()"
+        )
+    )
+
+
 def shown_count(browser: Chromium) -> int:
     """How many items match the filters, as the page says."""
     text = str(browser.evaluate("document.getElementById('item-count').textContent"))
@@ -188,6 +199,11 @@ def test_a_two_run_comparison_report(outcomes: dict[str, Any], browser: Chromium
     assert "B vs A on 6 shared items" in str(
         browser.evaluate("document.getElementById('comparison-verdict').innerText")
     )
+    for position, run in enumerate((a, b)):  # gates broken per run: never a sum over both runs' gates
+        broken = [int(x) for x in column(browser, f"g{position}")]
+        assert len(broken) == 6 and max(broken) <= len(run.summary["gates"]), (position, broken)
+    assert max(int(x) for x in column(browser, "g1")) > 0  # B's judges give 3s: it breaks gates on its own items
+    assert "g" not in browser.evaluate("[...document.querySelectorAll('#items-table th')].map(th => th.dataset.key)")
 
     browser.evaluate("document.getElementById('sort-changed').click()")
     first = rows(browser)[0]

@@ -71,6 +71,8 @@ class RunSide:
     experiment: str | None
     model: str | None = None
     """The model's name in scoregate.yaml."""
+    limit: int | None = None
+    """The run's `--limit` (its first N dataset items), as its manifest records it; None when it ran them all."""
 
 
 @dataclass
@@ -105,8 +107,11 @@ class RunComparison:
         }
 
 
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:+.3g}"
+def _fmt(x: float | None, sign: str = "+") -> str:
+    """3 significant digits, and never an exponent from 100 up (127, not 1.27e+02)."""
+    if x is None:
+        return "n/a"
+    return f"{x:{sign}.0f}" if abs(x) >= 100 else f"{x:{sign}.3g}"
 
 
 VERDICT_WORDS = {
@@ -117,13 +122,16 @@ VERDICT_WORDS = {
     "inconclusive": "inconclusive",
     "increased": "B is higher (no direction: not better or worse)",
     "decreased": "B is lower (no direction: not better or worse)",
+    "no change": "no change",
 }
 
 
 def verdict_sentence(s: PairedComparison) -> str:
     """Return the verdict in words with the interval it follows, e.g. "B is better: +0.4 (95% CI …)"."""
-    if s.reason is not None:
+    if s.diff_ci_low is None:
         return f"cannot compare: {s.reason}"
+    if s.verdict == "no change":
+        return f"no change: every one of the {s.n} paired items scored the same in both runs (nothing to test)"
     adjusted = " Holm-adjusted" if s.role == "secondary" else ""
     ci = f"{_fmt(s.diff)} (B − A;{adjusted} {s.ci_level:.1%} CI {_fmt(s.diff_ci_low)} to {_fmt(s.diff_ci_high)})"
     ci = ci.replace(".0% CI", "% CI")
@@ -132,7 +140,9 @@ def verdict_sentence(s: PairedComparison) -> str:
         words += f" (margin {s.margin:g}" + (", non-inferior)" if s.non_inferior else ", non-inferiority not shown)")
     text = f"{words}: {ci}"
     if s.verdict == "inconclusive" and s.mde is not None:
-        text += f"; with {s.n} items only a difference of about {s.mde:.2g} or more is detectable"
+        text += f"; with {s.n} items only a difference of about {_fmt(s.mde, '')} or more is detectable"
+    if s.diff is not None and s.mde is None:
+        text += f"; every item changed by exactly {_fmt(s.diff)}, so the t-test, dz and MDE are undefined"
     if s.role == "secondary":
         text += " [exploratory]"
     return text
@@ -169,6 +179,7 @@ def _side(store: RunStore, items: int, only_here: int) -> RunSide:
     return RunSide(
         store.run_id, items, only_here, dataset.get("name"), dataset.get("content_hash"), prompts,
         receipts.get("experiment"), (receipts.get("model") or {}).get("name"),
+        (store.manifest.get("options") or {}).get("limit"),
     )  # fmt: skip
 
 

@@ -69,7 +69,7 @@ class PairResult:
     """compare_paired's fields; its CI is Holm-adjusted across the pairs (level `ci_level`)."""
     p_holm: float | None
     verdict: str
-    """The candidate against the baseline, read from the adjusted CI: better, worse or inconclusive."""
+    """The candidate against the baseline, read from the adjusted CI: better, worse, no change or inconclusive."""
 
 
 @dataclass

@@ -26,9 +26,10 @@ POWER = 0.8
 class PairedComparison:
     """Candidate `b` against baseline `a` on n aligned items; differences are b − a.
 
-    Undefined statistics are None: CI, tests and sd need n ≥ 2, `cohens_dz` needs spread in the
-    differences, `wilcoxon_p` needs at least one non-zero difference. `reason` says why any is None.
-    The verdict follows the printed interval (`diff_ci_low`, `diff_ci_high`, at `ci_level`) alone.
+    Undefined statistics are None: CI, tests and sd need n ≥ 2, `cohens_dz`, `ttest_p` and `mde` need
+    spread in the differences, `wilcoxon_p` needs at least one non-zero difference. `reason` says why
+    any is None. The verdict follows the printed interval (`diff_ci_low`, `diff_ci_high`, at
+    `ci_level`) alone; every difference 0 reads "no change".
     """
 
     n: int
@@ -118,7 +119,8 @@ def compare_paired(
       `ttest_p`: the paired t-test. Both are shown beside the verdict; neither decides it.
     - `wins`/`ties`/`losses` count items where b is better/equal/worse in `direction` (b higher
       counts as a win for a score without direction). `mde` = (z₁₋α/₂ + z₀.₈)·sd(b − a)/√n, the
-      smallest true mean difference this n detects with 80% power.
+      smallest true mean difference this n detects with 80% power; None when sd is 0 (no spread to
+      size it from: an MDE of 0 would claim any difference is detectable).
     - `margin` (≥ 0, in score units; the largest loss tolerated) adds `non_inferior` and the words
       "equivalent" and "non-inferior"; a gate should read `non_inferior`.
     """
@@ -147,11 +149,12 @@ def compare_paired(
             ttest_p = _optional(stats.ttest_rel(y, x).pvalue)
             cohens_dz = float(np.mean(d)) / sd
         if not np.any(d != 0):
-            reason = "every paired difference is 0: wilcoxon_p, p_adjusted, ttest_p and cohens_dz are undefined"
+            reason = "every paired difference is 0: wilcoxon_p, p_adjusted, ttest_p, cohens_dz and mde are undefined"
         elif sd == 0:
-            reason = f"every paired difference is {float(d[0]):g} (no spread): ttest_p and cohens_dz are undefined"
-        z = stats.norm.ppf(1 - (1 - level) / 2) + stats.norm.ppf(POWER)
-        mde = float(z * sd / math.sqrt(n))
+            reason = f"every paired difference is {float(d[0]):g} (no spread): ttest_p, cohens_dz and mde are undefined"
+        else:  # with no spread in the differences there is no variance to size a detectable effect from
+            z = stats.norm.ppf(1 - (1 - level) / 2) + stats.norm.ppf(POWER)
+            mde = float(z * sd / math.sqrt(n))
     verdict, non_inferior = interval_verdict(low, high, direction=direction, margin=margin)
     return PairedComparison(
         n=n,

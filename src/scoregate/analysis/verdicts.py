@@ -9,12 +9,15 @@ from typing import Literal
 
 from scoregate.catalog.models import Direction
 
-Verdict = Literal["better", "worse", "equivalent", "non-inferior", "inconclusive", "increased", "decreased"]
+Verdict = Literal[
+    "better", "worse", "equivalent", "non-inferior", "inconclusive", "increased", "decreased", "no change"
+]
 WILCOXON_VARIANT = "Wilcoxon signed-rank, two-sided, zero differences kept in the ranking (Pratt)"
 VERDICT_RULE = (
-    "A primary metric's verdict follows the printed paired-bootstrap CI of the difference: better or worse "
-    "when the CI excludes 0 on that side, equivalent when it lies within ±margin, non-inferior when its "
-    "worse end stays above −margin, else inconclusive (with the smallest difference the sample could detect). "
+    "A primary metric's verdict follows the printed paired-bootstrap CI of the difference: no change when it "
+    "is exactly [0, 0] (every item scored the same in both runs), better or worse when it excludes 0 on that "
+    "side, equivalent when it lies within ±margin, non-inferior when its worse end stays above −margin, "
+    "else inconclusive (with the smallest difference the sample could detect). "
     "Every other score is secondary and exploratory: its p-value and its CI are Holm-adjusted across the "
     "secondary scores (the CI is wider), and its word follows that adjusted CI the same way."
 )
@@ -27,13 +30,16 @@ def interval_verdict(
     """Return (verdict, non_inferior) read from a CI of the difference b − a, and nothing else.
 
     With gain = b − a (higher is better) or a − b (lower is better) and its CI [gl, gh]: "better" when
-    gl > 0, "worse" when gh < 0, else with a margin m: "equivalent" when −m < gl and gh < m,
-    "non-inferior" when gl > −m; otherwise "inconclusive". `non_inferior` (gl > −m) is None without a
-    margin. A score without direction is never better or worse: "increased", "decreased",
-    "equivalent" (within ±m) or "inconclusive".
+    gl > 0, "worse" when gh < 0, "no change" when the CI is exactly [0, 0] (every paired difference is
+    0), else with a margin m: "equivalent" when −m < gl and gh < m, "non-inferior" when gl > −m;
+    otherwise "inconclusive". `non_inferior` (gl > −m) is None without a margin. A score without
+    direction is never better or worse: "increased", "decreased", "no change", "equivalent" (within ±m)
+    or "inconclusive".
     """
     if low is None or high is None:
         return "inconclusive", (False if margin is not None else None)
+    if low == 0 and high == 0:
+        return "no change", (None if margin is None else margin > 0)
     if direction == "lower":
         gain_low, gain_high = -high, -low
     else:

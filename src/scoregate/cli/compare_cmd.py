@@ -15,13 +15,19 @@ from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from scoregate.analysis.compare_runs import RunSide, ScoreComparison
     from scoregate.comparison import CompareOutcome
 
 console = lazy_console()
 VERDICT_STYLE = {
     "better": "green", "non-inferior": "green", "equivalent": "green", "worse": "red",
-    "inconclusive": "yellow", "increased": "cyan", "decreased": "cyan",
+    "inconclusive": "yellow", "increased": "cyan", "decreased": "cyan", "no change": "white",
 }  # fmt: skip
+TESTS_LEGEND = (
+    "W/T/L: items where B wins / ties / loses against A (— for a score without direction: a win needs one); "
+    "dz: Cohen's dz, the mean Δ in standard deviations of Δ; MDE: minimum detectable effect, the smallest "
+    "Δ these n items would detect with 80% power"
+)
 
 
 def _n(value: Any, digits: int = 3) -> str:
@@ -29,11 +35,29 @@ def _n(value: Any, digits: int = 3) -> str:
         return "—"
     if isinstance(value, int):
         return str(value)
-    return f"{value:.{digits}g}"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.{digits}g}"  # 127, never 1.27e+02
 
 
 def _signed(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.3g}"
+    if value is None:
+        return "—"
+    return f"{value:+.0f}" if abs(value) >= 100 else f"{value:+.3g}"
+
+
+def packed(chunks: list[str], width: int, indent: str = "   ") -> list[str]:
+    """Join `label value` chunks two spaces apart into indented lines of at most `width` cells, never
+    splitting a chunk (so no value wraps away from its label); a chunk wider than a line gets its own."""
+    from rich.cells import cell_len
+
+    lines: list[str] = []
+    current = ""
+    for chunk in chunks:
+        joined = f"{current}  {chunk}" if current else chunk
+        if current and cell_len(indent + joined) > width:
+            lines.append(indent + current)
+            joined = chunk
+        current = joined
+    return [*lines, indent + current] if current else lines
 
 
 def _level(level: float) -> str:
@@ -73,43 +97,61 @@ def comparison_table(outcome: CompareOutcome) -> Table:
     return table
 
 
-def comparison_lines(outcome: CompareOutcome) -> list[str]:
-    """Return the comparison table's facts as plain lines, two per score (for narrow consoles)."""
+def comparison_lines(outcome: CompareOutcome, width: int = 80) -> list[str]:
+    """Return the comparison table's facts as plain lines of at most `width` cells (for narrow consoles)."""
     from scoregate.catalog.directions import direction_arrow
 
     lines = []
     for name, score in outcome.comparison.scores.items():
         s = score.stats
         lines.append(f"{name} {direction_arrow(score.direction)}  {_verdict(score)}")
-        lines.append(f"   n {_n(s.n)}  A {_n(s.mean_a)}  B {_n(s.mean_b)}  Δ {_signed(s.diff)}  CI {_ci(s)}")
+        chunks = [f"n {_n(s.n)}", f"A {_n(s.mean_a)}", f"B {_n(s.mean_b)}", f"Δ {_signed(s.diff)}", f"CI {_ci(s)}"]
+        lines += packed(chunks, width)
     return lines
+
+
+def tested(outcome: CompareOutcome) -> dict[str, ScoreComparison]:
+    """The scores with a test to show: not those with no change at all (nothing to test, said once instead)."""
+    return {name: score for name, score in outcome.comparison.scores.items() if score.stats.verdict != "no change"}
 
 
 def tests_table(outcome: CompareOutcome) -> Table:
-    """Return one row per compared score: the p-values (raw and Holm), effect size, W/T/L and MDE."""
+    """Return one row per tested score: the p-values (raw and Holm), effect size, W/T/L and MDE."""
     from rich.table import Table
 
-    c = outcome.comparison
     table = Table(title="tests (shown beside the verdicts; they do not decide them)", title_justify="left")
     for column in ("score", "p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE"):
         table.add_column(column, no_wrap=True, justify="left" if column == "score" else "right")
-    for name, score in c.scores.items():
-        table.add_row(name, *_test_cells(score.stats))
+    for name, score in tested(outcome).items():
+        table.add_row(name, *_test_cells(score))
     return table
 
 
-def _test_cells(s: Any) -> tuple[str, ...]:
-    return (_n(s.wilcoxon_p), _n(s.ttest_p), _n(s.p_adjusted), _n(s.cohens_dz), f"{s.wins}/{s.ties}/{s.losses}",
-            _n(s.mde, 2))  # fmt: skip
+def _test_cells(score: ScoreComparison) -> tuple[str, ...]:
+    s = score.stats
+    wtl = "—" if score.direction == "none" else f"{s.wins}/{s.ties}/{s.losses}"  # a win needs a direction
+    return _n(s.wilcoxon_p), _n(s.ttest_p), _n(s.p_adjusted), _n(s.cohens_dz), wtl, _n(s.mde)
 
 
-def tests_lines(outcome: CompareOutcome) -> list[str]:
-    """Return the tests table's facts as plain lines, two per score."""
+def tests_lines(outcome: CompareOutcome, width: int = 80) -> list[str]:
+    """Return the tests table's facts as plain lines of at most `width` cells: the name, then its values."""
     lines = []
-    for name, score in outcome.comparison.scores.items():
-        w, t, h, dz, wtl, mde = _test_cells(score.stats)
-        lines += [name, f"   p Wilcoxon {w}  p t-test {t}  p Holm {h}  dz {dz}  W/T/L {wtl}  MDE {mde}"]
+    labels = ("p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE")
+    for name, score in tested(outcome).items():
+        lines += [name, *packed([f"{k} {v}" for k, v in zip(labels, _test_cells(score), strict=True)], width)]
     return lines
+
+
+def side_line(side: str, run: RunSide) -> str:
+    """Return `A: <model> · <prompt>@<version>, … (<run id>) · <n> items`, with the run's --limit if it had one."""
+    limit = f" (--limit {run.limit})" if run.limit is not None else ""
+    return f"{side}: {run_label(run.model, run.prompts, run.run_id)} · {run.items} items{limit}"
+
+
+def unchanged(outcome: CompareOutcome) -> list[str]:
+    """The scores with no change on every item both runs measured (said once, together, not one by one)."""
+    scores = outcome.comparison.scores.items()
+    return [name for name, score in scores if score.stats.verdict == "no change" and not score.shared_unmeasured]
 
 
 def print_outcome(outcome: CompareOutcome) -> None:
@@ -122,25 +164,40 @@ def print_outcome(outcome: CompareOutcome) -> None:
         f"({c.a.run_id}), {c.b.only_here} only in B ({c.b.run_id})"
     )
     for side, run in (("A", c.a), ("B", c.b)):
-        prompts = ", ".join(f"{n}@{v}" for n, v in run.prompts.items())
+        console.print(escape(side_line(side, run)), highlight=False)
+    if c.a.only_here or c.b.only_here:
         console.print(
-            f"{side}: {escape(run_label(run.model, run.prompts, run.run_id))}  ({escape(prompts)})", highlight=False
+            f"the runs cover different items: every mean, Δ and test below is over the {c.shared_items} paired "
+            "items, not each run's own",
+            highlight=False,
         )
     for warning in c.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     primary = ", ".join(c.primary) or "none"
     console.print(f"primary: {escape(primary)}  ({escape(c.primary_source)})", highlight=False)
-    print_table_or_lines(console, comparison_table(outcome), comparison_lines(outcome))
+    print_table_or_lines(console, comparison_table(outcome), comparison_lines(outcome, console.width))
     console.print(
         "↑ higher is better, ↓ lower is better, · no direction (never better or worse); "
         "* secondary: exploratory, Holm-adjusted p and CI"
     )
-    print_table_or_lines(console, tests_table(outcome), tests_lines(outcome))
-    console.print(f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores", highlight=False)
+    if tested(outcome):
+        print_table_or_lines(console, tests_table(outcome), tests_lines(outcome, console.width))
+        console.print(TESTS_LEGEND, highlight=False)
+        console.print(f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores", highlight=False)
     console.print(f"rule: {VERDICT_RULE}", highlight=False)
+    same = unchanged(outcome)
     for name, score in c.scores.items():
+        if name in same:
+            continue
         gap = f" [{score.shared_unmeasured} shared item(s) not measured in both]" if score.shared_unmeasured else ""
         console.print(f"  {escape(name)}: {escape(score.sentence + gap)}", highlight=False)
+    if same:
+        which = f"all {len(same)} scores" if len(same) == len(c.scores) else f"{len(same)} score(s): {', '.join(same)}"
+        console.print(
+            f"  no change in {escape(which)} — every paired item scored the same in both runs, so there is "
+            "no difference to test (no p-value, dz or MDE)",
+            highlight=False,
+        )
     if c.skipped_scores:
         console.print("not compared: " + escape("; ".join(f"{k} ({v})" for k, v in c.skipped_scores.items())))
     p = outcome.preference

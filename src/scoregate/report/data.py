@@ -242,7 +242,8 @@ class _RunReader:
         }
 
     def header(self) -> dict[str, Any]:
-        """Return the run's identity, verdict, ordered score statistics, gates and run metrics."""
+        """Return the run's identity, verdict, ordered score statistics, gates and run metrics (after the rows:
+        `items` counts the items the run holds, of the dataset's `dataset_items`, `limit` its `--limit`)."""
         s, r = self.summary, self.manifest.get("receipts", {})
         dataset = r.get("dataset") or {}
         model = r.get("model") or {}
@@ -270,6 +271,8 @@ class _RunReader:
             "dataset": dataset.get("name") or s.get("dataset"),
             "dataset_hash": dataset.get("content_hash"),
             "dataset_items": dataset.get("items"),
+            "items": self.items,
+            "limit": (self.manifest.get("options") or {}).get("limit"),
             "started_at": self.manifest.get("started_at"),
             "finished_at": self.manifest.get("finished_at"),
             "status": self.manifest.get("status"),

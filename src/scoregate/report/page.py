@@ -20,7 +20,7 @@ from scoregate.report.charts import bars, fmt, histogram, scatter
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
 VERDICT_CLASS = {
     "better": "ok", "non-inferior": "ok", "equivalent": "ok", "worse": "bad", "inconclusive": "warn",
-    "increased": "dim", "decreased": "dim",
+    "increased": "dim", "decreased": "dim", "no change": "dim",
 }  # fmt: skip
 
 
@@ -50,11 +50,18 @@ def _ci(stats: dict[str, Any]) -> str:
     return f"[{fmt(stats['ci_low'])}, {fmt(stats['ci_high'])}]"
 
 
+def _letter(position: int) -> str:
+    return chr(ord("A") + position) if position < 26 else str(position + 1)
+
+
 def _run_label(run: dict[str, Any], position: int, count: int) -> str:
     if count == 1:
         return str(run["run_id"])
-    letter = chr(ord("A") + position) if position < 26 else str(position + 1)
-    return f"{letter}: {run['model']}"
+    return f"{_letter(position)}: {run['model']}"
+
+
+def _hash(run: dict[str, Any]) -> str:
+    return str(run["dataset_hash"])[:12]
 
 
 def _meta(run: dict[str, Any]) -> str:
@@ -65,14 +72,18 @@ def _meta(run: dict[str, Any]) -> str:
         ("model", f"{run['model']} ({run.get('model_id') or '—'})"),
         ("judge model", run.get("judge_model")),
         ("prompt versions", prompts),
-        (
-            "dataset",
-            f"{run['dataset']} · {run.get('dataset_items') or '—'} items · hash {str(run['dataset_hash'])[:12]}",
-        ),
+        ("dataset", f"{run['dataset']} ({run.get('dataset_items') or '—'} items) · hash {_hash(run)}"),
+        ("items in this run", _run_items(run)),
         ("when", f"{run.get('started_at') or '—'} → {run.get('finished_at') or '—'}"),
         ("scoregate", f"{run.get('tool_version') or '—'} · git {str(run.get('git_commit') or '—')[:10]}"),
     ]
     return '<dl class="meta">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows) + "</dl>"
+
+
+def _run_items(run: dict[str, Any]) -> str:
+    """How many items the run holds, of how many the dataset has, and its --limit when it had one."""
+    of = f" of {run['dataset_items']}" if run.get("dataset_items") not in (None, run["items"]) else ""
+    return f"{run['items']}{of}" + (f" (--limit {run['limit']})" if run.get("limit") is not None else "")
 
 
 def _header(report: dict[str, Any]) -> str:
@@ -166,10 +177,29 @@ def _headline(report: dict[str, Any]) -> str:
         '<section id="headline"><h2>Headline metrics</h2>'
         '<p class="note">mean, 95% CI in brackets, coverage = measured/total items; gated scores first; '
         "↑ higher is better, ↓ lower is better (from the evaluator files and gates; · or no arrow: no direction).</p>"
-        '<div class="table-wrap"><table class="grid headline">'
+        + _item_sets_note(report)
+        + '<div class="table-wrap"><table class="grid headline">'
         f"<thead><tr><th>score</th>{head}</tr></thead><tbody>{''.join(rows)}"
         f'<tr class="sep"><th colspan="{len(runs) + 1}">run</th></tr>{"".join(metrics)}</tbody></table></div>'
         "</section>"
+    )
+
+
+def _item_sets_note(report: dict[str, Any]) -> str:
+    """A warning when the runs' columns are means over different items (a --limit run beside a full one)."""
+    runs = report["runs"]
+    counts = [r["items"] for r in runs]
+    shared = (report.get("comparison") or {}).get("shared_items")
+    missing = any(row is None for item in report["items"] for row in item["r"])
+    if len(runs) < 2 or (len(set(counts)) == 1 and shared in (None, counts[0]) and not missing):
+        return ""
+    each = ", ".join(f"{_letter(i)} {n}" for i, n in enumerate(counts))
+    paired = (
+        f"; the Comparison section's means are over the {shared} items both runs have" if shared is not None else ""
+    )
+    return (
+        f'<p class="warn" id="item-sets">The runs cover different items ({_e(each)}): each column is over its own '
+        f"run's items, so its means are not comparable side by side{_e(paired)}.</p>"
     )
 
 
@@ -248,12 +278,13 @@ def _comparison(report: dict[str, Any]) -> str:
         arrow = direction_arrow(s["direction"])
         mark = "" if s.get("primary", True) else ' <span class="dim">(exploratory)</span>'
         cls = VERDICT_CLASS.get(s["verdict"], "dim")
+        wtl = "—" if s["direction"] == "none" else f"{s['wins']}/{s['ties']}/{s['losses']}"  # a win needs a direction
         rows.append(
             f'<tr><td>{_e(name)} {arrow}{mark}</td><td class="{cls}" title="{_e(s["sentence"])}">'
             f"{_e(s['verdict'])}</td><td>{s['n']}</td><td>{_e(fmt(s['mean_a']))}</td>"
             f"<td>{_e(fmt(s['mean_b']))}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td>"
             f"<td>{_e(fmt(s['p_adjusted']))}</td><td>{_e(fmt(s['cohens_dz']))}</td>"
-            f"<td>{s['wins']}/{s['ties']}/{s['losses']}</td></tr>"
+            f"<td>{wtl}</td></tr>"
         )
     warnings = "".join(f'<p class="warn">{_e(w)}</p>' for w in c["warnings"])
     skipped = "; ".join(f"{k} ({v})" for k, v in c["skipped_scores"].items())
@@ -261,7 +292,9 @@ def _comparison(report: dict[str, Any]) -> str:
         '<section id="comparison"><h2>Comparison: B against A, item by item</h2>'
         f'<p class="note">A = {_e(c["run_a"]["run_id"])} (baseline), B = {_e(c["run_b"]["run_id"])}; paired on '
         f"{c['shared_items']} shared items ({c['run_a']['only_here']} only in A, {c['run_b']['only_here']} only in B). "
-        f"Δ = B − A; W/T/L counts items where B wins, ties or loses. {_e(VERDICT_RULE)} "
+        "Δ = B − A, and every mean, Δ and test here is over the items both runs measured; W/T/L counts items "
+        "where B wins, ties or loses (— for a score without direction: a win needs one); dz: Cohen's dz, the mean "
+        f"Δ in standard deviations of Δ. {_e(VERDICT_RULE)} "
         f"p: {_e(c.get('wilcoxon') or 'Wilcoxon signed-rank')} (Holm-adjusted for secondary scores).</p>{warnings}"
         '<div class="table-wrap"><table class="grid"><thead><tr><th>score</th><th>verdict</th><th>n</th><th>mean A</th>'
         f"<th>mean B</th><th>Δ</th><th>{level} CI of Δ</th><th>p (Holm)</th><th>dz</th><th>W/T/L</th></tr></thead>"

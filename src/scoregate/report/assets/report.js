@@ -76,8 +76,9 @@
       return a === null || b === null ? null : b - a; } });
   }
   if (MULTI) columns.push({ key: "d", title: "changed", num: true, get: (it) => (it.d === undefined ? null : it.d) });
-  columns.push({ key: "g", title: "gates broken", num: true,
-    get: (it) => it.r.reduce((n, row) => n + (row ? row.g.length : 0), 0) });
+  // Gates broken, one column per run: each run has its own gates, and a sum over runs could exceed their count.
+  RUNS.forEach((run, r) => columns.push({ key: "g" + r, title: (MULTI ? label(r) + " " : "") + "gates broken",
+    num: true, get: (it) => (it.r[r] ? it.r[r].g.length : null) }));
   // last: a prompt version is long, and the status and scores come first on a narrow screen
   if (!MULTI) columns.push({ key: "p", title: "prompt", get: (it) => (it.r[0] ? it.r[0].p : null) });
 
