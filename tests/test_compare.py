@@ -470,7 +470,7 @@ def test_the_comparison_report_gives_each_runs_item_count_and_warns_when_they_di
     cells = {
         name: wtl
         for name, wtl in re.findall(
-            r"<tr><td>(\w+) [^<]*(?:<span[^>]*>[^<]*</span>)?</td>.*?<td>([^<]*)</td><td class=", page
+            r"<tr><td>(\w+) [^<]*(?:<span[^>]*>[^<]*</span>)?</td>.*?<td>([^<]*)</td></tr>", page
         )
     }
     assert cells["length"] == "—" and re.fullmatch(r"\d+/\d+/\d+", cells["quality"])
