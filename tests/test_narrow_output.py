@@ -165,3 +165,32 @@ def test_leaderboard_runs_list_and_experiments_at_80_columns_cut_no_identifier(
     lines = out.splitlines()
     assert lines[0].startswith("experiments in scoregate.yaml") and all(line.startswith("  ") for line in lines[1:])
     assert "1 evaluator," in out and "1 evaluators" not in out and long_lines(out, "") == []
+
+
+def test_print_summary_indents_every_continuation_at_80_columns() -> None:
+    import io
+
+    from rich.console import Console
+
+    from scoregate.cli.render import print_summary
+
+    reasons = {"the judge's answer did not match the schema (missing field score)": 2, "timed out after 3 s": 1}
+    score = {"data_type": "numeric", "mean": None, "n_measured": 0, "n_total": 3, "null_reasons": reasons}
+    metrics = {"items": 3, "success_rate": 1.0, "latency_p50_ms": 850.0, "latency_p95_ms": 1200.0,
+               "tokens_in_total": 9035, "tokens_out_total": 1278, "cost_usd_total": 0.0123,
+               "retries_total": 0}  # fmt: skip
+    summary = {"run_id": "r", "model": "a-model-with-a-long-name", "dataset": "smoke_v1", "gates": [],
+               "prompts": {"summarization-catchup": "local-e75f6452", "summarization-howto": "local-86aff890"},
+               "scores": {"faithfulness_score": score}, "run_metrics": metrics, "verdict": "no_gates"}  # fmt: skip
+    console = Console(file=io.StringIO(), width=80, color_system=None, force_terminal=False)
+
+    print_summary(console, summary)
+
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    reason_at = lines.index("not measured because:")
+    assert lines[reason_at + 1].startswith("  faithfulness_score: ")
+    assert lines[reason_at + 2].startswith("    ") and "(1)" in "".join(lines[reason_at + 1 : reason_at + 4])
+    assert lines[1].startswith("  summarization-howto@local-86aff890  on smoke_v1")  # the header, wrapped
+    metric_lines = [line for line in lines if "cost $0.0123" in line or line.startswith("items 3  ")]
+    assert len(metric_lines) == 2 and metric_lines[1].startswith("  ")
+    assert all(len(line.rstrip()) <= 80 for line in lines)
