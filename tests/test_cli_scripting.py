@@ -161,3 +161,118 @@ def test_local_model_status_and_stop_agree_between_projects(
         if holder.poll() is None:
             os.kill(holder.pid, signal.SIGKILL)
             holder.wait()
+
+
+def test_a_limited_run_is_listed_as_part_of_its_dataset_and_named_apart(
+    scoregate: Callable[..., CliResult], runs: Runs
+) -> None:
+    from scoregate.analysis.run_overview import mirror_run_name
+
+    for _ in range(2):
+        assert scoregate("run", "counters", "--limit", "2", "--no-mlflow", "--no-langfuse").code == 0
+    assert scoregate("run", "counters", "--no-mlflow", "--no-langfuse").code == 0
+    full, *limited = sorted(runs.ids(), key=lambda r: runs.manifest(r)["started_at"], reverse=True)
+
+    listed = scoregate("runs", "list")
+    assert listed.output.count("counters on smoke_v1 2 of 6 items (--limit 2) primary") == 2
+    assert "counters on smoke_v1 6/6 items primary" in listed.output  # a full run reads as before
+    rows = {r["run_id"]: r for r in json.loads(scoregate("runs", "list", "--json").out)}
+    assert (rows[limited[0]]["limit"], rows[limited[0]]["dataset_items"], rows[limited[0]]["items_total"]) == (2, 6, 2)
+    assert rows[full]["limit"] is None and rows[full]["items_total"] == 6
+    assert "first 2 of 6 items (--limit 2)" in scoregate("runs", "show", limited[0]).output
+
+    names = [mirror_run_name(runs.manifest(r)) for r in (full, *limited)]
+    assert len(set(names)) == 3  # same experiment, model and prompts: still three names in MLflow
+    assert names[0] == f"{full} · {rows[full]['name']}"  # <run id> · <model> · <prompt>@<version>
+    for name, run in zip(names[1:], limited, strict=True):
+        assert name.startswith(f"{run} · ") and name.endswith(" · limit 2")
+
+
+def test_run_without_a_name_counts_in_the_right_number(scoregate: Callable[..., CliResult]) -> None:
+    result = scoregate("run")
+
+    assert "model scripted, 4 evaluators, 7 gates" in result.output
+    assert "model scripted, 1 evaluator, 2 gates" in result.output
+
+
+SLOW_MODELS = """
+import http.server, sys, time
+delay, spin = float(sys.argv[1]), sys.argv[2] == "spin"
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        until = time.monotonic() + delay
+        while spin and time.monotonic() < until:
+            sum(range(1000))
+        time.sleep(max(0.0, until - time.monotonic()))
+        self.send_response(200)
+        self.send_header("Content-Length", "12")
+        self.end_headers()
+        self.wfile.write(b'{"data": []}')
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+class SlowModels:
+    """A model server in its own process whose model list answers after `delay_s`: spinning the CPU or idle."""
+
+    def __init__(self, delay_s: float, *, spin: bool) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SLOW_MODELS, str(delay_s), "spin" if spin else "sleep"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,  # a client that gave up breaks its pipe
+        )  # fmt: skip
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline())
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.pid = self.process.pid
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def closed_port_url() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_local_model_status_tells_busy_from_stuck_starting_and_stopped(
+    scoregate: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live server that answers late is busy while it works (a run), stuck when it does nothing."""
+    from scoregate.providers.local_server import probe
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    from scoregate.providers import local_server
+
+    busy = SlowModels(1.0, spin=True)
+    stuck = SlowModels(1.0, spin=False)
+    try:
+        state, detail = probe(stuck.url, stuck.pid, timeout_s=0.3)
+        assert state == "stuck" and "did not list its models within 0.3 s and used no CPU" in detail
+        assert probe(stuck.url, None, timeout_s=0.3)[0] == "no answer"  # no pid: nothing tells which
+        assert probe(busy.url, busy.pid, timeout_s=0.3)[0] == "busy"
+        assert probe(busy.url, busy.pid, timeout_s=5.0) == ("healthy", "")  # a long enough wait sees it answer
+        assert probe(closed_port_url(), busy.pid)[0] == "starting"  # alive, its port not open yet: loading
+        assert probe(closed_port_url(), None)[0] == "not running"
+
+        for server in (busy, stuck):  # what `model serve` leaves: the pid file; the port is the server's
+            monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(server.port))
+            (local_server.state_dir() / "server.pid").write_text(str(server.pid))
+            result = scoregate("model", "status", "--timeout", "0.3")
+            if server is busy:  # busy serving a run is not a failure
+                assert result.code == 0 and f"local model busy at {busy.url} (pid {busy.pid})" in result.output
+                assert "starting or stuck" not in result.output
+            else:
+                assert result.code == 1 and "local model stuck" in result.output
+                assert "scoregate model stop" in result.output
+    finally:
+        busy.close()
+        stuck.close()

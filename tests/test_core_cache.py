@@ -33,7 +33,19 @@ def test_identical_second_run_is_served_from_the_cache(
     assert metrics["cached_task_calls"] == len(DATASET_IDS)
     assert metrics["latency_p50_ms"] is None and metrics["latency_p95_ms"] is None
     assert metrics["null_reasons"]["latency"] == "no uncached successful task call"
-    assert "latency p50/p95 —/— " in result.output
+    calls_in_all = len(DATASET_IDS) * 4  # the task and three judges per item
+    n = len(DATASET_IDS)
+    assert (metrics["task_calls"], metrics["cached_calls"], metrics["calls"]) == (n, calls_in_all, calls_in_all)
+    assert (metrics["tokens_in_cached"], metrics["tokens_out_cached"]) == (
+        metrics["tokens_in_total"],
+        metrics["tokens_out_total"],
+    )
+    assert metrics["cost_usd_total"] == 0.0  # nothing was spent: a cached call is free
+    # the terminal says where the numbers come from: the cache, so no latency and no tokens spent
+    assert f"cached {n}/{n} task calls ({calls_in_all}/{calls_in_all} calls in all)" in result.output
+    assert "latency not measured (every task call was cached)" in result.output and "—/—" not in result.output
+    tokens = f"tokens in/out {metrics['tokens_in_total']}/{metrics['tokens_out_total']} (all cached, not spent)"
+    assert tokens in result.output and "cost $0.0000 spent" in result.output
     assert runs.summary(first)["run_metrics"]["latency_p50_ms"] is not None
 
 
@@ -48,7 +60,8 @@ def test_no_cache_asks_the_model_again(
     assert len(scripted_server.task_requests()) == len(DATASET_IDS)
     assert len(scripted_server.judge_requests()) == 3 * len(DATASET_IDS)
     metrics = runs.summary()["run_metrics"]
-    assert metrics["cached_task_calls"] == 0
+    assert metrics["cached_task_calls"] == 0 and metrics["cached_calls"] == 0
+    assert metrics["tokens_in_cached"] == metrics["tokens_out_cached"] == 0
     assert metrics["latency_p50_ms"] is not None
 
 

@@ -88,7 +88,7 @@ def test_gate_breakers_reach_mlflow_and_the_langfuse_gate_score(
     mirrored = MlflowClient(tracking_uri(project_dir)).get_run(mlflow_run)
     tags = mirrored.data.tags
     versions = ", ".join(f"{n}@{v}" for n, v in runs.summary(run_id)["prompts"].items())
-    assert mirrored.info.run_name == f"smoke · scripted · {versions}"  # <experiment> · <model> · <prompt>@<version>
+    assert mirrored.info.run_name == f"{run_id} · scripted · {versions}"  # <run id> · <model> · <prompt>@<version>
     assert tags["mlflow.note.content"].startswith("### smoke · scripted (`scripted-1`)")
     assert (
         f"run `{run_id}`" in tags["mlflow.note.content"]
@@ -138,6 +138,9 @@ def test_worst_by_a_score_failed_and_gate_breakers(
 
     failed = json.loads(scoregate("runs", "show", run_id, "--failed", "--json").out)
     assert failed["rows"] == []
+    none_failed = scoregate("runs", "show", run_id, "--failed")
+    assert none_failed.code == 0 and f"no failed items in run {run_id}" in none_failed.output
+    assert "┏" not in none_failed.out and "item(s)" not in none_failed.output  # no empty table frame
 
     unknown = scoregate("runs", "show", run_id, "--gate", "nope")
     assert (
@@ -189,6 +192,8 @@ def test_diff_sorts_shared_items_by_the_largest_change_with_outputs_and_word_dif
     deltas = [d["deltas"]["faithfulness_score"] for d in report["items"]]
     assert deltas[:3] == [2.0, -2.0, 1.0] or deltas[:3] == [-2.0, 2.0, 1.0]
     assert [abs(x) for x in deltas] == sorted((abs(x) for x in deltas), reverse=True)
+    assert sorted(report["unchanged"]) == sorted(ids[t[i]] for i in (2, 4, 5))  # 3→3, same output: no change
+    assert report["changed"] == len(report["items"]) == 3
     changed = next(d for d in report["items"] if d["item_id"] == ids[t[3]])
     assert changed["output_b"].endswith("A closing note on deployment.")
     assert "{+A closing note on deployment.+}" in changed["word_diff"]
@@ -201,8 +206,31 @@ def test_diff_sorts_shared_items_by_the_largest_change_with_outputs_and_word_dif
     keys = report["items"][0]["deltas"]
     gated = [g["metric"] for g in runs.manifest(b)["receipts"]["gates"] if g["metric"] in keys]
     assert default["by"] == gated[0]  # the run's primary metric: the first per-item score its gates use
+    assert all(d["deltas"][default["by"]] == 0 for d in default["items"])  # the primary metric did not move...
+    text = scoregate("diff", a, b).output
+    assert f"6 shared items, 3 changed, sorted by the largest change of {default['by']}" in text
+    assert f"no item's {default['by']} changed; these items changed other scores or their output" in text  # ...so
+    assert "unchanged (same scores and output in both runs): " in text
+    assert all(f"─ {ids[t[i]]} ─" not in text for i in (2, 4, 5))  # listed once, not as a change
     bad = scoregate("diff", a, b, "--by", "nope")
     assert bad.code == 1 and "unknown --by score 'nope'" in bad.output
+
+
+def test_diff_of_two_identical_runs_lists_no_change(
+    scoregate: Callable[..., CliResult], runs: Runs, project_dir: Path
+) -> None:
+    assert scoregate("run", "counters", "--no-mlflow", "--no-langfuse").code == 0
+    assert scoregate("run", "counters", "--no-mlflow", "--no-langfuse").code == 0  # answered from the cache
+    a, b = sorted(runs.ids(), key=lambda r: runs.manifest(r)["started_at"])
+
+    report = json.loads(scoregate("diff", a, b, "--json").out)
+    assert report["items"] == [] and report["changed"] == 0 and len(report["unchanged"]) == 6
+    text = scoregate("diff", a, b)
+    assert text.code == 0 and "6 shared items, none changed" in text.output
+    assert "largest change" not in text.output and "Δ" not in text.output
+    one = scoregate("diff", a, b, "--item", report["unchanged"][0])  # asked for by name: shown all the same
+    assert one.code == 0 and report["unchanged"][0] in one.output and "none changed" in one.output
+    assert "no item's" not in one.output
 
 
 def test_word_diff_marks_removed_and_added_words() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CliResult
 from scoregate.analysis.leaderboard import build_leaderboard
-from scoregate.records import ItemResult, Score
+from scoregate.records import CallRecord, ItemResult, Score
 from scoregate.store import RunStore
 
 ITEMS = ("i1", "i2", "i3", "i4")
@@ -29,9 +29,15 @@ def make_run(
     repeat: int = 1,
     extra_repeats: dict[str, float] | None = None,
     usage: tuple[int, int, float | None] = (0, 0, 0.0),
+    cached: tuple[int, int] | None = None,
+    prompts: tuple[str, ...] = ("p",),
+    calls: list[CallRecord] | None = None,
     **manifest_extra: Any,
 ) -> RunStore:
-    """Store a finished run of experiment `exp` on dataset `d` (4 items) with score `q` per item."""
+    """Store a finished run of experiment `exp` on dataset `d` (4 items) with score `q` per item.
+
+    `cached`: the summary's tokens of cache hits (in, out); `calls`: the model calls of each item's record.
+    """
     manifest = {
         "run_id": run_id,
         "status": status,
@@ -41,26 +47,26 @@ def make_run(
             "experiment": "exp",
             "dataset": {"name": "d", "items": len(ITEMS), "content_hash": "h"},
             "model": {"name": model},
-            "prompts": {"p": {"version": prompt_version}},
+            "prompts": {name: {"version": prompt_version} for name in prompts},
             "composites": {},
         },
         **manifest_extra,
     }
     store = RunStore.create(runs_dir, run_id, manifest)
     for index, (item_id, value) in enumerate(scores.items()):
-        store.append(ItemResult(index, item_id, "p@1", {}, "out", scores=[Score("q", value, "numeric", "ev")]))
+        result = ItemResult(index, item_id, "p@1", {}, "out", scores=[Score("q", value, "numeric", "ev")])
+        result.calls = list(calls or [])
+        store.append(result)
     for index, (item_id, value) in enumerate((extra_repeats or {}).items()):
         result = ItemResult(index, item_id, "p@1", {}, "out", scores=[Score("q", value, "numeric", "ev")])
         result.repeat = repeat + 1
         store.append(result)
     store.close()
     tokens_in, tokens_out, cost = usage
-    store.write_summary(
-        {
-            "scores": {"q": {"data_type": "numeric", "mean": 0.0}},
-            "run_metrics": {"tokens_in_total": tokens_in, "tokens_out_total": tokens_out, "cost_usd_total": cost},
-        }
-    )
+    metrics: dict[str, Any] = {"tokens_in_total": tokens_in, "tokens_out_total": tokens_out, "cost_usd_total": cost}
+    if cached is not None:
+        metrics.update(tokens_in_cached=cached[0], tokens_out_cached=cached[1])
+    store.write_summary({"scores": {"q": {"data_type": "numeric", "mean": 0.0}}, "run_metrics": metrics})
     return store
 
 
@@ -175,3 +181,45 @@ def test_cli_leaderboard_file_that_cannot_be_written_is_named(
 
     assert result.code == 1, result.output
     assert f"{project_dir / 'runs' / 'leaderboard.json'}: cannot write the leaderboard" in result.output
+
+
+def test_tokens_answered_from_the_cache_are_not_counted_as_spent(tmp_path: Path) -> None:
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    full = dict(zip(ITEMS, (0.5, 0.6, 0.7, 0.8), strict=True))
+    make_run(runs_dir, "a-fresh", "m1", full, usage=(100, 50, 0.01), cached=(0, 0))
+    make_run(runs_dir, "b-all-cached", "m1", full, usage=(100, 50, 0.0), cached=(100, 50))  # a rerun: free
+    hit = CallRecord(purpose="task", model="m", endpoint="e", tokens_in=20, tokens_out=5, cost_usd=0.0, cached=True)
+    miss = CallRecord(purpose="judge:j", model="m", endpoint="e", tokens_in=3, tokens_out=2, cost_usd=None)
+    make_run(runs_dir, "c-older-summary", "m1", full, usage=(4 * 23, 4 * 7, None), calls=[hit, miss])  # no split
+
+    (entry,) = build_leaderboard(runs_dir)["entries"]
+
+    assert entry["tokens_total"] == 150 + 0 + 4 * (3 + 2)  # spent: the fresh run, the older run's misses
+    assert entry["tokens_cached_total"] == 150 + 4 * (20 + 5)  # counted apart, from the records when needed
+    assert entry["cost_usd_total"] == 0.01 and entry["cost_unknown_runs"] == 1
+
+
+def test_cli_at_80_columns_keeps_every_identifier_whole_and_says_what_tokens_count(
+    scoregate: Callable[..., CliResult], project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs_dir = project_dir / "runs"
+    runs_dir.mkdir()
+    prompts = ("summarization-catchup", "summarization-howto")
+    full = dict(zip(ITEMS, (0.5, 0.6, 0.7, 0.8), strict=True))
+    version = "local-e75f6452"
+    make_run(runs_dir, "a", "scripted", full, prompt_version=version, prompts=prompts, usage=(9035, 1278, None))
+    make_run(runs_dir, "b", "scripted", full, prompt_version=version, prompts=prompts,
+             usage=(9035, 1278, 0.0), cached=(9035, 1278))  # fmt: skip
+    monkeypatch.setenv("COLUMNS", "80")
+
+    result = scoregate("leaderboard", "--metric", "q")
+
+    assert result.code == 0, result.out
+    printed = re.findall(r"[\w.-]+@[\w.-]+", result.out)
+    assert sorted(set(printed)) == [f"{p}@local-e75f6452" for p in prompts]  # never cut mid-token
+    assert "@local-e75f6452,summarization" not in result.out
+    assert all(len(line) <= 80 for line in result.out.splitlines() if "runs/leaderboard.json" not in line)
+    assert "tokens spent 10,313" in result.out or re.search(r"│\s*10,313\s*│", result.out)  # one run's worth
+    assert "10,313 tokens of calls answered from the response cache are not counted as spent" in result.output
+    assert "#1 cost covers 1 of 2 runs (1 have no known price)" in result.output

@@ -124,3 +124,106 @@ def test_compare_of_a_run_and_its_cached_limited_rerun_says_no_change_once(
     assert "inconclusive" not in outside_the_rule
     for internal in ("cannot compare", "wilcoxon_p", "cohens_dz", "MDE 0", "tests (shown"):
         assert internal not in out, internal  # nothing to test: no table of blanks, no field names
+
+
+def identifiers(out: str) -> list[str]:
+    """Every `prompt@version` identifier printed (a cut one shows as two fragments, neither of them whole)."""
+    return re.findall(r"[\w.-]+@[\w.-]+", out)
+
+
+def test_wrapped_lines_break_only_between_units_and_indent_what_follows() -> None:
+    from scoregate.cli.layout import join_units, keep, wrap
+
+    fields = ["items 3", "success 100%", "latency p50/p95 6.4 ms/39 ms", "tokens in/out 4910/290", "cost $0.0000"]
+    lines = wrap(join_units(fields), 40)
+    assert lines == [
+        "items 3  success 100%",
+        "  latency p50/p95 6.4 ms/39 ms",
+        "  tokens in/out 4910/290  cost $0.0000",
+    ]
+    command = wrap("mlflow: run 0123456789abcdef0123456789abcdef  (browse with `make mlflow-ui`)", 60)
+    assert command == ["mlflow: run 0123456789abcdef0123456789abcdef  (browse with", "  `make mlflow-ui`)"]
+    assert wrap(f"a {keep('b c d')} e", 4, first="> ", indent="    ") == ["> a", "    b c d", "    e"]  # whole
+
+
+def test_a_run_answered_from_the_cache_says_so_whole_at_80_columns(
+    narrow: Path, start_scoregate: Start, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    from scoregate.cli.render import run_metrics_fields
+
+    assert finish(start_scoregate("run", "smoke", "--limit", "3", "--no-mlflow", "--no-langfuse"))[0] == 0
+    code, out = finish(start_scoregate("run", "smoke", "--limit", "3", "--no-mlflow", "--no-langfuse"))
+
+    assert code == 0, out
+    summary = runs.summary(runs.latest())
+    lines = out.splitlines()
+    for field in run_metrics_fields(summary):  # label and value on one line: never `cost` / `$0.0000`
+        assert any(field in line for line in lines), (field, out)
+    assert "cached 3/3 task calls (12/12 calls in all)" in out
+    assert "latency not measured (every task call was cached)" in out and "(all cached, not spent)" in out
+    start = next(i for i, line in enumerate(lines) if line.startswith("items 3  "))
+    assert lines[start + 1].startswith("  ")  # the continuation of the run-metrics line is indented
+    name = f"{summary['model']} · " + ", ".join(f"{n}@{v}" for n, v in summary["prompts"].items())
+    assert f"{name}  on smoke_v1" in " ".join(line.strip() for line in lines)
+    prompt_ids = [f"{n}@{v}" for n, v in summary["prompts"].items()]
+    for line in lines:
+        if any(line.lstrip().startswith(p) for p in prompt_ids[1:]):
+            assert line.startswith("  "), line  # a wrapped name goes on indented, never at column 0
+    assert set(prompt_ids) <= set(identifiers(out))
+    assert long_lines(out, str(runs.root)) == []
+
+
+def test_leaderboard_runs_list_and_experiments_at_80_columns_cut_no_identifier(
+    narrow: Path, start_scoregate: Start, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    for limit in ("2", "2"):
+        assert finish(start_scoregate("run", "counters", "--limit", limit, "--no-mlflow", "--no-langfuse"))[0] == 0
+    prompts = runs.summary(runs.latest())["prompts"]
+    prompt_ids = {f"{n}@{v}" for n, v in prompts.items()}
+
+    code, out = finish(start_scoregate("leaderboard"))
+    assert code == 0, out
+    assert set(identifiers(out)) == prompt_ids  # each whole; no fragment like `…@loc` / `al-86aff890`
+    assert long_lines(out, str(runs.root)) == [] and "…" not in out
+    assert "tokens spent" in out and "answered from the response cache are not counted as spent" in out
+
+    code, out = finish(start_scoregate("runs", "list"))
+    assert code == 0, out
+    assert set(identifiers(out)) == prompt_ids and long_lines(out, str(runs.root)) == []
+    assert out.count("2 of 6 items (--limit 2)") == 2
+    assert all(line.startswith(("counters-", "  ")) for line in out.splitlines() if line), out
+
+    code, out = finish(start_scoregate("run"))
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith("experiments in scoregate.yaml") and all(line.startswith("  ") for line in lines[1:])
+    assert "1 evaluator," in out and "1 evaluators" not in out and long_lines(out, "") == []
+
+
+def test_print_summary_indents_every_continuation_at_80_columns() -> None:
+    import io
+
+    from rich.console import Console
+
+    from scoregate.cli.render import print_summary
+
+    reasons = {"the judge's answer did not match the schema (missing field score)": 2, "timed out after 3 s": 1}
+    score = {"data_type": "numeric", "mean": None, "n_measured": 0, "n_total": 3, "null_reasons": reasons}
+    metrics = {"items": 3, "success_rate": 1.0, "latency_p50_ms": 850.0, "latency_p95_ms": 1200.0,
+               "tokens_in_total": 9035, "tokens_out_total": 1278, "cost_usd_total": 0.0123,
+               "retries_total": 0}  # fmt: skip
+    summary = {"run_id": "r", "model": "a-model-with-a-long-name", "dataset": "smoke_v1", "gates": [],
+               "prompts": {"summarization-catchup": "local-e75f6452", "summarization-howto": "local-86aff890"},
+               "scores": {"faithfulness_score": score}, "run_metrics": metrics, "verdict": "no_gates"}  # fmt: skip
+    console = Console(file=io.StringIO(), width=80, color_system=None, force_terminal=False)
+
+    print_summary(console, summary)
+
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    reason_at = lines.index("not measured because:")
+    assert lines[reason_at + 1].startswith("  faithfulness_score: ")
+    assert lines[reason_at + 2].startswith("    ") and "(1)" in "".join(lines[reason_at + 1 : reason_at + 4])
+    assert lines[1].startswith("  summarization-howto@local-86aff890  on smoke_v1")  # the header, wrapped
+    metric_lines = [line for line in lines if "cost $0.0123" in line or line.startswith("items 3  ")]
+    assert len(metric_lines) == 2 and metric_lines[1].startswith("  ")
+    assert all(len(line.rstrip()) <= 80 for line in lines)

@@ -70,6 +70,8 @@ class ItemTable:
     rows: list[ItemRow]
     selection: str
     notes: list[str] = field(default_factory=list)
+    empty: str = "no items"
+    """What to say instead of a table when no row was selected (e.g. `no failed items`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
@@ -160,15 +162,17 @@ def item_table(
     keys = list(dict.fromkeys(k for r in results for k in numeric_scores(r)))
     rows = [_row(r) for r in results]
     notes: list[str] = []
-    selection = "all items"
+    selection, empty = "all items", f"run {store.run_id} has no items"
     if failed:
         rows = [r for r in rows if r.error is not None]
         selection = "items whose model call or output failed"
+        empty = f"no failed items in run {store.run_id}: every item's model call and output succeeded"
     if gate is not None:
         ids, note = gate_breakers(store, gate)
         wanted = set(ids)
         rows = [r for r in rows if r.item_id in wanted]
         selection, notes = f"items that broke gate {gate}", [note]
+        empty = f"no item of run {store.run_id} broke gate {gate}" + (" among the failed items" if failed else "")
     if worst is not None or by is not None:
         by = by or primary_score(store, keys)
         if by is None:
@@ -184,7 +188,8 @@ def item_table(
         measured.sort(key=lambda r: (r.scores[by] or 0.0) * (-1 if direction == "lower" else 1))
         rows = measured[:worst] if worst is not None else measured
         selection = f"{'worst ' + str(worst) if worst is not None else 'items'} by {by} ({direction} is better)"
-    return ItemTable(store.run_id, keys, rows, selection, notes)
+        empty = f"no selected item of run {store.run_id} has a {by} value"
+    return ItemTable(store.run_id, keys, rows, selection, notes, empty)
 
 
 FACT_GROUPS = (("both", "both"), ("expected", "only expected (missed)"), ("got", "only produced"))
@@ -271,6 +276,10 @@ class RunDiff:
     shared_items: int
     items: list[ItemDiff]
     notes: list[str] = field(default_factory=list)
+    changed: int = 0
+    """Shared items whose scores, output or error differ (all of them are in `items` unless --limit cut)."""
+    unchanged: list[str] = field(default_factory=list)
+    """Ids of the shared items with the same scores, output and error in both runs (not listed as changes)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
@@ -293,8 +302,10 @@ def diff_runs(
 ) -> RunDiff:
     """Return the items both runs share, sorted by the largest |Δ| of `by` (default: the primary metric).
 
-    `item` keeps only that item. Items where `by` is unmeasured on a side go last. Raise
-    ScoregateError when the runs share no item, or `by` / `item` is unknown.
+    Items with the same scores, output and error in both runs are not changes: only their ids are kept
+    (`unchanged`). Items where `by` is unmeasured on one side come after those where it changed, then the
+    items where only other scores or the output changed. `item` keeps only that item (changed or not).
+    Raise ScoregateError when the runs share no item, or `by` / `item` is unknown.
     """
     results_a = {r.item_id: r for r in _results(store_a)}
     results_b = _results(store_b)
@@ -318,12 +329,37 @@ def diff_runs(
             raise ScoregateError(
                 f"item {item!r} is not in both runs", hint=f"shared items: {', '.join(d.item_id for d in _head(pairs))}"
             )
+    unchanged = [] if item is not None else [d.item_id for d in diffs if not _changed(d)]
+    diffs = [d for d in diffs if item is not None or _changed(d)]
     if by is not None:
-        diffs.sort(key=lambda d: (d.deltas.get(by) is None, -abs(d.deltas.get(by) or 0.0)))
+        diffs.sort(key=lambda d: _change_order(d, by))
+    changed = sum(_changed(d) for d in diffs)
     if limit is not None and len(diffs) > limit:
-        notes.append(f"showing the {limit} largest changes of {len(diffs)} shared items")
+        notes.append(f"showing the {limit} largest changes of {changed} changed items")
         diffs = diffs[:limit]
-    return RunDiff(store_a.run_id, store_b.run_id, by, len(pairs), diffs, notes)
+    return RunDiff(store_a.run_id, store_b.run_id, by, len(pairs), diffs, notes, changed, unchanged)
+
+
+def _changed_scores(d: ItemDiff) -> int:
+    """How many scores differ (a value on one side and none on the other counts)."""
+    return sum(d.scores_a.get(k) != d.scores_b.get(k) for k in d.deltas)
+
+
+def _changed(d: ItemDiff) -> bool:
+    """True when the item's scores, output or error differ between the two runs."""
+    return _changed_scores(d) > 0 or d.output_a != d.output_b or d.error_a != d.error_b
+
+
+def _change_order(d: ItemDiff, by: str) -> tuple[int, float, int]:
+    """Largest |Δ by| first; then `by` measured on one side only; then items where only other things changed."""
+    delta = d.deltas.get(by)
+    if delta:
+        group = 0
+    elif d.scores_a.get(by) != d.scores_b.get(by):
+        group = 1
+    else:
+        group = 2
+    return group, -abs(delta or 0.0), -_changed_scores(d)
 
 
 def _head(pairs: Iterable[tuple[ItemResult, ItemResult]], n: int = 10) -> list[ItemResult]:

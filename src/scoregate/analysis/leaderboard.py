@@ -5,7 +5,8 @@ Rules (from the benchmark teams' practice):
 - an entry's score is the mean of those best scores over the items it covered;
 - coverage is items covered / items in the dataset, and an entry under `min_coverage` is flagged
   (1/15 items is not comparable to 15/15) and ranked after every comparable entry;
-- tokens and cost are totals over all the entry's runs; the entry links to the run that covered most items.
+- tokens and cost are what the entry's runs spent: calls answered from the response cache cost nothing and
+  their tokens are counted apart (`tokens_cached_total`); the entry links to the run that covered most items.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class _Entry:
     runs: dict[str, int] = field(default_factory=dict)
     started: dict[str, str] = field(default_factory=dict)
     tokens: int | None = None
+    tokens_cached: int = 0
     cost_usd: float | None = None
     cost_unknown_runs: int = 0
 
@@ -65,11 +67,27 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _add_usage(entry: _Entry, summary: dict[str, Any]) -> None:
+def _cached_tokens(store: RunStore, metrics: dict[str, Any]) -> int:
+    """Tokens (in + out) of the run's calls answered from the cache; counted from its results when the summary
+    predates `tokens_in_cached`."""
+    if "tokens_in_cached" in metrics:
+        return int(metrics["tokens_in_cached"] or 0) + int(metrics.get("tokens_out_cached") or 0)
+    return sum(
+        (call.tokens_in or 0) + (call.tokens_out or 0)
+        for result in store.iter_results()
+        for call in result.calls
+        if call.cached and call.error is None
+    )
+
+
+def _add_usage(entry: _Entry, store: RunStore, summary: dict[str, Any]) -> None:
+    """Add what the run spent: tokens of uncached calls (cached ones apart) and its cost (cached calls are free)."""
     metrics = summary.get("run_metrics", {})
     tokens_in, tokens_out = metrics.get("tokens_in_total"), metrics.get("tokens_out_total")
     if tokens_in is not None and tokens_out is not None:
-        entry.tokens = (entry.tokens or 0) + tokens_in + tokens_out
+        cached = _cached_tokens(store, metrics)
+        entry.tokens = (entry.tokens or 0) + tokens_in + tokens_out - cached
+        entry.tokens_cached += cached
     cost = metrics.get("cost_usd_total")
     if cost is None:
         entry.cost_unknown_runs += 1
@@ -156,7 +174,7 @@ def build_leaderboard(
                 entry.best[result.item_id] = value
         entry.runs[store.run_id] = len(covered)
         entry.started[store.run_id] = manifest.get("started_at", "")
-        _add_usage(entry, summary)
+        _add_usage(entry, store, summary)
     rows = [_row(e, min_coverage) for e in entries.values()]
     rows.sort(key=lambda r: (r["low_coverage"], r["score"] is None, _order(r["score"], lower_is_better)))
     for rank, row in enumerate(rows, 1):
@@ -192,6 +210,7 @@ def _row(entry: _Entry, min_coverage: float) -> dict[str, Any]:
         "coverage": round(coverage, 4),
         "low_coverage": coverage < min_coverage,
         "tokens_total": entry.tokens,
+        "tokens_cached_total": entry.tokens_cached,
         "cost_usd_total": entry.cost_usd,
         "cost_unknown_runs": entry.cost_unknown_runs,
         "runs": len(entry.runs),

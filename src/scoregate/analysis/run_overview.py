@@ -1,7 +1,7 @@
 """What names a run wherever it is shown: its model (the name in scoregate.yaml), prompt versions, dataset, progress.
 
-`run_name` is the one label every place uses (`<model> · <prompt>@<version>`), `run_overview` the row
-`scoregate runs list` prints (and `--json` returns).
+`run_name` is the one label every place uses (`<model> · <prompt>@<version>`), `mirror_run_name` the same
+behind the run id for MLflow, `run_overview` the row `scoregate runs list` prints (and `--json` returns).
 """
 
 from __future__ import annotations
@@ -25,19 +25,40 @@ def prompt_versions(prompts: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def run_name(model: str | None, prompts: Mapping[str, Any], experiment: str | None = None) -> str:
-    """Return `[<experiment> · ]<model> · <prompt>@<version>[, …]`, cut to MLflow's run-name limit."""
-    parts = [p for p in (experiment, model, prompt_versions(prompts)) if p]
-    name = " · ".join(parts)
+def _fit(name: str) -> str:
+    """Cut `name` to MLflow's run-name limit."""
     return name if len(name) <= MLFLOW_RUN_NAME_MAX else name[: MLFLOW_RUN_NAME_MAX - 1] + "…"
 
 
-def manifest_run_name(manifest: Mapping[str, Any], *, with_experiment: bool = False) -> str:
+def run_name(model: str | None, prompts: Mapping[str, Any]) -> str:
+    """Return `<model> · <prompt>@<version>[, …]`, cut to MLflow's run-name limit."""
+    return _fit(" · ".join(p for p in (model, prompt_versions(prompts)) if p))
+
+
+def manifest_run_name(manifest: Mapping[str, Any]) -> str:
     """Return the run name of a stored run from its manifest's receipts."""
     receipts = manifest.get("receipts") or {}
-    model = (receipts.get("model") or {}).get("name")
-    experiment = receipts.get("experiment") if with_experiment else None
-    return run_name(model, receipts.get("prompts") or {}, experiment)
+    return run_name((receipts.get("model") or {}).get("name"), receipts.get("prompts") or {})
+
+
+def run_limit(manifest: Mapping[str, Any]) -> int | None:
+    """Return the run's `--limit` when it left items of the dataset out, else None (a full run)."""
+    limit = (manifest.get("options") or {}).get("limit")
+    total = ((manifest.get("receipts") or {}).get("dataset") or {}).get("items")
+    if isinstance(limit, int) and (not isinstance(total, int) or limit < total):
+        return limit
+    return None
+
+
+def mirror_run_name(manifest: Mapping[str, Any]) -> str:
+    """Return the name a run has in MLflow (and Langfuse's metadata): `<run id> · <model> · <prompt>@<version>`.
+
+    The run id (`<experiment>-<date>-<time>-<suffix>`) tells apart runs of the same model and prompts; a
+    `--limit` run ends with `· limit N`.
+    """
+    limit = run_limit(manifest)
+    parts = [str(manifest.get("run_id") or ""), manifest_run_name(manifest), f"limit {limit}" if limit else ""]
+    return _fit(" · ".join(part for part in parts if part))
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,10 @@ class RunOverview:
     status: str | None
     items_done: int
     items_total: int | None
+    dataset_items: int | None
+    """Items in the whole dataset; more than `items_total` when the run had a `--limit`."""
+    limit: int | None
+    """The run's `--limit` when it left items out, else None."""
     primary_metric: str | None
     primary_mean: float | None
     verdict: str | None
@@ -68,10 +93,10 @@ def run_overview(store: RunStore) -> RunOverview:
     manifest, summary = store.manifest, store.summary
     receipts = manifest.get("receipts") or {}
     dataset = receipts.get("dataset") or {}
-    limit = (manifest.get("options") or {}).get("limit")
-    total = dataset.get("items")
-    if isinstance(limit, int) and isinstance(total, int):
-        total = min(limit, total)
+    limit = run_limit(manifest)
+    full = dataset.get("items")
+    total = min(limit, full) if limit is not None and isinstance(full, int) else full
+    total = limit if total is None else total
     done = int(summary["run_metrics"]["items"]) if summary else len(store.done_ids())
     primary = mean = None
     scores = (summary or {}).get("scores") or {}
@@ -92,6 +117,8 @@ def run_overview(store: RunStore) -> RunOverview:
         status=manifest.get("status"),
         items_done=done,
         items_total=total if isinstance(total, int) else None,
+        dataset_items=full if isinstance(full, int) else None,
+        limit=limit,
         primary_metric=primary,
         primary_mean=mean,
         verdict=(summary or {}).get("verdict"),

@@ -27,9 +27,13 @@ class _RunTotals:
     failed: int = 0
     with_expected: int = 0
     latencies: list[float | None] = field(default_factory=list)
+    task_calls: int = 0
     cached_task_calls: int = 0
+    cached_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_in_cached: int = 0
+    tokens_out_cached: int = 0
     tokens_unknown: int = 0
     cost: float = 0.0
     cost_unknown: int = 0
@@ -105,6 +109,7 @@ class RunAggregator:
                 column.values.append(_as_number(score.value))
         for call in result.calls:
             t.calls += 1
+            t.task_calls += call.purpose == "task"
             t.retries += call.retries
             if call.error is not None:
                 t.failed_calls += 1
@@ -119,6 +124,10 @@ class RunAggregator:
             else:
                 t.tokens_in += call.tokens_in
                 t.tokens_out += call.tokens_out
+                if call.cached:  # counted in the totals (the answer used them), but not spent by this run
+                    t.tokens_in_cached += call.tokens_in
+                    t.tokens_out_cached += call.tokens_out
+            t.cached_calls += call.cached
             if call.cost_usd is None:
                 t.cost_unknown += 1
             else:
@@ -174,12 +183,16 @@ class RunAggregator:
             "latency_p95_ms": lat["p95"],
             "latency_p99_ms": lat["p99"],
             "latency_mean_ms": sum(measured_latencies) / len(measured_latencies) if measured_latencies else None,
+            "task_calls": t.task_calls,
             "cached_task_calls": t.cached_task_calls,
             "calls": t.calls,
+            "cached_calls": t.cached_calls,
             "failed_calls": t.failed_calls,
             "retries_total": t.retries,
             "tokens_in_total": t.tokens_in if not t.tokens_unknown else None,
             "tokens_out_total": t.tokens_out if not t.tokens_unknown else None,
+            "tokens_in_cached": t.tokens_in_cached,
+            "tokens_out_cached": t.tokens_out_cached,
             "cost_usd_total": t.cost if not t.cost_unknown else None,
         }
         reasons = {}

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from scoregate.cli.options import ProjectOption, project_root
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def leaderboard(
@@ -23,7 +26,6 @@ def leaderboard(
 ) -> None:
     """Rank models and prompt versions over all valid runs; write runs/leaderboard.json."""
     from rich.console import Console
-    from rich.table import Table
 
     from scoregate.analysis.leaderboard import build_leaderboard, write_leaderboard
     from scoregate.catalog.project import load_project
@@ -40,28 +42,52 @@ def leaderboard(
         typer.echo(json.dumps(board, indent=2))
         return
     console = Console()
+    print_leaderboard(console, board, lower_is_better=lower_is_better)
+    console.print(f"written to {path}", soft_wrap=True, highlight=False)
+
+
+def print_leaderboard(console: Console, board: dict[str, Any], *, lower_is_better: bool) -> None:
+    """Print the entries as a table (identifiers whole, one prompt per line), else as plain lines; then notes."""
+    from rich.table import Table
+
+    from scoregate.cli.layout import keep, print_wrapped
+    from scoregate.cli.render import print_table_or_lines
+
     direction = "lower is better" if lower_is_better else "higher is better"
     table = Table(title=f"{board['metric']} ({direction}), best per item", title_justify="left")
     for column, justify in [("#", "right"), ("model", "left"), ("prompt", "left"), ("score", "right"),
-                            ("items", "right"), ("tokens", "right"), ("cost $", "right")]:  # fmt: skip
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+                            ("items", "right"), ("tokens\nspent", "right"), ("cost $", "right")]:  # fmt: skip
+        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    lines = []
     for row in board["entries"]:
         items = f"{row['items_covered']}/{row['dataset_items']}" + (" low" if row["low_coverage"] else "")
-        table.add_row(
-            str(row["rank"]), row["model"], row["prompts"],
-            "—" if row["score"] is None else f"{row['score']:.3f}", items,
-            "—" if row["tokens_total"] is None else f"{row['tokens_total']:,}",
-            "—" if row["cost_usd_total"] is None else f"{row['cost_usd_total']:.4f}",
-        )  # fmt: skip
-    console.print(table)
+        score = "—" if row["score"] is None else f"{row['score']:.3f}"
+        tokens = "—" if row["tokens_total"] is None else f"{row['tokens_total']:,}"
+        cost = "—" if row["cost_usd_total"] is None else f"{row['cost_usd_total']:.4f}"
+        prompts = row["prompts"].split(",")
+        table.add_row(str(row["rank"]), row["model"], "\n".join(prompts), score, items, tokens, cost)
+        fields = [f"#{row['rank']}", row["model"], f"score {score}", f"items {items}", f"tokens spent {tokens}",
+                  f"cost ${cost}"]  # fmt: skip
+        lines.append("  ".join(fields) + "".join(f"\n    {prompt}" for prompt in prompts))
+    print_table_or_lines(console, table, lines)
     for row in board["entries"]:
-        console.print(f"#{row['rank']} best run {row['best_run']}", highlight=False, soft_wrap=True)
+        print_wrapped(console, f"#{row['rank']} best run {row['best_run']}")
+        if row.get("cost_unknown_runs") and row["cost_usd_total"] is not None:
+            priced = row["runs"] - row["cost_unknown_runs"]
+            print_wrapped(console, f"#{row['rank']} cost covers {keep(f'{priced} of', str(row['runs']))} runs "
+                                   f"({row['cost_unknown_runs']} have no known price)")  # fmt: skip
+    cached = sum(int(row.get("tokens_cached_total") or 0) for row in board["entries"])
+    if cached:
+        print_wrapped(
+            console,
+            f"{keep(f'{cached:,}', 'tokens')} of calls answered from the response cache are not counted as spent",
+        )
     flagged = sum(r["low_coverage"] for r in board["entries"])
     if flagged:
-        console.print(
+        print_wrapped(
+            console,
             f"{flagged} entr{'y' if flagged == 1 else 'ies'} marked `low` cover less than "
-            f"{board['min_coverage']:.0%} of the dataset: not comparable, ranked last"
+            f"{board['min_coverage']:.0%} of the dataset: not comparable, ranked last",
         )
     for skip in board["skipped"]:
-        console.print(f"skipped {skip['run_id']}: {skip['reason']}", highlight=False, soft_wrap=True)
-    console.print(f"written to {path}", soft_wrap=True, highlight=False)
+        print_wrapped(console, f"skipped {skip['run_id']}: {skip['reason']}")

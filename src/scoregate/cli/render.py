@@ -153,15 +153,39 @@ def gates_table(summary: dict[str, Any]) -> Table:
     return table
 
 
-def run_metrics_line(summary: dict[str, Any]) -> str:
-    """Return one line of latency, tokens, cost and success."""
+def run_metrics_fields(summary: Mapping[str, Any]) -> list[str]:
+    """Return the run metrics as `label value` fields: items, success, cache hits, latency, tokens, cost, retries.
+
+    Calls answered from the response cache are counted and named: latency is measured on uncached task
+    calls only, and the tokens of cached calls are labelled as not spent by this run (they cost nothing).
+    """
     m = summary["run_metrics"]
+    cached_task, task_calls = m.get("cached_task_calls") or 0, m.get("task_calls")
+    cached_calls, calls = m.get("cached_calls") or 0, m.get("calls")
+    fields = [f"items {m['items']}", f"success {percent(m['success_rate'])}"]
+    if cached_task or cached_calls:
+        of_task = f"{cached_task}/{task_calls}" if task_calls is not None else str(cached_task)
+        of_all = f"{cached_calls}/{calls}" if calls is not None else str(cached_calls)
+        fields.append(f"cached {of_task} task calls ({of_all} calls in all)")
+    if m["latency_p50_ms"] is None and cached_task and cached_task == task_calls:
+        fields.append("latency not measured (every task call was cached)")
+    else:
+        fields.append(f"latency p50/p95 {duration(m['latency_p50_ms'])}/{duration(m['latency_p95_ms'])}")
+    tokens = f"tokens in/out {_num(m['tokens_in_total'])}/{_num(m['tokens_out_total'])}"
+    cached_in, cached_out = m.get("tokens_in_cached") or 0, m.get("tokens_out_cached") or 0
+    if (cached_in or cached_out) and m["tokens_in_total"] is not None:
+        every = (cached_in, cached_out) == (m["tokens_in_total"], m["tokens_out_total"])
+        tokens += " (all cached, not spent)" if every else f" ({cached_in}/{cached_out} cached, not spent)"
+    fields.append(tokens)
     cost = "unknown" if m["cost_usd_total"] is None else f"${m['cost_usd_total']:.4f}"
-    return (
-        f"items {m['items']}  success {percent(m['success_rate'])}  latency p50/p95 "
-        f"{duration(m['latency_p50_ms'])}/{duration(m['latency_p95_ms'])}  tokens in/out "
-        f"{_num(m['tokens_in_total'])}/{_num(m['tokens_out_total'])}  cost {cost}  retries {m['retries_total']}"
-    )
+    fields.append(f"cost {cost}" + (" spent" if cached_calls and m["cost_usd_total"] is not None else ""))
+    fields.append(f"retries {m['retries_total']}")
+    return fields
+
+
+def run_metrics_line(summary: Mapping[str, Any]) -> str:
+    """Return the run metrics on one line (`print_summary` wraps it between fields, never inside one)."""
+    return "  ".join(run_metrics_fields(summary))
 
 
 def verdict_line(summary: Mapping[str, Any]) -> str:
@@ -174,18 +198,18 @@ def verdict_line(summary: Mapping[str, Any]) -> str:
 
 def print_summary(console: Console, summary: dict[str, Any], directions: Mapping[str, str] | None = None) -> None:
     """Print the run's model and prompts, the score table, run metrics, gates and the verdict."""
-    console.print(f"{summary_label(summary)}  on {summary.get('dataset')}", highlight=False)
-    from rich.markup import escape
+    from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_wrapped
 
+    print_wrapped(console, f"{keep_name(summary_label(summary))}  {keep('on', str(summary.get('dataset')))}")
     console.print(scores_table(summary, directions))
     reasons = null_reason_lines(summary)
     if reasons:
         console.print("not measured because:")
         for line in reasons:
-            console.print(f"  {escape(line)}", highlight=False)
+            print_wrapped(console, line.replace(" (", f"{KEEP}("), first="  ", indent="    ")
     if directions:
         console.print("↑ higher is better, ↓ lower is better, · no direction", highlight=False)
-    console.print(run_metrics_line(summary), highlight=False)
+    print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary["gates"]:
         console.print(gates_table(summary))
     console.print(verdict_line(summary))
@@ -283,7 +307,13 @@ def print_item_table(console: Console, table_data: Any, directions: Mapping[str,
     from rich.table import Table
 
     from scoregate.catalog.directions import direction_arrow
+    from scoregate.cli.layout import print_wrapped
 
+    if not table_data.rows:  # an empty table frame reads as a rendering fault
+        print_wrapped(console, table_data.empty)
+        for note in table_data.notes:
+            print_wrapped(console, f"note: {note}")
+        return
     width = _key_width(table_data.keys) + 9
     table = Table(title=f"{table_data.selection} — run {table_data.run_id}", title_justify="left", show_lines=True)
     table.add_column("item, prompt@version, output, error", overflow="fold", ratio=1)
@@ -386,8 +416,13 @@ def print_run_diff(console: Console, diff: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    by = f"sorted by the largest change of {diff.by}" if diff.by else "in dataset order"
-    console.print(f"B = {diff.run_b} vs A = {diff.run_a}: {diff.shared_items} shared items, {by}", highlight=False)
+    from scoregate.cli.layout import print_wrapped
+
+    by = f", sorted by the largest change of {diff.by}" if diff.by else ", in dataset order"
+    changed = f"{diff.changed} changed{by}" if diff.changed else "none changed"
+    print_wrapped(console, f"B = {diff.run_b} vs A = {diff.run_a}: {diff.shared_items} shared items, {changed}")
+    if diff.by and diff.changed and all(d.scores_a.get(diff.by) == d.scores_b.get(diff.by) for d in diff.items):
+        print_wrapped(console, f"no item's {diff.by} changed; these items changed other scores or their output")
     for d in diff.items:
         deltas = "  ".join(
             f"{k} {_score_text(d.scores_a.get(k))}→{_score_text(d.scores_b.get(k))}" + (f" ({v:+.3g})" if v else "")
@@ -402,5 +437,10 @@ def print_run_diff(console: Console, diff: Any) -> None:
         side.add_row(escape(d.error_a or d.output_a or "—"), escape(d.error_b or d.output_b or "—"))
         console.print(side)
         console.print(f"word diff: {escape(d.word_diff)}", highlight=False)
+    if diff.unchanged:
+        shown = ", ".join(diff.unchanged[:10]) + (
+            f", … ({len(diff.unchanged)} in all)" if len(diff.unchanged) > 10 else ""
+        )
+        print_wrapped(console, f"unchanged (same scores and output in both runs): {shown}")
     for note in diff.notes:
-        console.print(f"note: {escape(note)}", highlight=False)
+        print_wrapped(console, f"note: {note}")

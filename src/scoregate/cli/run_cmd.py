@@ -192,19 +192,28 @@ def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    console.print("experiments in scoregate.yaml (run one with `scoregate run NAME`):", highlight=False)
+    from scoregate.cli.layout import keep, print_wrapped
+
+    print_wrapped(console, "experiments in scoregate.yaml (run one with `scoregate run NAME`):")
     for row in rows:
-        console.print(
-            f"  {row['name']}: dataset {row['dataset']}, prompt {', '.join(row['prompts'])}, model {row['model']}, "
-            f"{len(row['evaluators'])} evaluators, {len(row['gates'])} gates",
-            highlight=False,
-        )
+        prompts = ", ".join(row["prompts"])
+        fields = [f"{row['name']}:", keep("dataset", f"{row['dataset']},"),
+                  keep("prompt" + ("s" if len(row["prompts"]) > 1 else ""), "") + prompts + ",",
+                  keep("model", f"{row['model']},"), keep(counted(len(row["evaluators"]), "evaluator") + ","),
+                  keep(counted(len(row["gates"]), "gate"))]  # fmt: skip
+        print_wrapped(console, " ".join(fields), first="  ", indent="    ")
+
+
+def counted(n: int, noun: str) -> str:
+    """Return `1 gate`, `2 gates`, `0 gates`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
     from scoregate.analysis.run_overview import manifest_run_name
     from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
+    from scoregate.cli.layout import keep_name, print_wrapped
     from scoregate.cli.render import print_summary
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
@@ -213,32 +222,26 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
 
         print_consistency(console, outcome.summary["repeats"])
     name = manifest_run_name(outcome.store.manifest)
-    console.print(f"run {outcome.run_id} ({escape(name)})", highlight=False)
+    print_wrapped(console, f"run {outcome.run_id} ({keep_name(name)})")
     console.print(f"stored in {outcome.store.directory}", soft_wrap=True, highlight=False)
     if outcome.failed_items:
-        console.print(
-            f"[yellow]{outcome.failed_items} item(s) failed[/]"
-            + (" (counting each repeat)" if "repeats" in outcome.summary else "")
-            + " — retry them with "
+        repeats = " (counting each repeat)" if "repeats" in outcome.summary else ""
+        print_wrapped(
+            console,
+            f"{outcome.failed_items} item(s) failed{repeats} — retry them with "
             f"`scoregate run --resume {outcome.run_id} --retry-errors`",
-            soft_wrap=True,
-            highlight=False,
+            style="yellow",
         )
     if outcome.report is not None:
         console.print(f"report: {outcome.report}", soft_wrap=True, highlight=False)
     if "mlflow" in outcome.mirrors:
-        console.print(f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
+        print_wrapped(console, f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
     for note in outcome.mirror_notes:
-        console.print(escape(note), highlight=False)
+        print_wrapped(console, note)
     for sink, error in outcome.mirror_errors.items():
-        if sink == "report":
-            console.print(
-                f"[yellow]report not written: {escape(error)}[/] — redo with `scoregate report {outcome.run_id}`"
-            )
-            continue
-        console.print(
-            f"[yellow]{sink} mirror failed: {escape(error)}[/] — redo with `scoregate {sink}-sync {outcome.run_id}`"
-        )
+        redo = f"scoregate report {outcome.run_id}" if sink == "report" else f"scoregate {sink}-sync {outcome.run_id}"
+        what = "report not written" if sink == "report" else f"{sink} mirror failed"
+        print_wrapped(console, f"{what}: {error} — redo with `{redo}`", style="yellow")
 
 
 def mlflow_sync(

@@ -9,10 +9,12 @@ import typer
 
 from scoregate.cli import invalidate_cmd, watch_cmd
 from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.layout import join_units, keep_name, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_item_table, print_summary
 
 if TYPE_CHECKING:
+    from scoregate.analysis.run_overview import RunOverview
     from scoregate.store import RunStore
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
@@ -50,15 +52,26 @@ def list_command(
         verdict = o.verdict or o.status or "—"
         verdict = "invalid" if (store.directory / "invalidation.json").is_file() else verdict
         style = STATUS_STYLE.get(verdict, "white")
-        items = f"{o.items_done}/{o.items_total if o.items_total is not None else '?'} items"
-        primary = "" if o.primary_metric is None else f"  primary {o.primary_metric} {_mean(o.primary_mean)}"
+        primary = "" if o.primary_metric is None else f"primary {o.primary_metric} {_mean(o.primary_mean)}"
         started = (o.started_at or "")[:16].replace("T", " ")
         status = f"  {o.status}" if o.verdict is not None else ""
         console.print(
             f"[bold]{o.run_id}[/]  [{style}]{verdict.replace('_', ' ')}[/]{status}  {started}", highlight=False
         )
-        console.print(f"  {escape(o.name)}", highlight=False)
-        console.print(f"  {o.experiment} on {o.dataset}  {items}{escape(primary)}", highlight=False)
+        print_wrapped(console, keep_name(o.name), first="  ", indent="    ")
+        line = join_units([f"{o.experiment} on {o.dataset}", _items(o), primary])
+        print_wrapped(console, line, first="  ", indent="    ")
+
+
+def _items(o: RunOverview) -> str:
+    """`6/6 items`; for a `--limit` run `3 of 6 items (--limit 3)` (or `2/3 items of 6 (--limit 3)` unfinished)."""
+    total = "?" if o.items_total is None else str(o.items_total)
+    if o.limit is None:
+        return f"{o.items_done}/{total} items"
+    of = f" of {o.dataset_items}" if o.dataset_items is not None else ""
+    if o.items_done == o.items_total:
+        return f"{o.items_done}{of} items (--limit {o.limit})"
+    return f"{o.items_done}/{total} items{of} (--limit {o.limit})"
 
 
 def _mean(value: float | None) -> str:
@@ -98,6 +111,7 @@ def show_command(
 ) -> None:
     """Show a run's scores, gates and receipts; or its items (--items, --worst, --failed, --gate); or one --item."""
     from scoregate.analysis.items import item_detail, item_table
+    from scoregate.analysis.run_overview import run_limit
     from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
     from scoregate.store import RunStore
@@ -128,10 +142,13 @@ def show_command(
     console.print(f"run {run_id}  status {manifest['status']}  experiment {receipts['experiment']}")
     prompts = ", ".join(f"{n}@{p['version']}" for n, p in receipts["prompts"].items())
     model = receipts["model"]
-    console.print(f"model {model.get('name')} ({model['model']} @ {model['endpoint']})", highlight=False)
-    console.print(f"prompts {prompts}", highlight=False)
-    console.print(f"dataset {receipts['dataset']['name']} ({receipts['dataset']['content_hash'][:12]})  "
-                  f"commit {str(receipts['git']['commit'])[:12]}", highlight=False)  # fmt: skip
+    print_wrapped(console, f"model {model.get('name')} ({model['model']} @ {model['endpoint']})")
+    print_wrapped(console, f"prompts {prompts}")
+    dataset = receipts["dataset"]
+    limit = run_limit(manifest)
+    limited = f"first {limit} of {dataset.get('items')} items (--limit {limit})" if limit is not None else ""
+    print_wrapped(console, join_units([f"dataset {dataset['name']} ({dataset['content_hash'][:12]})", limited,
+                                       f"commit {str(receipts['git']['commit'])[:12]}"]))  # fmt: skip
     for name, link in store.links.items():
         console.print(f"link {name}: {link}", highlight=False, soft_wrap=True)
     if summary is not None and summary.get("valid") is False:

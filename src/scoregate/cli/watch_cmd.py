@@ -22,9 +22,9 @@ def watch(
 ) -> None:
     """Follow a run with a progress bar until it ends; exit 1 when it failed, was interrupted or died."""
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn
 
+    from scoregate.cli.layout import print_wrapped
     from scoregate.engine.watch import ending_line, follow, progress_line, resolve_run
 
     console = Console()
@@ -52,6 +52,6 @@ def watch(
     assert ended is not None
     if not console.is_terminal:
         console.print(f"  {progress_line(ended.snapshot)}", highlight=False)
-    console.print(escape(ending_line(ended)), highlight=False)
+    print_wrapped(console, ending_line(ended))
     if ended.ended != "finished":
         raise typer.Exit(int(ExitCode.ERROR))

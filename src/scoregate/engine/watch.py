@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.engine.live import ACTIVE_RUN, PROGRESS
+from scoregate.engine.progress import clock_text, rate_text
 from scoregate.errors import ScoregateError
 from scoregate.processes import pid_alive
 
@@ -97,10 +98,10 @@ def progress_line(snap: dict[str, Any]) -> str:
     parts = [f"{snap.get('done', 0)}/{total if total is not None else '?'} items"]
     parts.append(f"{snap.get('failed', 0)} failed")
     if snap.get("items_per_s") is not None:
-        parts.append(f"{snap['items_per_s']:.2f}/s")
+        parts.append(f"{rate_text(float(snap['items_per_s']))} items/s")
     eta = snap.get("eta_s")
     if eta is not None:
-        parts.append(f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
+        parts.append(f"ETA {clock_text(float(eta))}")
     tokens = (snap.get("tokens") or {}).get("total")
     if tokens:
         parts.append(f"{tokens:,} tok")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx2 as httpx
 
@@ -39,15 +42,30 @@ def local_base_url() -> str:
     return f"http://127.0.0.1:{local_port()}/v1"
 
 
+HEALTH_TIMEOUT_S = 5.0
+"""How long `model status` waits for the model list: a server generating for a run answers late, not never."""
+BUSY_CPU_SHARE = 0.05
+"""A server that does not answer but used at least this share of one CPU while we waited is busy, not stuck."""
+
+
 @dataclass(frozen=True)
 class ServerStatus:
-    """Whether the local server runs, where, and under which pid."""
+    """Whether the local server runs, where, under which pid, and in what state (see `probe`)."""
 
     running: bool
     healthy: bool
     url: str
     pid: int | None
     log: Path
+    state: str = "healthy"
+    """`healthy`, `busy`, `stuck`, `no answer`, `starting`, `error` or `not running`."""
+    detail: str = ""
+    """What was observed, in words (empty when healthy)."""
+
+    @property
+    def usable(self) -> bool:
+        """True when requests will be answered: healthy, or busy (they wait their turn)."""
+        return self.state in ("healthy", "busy")
 
 
 def find_model_file() -> Path:
@@ -106,13 +124,68 @@ def is_healthy(url: str | None = None, timeout: float = 2.0) -> bool:
         return False
 
 
-def status(root: Path) -> ServerStatus:
-    """Return the local server's state."""
-    state = _state_dir(root)
-    pid = _read_pid(state / "server.pid")
+def cpu_seconds(pid: int) -> float | None:
+    """Return the CPU time (user + system, all threads) process `pid` has used, or None where /proc cannot tell."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def port_open(url: str, timeout: float = 1.0) -> bool:
+    """Return True when the host and port of `url` accept a TCP connection."""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def probe(
+    url: str, pid: int | None, *, timeout_s: float = HEALTH_TIMEOUT_S, cpu: Callable[[int], float | None] = cpu_seconds
+) -> tuple[str, str]:
+    """Return the server's state and what was seen: a TCP connect, then the model list within `timeout_s`.
+
+    A live pid whose port accepts connections but whose model list does not come in time is `busy` when
+    the process used CPU meanwhile (it is generating, e.g. for a run), `stuck` when it did not, and
+    `no answer` when there is no pid to look at.
+    """
+    if not port_open(url):
+        if pid is None:
+            return "not running", "nothing accepts connections there"
+        return "starting", f"pid {pid} is alive but its port accepts no connection yet (loading the model?)"
+    before, started = (cpu(pid) if pid is not None else None), time.monotonic()
+    try:
+        code = httpx.get(f"{url}/models", timeout=timeout_s).status_code
+    except httpx.TimeoutException:
+        waited = time.monotonic() - started
+        after = cpu(pid) if pid is not None else None
+        late = f"it accepts connections but did not list its models within {timeout_s:g} s"
+        if before is None or after is None:
+            return "no answer", late
+        used = after - before
+        if used >= BUSY_CPU_SHARE * waited:
+            return "busy", f"{late} while using {used:.1f} s of CPU (serving requests, e.g. a run)"
+        return "stuck", f"{late} and used no CPU meanwhile"
+    except httpx.HTTPError as exc:
+        return "error", f"the model list failed: {exc}"
+    if code != 200:
+        return "error", f"the model list answered HTTP {code}"
+    return "healthy", ""
+
+
+def status(root: Path, *, timeout_s: float = HEALTH_TIMEOUT_S) -> ServerStatus:
+    """Return the local server's state (see `probe`)."""
+    state_path = _state_dir(root)
+    pid = _read_pid(state_path / "server.pid")
     url = local_base_url()
-    healthy = is_healthy(url)
-    return ServerStatus(running=pid is not None or healthy, healthy=healthy, url=url, pid=pid, log=state / "server.log")
+    state, detail = probe(url, pid, timeout_s=timeout_s)
+    return ServerStatus(
+        running=state != "not running", healthy=state == "healthy", url=url, pid=pid, log=state_path / "server.log",
+        state=state, detail=detail,
+    )  # fmt: skip
 
 
 def _require_llama_cpp() -> None:
@@ -126,7 +199,7 @@ def _require_llama_cpp() -> None:
 def serve(root: Path, *, wait_s: float = 180.0) -> ServerStatus:
     """Start the server in the background (or find it running) and wait until it answers."""
     current = status(root)
-    if current.healthy:
+    if current.usable:
         return current
     _require_llama_cpp()
     model_file = find_model_file()

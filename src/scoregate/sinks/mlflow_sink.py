@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scoregate.analysis.run_overview import manifest_run_name
+from scoregate.analysis.run_overview import mirror_run_name
 from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store import RunStore
 
@@ -88,7 +88,7 @@ def tags_of(manifest: dict[str, Any], summary: dict[str, Any], links: dict[str, 
     if len(prompts) == 1:
         ((name, info),) = prompts.items()
         tags.update({"prompt.name": name, "prompt.version": str(info["version"])})
-    tags["mlflow.runName"] = manifest_run_name(manifest, with_experiment=True)
+    tags["mlflow.runName"] = mirror_run_name(manifest)
     for gate in summary["gates"]:
         tags[f"gate.{gate['name']}"] = gate["status"]
         if gate.get("failing_items"):
@@ -191,7 +191,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         experiment_id,
         tag=RUN_ID_TAG,
         key=store.run_id,
-        run_name=manifest_run_name(manifest, with_experiment=True),
+        run_name=mirror_run_name(manifest),
         start_time=_ms(manifest.get("started_at")),
     )
     existing_params = client.get_run(run_id).data.params

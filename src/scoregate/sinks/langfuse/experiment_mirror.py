@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import httpx
 
-from scoregate.analysis.run_overview import manifest_run_name, run_description
+from scoregate.analysis.run_overview import manifest_run_name, mirror_run_name, run_description
 from scoregate.catalog.project import Project, load_project
 from scoregate.engine.repeats import iter_all_results, repeat_key
 from scoregate.errors import ScoregateError
@@ -358,7 +358,7 @@ def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]
     prompts = ",".join(f"{n}@{i['version']}" for n, i in r["prompts"].items())
     meta = {
         "scoregate.run_id": manifest["run_id"],
-        "run_name": manifest_run_name(manifest, with_experiment=True),
+        "run_name": mirror_run_name(manifest),
         "scoregate.experiment": r["experiment"],
         "scoregate.version": str(r["tool_version"]),
         "dataset": f"{r['dataset']['name']}@{str(r['dataset']['content_hash'])[:12]}",
