@@ -36,7 +36,7 @@ $(VENV)/.local-model: $(VENV)/.installed
 experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local model and mirror it to MLflow
 	$(BIN)/scoregate validate
 	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
-	@echo "$(BIN)/scoregate run $(EXPERIMENT)$${SCOREGATE_MODEL:+ --model $$SCOREGATE_MODEL} $(ARGS)"
+	@echo "$(BIN)/scoregate run $(EXPERIMENT)$${SCOREGATE_MODEL:+ --model $$SCOREGATE_MODEL}$(if $(ARGS), $(ARGS))"
 	@$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
 
 LANGFUSE_SDK4 := .scoregate/langfuse-sdk4

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,8 @@ def test_the_api_key_never_leaves_the_request(
     ]
 
     assert all(o.code == 0 for o in outputs)
+    assert re.search(r"^mlflow: run [0-9a-f]{32} \(experiment \d+\)$", outputs[2].out, re.MULTILINE), outputs[2].out
+    assert "link mlflow_run_id" not in outputs[2].out
     assert {r.headers.get("authorization") for r in scripted_server.chat_requests()} == {f"Bearer {SECRET}"}
     for output in outputs:
         assert SECRET not in output.out + output.err

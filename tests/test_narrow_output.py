@@ -124,6 +124,9 @@ def test_compare_of_a_run_and_its_cached_limited_rerun_says_no_change_once(
     assert "inconclusive" not in outside_the_rule
     for internal in ("cannot compare", "wilcoxon_p", "cohens_dz", "MDE 0", "tests (shown"):
         assert internal not in out, internal  # nothing to test: no table of blanks, no field names
+    header = out.split("primary:")[0].splitlines()
+    openers = ("paired on", "A: ", "B: ", "the runs cover")
+    assert all(line.startswith(openers) or line.startswith("  ") for line in header), header  # continuations indented
 
 
 def identifiers(out: str) -> list[str]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 
@@ -159,17 +160,18 @@ def print_outcome(outcome: CompareOutcome) -> None:
     from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
 
     c = outcome.comparison
-    console.print(
+    print_wrapped(
+        console,
         f"paired on {c.shared_items} items present in both runs; dropped {c.a.only_here} only in A "
-        f"({c.a.run_id}), {c.b.only_here} only in B ({c.b.run_id})"
+        f"({c.a.run_id}), {c.b.only_here} only in B ({c.b.run_id})",
     )
     for side, run in (("A", c.a), ("B", c.b)):
-        console.print(escape(side_line(side, run)), highlight=False)
+        print_wrapped(console, side_line(side, run))
     if c.a.only_here or c.b.only_here:
-        console.print(
+        print_wrapped(
+            console,
             f"the runs cover different items: every mean, Δ and test below is over the {c.shared_items} paired "
             "items, not each run's own",
-            highlight=False,
         )
     for warning in c.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
@@ -190,16 +192,18 @@ def print_outcome(outcome: CompareOutcome) -> None:
         if name in same:
             continue
         gap = f" [{score.shared_unmeasured} shared item(s) not measured in both]" if score.shared_unmeasured else ""
-        console.print(f"  {escape(name)}: {escape(score.sentence + gap)}", highlight=False)
+        print_wrapped(console, f"{name}: {score.sentence}{gap}", first="  ", indent="    ")
     if same:
         which = f"all {len(same)} scores" if len(same) == len(c.scores) else f"{len(same)} score(s): {', '.join(same)}"
-        console.print(
-            f"  no change in {escape(which)} — every paired item scored the same in both runs, so there is "
+        print_wrapped(
+            console,
+            f"no change in {which} — every paired item scored the same in both runs, so there is "
             "no difference to test (no p-value, dz or MDE)",
-            highlight=False,
+            first="  ",
+            indent="    ",
         )
     if c.skipped_scores:
-        console.print("not compared: " + escape("; ".join(f"{k} ({v})" for k, v in c.skipped_scores.items())))
+        print_wrapped(console, "not compared: " + "; ".join(f"{k} ({v})" for k, v in c.skipped_scores.items()))
     p = outcome.preference
     if p is not None:
         w = p.win_rate
@@ -212,7 +216,7 @@ def print_outcome(outcome: CompareOutcome) -> None:
         for reason, count in p.null_reasons.items():
             console.print(f"  [yellow]not judged ({count}):[/] {escape(reason)}")
     if outcome.mlflow_run_id:
-        console.print(f"mlflow: comparison run {outcome.mlflow_run_id}  (browse with `make mlflow-ui`)")
+        print_wrapped(console, f"mlflow: comparison run {outcome.mlflow_run_id}  (browse with `make mlflow-ui`)")
     for warning in outcome.mlflow_warnings:
         console.print(f"[yellow]mlflow:[/] {escape(warning)}")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -95,6 +95,19 @@ def _run_row(store: RunStore) -> dict[str, object]:
     }
 
 
+def mirror_lines(links: dict[str, Any]) -> list[str]:
+    """Say where the run is mirrored, in words: its MLflow run and its Langfuse experiment."""
+    lines = []
+    if links.get("mlflow_run_id"):
+        lines.append(f"mlflow: run {links['mlflow_run_id']} (experiment {links.get('mlflow_experiment_id')})")
+    if links.get("langfuse_experiment_url") or links.get("langfuse_experiment_id"):
+        where = links.get("langfuse_experiment_url") or f"experiment {links['langfuse_experiment_id']}"
+        state = "synced" if links.get("langfuse_synced") else "partly synced; `scoregate langfuse-sync` completes it"
+        when = f" at {links['langfuse_synced_at']}" if links.get("langfuse_synced_at") else ""
+        lines.append(f"langfuse: {where} ({state}{when})")
+    return lines
+
+
 @app.command("show")
 def show_command(
     run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
@@ -149,8 +162,8 @@ def show_command(
     limited = f"first {limit} of {dataset.get('items')} items (--limit {limit})" if limit is not None else ""
     print_wrapped(console, join_units([f"dataset {dataset['name']} ({dataset['content_hash'][:12]})", limited,
                                        f"commit {str(receipts['git']['commit'])[:12]}"]))  # fmt: skip
-    for name, link in store.links.items():
-        console.print(f"link {name}: {link}", highlight=False, soft_wrap=True)
+    for line in mirror_lines(store.links):
+        print_wrapped(console, line)
     if summary is not None and summary.get("valid") is False:
         better = f"; superseded by {summary['superseded_by']}" if summary.get("superseded_by") else ""
         console.print(f"[red]INVALID[/]: {escape(str(summary.get('invalid_reason')))}{better}")

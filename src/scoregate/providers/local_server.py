@@ -167,7 +167,8 @@ def probe(
             return "no answer", late
         used = after - before
         if used >= BUSY_CPU_SHARE * waited:
-            return "busy", f"{late} while using {used:.1f} s of CPU (serving requests, e.g. a run)"
+            cpu_use = f"it used {used:.1f}\u00a0s of CPU in those {waited:.1f}\u00a0s"  # a number stays with its unit
+            return "busy", f"{late}; {cpu_use} (serving requests, e.g. a run)"
         return "stuck", f"{late} and used no CPU meanwhile"
     except httpx.HTTPError as exc:
         return "error", f"the model list failed: {exc}"
