@@ -47,6 +47,8 @@ def test_runs_watch_follows_a_live_run_in_another_process_until_it_finishes(
     assert any(line.strip().startswith(f"{n}/{len(DATASET_IDS)} items") for n in range(1, 6) for line in lines), lines
     assert lines[-1] == f"run {active['run_id']} finished: {len(DATASET_IDS)}/{len(DATASET_IDS)} items, 0 failed"
     assert all(len(line) <= 80 for line in lines[1:-1])
+    progress = [line for line in lines[1:-1] if f"/{len(DATASET_IDS)} items" in line]
+    assert len(progress) <= len(DATASET_IDS) + 2, lines  # a line per finished item (and the last), not per ETA tick
     final = json.loads(progress_path.read_text(encoding="utf-8"))
     assert final["status"] == "finished" and final["done"] == len(DATASET_IDS)
     assert final["stages"]["task"]["calls"] == len(DATASET_IDS)

@@ -39,15 +39,17 @@ def watch(
         disable=not console.is_terminal,
     )
     task = bar.add_task("run", total=None, line="")
-    last_line = ""
+    last_counts: tuple[object, ...] | None = None
     ended = None
     with bar:
         for state in follow(runs_dir, run, interval_s=interval, stale_after_s=stale_after):
-            line = progress_line(state.snapshot)
-            bar.update(task, completed=state.snapshot.get("done") or 0, total=state.snapshot.get("total"), line=line)
-            if not console.is_terminal and line != last_line and state.ended is None:
-                console.print(f"  {line}", highlight=False)
-            last_line = line
+            snapshot = state.snapshot
+            line = progress_line(snapshot)
+            bar.update(task, completed=snapshot.get("done") or 0, total=snapshot.get("total"), line=line)
+            counts = (snapshot.get("done"), snapshot.get("failed"), snapshot.get("total"))
+            if not console.is_terminal and counts != last_counts and state.ended is None:
+                console.print(f"  {line}", highlight=False)  # a log line per finished item, not per tick of the ETA
+            last_counts = counts
             ended = state
     assert ended is not None
     if not console.is_terminal:
