@@ -107,6 +107,21 @@ def test_run_without_a_name_lists_the_experiments(scoregate: Callable[..., CliRe
     assert names == ["smoke", "counters"]
 
 
+def test_the_experiment_list_counts_only_the_gates_that_judge_its_dataset(
+    scoregate: Callable[..., CliResult], project_dir: Path, edit_yaml: Callable[..., None]
+) -> None:
+    def limit_a_gate(config: dict[str, Any]) -> None:
+        gate = next(g for g in config["gates"] if g["name"] == "sections_present")
+        gate["datasets"] = ["howto_v1"]  # not smoke_v1: this gate never judges a smoke run
+
+    listed = {e["name"]: e for e in json.loads(scoregate("run", "--json").out)}
+    edit_yaml(project_dir / "scoregate.yaml", limit_a_gate)
+    limited = {e["name"]: e for e in json.loads(scoregate("run", "--json").out)}
+
+    assert len(limited["smoke"]["gates"]) == len(listed["smoke"]["gates"]) - 1
+    assert f"{len(limited['smoke']['gates'])} gates" in scoregate("run").output
+
+
 def test_run_judge_model_sends_the_judges_to_that_model(
     scoregate: Callable[..., CliResult],
     scripted_server: ScriptedOpenAI,

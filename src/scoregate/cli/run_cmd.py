@@ -178,6 +178,7 @@ def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     from scoregate.catalog.routing import route_prompts
 
     config = load_project(project_root(project)).config
+    datasets_of = {gate.name: gate.datasets for gate in config.gates}
     rows = [
         {
             "name": name,
@@ -185,10 +186,10 @@ def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
             "prompts": route_prompts(spec.prompt),
             "model": spec.model or config.settings.model,
             "evaluators": list(spec.evaluators),
-            "gates": list(spec.gates),
+            "gates": [g for g in spec.gates if datasets_of.get(g) is None or spec.dataset in (datasets_of[g] or [])],
         }
         for name, spec in config.experiments.items()
-    ]
+    ]  # a gate limited to other datasets does not judge this experiment's runs
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
