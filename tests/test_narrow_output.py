@@ -63,6 +63,8 @@ def test_run_at_80_columns_without_a_tty_cuts_no_score_key_or_gate_rule(
     assert re.search(r"^  6/6 items · [\d.]+ items/s · 0 failed · elapsed [\d.]+ s · ETA 0\.0 s$", out, re.M)
     assert "e+0" not in out and "INFO" not in out
     assert "verdict: PASS" in out
+    words = " ".join(out.split())
+    assert "observed: the statistic each rule reads over the measured items; for every_item, the worst item" in words
 
 
 def test_a_run_without_gates_says_so_quietly(

@@ -133,6 +133,12 @@ def gate_rule(g: Mapping[str, Any]) -> str:
     return f"{g['stat']}({g['metric']}) {g['op']} {g['threshold']:g}"
 
 
+EVERY_ITEM_OBSERVED = (
+    "observed: the statistic each rule reads over the measured items; for every_item, the worst item "
+    "(the lowest for >=, the highest for <=), which may differ from the score's mean above"
+)
+
+
 def gates_table(summary: dict[str, Any]) -> Table:
     """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status."""
     from rich.markup import escape
@@ -212,6 +218,8 @@ def print_summary(console: Console, summary: dict[str, Any], directions: Mapping
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary["gates"]:
         console.print(gates_table(summary))
+        if any(g["stat"] == "every_item" for g in summary["gates"]):
+            print_wrapped(console, EVERY_ITEM_OBSERVED)
     console.print(verdict_line(summary))
 
 
