@@ -8,9 +8,12 @@ Chromium is installed (`.ci/run` installs Debian's `chromium`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -20,6 +23,8 @@ from typing import Any
 
 import aiohttp
 
+PROFILE_REMOVAL_TRIES = 20
+"""Tries, 0.1 s apart, to delete the profile while the browser's last helpers exit."""
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -42,15 +47,15 @@ class Chromium:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._loop = asyncio.new_event_loop()
-        self._profile = tempfile.TemporaryDirectory(prefix="scoregate-chromium-")
+        self._profile = tempfile.mkdtemp(prefix="scoregate-chromium-")
 
     def __enter__(self) -> Chromium:
         self._process = subprocess.Popen(
             [self.binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
              "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars",
-             "--remote-debugging-port=0", f"--user-data-dir={self._profile.name}",
+             "--remote-debugging-port=0", f"--user-data-dir={self._profile}",
              f"--window-size={self.width},{self.height}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
         )  # fmt: skip
         port = self._devtools_port()
         self._loop.run_until_complete(self._connect(port))
@@ -64,14 +69,27 @@ class Chromium:
         try:
             self._loop.run_until_complete(self._close())
         finally:
-            self._process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGKILL)  # its renderer and helpers too: they write the profile
             self._process.wait()
             self._loop.close()
-            self._profile.cleanup()
+            self._remove_profile()
+
+    def _remove_profile(self) -> None:
+        """Delete the profile folder; a helper process still exiting may write into it for a moment."""
+        for _ in range(PROFILE_REMOVAL_TRIES):
+            try:
+                shutil.rmtree(self._profile)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+        shutil.rmtree(self._profile, ignore_errors=True)
 
     def _devtools_port(self) -> int:
         """Chromium writes its DevTools port into the profile (`DevToolsActivePort`) once it listens."""
-        marker = Path(self._profile.name) / "DevToolsActivePort"
+        marker = Path(self._profile) / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if marker.is_file():
