@@ -11,7 +11,7 @@ import anthropic
 
 from scoregate.catalog.models import ModelSpec
 from scoregate.providers.base import Completion, CompletionRequest, ProviderError
-from scoregate.providers.openai_compat import retry_after_seconds
+from scoregate.providers.openai_compat import retry_after_seconds, short_error
 from scoregate.providers.pricing import call_cost, price_per_mtok
 
 DEFAULT_MAX_TOKENS = 1024
@@ -26,7 +26,7 @@ def classify(exc: Exception, endpoint: str) -> ProviderError:
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         return ProviderError(
-            f"HTTP {status} from {endpoint}: {exc.message[:300]}",
+            f"HTTP {status} from {endpoint}: {short_error(exc.message)}",
             retryable=status in (408, 409, 429, 529) or status >= 500,
             status=status,
             retry_after=retry_after_seconds(exc.response.headers),
