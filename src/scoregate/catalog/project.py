@@ -11,6 +11,7 @@ from pydantic import TypeAdapter
 
 from scoregate.catalog.datasets import DatasetRef
 from scoregate.catalog.models import DatasetMeta, EvaluatorSpec, ProjectConfig, PromptSpec
+from scoregate.catalog.names import name_problem
 from scoregate.catalog.yaml_files import load_model
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.redaction import register_secret_env
@@ -85,6 +86,9 @@ def _load_named(directory: Path, kind: str, adapter: TypeAdapter[Any], project: 
         spec, found = load_model(path, adapter)
         problems.extend(found)
         if spec is None:
+            continue
+        if (problem := name_problem(spec.name)) is not None:
+            problems.append(f"{path}: name: {problem}")
             continue
         if spec.name != path.stem:
             problems.append(f"{path}: name: is {spec.name!r} but the file is {path.name}; make them the same")
