@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem, DatasetMeta
+from scoregate.catalog.names import name_problem
 from scoregate.catalog.yaml_files import format_validation_error, load_model
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.invalidation import refuse_invalid
@@ -187,6 +188,8 @@ def add_hardcases(
     written: a problem raises ValidationFailed and nothing is appended.
     """
     condition = parse_where(where)
+    if (problem := name_problem(dataset)) is not None:
+        raise ScoregateError(f"--dataset {problem}", hint="name a dataset (datasets/<name>.jsonl), not a path")
     if limit is not None and limit < 1:
         raise ScoregateError(f"--limit {limit}: give a positive number of items")
     store = RunStore.open(root / "runs", run_id)

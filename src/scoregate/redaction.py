@@ -3,6 +3,10 @@
 Known secrets are the values of the environment variables that hold keys: every variable a model names
 in `api_key_env`, the usual provider key variables, anything ending in `_API_KEY`, `_SECRET_KEY`,
 `_SECRET` or `_TOKEN`, and the Langfuse secret in its HTTP Basic form (`base64(public:secret)`).
+
+A secret is masked whole, and so is any run of at least FRAGMENT characters copied from one (a key an
+endpoint echoed and then cut, or cut by us): texts are redacted before they are shortened, and a part of
+a key left by someone else's cut is still masked.
 """
 
 from __future__ import annotations
@@ -10,36 +14,116 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 MASK = "[REDACTED]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
+FRAGMENT = 20
+"""A run of this many characters of a secret (or of its base64 forms) is masked wherever it appears."""
+_PROBE = 11
+"""Length of the pieces looked up every FRAGMENT - _PROBE + 1 characters: any FRAGMENT-long run holds one."""
+_STRIDE = FRAGMENT - _PROBE + 1
 _SUFFIXES = ("_API_KEY", "_SECRET_KEY", "_SECRET", "_TOKEN", "_PASSWORD")
 _registered: set[str] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "LANGFUSE_SECRET_KEY"}
+_registry_version = 0
 
 
 def register_secret_env(names: Iterable[str | None]) -> None:
     """Treat the values of these environment variables as secrets from now on (e.g. models' `api_key_env`)."""
+    global _registry_version
+    before = len(_registered)
     _registered.update(n for n in names if n)
+    _registry_version += len(_registered) - before
 
 
-def known_secrets() -> list[str]:
-    """Return every secret value currently known, longest first (so a longer form is masked whole)."""
+def _secret_values() -> frozenset[str]:
     env = os.environ
     names = {n for n in env if n.upper().endswith(_SUFFIXES)} | _registered
     values = {env[n] for n in names if len(env.get(n, "")) >= MIN_SECRET_LENGTH}
     public, secret = env.get("LANGFUSE_PUBLIC_KEY", ""), env.get("LANGFUSE_SECRET_KEY", "")
     if secret:
         values.add(base64.b64encode(f"{public}:{secret}".encode()).decode())
+    return frozenset(values)
+
+
+def _forms(value: str) -> list[str]:
+    """The value and its base64 forms: alone, and inside a longer base64 text at each of the 3 byte offsets."""
+    raw = value.encode()
+    shifted = [base64.b64encode(b"\0" * k + raw).decode()[4:] for k in (1, 2)]  # 4 chars hold the prefix
+    return [value, base64.b64encode(raw).decode(), *shifted]
+
+
+@dataclass(frozen=True)
+class _Index:
+    whole: tuple[str, ...]
+    """Secrets (and forms) shorter than FRAGMENT: masked only where they appear whole, longest first."""
+    probes: frozenset[str]
+    windows: frozenset[str]
+
+
+_last: tuple[object, _Index] | None = None
+
+
+def _environment() -> object:
+    """A cheap snapshot that changes whenever the environment or the registered names do (redact runs per call)."""
+    raw = getattr(os.environ, "_data", None)  # CPython's own store: a snapshot in ~1 µs instead of ~20
+    return _registry_version, tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
+
+
+def _index() -> _Index:
+    global _last
+    snapshot = _environment()
+    if _last is not None and _last[0] == snapshot:
+        return _last[1]
+    forms = {form for value in _secret_values() for form in _forms(value) if len(form) >= MIN_SECRET_LENGTH}
+    long = [f for f in forms if len(f) >= FRAGMENT]
+    found = _Index(
+        whole=tuple(sorted((f for f in forms if len(f) < FRAGMENT), key=len, reverse=True)),
+        probes=frozenset(f[i : i + _PROBE] for f in long for i in range(len(f) - _PROBE + 1)),
+        windows=frozenset(f[i : i + FRAGMENT] for f in long for i in range(len(f) - FRAGMENT + 1)),
+    )
+    _last = (snapshot, found)
+    return found
+
+
+def known_secrets() -> list[str]:
+    """Return every secret value currently known, longest first (so a longer form is masked whole)."""
+    values = set(_secret_values())
     for value in list(values):
         values.add(base64.b64encode(value.encode()).decode())
     return sorted(values, key=len, reverse=True)
 
 
+def _fragment_spans(text: str, index: _Index) -> list[tuple[int, int]]:
+    """The stretches of `text` made of FRAGMENT-long runs of a secret, merged, in order."""
+    spans: list[tuple[int, int]] = []
+    probes, windows = index.probes, index.windows
+    for q in range(0, len(text) - _PROBE + 1, _STRIDE):
+        if text[q : q + _PROBE] not in probes:
+            continue
+        for p in range(max(0, q - _STRIDE + 1), q + 1):
+            if text[p : p + FRAGMENT] in windows:
+                if spans and p <= spans[-1][1]:
+                    spans[-1] = (spans[-1][0], max(spans[-1][1], p + FRAGMENT))
+                else:
+                    spans.append((p, p + FRAGMENT))
+    return spans
+
+
 def redact(text: str) -> str:
-    """Return `text` with every known secret value replaced by [REDACTED]."""
+    """Return `text` with every known secret value, and every FRAGMENT-long piece of one, replaced by [REDACTED]."""
     if not text:
         return text
-    for secret in known_secrets():
+    index = _index()
+    if index.windows:
+        spans = _fragment_spans(text, index)
+        if spans:
+            parts, at = [], 0
+            for start, end in spans:
+                parts += [text[at:start], MASK]
+                at = end
+            text = "".join(parts) + text[at:]
+    for secret in index.whole:
         if secret in text:
             text = text.replace(secret, MASK)
     return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -20,6 +21,22 @@ RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 LINKS = "links.json"
 QUARANTINE = "results.quarantined.jsonl"
+
+
+RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,254}")
+"""A run id: one file name (an experiment name, a time, 4 hex digits), never a path."""
+
+
+def run_directory(runs_dir: Path, run_id: str) -> Path:
+    """Return `runs_dir/run_id`; raise ScoregateError when `run_id` is not a run id (`..`, a `/`, too long...)."""
+    if not RUN_ID.fullmatch(run_id):
+        shown = run_id if len(run_id) <= 80 else run_id[:80] + "…"
+        raise ScoregateError(
+            f"not a run id: {shown!r}",
+            hint="a run id is one name of letters, digits, '_', '-' and '.' (e.g. smoke-20260101-120000-a1b2), "
+            "never a path; list runs with `scoregate runs list`",
+        )
+    return runs_dir / run_id
 
 
 def new_run_id(experiment: str, now: datetime | None = None) -> str:
@@ -99,7 +116,7 @@ class RunStore:
     @classmethod
     def create(cls, runs_dir: Path, run_id: str, manifest: dict[str, Any]) -> RunStore:
         """Create a new run directory with its manifest."""
-        directory = runs_dir / run_id
+        directory = run_directory(runs_dir, run_id)
         try:
             directory.mkdir(parents=True, exist_ok=False)
         except OSError as exc:
@@ -114,8 +131,8 @@ class RunStore:
 
     @classmethod
     def open(cls, runs_dir: Path, run_id: str) -> RunStore:
-        """Open an existing run; raise a clear error when there is none."""
-        directory = runs_dir / run_id
+        """Open an existing run; raise a clear error when there is none (or `run_id` is no run id)."""
+        directory = run_directory(runs_dir, run_id)
         if not (directory / MANIFEST).is_file():
             raise ScoregateError(f"no run {run_id!r} in {runs_dir}", hint="list runs with `scoregate runs list`")
         return cls(directory)

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scoregate.catalog.names import MAX_ITEM_ID
+
 ScoreDataType = Literal["numeric", "boolean", "categorical", "text"]
 Direction = Literal["higher", "lower", "none"]
 """Which way a score improves: `higher` or `lower` is better, or `none` (described, never "better")."""
@@ -26,7 +28,7 @@ class DatasetItem(Strict):
     """One test case of a dataset (one line of `datasets/<name>.jsonl`)."""
 
     id: str | None = Field(
-        default=None, min_length=1, description="Stable item id, unique in the dataset; default: a content hash."
+        default=None, min_length=1, max_length=MAX_ITEM_ID, description="Unique item id; default: a content hash."
     )
     input: dict[str, Any] = Field(description="Fields the prompt template and evaluators read.")
     expected_output: Any = Field(default=None, description="Reference output, when the item has one.")

@@ -11,8 +11,10 @@ from pydantic import TypeAdapter
 
 from scoregate.catalog.datasets import DatasetRef
 from scoregate.catalog.models import DatasetMeta, EvaluatorSpec, ProjectConfig, PromptSpec
+from scoregate.catalog.names import name_problem
 from scoregate.catalog.yaml_files import load_model
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.redaction import register_secret_env
 
 CONFIG_FILE = "scoregate.yaml"
 
@@ -65,6 +67,8 @@ def load_project(root: Path) -> Project:
     loaded_config = load_model(root / CONFIG_FILE, _CONFIG)
     config = loaded_config[0]
     problems.extend(loaded_config[1])
+    if config is not None:  # every command that reads the project masks its models' keys
+        register_secret_env(spec.api_key_env for spec in config.models.values())
     project = Project(root=root, config=config or ProjectConfig())
     _load_named(root / "prompts", "prompt", _PROMPT, project, problems)
     _load_named(root / "evaluators", "evaluator", _EVALUATOR, project, problems)
@@ -82,6 +86,9 @@ def _load_named(directory: Path, kind: str, adapter: TypeAdapter[Any], project: 
         spec, found = load_model(path, adapter)
         problems.extend(found)
         if spec is None:
+            continue
+        if (problem := name_problem(spec.name)) is not None:
+            problems.append(f"{path}: name: {problem}")
             continue
         if spec.name != path.stem:
             problems.append(f"{path}: name: is {spec.name!r} but the file is {path.name}; make them the same")

@@ -74,7 +74,16 @@ def format_validation_error(where: str, error: ValidationError) -> list[str]:
     return lines
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+MAX_YAML_BYTES = 1024 * 1024
+"""The largest YAML file scoregate reads (the shipped ones are under 12 KB); a bigger one is refused unread."""
+MAX_ALIAS_NODES = 100_000
+"""How many values aliases (`*name`) may add to a file once expanded: an alias bomb expands to billions."""
+MAX_DEPTH = 200
+"""How deeply values may nest."""
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser: ~5× faster
+
+
+class _UniqueKeyLoader(_SafeLoader):  # type: ignore[valid-type,misc]
     """A safe loader that rejects a key given twice in one mapping (PyYAML keeps the last one silently)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -114,18 +123,94 @@ def read_text_strict(path: Path) -> str:
         raise ScoregateError(not_utf8(path, data, exc)) from None
 
 
-def read_yaml(path: Path) -> tuple[Any, list[str]]:
-    """Parse a YAML file; return (data, problems) with the line of a syntax error, duplicate key or bad byte."""
+class _TooLarge(Exception):
+    """A YAML document past one of the bounds above; `line` is where (0: the whole file)."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_size(root: yaml.Node) -> None:
+    """Raise _TooLarge when the node graph nests too deeply, loops, or its aliases expand it too far.
+
+    Aliases share nodes, so the graph is small even when its expansion is not: sizes are counted per distinct
+    node (each once, without building anything), and the expansion is that count with shared nodes repeated.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, depth, finished = stack.pop()
+        if finished:
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+            on_path.discard(id(node))
+            continue
+        if id(node) in sizes:
+            continue
+        line = node.start_mark.line + 1
+        if depth > MAX_DEPTH:
+            raise _TooLarge(f"values nest more than {MAX_DEPTH} levels deep; flatten them", line)
+        on_path.add(id(node))
+        stack.append((node, depth, True))
+        for child in _children(node):
+            if id(child) in on_path:
+                raise _TooLarge("an alias (*name) refers to a value that contains it (a loop); write it out", line)
+            if id(child) not in sizes:
+                stack.append((child, depth + 1, False))
+    added = sizes[id(root)] - len(sizes)
+    if added > MAX_ALIAS_NODES:
+        raise _TooLarge(
+            f"aliases (*name) expand this file by {added:,} values, more than the {MAX_ALIAS_NODES:,} allowed "
+            "(an alias bomb?); write the values out or use fewer aliases"
+        )
+
+
+def _load(text: str) -> Any:
+    """Parse one YAML document with the bounds checked on the parsed nodes, before any value is built."""
+    loader = _UniqueKeyLoader(text)
     try:
-        data = path.read_bytes()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_size(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def read_yaml(path: Path) -> tuple[Any, list[str]]:
+    """Parse a YAML file; return (data, problems) with the line of a syntax error, duplicate key or bad byte.
+
+    A file over MAX_YAML_BYTES is refused before it is read; one whose aliases would expand it past
+    MAX_ALIAS_NODES values, or that nests past MAX_DEPTH levels, before any value is built.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_YAML_BYTES + 1)  # never more, whatever the file claims to be
     except OSError as exc:
         return None, [f"{path}: cannot read: {exc.strerror}"]
+    if len(data) > MAX_YAML_BYTES:
+        return None, [
+            f"{path}: more than {MAX_YAML_BYTES:,} bytes, the most a scoregate YAML file may have "
+            "(the shipped ones are under 12 KB); keep data in datasets/*.jsonl"
+        ]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [not_utf8(path, data, exc)]
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader), []  # a SafeLoader subclass
+        return _load(text), []
+    except _TooLarge as exc:
+        return None, [f"{path}:{exc.line}: {exc}" if exc.line else f"{path}: {exc}"]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

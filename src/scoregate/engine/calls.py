@@ -20,6 +20,7 @@ from scoregate.providers.local_server import local_base_url, server_pid
 from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
+from scoregate.redaction import redact
 from scoregate.scoring.base import ModelCallFailed
 
 
@@ -72,6 +73,7 @@ class ModelCaller:
 
         key = cache_key(provider.model, provider.endpoint, request) if self._cache else ""
         if self._cache is not None and (hit := self._cache.get(key)) is not None:
+            hit.text = redact(hit.text)  # an entry cached before replies were redacted
             records.append(finish(_record(purpose, provider, hit, 0)))
             return hit
         attempts = Attempts()
@@ -85,11 +87,13 @@ class ModelCaller:
             completion = await with_retries(once, policy, attempts, sleep=self._sleep)
         except ProviderError as exc:
             self.breaker.record_failure(exc)
+            error = redact(str(exc))
             records.append(
-                finish(CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=str(exc)))
+                finish(CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=error))
             )
-            raise ModelCallFailed(str(exc)) from exc
+            raise ModelCallFailed(error) from exc
         self.breaker.record_success()
+        completion.text = redact(completion.text)  # an endpoint may echo the key in a reply too
         if self._cache is not None:
             self._cache.put(key, provider.model, completion)
         records.append(finish(_record(purpose, provider, completion, attempts.retries)))

@@ -14,6 +14,7 @@ from scoregate.engine.live import ACTIVE_RUN, PROGRESS
 from scoregate.engine.progress import clock_text, rate_text
 from scoregate.errors import ScoregateError
 from scoregate.processes import pid_alive
+from scoregate.store import run_directory
 
 STALE_AFTER_S = 15.0
 """A progress file not rewritten for this long belongs to a process that is gone (it beats twice a second)."""
@@ -32,7 +33,7 @@ class WatchState:
 def resolve_run(runs_dir: Path, run_id: str | None) -> str:
     """Return the run to watch: `run_id`, or the one `runs/active-run.json` points to."""
     if run_id is not None:
-        if not (runs_dir / run_id / "manifest.json").is_file():
+        if not (run_directory(runs_dir, run_id) / "manifest.json").is_file():
             raise ScoregateError(f"no run {run_id!r} in {runs_dir}", hint="list runs with `scoregate runs list`")
         return run_id
     pointer = _read(runs_dir / ACTIVE_RUN)
@@ -42,7 +43,7 @@ def resolve_run(runs_dir: Path, run_id: str | None) -> str:
             f"no run to watch: {runs_dir / ACTIVE_RUN} {state}",
             hint="start one with `scoregate run EXPERIMENT` (in another terminal), or name a RUN",
         )
-    return pointer["run_id"]
+    return run_directory(runs_dir, pointer["run_id"]).name
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from scoregate.catalog.urls import check_url
 from scoregate.errors import ProviderUnavailable, ScoregateError
 from scoregate.providers.base import CompletionRequest, ProviderError
 from scoregate.providers.openai_compat import OpenAICompatibleProvider
+from scoregate.redaction import redact
 from scoregate.scoring.extraction import score_extraction
 
 SAMPLE_TEXT = "Dr. Sarah Johnson, 41, works as a cardiologist at Metro General Hospital in Leeds."
@@ -89,14 +90,14 @@ async def list_models(base_url: str, *, api_key_env: str | None = None, timeout_
         ) from None
     if response.status_code != 200:
         raise ScoregateError(
-            f"GET {url} answered HTTP {response.status_code}: {response.text[:200]}",
+            f"GET {url} answered HTTP {response.status_code}: {redact(response.text)[:200]}",
             hint="check the base URL (it usually ends in /v1) and the API key variable (--api-key-env)",
         )
     try:
         return [str(m["id"]) for m in response.json()["data"]]
     except (ValueError, KeyError, TypeError):
         raise ScoregateError(
-            f"GET {url} did not answer an OpenAI model list: {response.text[:200]}",
+            f"GET {url} did not answer an OpenAI model list: {redact(response.text)[:200]}",
             hint="point --base-url at an OpenAI-compatible API (vLLM, llama.cpp server, Ollama's /v1)",
         ) from None
 

@@ -1,4 +1,8 @@
-"""Anthropic Messages API through `anthropic.AsyncAnthropic`; JSON output through a forced tool call."""
+"""Anthropic Messages API through `anthropic.AsyncAnthropic`; JSON output through a forced tool call.
+
+Requests carry no sampling parameters: `temperature` and `top_p` of a model, prompt or judge are not sent to
+Anthropic models (API version 2026-10-21 refuses them), so those models sample at their own default.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import anthropic
 
 from scoregate.catalog.models import ModelSpec
 from scoregate.providers.base import Completion, CompletionRequest, ProviderError
-from scoregate.providers.openai_compat import retry_after_seconds
+from scoregate.providers.openai_compat import retry_after_seconds, short_error
 from scoregate.providers.pricing import call_cost, price_per_mtok
 
 DEFAULT_MAX_TOKENS = 1024
@@ -26,7 +30,7 @@ def classify(exc: Exception, endpoint: str) -> ProviderError:
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         return ProviderError(
-            f"HTTP {status} from {endpoint}: {exc.message[:300]}",
+            f"HTTP {status} from {endpoint}: {short_error(exc.message)}",
             retryable=status in (408, 409, 429, 529) or status >= 500,
             status=status,
             retry_after=retry_after_seconds(exc.response.headers),
@@ -68,9 +72,8 @@ class AnthropicProvider:
         }
         if system:
             body["system"] = system
-        temperature = request.temperature if request.temperature is not None else self._spec.temperature
-        if temperature is not None:
-            body["temperature"] = min(temperature, 1.0)
+        # No temperature (nor top_p): the API version anthropic SDK 2.x speaks (2026-10-21) rejects sampling
+        # parameters at any value, and the SDK's create() no longer takes them (a TypeError before any request).
         if request.json_schema is not None:
             body["tools"] = [
                 {"name": request.schema_name, "description": "Return the answer.", "input_schema": request.json_schema}

@@ -17,6 +17,7 @@ from scoregate.catalog.models import ModelSpec, StructuredOutputStyle
 from scoregate.catalog.urls import check_url
 from scoregate.providers.base import Completion, CompletionRequest, ProviderError
 from scoregate.providers.pricing import call_cost, price_per_mtok
+from scoregate.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -80,7 +81,7 @@ def status_error(response: httpx2.Response, endpoint: str) -> ProviderError:
     status = response.status_code
     retryable = status in (408, 409, 429) or status >= 500
     return ProviderError(
-        f"HTTP {status} from {endpoint}: {_short(_error_message(response))}",
+        f"HTTP {status} from {endpoint}: {short_error(_error_message(response))}",
         retryable=retryable,
         status=status,
         retry_after=retry_after_seconds(response.headers),
@@ -101,7 +102,9 @@ def _error_message(response: httpx2.Response) -> str:
     return response.text.strip()
 
 
-def _short(text: str, limit: int = 300) -> str:
+def short_error(text: str, limit: int = 300) -> str:
+    """An endpoint's error text, secrets masked first (a cut would leave part of an echoed key unmasked), then cut."""
+    text = redact(text)
     return text if len(text) <= limit else text[:limit] + "…"
 
 

@@ -151,7 +151,7 @@ def _headline(report: dict[str, Any]) -> str:
             if s is None:
                 cells.append("<td>—</td>")
                 continue
-            cov = f"{s.get('n_measured', '—')}/{s.get('n_total', '—')}"
+            cov = _e(f"{s.get('n_measured', '—')}/{s.get('n_total', '—')}")
             if s["data_type"] in ("text", "categorical"):
                 value = f'<span class="dim">({_e(s["data_type"])})</span>'
             else:
@@ -220,7 +220,7 @@ def _gates(report: dict[str, Any]) -> str:
             rule = f"{g['stat']}({g['metric']}) {g['op']} {fmt(g['threshold'])}"
             cls = STATUS_CLASS.get(g["status"], "dim")
             broken = (
-                f'<a href="#items" class="gate-link" data-run="{i}" data-gate="{k}">{g["broken"]}</a>'
+                f'<a href="#items" class="gate-link" data-run="{i}" data-gate="{k}">{_e(g["broken"])}</a>'
                 if g["broken"] else "0"
             )  # fmt: skip
             rows.append(
@@ -281,17 +281,18 @@ def _comparison(report: dict[str, Any]) -> str:
         wtl = "—" if s["direction"] == "none" else f"{s['wins']}/{s['ties']}/{s['losses']}"  # a win needs a direction
         rows.append(
             f'<tr><td>{_e(name)} {arrow}{mark}</td><td class="{cls}" title="{_e(s["sentence"])}">'
-            f"{_e(s['verdict'])}</td><td>{s['n']}</td><td>{_e(fmt(s['mean_a']))}</td>"
+            f"{_e(s['verdict'])}</td><td>{_e(s['n'])}</td><td>{_e(fmt(s['mean_a']))}</td>"
             f"<td>{_e(fmt(s['mean_b']))}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td>"
             f"<td>{_e(fmt(s['p_adjusted']))}</td><td>{_e(fmt(s['cohens_dz']))}</td>"
-            f"<td>{wtl}</td></tr>"
+            f"<td>{_e(wtl)}</td></tr>"
         )
     warnings = "".join(f'<p class="warn">{_e(w)}</p>' for w in c["warnings"])
     skipped = "; ".join(f"{k} ({v})" for k, v in c["skipped_scores"].items())
     return (
         '<section id="comparison"><h2>Comparison: B against A, item by item</h2>'
         f'<p class="note">A = {_e(c["run_a"]["run_id"])} (baseline), B = {_e(c["run_b"]["run_id"])}; paired on '
-        f"{c['shared_items']} shared items ({c['run_a']['only_here']} only in A, {c['run_b']['only_here']} only in B). "
+        f"{_e(c['shared_items'])} shared items ({_e(c['run_a']['only_here'])} only in A, "
+        f"{_e(c['run_b']['only_here'])} only in B). "
         "Δ = B − A, and every mean, Δ and test here is over the items both runs measured; W/T/L counts items "
         "where B wins, ties or loses (— for a score without direction: a win needs one); dz: Cohen's dz, the mean "
         f"Δ in standard deviations of Δ. {_e(VERDICT_RULE)} "
@@ -317,7 +318,7 @@ def _ranking(report: dict[str, Any]) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{_e(x['rank'] or '—')}</td><td>{_e(x['label'])}</td><td>{_e(fmt(x['mean']))}</td>"
-        f"<td>[{_e(fmt(x['ci_low']))}, {_e(fmt(x['ci_high']))}]</td><td>{x['measured']}/{x['items']}</td>"
+        f"<td>[{_e(fmt(x['ci_low']))}, {_e(fmt(x['ci_high']))}]</td><td>{_e(x['measured'])}/{_e(x['items'])}</td>"
         f"<td>{_e(fmt(x['latency_ms'], 4))}</td><td>{_e(fmt(x['cost_usd_per_item']))}</td>"
         f"<td>{_e(_run_metric('success_rate', x['success_rate']))}</td></tr>"
         for x in r["runs"]
@@ -329,7 +330,7 @@ def _ranking(report: dict[str, Any]) -> str:
     )
     pairs = "".join(
         f"<tr><td>{_e(p['candidate'])}</td><td>{_e(p['baseline'])}</td><td>{_e(p['verdict'])}</td>"
-        f"<td>{p['shared_items']}</td>"
+        f"<td>{_e(p['shared_items'])}</td>"
         f"<td>{_e(fmt(p['comparison']['diff']))}</td>"
         f"<td>[{_e(fmt(p['comparison']['diff_ci_low']))}, {_e(fmt(p['comparison']['diff_ci_high']))}]</td>"
         f"<td>{_e(fmt(p['p_holm']))}</td></tr>"
@@ -340,12 +341,10 @@ def _ranking(report: dict[str, Any]) -> str:
                   y_label=metric, front=r["pareto"]["accuracy_vs_latency"]["frontier"])  # fmt: skip
     cost = scatter([(x["label"], x["cost_usd_per_item"], x["mean"]) for x in r["runs"]], x_label="cost per item USD",
                    y_label=metric, front=r["pareto"]["accuracy_vs_cost"]["frontier"])  # fmt: skip
-    missing = [n for n in ("accuracy_vs_latency", "accuracy_vs_cost") if r["pareto"][n]["not_measured"]]
+    missing = [(n, ", ".join(r["pareto"][n]["not_measured"])) for n in ("accuracy_vs_latency", "accuracy_vs_cost")]
     notes = "".join(f'<p class="note">{_e(n)}</p>' for n in r["notes"])
     figures = "".join(f'<figure class="fig">{c}</figure>' for c in (lat, cost) if c)
-    unmeasured = "".join(
-        f'<p class="note">{_e(n)}: not measured for {", ".join(r["pareto"][n]["not_measured"])}</p>' for n in missing
-    )
+    unmeasured = "".join(f'<p class="note">{_e(n)}: not measured for {_e(names)}</p>' for n, names in missing if names)
     return (
         f'<section id="ranking"><h2>Ranking by {_e(metric)} ({"higher" if r["higher_is_better"] else "lower"} '
         "is better)</h2>"
@@ -378,11 +377,11 @@ def _leaderboard(report: dict[str, Any]) -> str:
         link = f'<a href="../{_e(best)}/report.html"><code>{_e(best)}</code></a>'
         mark = ' class="this-run"' if mine else ""
         rows.append(
-            f'<tr{mark} data-model="{_e(x["model"])}"><td>{x["rank"]}</td>'
+            f'<tr{mark} data-model="{_e(x["model"])}"><td>{_e(x["rank"])}</td>'
             f"<td>{_e(x['model'])}{' (this run)' if mine else ''}</td><td>{_e(x['prompts'])}</td>"
-            f"<td>{_e(fmt(x['score']))}</td><td>{x['items_covered']}/{x['dataset_items']}{low}</td>"
+            f"<td>{_e(fmt(x['score']))}</td><td>{_e(x['items_covered'])}/{_e(x['dataset_items'])}{low}</td>"
             f"<td>{_e(fmt(x['tokens_total'], 6))}</td><td>{_e(fmt(x['cost_usd_total'], 4))}</td>"
-            f"<td>{x['runs']}</td><td>{link}</td></tr>"
+            f"<td>{_e(x['runs'])}</td><td>{link}</td></tr>"
         )
     direction = "lower" if board["direction"] == "lower" else "higher"
     return (
@@ -410,7 +409,7 @@ def _extraction(report: dict[str, Any]) -> str:
         rec = x.get("recommendation") or {}
         levels = ", ".join(f"{k} {v}" for k, v in (x.get("levels") or {}).items())
         complexity = "".join(
-            f"<tr><td>{_e(name)}</td><td>{b.get('items')}</td><td>{_e(fmt(b.get('field_f1_partial_micro')))}</td>"
+            f"<tr><td>{_e(name)}</td><td>{_e(b.get('items'))}</td><td>{_e(fmt(b.get('field_f1_partial_micro')))}</td>"
             f"<td>{_e(fmt(b.get('latency_mean_ms'), 4))}</td></tr>"
             for name, b in x["complexity"].items()
         )

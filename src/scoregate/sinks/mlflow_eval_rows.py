@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.store import RunStore
 
@@ -31,6 +32,11 @@ BATCH = 200
 def trace_id_of(run_id: str, item_id: str) -> str:
     """The deterministic MLflow trace id of one item of one run (`tr-` + 32 hex digits)."""
     return "tr-" + hashlib.sha256(f"scoregate/{run_id}/{item_id}".encode()).hexdigest()[:32]
+
+
+def _clip(text: str) -> str:
+    """A name cut to PREVIEW characters (MLflow refuses a trace name over 4,096 characters)."""
+    return text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…"
 
 
 def _json(value: Any) -> str:
@@ -84,7 +90,7 @@ def _row(result: ItemResult, run_id: str, mlflow_run_id: str, experiment_id: str
             "mlflow.traceOutputs": outputs[:PREVIEW],
             "mlflow.trace_schema.version": "3",
         },
-        tags={"mlflow.traceName": result.item_id, ROW_TAG: run_id, "scoregate.prompt": result.prompt},
+        tags={"mlflow.traceName": _clip(result.item_id), ROW_TAG: run_id, "scoregate.prompt": _clip(result.prompt)},
         assessments=_assessments(result, trace_id, stamp),
     )
     otel_trace = base64.b64encode(bytes.fromhex(trace_id[3:])).decode()
@@ -141,8 +147,16 @@ def log_item_rows(store: RunStore, *, project_root: Path, mlflow_run_id: str | N
 
 def log_stored_run_rows(project_root: Path, run_id: str, mlflow_run_id: str) -> int:
     """Write the evaluation rows of stored run `run_id` to its MLflow run; return the count."""
+    from mlflow.exceptions import MlflowException
+
     from scoregate.run_lock import SYNC_HINT, RunLock
 
     store = RunStore.open(project_root / "runs", run_id)
     with RunLock(store.directory, hint=SYNC_HINT):
-        return log_item_rows(store, project_root=project_root, mlflow_run_id=mlflow_run_id)
+        try:
+            return log_item_rows(store, project_root=project_root, mlflow_run_id=mlflow_run_id)
+        except MlflowException as exc:
+            raise ScoregateError(
+                f"MLflow refused the evaluation rows of run {run_id}: {exc.message}",
+                hint="the run itself is mirrored; report this with the message above",
+            ) from None

@@ -22,7 +22,7 @@ from scoregate.sinks.langfuse.public_api import PublicApi
 from scoregate.sinks.langfuse.score_configs import setup_score_configs
 from scoregate.sinks.langfuse.scores_file import SCORE_KEYS
 from scoregate.sinks.langfuse.scores_import import feedback_path, load_feedback
-from scoregate.store import RunStore, list_runs
+from scoregate.store import RUN_ID, RunStore, list_runs
 
 FEATURE = "annotation queues"
 QUEUES = "/api/public/annotation-queues"
@@ -40,7 +40,7 @@ def mirrored_traces(store: RunStore) -> dict[str, str]:
 def resolve_run(root: Path, target: str) -> RunStore:
     """Return run `target`, or the newest run of dataset `target` mirrored to Langfuse; raise saying what to do."""
     runs_dir = root / "runs"
-    if (runs_dir / target).is_dir():
+    if RUN_ID.fullmatch(target) and (runs_dir / target).is_dir():
         store = RunStore.open(runs_dir, target)
     else:
         of_dataset = [s for s in list_runs(runs_dir) if s.manifest["receipts"]["dataset"]["name"] == target]

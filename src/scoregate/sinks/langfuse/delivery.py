@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import format_trace_id
 
+from scoregate.redaction import redact
 from scoregate.sinks.langfuse.client import SDK_VERSION, LangfuseSettings
 
 if TYPE_CHECKING:
@@ -234,7 +235,7 @@ def _describe(answer: Any) -> str:
         nested = answer.get("error") if answer.get("error") is not None else answer.get("errors")
         tail = _describe(nested) if isinstance(nested, list | dict) else str(nested or "")
         return ": ".join(part for part in (head, tail) if part and part != "no details") or "no details"
-    return str(answer)[:300] if answer is not None else "no details"
+    return redact(str(answer))[:300] if answer is not None else "no details"
 
 
 def _json_or_none(raw: bytes) -> Any:

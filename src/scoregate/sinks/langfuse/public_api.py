@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from scoregate.errors import ScoregateError
+from scoregate.redaction import redact
 from scoregate.sinks.langfuse.client import LangfuseSettings, require_settings
 from scoregate.sinks.langfuse.remote import HOST_HINT, KEYS_HINT
 
@@ -76,7 +77,7 @@ class PublicApi:
                 "everything else in scoregate works without it",
             )
         if response.status_code >= 400:
-            message = body.get("message") if isinstance(body, dict) else response.text[:200]
+            message = body.get("message") if isinstance(body, dict) else redact(response.text)[:200]
             details = body.get("details") or body.get("error") if isinstance(body, dict) else None
             extra = f" {details}" if details else ""
             raise ScoregateError(f"Langfuse refused {doing} (HTTP {response.status_code}: {message}){extra}")

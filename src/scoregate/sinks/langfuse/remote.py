@@ -11,6 +11,7 @@ import httpx
 from pydantic import ValidationError
 
 from scoregate.errors import ScoregateError
+from scoregate.redaction import redact
 from scoregate.sinks.langfuse.client import LangfuseSettings, open_client
 from scoregate.sinks.langfuse.throttle import RPM_ENV, Throttle, rpm_from_env
 
@@ -44,7 +45,7 @@ def path_part(name: str) -> str:
 def _message(body: Any) -> str:
     if isinstance(body, dict):
         return str(body.get("message") or body.get("error") or body)
-    return str(body)[:200]
+    return redact(str(body))[:200]
 
 
 def explain(exc: Exception, host: str, doing: str) -> ScoregateError | None:

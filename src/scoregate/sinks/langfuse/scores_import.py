@@ -32,11 +32,13 @@ __all__ = ["FEEDBACK_FILE", "TRACE_LINKS_KEY", "feedback_path", "import_scores",
 
 def run_store_traces(root: Path) -> TraceLookup:
     """Return a lookup (run id, item id) → Langfuse trace id that reads runs/<run_id>/links.json."""
+    from scoregate.store import run_directory
+
     cache: dict[str, dict[str, str]] = {}
 
     def lookup(run_id: str, item_id: str) -> str | None:
         if run_id not in cache:
-            run_dir = root / "runs" / run_id
+            run_dir = run_directory(root / "runs", run_id)
             mirror = run_dir / STATE_FILE  # written by the Langfuse mirror: each item's confirmed trace id
             state = json.loads(mirror.read_text(encoding="utf-8")) if mirror.is_file() else {}
             traces = {k: v["trace_id"] for k, v in state.get("items", {}).items() if v.get("trace")}
@@ -105,7 +107,7 @@ def _resolve_traces(scores: Sequence[FeedbackScore], lookup: TraceLookup) -> dic
 
 def check_run_references(root: Path, scores: Sequence[FeedbackScore]) -> None:
     """Raise ValidationFailed naming every row that rates a run, or an item of a run, that the store does not have."""
-    from scoregate.store import RunStore
+    from scoregate.store import RUN_ID, RunStore
 
     items: dict[str, set[str] | None] = {}
     problems = []
@@ -114,7 +116,8 @@ def check_run_references(root: Path, scores: Sequence[FeedbackScore]) -> None:
             continue
         if score.run_id not in items:
             directory = root / "runs" / score.run_id
-            items[score.run_id] = RunStore(directory).done_ids() if (directory / "manifest.json").is_file() else None
+            found = RUN_ID.fullmatch(score.run_id) and (directory / "manifest.json").is_file()
+            items[score.run_id] = RunStore(directory).done_ids() if found else None
         known = items[score.run_id]
         if known is None:
             problems.append(f"{score.source}: run_id: no run {score.run_id!r} in {root / 'runs'}")
