@@ -42,6 +42,7 @@ from scoregate.sinks.langfuse.mirror_state import (
 )
 from scoregate.sinks.langfuse.remote import is_not_found, path_part
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
+from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
 from scoregate.store import RunStore
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ if TYPE_CHECKING:
 
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
 MAX_SDK_LINES = 20
-ATTRIBUTE_LIMIT = 200
-"""Longest metadata value the SDK keeps in a span attribute (SDK 4 drops longer ones with a log line)."""
 
 
 @dataclass
@@ -399,54 +398,8 @@ def _item_data(ctx: _Context, result: ItemResult) -> Any:
     return {"input": result.input, "expected_output": result.expected_output, "metadata": metadata}
 
 
-def trace_dimensions(ctx: _Context, result: ItemResult) -> dict[str, str]:
-    """The item's declared input fields to filter dashboards by (dataset `dimensions:`, else the routing field
-    and every `feed_*` / `*category*` field), as short strings."""
-    receipts = ctx.manifest["receipts"]
-    project = ctx.project
-    declared: list[str] | None = None
-    route: str | None = None
-    if project is not None:
-        ref = project.datasets.get(str(receipts["dataset"]["name"]))
-        declared = ref.meta.dimensions if ref is not None else None
-        spec = project.config.experiments.get(str(receipts["experiment"]))
-        route = getattr(spec.prompt, "by", None) if spec is not None else None
-    if declared is None:
-        declared = [route] if route else []
-        declared += [k for k in result.input if k.startswith("feed_") or "category" in k]
-    values = {}
-    for name in dict.fromkeys(declared):
-        value = result.input.get(name)
-        if isinstance(value, str | int | float | bool):
-            values[name] = str(value)[:ATTRIBUTE_LIMIT]
-    return values
-
-
-def _trace_attributes(ctx: _Context, result: ItemResult) -> dict[str, Any]:
-    """Trace metadata and tags of one item: its dimensions and the run's experiment, model and prompt version."""
-    receipts = ctx.manifest["receipts"]
-    dims = trace_dimensions(ctx, result)
-    meta = {
-        **dims,
-        "scoregate_experiment": str(receipts["experiment"]),
-        "scoregate_run_id": ctx.store.run_id,
-        "model": str(receipts["model"]["name"]),
-        "prompt": result.prompt.rsplit("@", 1)[0],
-        "prompt_version": result.prompt,
-    }
-    tags = [
-        f"experiment:{receipts['experiment']}",
-        f"model:{receipts['model']['name']}",
-        f"prompt:{result.prompt}",
-        *(f"{k}:{v}" for k, v in dims.items()),
-    ]
-    return {"metadata": {k: v[:ATTRIBUTE_LIMIT] for k, v in meta.items()}, "tags": tags, "version": result.prompt}
-
-
 def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[ItemResult]) -> None:
     """Feed stored results through the SDK's experiment runner, one item at a time (so trace ids are fixed)."""
-    from langfuse import propagate_attributes
-
     run_id = ctx.store.run_id
     by_id = {mirror_key(r): r for r in chunk}
     session.ids.plan([trace_seed(run_id, mirror_key(r)) for r in chunk])
@@ -459,7 +412,8 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
         ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, mirror_key(result)))
         placed = ItemMirror(trace_id=trace_id, observation_id=lf.get_current_observation_id())
         ctx.state.items[mirror_key(result)] = placed
-        with propagate_attributes(**_trace_attributes(ctx, result)):
+        attributes = trace_attributes(ctx.project, ctx.manifest, run_id, result)
+        with traced_with(session.roots.get(trace_id), attributes):
             _record_generations(lf, session, ctx, result, trace_id)
         _post_item_scores(lf, ctx, result, placed)
         return result.output if result.error is None else f"[error] {result.error}"
