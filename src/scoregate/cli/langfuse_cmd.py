@@ -209,6 +209,8 @@ def _print_import(report: ImportReport, local_only: bool) -> None:
         console.print("Langfuse: skipped (--local-only)")
     else:
         console.print(f"Langfuse: {report.posted} scores posted to {report.host}", highlight=False)
+    for note in report.notes:
+        console.print(f"[yellow]langfuse {escape(note)}[/]")
     for message in report.sdk_messages:
         console.print(f"[yellow]langfuse {escape(message)}[/]")
 
