@@ -117,10 +117,10 @@ def _print_datasets(report: DatasetSyncReport) -> None:
     from rich.table import Table
 
     table = Table(title=f"datasets → {report.host} (project {report.project})", title_justify="left")
-    for column in ("dataset", "change", "created", "updated", "unchanged", "archived", "only in Langfuse"):
+    for column in ("dataset", "change", "created", "restored", "updated", "unchanged", "archived", "only in Langfuse"):
         table.add_column(column, justify="left" if column in ("dataset", "change") else "right")
     for plan in report.plans:
-        counts = [str(plan.count(a)) for a in ("create", "update", "unchanged", "archive", "extra")]
+        counts = [str(plan.count(a)) for a in ("create", "restore", "update", "unchanged", "archive", "extra")]
         table.add_row(plan.name, plan.action, *counts)
     console.print(table)
     writes = sum(plan.writes for plan in report.plans)
