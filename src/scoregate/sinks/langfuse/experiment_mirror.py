@@ -26,6 +26,7 @@ from scoregate.analysis.run_overview import manifest_run_name, mirror_run_name, 
 from scoregate.catalog.project import Project, load_project
 from scoregate.engine.repeats import iter_all_results, repeat_key
 from scoregate.errors import ScoregateError
+from scoregate.invalidation import with_invalidation
 from scoregate.records import ItemResult
 from scoregate.run_lock import SYNC_HINT, RunLock
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
@@ -333,7 +334,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
     if not state.experiment_id:
         return
     links = ctx.store.links
-    posts = run_scores(ctx.store.summary or {}, links.get("mlflow_run_id"))
+    posts = run_scores(with_invalidation(ctx.store, ctx.store.summary or {}), links.get("mlflow_run_id"))
     if state.run_scores_digest != digest(posts, state.experiment_id):
         ids = ctx.posted.setdefault("", [])
         for post in posts:
@@ -546,7 +547,8 @@ def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None
         accepted = all(ledger.is_accepted(i) for i in ids)
         if key == "":
             if accepted and state.experiment_id:
-                posts = run_scores(ctx.store.summary or {}, ctx.store.links.get("mlflow_run_id"))
+                summary = with_invalidation(ctx.store, ctx.store.summary or {})
+                posts = run_scores(summary, ctx.store.links.get("mlflow_run_id"))
                 state.run_scores_digest = digest(posts, state.experiment_id)
             continue
         item = state.items[key]
