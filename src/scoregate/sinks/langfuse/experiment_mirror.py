@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -43,6 +42,7 @@ from scoregate.sinks.langfuse.mirror_state import (
 )
 from scoregate.sinks.langfuse.remote import is_not_found, path_part
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
+from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
 from scoregate.store import RunStore
 
@@ -421,10 +421,11 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
 
     receipts = ctx.manifest["receipts"]
     extra: dict[str, Any] = {"experiment_id": ctx.state.experiment_id} if SDK_MAJOR >= 5 else {}
-    with _sdk4_fixed_experiment_id(lf, run_id):
+    run_name = f"{run_id} · {manifest_run_name(ctx.manifest)}"
+    with sdk4_runner(lf, run_id, ctx.dataset_id, run_name):
         outcome = lf.run_experiment(
             name=f"{receipts['project']}/{receipts['experiment']}",
-            run_name=f"{run_id} · {manifest_run_name(ctx.manifest)}",
+            run_name=run_name,
             description=run_description(ctx.manifest),
             data=data,
             task=task,
@@ -436,25 +437,6 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
         ctx.state.experiment_id = outcome.experiment_id
     elif outcome.experiment_id != ctx.state.experiment_id:  # SDK 4 linked: the server's dataset run id
         ctx.state.other_experiment_ids.append(outcome.experiment_id)
-
-
-@contextmanager
-def _sdk4_fixed_experiment_id(lf: Langfuse, run_id: str) -> Iterator[None]:
-    """SDK 4 takes no experiment id: without a dataset it draws a random one. Derive it from the run id instead,
-    so a re-mirror (after a partial mirror or a lost langfuse.json) lands in the same experiment."""
-    original = getattr(lf, "_create_observation_id", None)
-    if SDK_MAJOR >= 5 or original is None:
-        yield
-        return
-
-    def derived(*, seed: str | None = None) -> str:
-        return experiment_id_for(run_id) if seed is None else str(original(seed=seed))
-
-    lf._create_observation_id = derived  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        del lf._create_observation_id
 
 
 def _nanos(moment: str | None) -> int | None:
