@@ -156,3 +156,47 @@ def test_promotion_skips_an_invalidated_run_as_evidence(project: Path) -> None: 
     with pytest.raises(PromotionRefused) as refused:
         promote(project, PROMPT, version=2, dry_run=True)
     assert "was invalidated: the smoke set was mislabelled" in refused.value.message
+
+
+def test_a_run_invalidated_before_it_finished_is_mirrored_invalid_by_its_resume(
+    project_dir: Path, scoregate: Callable[..., CliResult], runs: Runs, fake_langfuse: FakeLangfuse,
+    monkeypatch: pytest.MonkeyPatch, mlflow_store: str,
+) -> None:  # fmt: skip
+    assert scoregate("run", "counters", "--no-mlflow").code == 0  # Langfuse is not configured yet
+    run_id = runs.latest()
+    directory = project_dir / "runs" / run_id
+    lines = (directory / "results.jsonl").read_bytes().splitlines(keepends=True)
+    (directory / "results.jsonl").write_bytes(b"".join(lines[:3]))  # killed after three items: no summary
+    (directory / "summary.json").unlink()
+    manifest = runs.manifest(run_id)
+    (directory / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted"}), encoding="utf-8")
+    marked = scoregate("runs", "invalidate", run_id, "--reason", "the judge saw the gold labels")
+    assert marked.code == 0 and "the run was not mirrored" in marked.output
+    for name, value in fake_langfuse.env().items():
+        monkeypatch.setenv(name, value)
+
+    resumed = scoregate("run", "--resume", run_id)  # its first mirrors, to MLflow and Langfuse
+
+    assert resumed.code in (0, 3), resumed.output
+    assert runs.summary(run_id)["valid"] is False
+    mlflow_run_id = json.loads((directory / "links.json").read_text())["mlflow_run_id"]
+    tags = MlflowClient(tracking_uri=mlflow_store).get_run(mlflow_run_id).data.tags
+    assert (tags.get("scoregate.valid"), tags.get("scoregate.invalid_reason")) == (
+        "false", "the judge saw the gold labels",
+    )  # fmt: skip
+    (mark,) = [s for s in fake_langfuse.state.scores if s["name"] == "run_valid"]
+    assert (mark["value"], mark["comment"]) == ("invalid", "the judge saw the gold labels")
+
+
+def test_a_finished_run_invalidated_before_its_first_mlflow_sync_is_mirrored_invalid(
+    project_dir: Path, scoregate: Callable[..., CliResult], runs: Runs, mlflow_store: str
+) -> None:
+    assert scoregate("run", "counters", "--no-mlflow").code == 0
+    run_id = runs.latest()
+    assert scoregate("runs", "invalidate", run_id, "--reason", "wrong dataset version").code == 0
+
+    assert scoregate("mlflow-sync", run_id).code == 0
+
+    mlflow_run_id = json.loads((project_dir / "runs" / run_id / "links.json").read_text())["mlflow_run_id"]
+    tags = MlflowClient(tracking_uri=mlflow_store).get_run(mlflow_run_id).data.tags
+    assert (tags.get("scoregate.valid"), tags.get("scoregate.invalid_reason")) == ("false", "wrong dataset version")

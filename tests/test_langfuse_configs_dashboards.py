@@ -121,6 +121,23 @@ def test_mirrored_scores_carry_their_config_id_and_fit_its_scale(
     assert fake_langfuse.validation_failures == []
 
 
+def test_a_composite_gets_a_config_over_its_parts_range_and_its_mirrored_scores_carry_it(
+    scoregate: Cli, lf: FakeLangfuse, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
+        monkeypatch.delenv(name)
+    store = run_experiment(project_dir, "smoke", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    point_at(monkeypatch, lf)
+    assert scoregate("langfuse", "setup").code == 0
+    quality = configs_by_name(lf)["WeightedQuality"]  # 0.5, 0.3 and 0.2 of three 1-5 judge scores
+    assert (quality["dataType"], quality["minValue"], quality["maxValue"]) == ("NUMERIC", 1, 5)
+    assert quality["description"].startswith("composite: ")
+
+    assert mirror_run_to_langfuse(store, load_project(project_dir)).complete
+    posted = [s for s in lf.state.scores if s["name"] == "WeightedQuality"]
+    assert len(posted) == 6 and {s["configId"] for s in posted} == {quality["id"]}
+
+
 def test_prompts_sync_sets_the_score_configs_up_too(scoregate: Cli, lf: FakeLangfuse) -> None:
     result = scoregate("prompts", "sync")
     assert result.code == 0, result.output

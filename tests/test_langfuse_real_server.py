@@ -141,6 +141,25 @@ def test_a_remirror_after_a_lost_record_lands_in_the_same_experiment(
     assert run_level == {first.experiment_id}
 
 
+@pytest.mark.skipif(SDK_MAJOR >= 5, reason="SDK 5 writes no dataset run items: experiments come from span attributes")
+def test_a_remirror_after_a_lost_record_stores_no_second_dataset_run_item(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert sync_datasets(load_project(project_dir), ["smoke_v1"]).applied
+    first = mirror(counters_run, project_dir)
+    stored = [dict(row) for row in fake_langfuse.state.run_items]  # the server's table, every row it was sent
+    assert len(stored) == len(DATASET_IDS)
+    (counters_run.directory / STATE_FILE).unlink()
+
+    second = mirror(counters_run, project_dir)
+
+    assert first.complete and second.complete, second.lines()
+    assert second.experiment_id == first.experiment_id
+    assert fake_langfuse.state.run_items == stored  # still one row per item, under the same ids
+    assert fake_langfuse.validation_failures == []
+
+
 def shift_calls(store: RunStore, delta: dt.timedelta) -> None:
     """Move every stored call's recorded start and end by `delta` (a run made long before its mirror)."""
     path = store.directory / "results.jsonl"

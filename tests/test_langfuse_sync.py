@@ -54,7 +54,7 @@ def test_first_sync_creates_the_dataset_and_items_under_stable_ids(
 ) -> None:
     result = scoregate("datasets", "sync")
     assert result.code == 0, result.output
-    assert table_row(result, DATASET) == [DATASET, "create", "6", "0", "0", "0", "0"]
+    assert table_row(result, DATASET) == [DATASET, "create", "6", "0", "0", "0", "0", "0"]
     meta = load_project(project_dir).datasets[DATASET].meta
     stored = langfuse_env.state.datasets[DATASET]
     assert (stored["description"], stored["metadata"], stored["inputSchema"]) == (
@@ -82,7 +82,7 @@ def test_second_sync_without_local_change_writes_nothing(scoregate: Cli, langfus
     result = scoregate("datasets", "sync")
     assert result.code == 0
     assert writes(langfuse_env, before) == []
-    assert table_row(result, DATASET) == [DATASET, "unchanged", "0", "0", "6", "0", "0"]
+    assert table_row(result, DATASET) == [DATASET, "unchanged", "0", "0", "0", "6", "0", "0"]
     assert "applied: 0 writes" in result.output
 
 
@@ -92,7 +92,7 @@ def test_items_beyond_the_first_page_are_compared_too(
     monkeypatch.setattr(datasets_sync, "PAGE_SIZE", 4)
     assert scoregate("datasets", "sync").code == 0
     before = len(langfuse_env.requests)
-    assert table_row(scoregate("datasets", "sync"), DATASET)[4] == "6"
+    assert table_row(scoregate("datasets", "sync"), DATASET)[5] == "6"
     listed = [r.query["page"] for r in langfuse_env.requests[before:] if r.path == ITEMS]
     assert listed == ["1", "2"]
 
@@ -107,7 +107,7 @@ def test_a_changed_description_updates_the_dataset_only(
     edit_yaml(project_dir / "datasets/smoke_v1.yaml", lambda meta: meta.update(description="Smoke set, v1.1"))
     before = len(langfuse_env.requests)
     result = scoregate("datasets", "sync")
-    assert table_row(result, DATASET) == [DATASET, "update", "0", "0", "6", "0", "0"]
+    assert table_row(result, DATASET) == [DATASET, "update", "0", "0", "0", "6", "0", "0"]
     assert writes(langfuse_env, before) == [("POST", "/api/public/v2/datasets")]
     assert langfuse_env.state.datasets[DATASET]["description"] == "Smoke set, v1.1"
 
@@ -122,7 +122,7 @@ def test_a_json_looking_string_the_server_parses_does_not_count_as_a_change(
     assert scoregate("datasets", "sync").code == 0
     assert langfuse_env.state.items[langfuse_item_id(DATASET, "numeric-ref")]["expectedOutput"] == 42
     before = len(langfuse_env.requests)
-    assert table_row(scoregate("datasets", "sync"), DATASET)[4] == "7"
+    assert table_row(scoregate("datasets", "sync"), DATASET)[5] == "7"
     assert writes(langfuse_env, before) == []
 
 
@@ -131,7 +131,10 @@ def test_changed_added_and_removed_items_then_prune_archives_never_deletes(
 ) -> None:
     assert scoregate("datasets", "sync").code == 0
 
+    removed_row: dict[str, Any] = {}
+
     def change(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        removed_row.update(rows[1])
         rows[0]["input"]["title"] += " (re-edited)"
         added = {**rows[2], "id": "smoke-new"}
         return [rows[0], *rows[2:], added]  # smoke-002 removed
@@ -139,26 +142,31 @@ def test_changed_added_and_removed_items_then_prune_archives_never_deletes(
     edit_jsonl(project_dir / "datasets/smoke_v1.jsonl", change)
     removed = langfuse_item_id(DATASET, "smoke-002")
     result = scoregate("datasets", "sync")
-    assert table_row(result, DATASET) == [DATASET, "unchanged", "1", "1", "4", "0", "1"]
+    assert table_row(result, DATASET) == [DATASET, "unchanged", "1", "0", "1", "4", "0", "1"]
     assert "1 items exist only in Langfuse; `--prune` archives them" in result.output
     assert langfuse_env.state.items[removed]["status"] == "ACTIVE"
     edited = langfuse_env.state.items[langfuse_item_id(DATASET, "smoke-001")]
     assert edited["input"]["title"].endswith("(re-edited)")
 
     pruned = scoregate("datasets", "sync", "--prune")
-    assert table_row(pruned, DATASET) == [DATASET, "unchanged", "0", "0", "6", "1", "0"]
+    assert table_row(pruned, DATASET) == [DATASET, "unchanged", "0", "0", "0", "6", "1", "0"]
     assert langfuse_env.state.items[removed]["status"] == "ARCHIVED"
     assert langfuse_env.state.items[removed]["input"] is not None  # archived with its content, not blanked
     assert [r for r in langfuse_env.requests if r.method == "DELETE"] == []
     before = len(langfuse_env.requests)
-    assert table_row(scoregate("datasets", "sync", "--prune"), DATASET)[5] == "0"
+    assert table_row(scoregate("datasets", "sync", "--prune"), DATASET)[6] == "0"
     assert writes(langfuse_env, before) == []
+
+    edit_jsonl(project_dir / "datasets/smoke_v1.jsonl", lambda rows: [*rows, removed_row])  # smoke-002 is back
+    restored = scoregate("datasets", "sync", "--prune")
+    assert table_row(restored, DATASET) == [DATASET, "unchanged", "0", "1", "0", "6", "0", "0"]
+    assert langfuse_env.state.items[removed]["status"] == "ACTIVE"
 
 
 def test_dry_run_shows_the_plan_and_writes_nothing(scoregate: Cli, langfuse_env: FakeLangfuse) -> None:
     result = scoregate("datasets", "sync", "--dry-run")
     assert result.code == 0
-    assert table_row(result, DATASET) == [DATASET, "create", "6", "0", "0", "0", "0"]
+    assert table_row(result, DATASET) == [DATASET, "create", "6", "0", "0", "0", "0", "0"]
     assert "dry run: nothing written (7 writes planned)" in result.output
     assert writes(langfuse_env) == []
 

@@ -71,6 +71,20 @@ def test_csv_ratings_become_langfuse_scores_and_a_local_copy(
     assert "5 scores posted to" in result.output and "5 new or changed, 0 unchanged" in result.output
 
 
+def test_imported_scores_carry_the_config_id_of_their_key_made_once_when_langfuse_lacks_it(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    ratings = write(project_dir / "ratings.csv", RATINGS)
+    assert scoregate("scores", "import", str(ratings)).code == 0
+    configs = {c["name"]: c for c in langfuse_env.state.score_configs.values()}
+    assert sorted(configs) == sorted({s["name"] for s in langfuse_env.state.scores})  # one config per imported key
+    assert {s["name"]: s["configId"] for s in langfuse_env.state.scores} == {n: c["id"] for n, c in configs.items()}
+    assert (configs["online_thumb"]["minValue"], configs["online_thumb"]["maxValue"]) == (-1, 1)
+    again = scoregate("scores", "import", str(ratings))
+    assert again.code == 0 and len(langfuse_env.state.score_configs) == len(configs)  # found, not made again
+    assert langfuse_env.validation_failures == []
+
+
 def test_importing_again_replaces_the_scores_instead_of_duplicating_them(
     fake_langfuse: FakeLangfuse, project_dir: Path
 ) -> None:

@@ -3,8 +3,10 @@
 `runs/<run_id>/invalidation.json` is the record (`valid: false`, `invalid_reason`, `invalidated_at`,
 `superseded_by`); the same fields are copied into summary.json, set as MLflow tags on the mirrored run
 (`scoregate.valid`, `scoregate.invalid_reason`, `scoregate.superseded_by`) and sent to Langfuse as the run's
-`run_valid` score with that metadata. Compare, rank, hard cases refuse an invalid run; the regression gate
-skips it as a baseline and promotion skips it as evidence, each saying why.
+`run_valid` score with that metadata. A run invalidated before it was mirrored (or before it finished) gets
+the same marks from its first mirror, and a resume keeps them in the summary it writes. Compare, rank, hard
+cases refuse an invalid run; the regression gate skips it as a baseline and promotion skips it as evidence,
+each saying why.
 """
 
 from __future__ import annotations
@@ -37,6 +39,22 @@ def invalidation_of(store: RunStore) -> dict[str, Any] | None:
         hint=f"mark the run again (it rewrites {INVALIDATION_FILE}): "
         f"`scoregate runs invalidate {store.run_id} --reason ...`",
     )
+
+
+def with_invalidation(store: RunStore, summary: dict[str, Any]) -> dict[str, Any]:
+    """`summary` with the run's invalidation fields (if it was invalidated): what every mirror must carry."""
+    record = invalidation_of(store)
+    return summary if record is None else {**summary, **record}
+
+
+def invalidation_tags(record: dict[str, Any] | None) -> dict[str, str]:
+    """The MLflow tags marking an invalidated run (none for a valid run)."""
+    if record is None:
+        return {}
+    tags = {VALID_TAG: "false", REASON_TAG: str(record.get("invalid_reason"))[:5000]}
+    if record.get("superseded_by"):
+        tags[SUPERSEDED_TAG] = str(record["superseded_by"])
+    return tags
 
 
 def describe(record: dict[str, Any]) -> str:
@@ -117,10 +135,8 @@ def _mark_mlflow(store: RunStore, root: Path, record: dict[str, Any], report: In
 
     try:
         client = MlflowClient(tracking_uri=tracking_uri(root))
-        client.set_tag(mlflow_run_id, VALID_TAG, "false")
-        client.set_tag(mlflow_run_id, REASON_TAG, str(record["invalid_reason"])[:5000])
-        if record.get("superseded_by"):
-            client.set_tag(mlflow_run_id, SUPERSEDED_TAG, str(record["superseded_by"]))
+        for key, value in invalidation_tags(record).items():
+            client.set_tag(mlflow_run_id, key, value)
     except Exception as exc:  # the local mark stands; the mirror can be redone
         report.errors.append(f"mlflow: {type(exc).__name__}: {exc}")
         return

@@ -31,6 +31,7 @@ from scoregate.engine.runner import execute, pending_items
 from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline
 from scoregate.engine.termination import Terminated, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
+from scoregate.invalidation import with_invalidation
 from scoregate.records import DataType
 from scoregate.redaction import redact
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
@@ -111,6 +112,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     repeats = int(manifest.get("options", {}).get("repeat", 1))
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
+    summary = with_invalidation(store, summary)  # a run invalidated before it finished stays invalid
     store.write_summary(summary)
     return summary
 

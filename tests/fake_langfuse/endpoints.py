@@ -285,6 +285,13 @@ def post_run_item(call: Call) -> tuple[int, Any]:
     return 200, {"datasetRunName": row["datasetRunName"], **{k: v for k, v in row.items() if k != "datasetRunName"}}
 
 
+def readable_run_items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run items the API shows: the newest per dataset item. The server keeps every row it was sent (each
+    POST gets a new random id: 18 rows for 9 items on the recorded v4.16 server) and shows one per item."""
+    newest = {r["datasetItemId"]: r for r in sorted(rows, key=lambda r: r["createdAt"])}
+    return sorted(newest.values(), key=lambda r: r["createdAt"], reverse=True)
+
+
 def list_run_items(call: Call) -> tuple[int, Any]:
     """GET /api/public/dataset-run-items?datasetId=&runName=."""
     runs = [
@@ -294,8 +301,7 @@ def list_run_items(call: Call) -> tuple[int, Any]:
     ]
     if not runs:
         raise ApiProblem(404, "Dataset run not found for the given project and dataset id")
-    rows = [r for r in call.state.run_items if r["datasetRunId"] == runs[0]["id"]]
-    rows.sort(key=lambda r: r["createdAt"], reverse=True)
+    rows = readable_run_items([r for r in call.state.run_items if r["datasetRunId"] == runs[0]["id"]])
     return 200, page_of(rows, call.int_param("page", 1), call.int_param("limit", 50))
 
 
@@ -310,7 +316,8 @@ def list_runs(call: Call, dataset_name: str) -> tuple[int, Any]:
 
 def get_run(call: Call, dataset_name: str, run_name: str) -> tuple[int, Any]:
     """GET /api/public/datasets/{name}/runs/{run}."""
-    return 200, call.state.run(dataset_name, run_name)
+    run = call.state.run(dataset_name, run_name)
+    return 200, {**run, "datasetRunItems": readable_run_items(run["datasetRunItems"])}
 
 
 Endpoint = Callable[..., tuple[int, Any]]

@@ -19,6 +19,7 @@ from loopback_http import LoopbackHTTPServer
 from .endpoints import Call, InvalidBody, route
 from .storage import ApiProblem, State, js_numbers
 from .validation import ValidationFailure
+from .widgets import root_trace, widget_rows
 
 ServerMode = Literal["old", "new"]
 NOT_FOUND_PAGE = (
@@ -214,6 +215,21 @@ class FakeLangfuse:
             for r in self.requests
             if r.path.startswith(path_prefix) and method in (None, r.method) and status in (None, r.status)
         ]
+
+    def trace_as_dashboards_see_it(self, trace_id: str) -> dict[str, Any] | None:
+        """A trace's tags, version and name as v4 dashboards read them: from its root span only."""
+        with self._lock:
+            return root_trace(self.state, trace_id)
+
+    def widget_rows(self, name: str, **override: Any) -> list[dict[str, Any]]:
+        """The rows the stored widget called `name` draws (v4 read path; see widgets.py); none: no data.
+
+        `override` replaces parts of its query, e.g. `metrics=[{"measure": "count", "agg": "count"}]`.
+        """
+        with self._lock:
+            found = [w for w in self.state.widgets.values() if w["name"] == name]
+            assert len(found) == 1, f"{len(found)} widgets named {name!r}"
+            return widget_rows(self.state, {**found[0], **override})
 
     # ---- dispatch -------------------------------------------------------------------------------
     def _auth_problem(self, headers: dict[str, str], path: str) -> dict[str, Any] | None:

@@ -117,10 +117,10 @@ def _print_datasets(report: DatasetSyncReport) -> None:
     from rich.table import Table
 
     table = Table(title=f"datasets → {report.host} (project {report.project})", title_justify="left")
-    for column in ("dataset", "change", "created", "updated", "unchanged", "archived", "only in Langfuse"):
+    for column in ("dataset", "change", "created", "restored", "updated", "unchanged", "archived", "only in Langfuse"):
         table.add_column(column, justify="left" if column in ("dataset", "change") else "right")
     for plan in report.plans:
-        counts = [str(plan.count(a)) for a in ("create", "update", "unchanged", "archive", "extra")]
+        counts = [str(plan.count(a)) for a in ("create", "restore", "update", "unchanged", "archive", "extra")]
         table.add_row(plan.name, plan.action, *counts)
     console.print(table)
     writes = sum(plan.writes for plan in report.plans)
@@ -209,6 +209,8 @@ def _print_import(report: ImportReport, local_only: bool) -> None:
         console.print("Langfuse: skipped (--local-only)")
     else:
         console.print(f"Langfuse: {report.posted} scores posted to {report.host}", highlight=False)
+    for note in report.notes:
+        console.print(f"[yellow]langfuse {escape(note)}[/]")
     for message in report.sdk_messages:
         console.print(f"[yellow]langfuse {escape(message)}[/]")
 

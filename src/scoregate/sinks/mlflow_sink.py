@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.run_overview import mirror_run_name
+from scoregate.invalidation import invalidation_of, invalidation_tags
 from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store import RunStore
 
@@ -200,6 +201,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     params = [Param(k, v[:6000]) for k, v in params_of(manifest).items() if k not in existing_params]
     metrics = [Metric(k, v, stamp, step) for k, v in readable_metrics(summary).items()]
     all_tags = {**tags_of(manifest, summary, store.links), **readable_tags(manifest, summary)}
+    all_tags.update(invalidation_tags(invalidation_of(store)))  # invalidated before this (first) mirror too
     tags = [RunTag(k, v[:8000]) for k, v in all_tags.items()]
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
     log_dataset_input(client, run_id, manifest, project_root)

@@ -3,7 +3,8 @@
 Item ids are project-global in Langfuse, so each item's Langfuse id is derived from (dataset name, local id).
 Items are compared by a hash of what Langfuse stores (input, expected output, metadata); an unchanged item is
 not written, so a second sync with no local change writes nothing. Items removed locally are archived with
-`--prune`, never deleted (a delete also removes their experiment runs).
+`--prune`, never deleted (a delete also removes their experiment runs); an archived item that is back in the
+local file is restored (made active again, with its content).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ LOCAL_ID_KEY = "scoregate_item_id"
 """Metadata key holding the item's local id, so a Langfuse item leads back to its line in datasets/."""
 PAGE_SIZE = 50
 
-ItemAction = Literal["create", "update", "unchanged", "archive", "extra"]
+ItemAction = Literal["create", "restore", "update", "unchanged", "archive", "extra"]
+WRITES: tuple[ItemAction, ...] = ("create", "restore", "update", "archive")
 DatasetAction = Literal["create", "update", "unchanged"]
 
 
@@ -92,7 +94,7 @@ class DatasetPlan:
     @property
     def writes(self) -> int:
         """Requests applying this plan sends."""
-        return (self.action != "unchanged") + sum(1 for c in self.items if c.action in ("create", "update", "archive"))
+        return (self.action != "unchanged") + sum(1 for c in self.items if c.action in WRITES)
 
 
 @dataclass
@@ -190,7 +192,7 @@ def plan_dataset(ref: DatasetRef, remote: Remote, *, prune: bool) -> DatasetPlan
         payload = ItemPayload.of(item)
         there = existing.pop(langfuse_id, None)
         if there is None:
-            action: ItemAction = "create"
+            action: ItemAction = "restore" if found is not None and _archived(remote, langfuse_id) else "create"
         elif content_hash(there.input, there.expected_output, there.metadata) != payload.hash:
             action = "update"
         else:
@@ -203,6 +205,13 @@ def plan_dataset(ref: DatasetRef, remote: Remote, *, prune: bool) -> DatasetPlan
     return plan
 
 
+def _archived(remote: Remote, langfuse_id: str) -> bool:
+    """True when Langfuse keeps this item archived (the listing shows active items only)."""
+    item = remote.find(f"reading item {langfuse_id}", remote.api.dataset_items.get, langfuse_id)
+    status = getattr(item, "status", None)
+    return str(getattr(status, "value", status)) == "ARCHIVED"
+
+
 def apply_dataset(plan: DatasetPlan, remote: Remote) -> None:
     """Write one plan to Langfuse: the dataset if new or changed, then each created, updated or archived item."""
     from langfuse.api import DatasetStatus
@@ -210,7 +219,7 @@ def apply_dataset(plan: DatasetPlan, remote: Remote) -> None:
     if plan.action != "unchanged":
         remote.call(f"saving dataset {plan.name!r}", remote.api.datasets.create, name=plan.name, **plan.settings)
     for change in plan.items:
-        if change.action not in ("create", "update", "archive"):
+        if change.action not in WRITES:
             continue
         assert change.payload is not None
         status = DatasetStatus.ARCHIVED if change.action == "archive" else DatasetStatus.ACTIVE

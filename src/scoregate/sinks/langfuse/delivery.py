@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import format_trace_id
@@ -81,6 +82,34 @@ class ItemIdGenerator(IdGenerator):
                 return self._random.generate_span_id()
             self._count += 1
             return _span_id_for(self._seed, self._count)
+
+
+class RootSpans(SpanProcessor):
+    """The root spans still open, by trace id: the runner opens an item's root span before its task runs, and
+    the task sets the trace's tags and version on it (Langfuse v4 reads them from the root span)."""
+
+    def __init__(self) -> None:
+        self._open: dict[int, Span] = {}
+        self._lock = threading.Lock()
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        """Remember a span without a parent."""
+        if span.parent is None:
+            with self._lock:
+                self._open[span.context.trace_id] = span
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Forget a root span once it ended."""
+        if span.parent is None and span.context is not None:
+            with self._lock:
+                self._open.pop(span.context.trace_id, None)
+
+    def get(self, trace_id: str) -> Span | None:
+        """The open root span of this trace (hex id), or None."""
+        if not trace_id:
+            return None
+        with self._lock:
+            return self._open.get(int(trace_id, 16))
 
 
 class Retimer:
@@ -272,6 +301,8 @@ class MirrorClient:
         self.retimer = Retimer()
         self.exporter = ConfirmingSpanExporter(otlp, self.retimer)
         self.provider = TracerProvider(id_generator=self.ids)
+        self.roots = RootSpans()
+        self.provider.add_span_processor(self.roots)
         self._http = httpx.Client(timeout=timeout_s, event_hooks={"response": [self.ledger.on_response]})
         _evict(settings.public_key)  # the SDK keeps one set of resources per key; this session needs its own
         self.langfuse: Langfuse = Langfuse(

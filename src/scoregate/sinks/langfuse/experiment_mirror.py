@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -26,6 +25,7 @@ from scoregate.analysis.run_overview import manifest_run_name, mirror_run_name, 
 from scoregate.catalog.project import Project, load_project
 from scoregate.engine.repeats import iter_all_results, repeat_key
 from scoregate.errors import ScoregateError
+from scoregate.invalidation import with_invalidation
 from scoregate.records import ItemResult
 from scoregate.run_lock import SYNC_HINT, RunLock
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
@@ -42,6 +42,8 @@ from scoregate.sinks.langfuse.mirror_state import (
 )
 from scoregate.sinks.langfuse.remote import is_not_found, path_part
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
+from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
+from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
 from scoregate.store import RunStore
 
 if TYPE_CHECKING:
@@ -50,8 +52,6 @@ if TYPE_CHECKING:
 
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
 MAX_SDK_LINES = 20
-ATTRIBUTE_LIMIT = 200
-"""Longest metadata value the SDK keeps in a span attribute (SDK 4 drops longer ones with a log line)."""
 
 
 @dataclass
@@ -334,7 +334,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
     if not state.experiment_id:
         return
     links = ctx.store.links
-    posts = run_scores(ctx.store.summary or {}, links.get("mlflow_run_id"))
+    posts = run_scores(with_invalidation(ctx.store, ctx.store.summary or {}), links.get("mlflow_run_id"))
     if state.run_scores_digest != digest(posts, state.experiment_id):
         ids = ctx.posted.setdefault("", [])
         for post in posts:
@@ -399,54 +399,8 @@ def _item_data(ctx: _Context, result: ItemResult) -> Any:
     return {"input": result.input, "expected_output": result.expected_output, "metadata": metadata}
 
 
-def trace_dimensions(ctx: _Context, result: ItemResult) -> dict[str, str]:
-    """The item's declared input fields to filter dashboards by (dataset `dimensions:`, else the routing field
-    and every `feed_*` / `*category*` field), as short strings."""
-    receipts = ctx.manifest["receipts"]
-    project = ctx.project
-    declared: list[str] | None = None
-    route: str | None = None
-    if project is not None:
-        ref = project.datasets.get(str(receipts["dataset"]["name"]))
-        declared = ref.meta.dimensions if ref is not None else None
-        spec = project.config.experiments.get(str(receipts["experiment"]))
-        route = getattr(spec.prompt, "by", None) if spec is not None else None
-    if declared is None:
-        declared = [route] if route else []
-        declared += [k for k in result.input if k.startswith("feed_") or "category" in k]
-    values = {}
-    for name in dict.fromkeys(declared):
-        value = result.input.get(name)
-        if isinstance(value, str | int | float | bool):
-            values[name] = str(value)[:ATTRIBUTE_LIMIT]
-    return values
-
-
-def _trace_attributes(ctx: _Context, result: ItemResult) -> dict[str, Any]:
-    """Trace metadata and tags of one item: its dimensions and the run's experiment, model and prompt version."""
-    receipts = ctx.manifest["receipts"]
-    dims = trace_dimensions(ctx, result)
-    meta = {
-        **dims,
-        "scoregate_experiment": str(receipts["experiment"]),
-        "scoregate_run_id": ctx.store.run_id,
-        "model": str(receipts["model"]["name"]),
-        "prompt": result.prompt.rsplit("@", 1)[0],
-        "prompt_version": result.prompt,
-    }
-    tags = [
-        f"experiment:{receipts['experiment']}",
-        f"model:{receipts['model']['name']}",
-        f"prompt:{result.prompt}",
-        *(f"{k}:{v}" for k, v in dims.items()),
-    ]
-    return {"metadata": {k: v[:ATTRIBUTE_LIMIT] for k, v in meta.items()}, "tags": tags, "version": result.prompt}
-
-
 def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[ItemResult]) -> None:
     """Feed stored results through the SDK's experiment runner, one item at a time (so trace ids are fixed)."""
-    from langfuse import propagate_attributes
-
     run_id = ctx.store.run_id
     by_id = {mirror_key(r): r for r in chunk}
     session.ids.plan([trace_seed(run_id, mirror_key(r)) for r in chunk])
@@ -459,17 +413,19 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
         ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, mirror_key(result)))
         placed = ItemMirror(trace_id=trace_id, observation_id=lf.get_current_observation_id())
         ctx.state.items[mirror_key(result)] = placed
-        with propagate_attributes(**_trace_attributes(ctx, result)):
+        attributes = trace_attributes(ctx.project, ctx.manifest, run_id, result)
+        with traced_with(session.roots.get(trace_id), attributes):
             _record_generations(lf, session, ctx, result, trace_id)
         _post_item_scores(lf, ctx, result, placed)
         return result.output if result.error is None else f"[error] {result.error}"
 
     receipts = ctx.manifest["receipts"]
     extra: dict[str, Any] = {"experiment_id": ctx.state.experiment_id} if SDK_MAJOR >= 5 else {}
-    with _sdk4_fixed_experiment_id(lf, run_id):
+    run_name = f"{run_id} · {manifest_run_name(ctx.manifest)}"
+    with sdk4_runner(lf, run_id, ctx.dataset_id, run_name):
         outcome = lf.run_experiment(
             name=f"{receipts['project']}/{receipts['experiment']}",
-            run_name=f"{run_id} · {manifest_run_name(ctx.manifest)}",
+            run_name=run_name,
             description=run_description(ctx.manifest),
             data=data,
             task=task,
@@ -481,25 +437,6 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
         ctx.state.experiment_id = outcome.experiment_id
     elif outcome.experiment_id != ctx.state.experiment_id:  # SDK 4 linked: the server's dataset run id
         ctx.state.other_experiment_ids.append(outcome.experiment_id)
-
-
-@contextmanager
-def _sdk4_fixed_experiment_id(lf: Langfuse, run_id: str) -> Iterator[None]:
-    """SDK 4 takes no experiment id: without a dataset it draws a random one. Derive it from the run id instead,
-    so a re-mirror (after a partial mirror or a lost langfuse.json) lands in the same experiment."""
-    original = getattr(lf, "_create_observation_id", None)
-    if SDK_MAJOR >= 5 or original is None:
-        yield
-        return
-
-    def derived(*, seed: str | None = None) -> str:
-        return experiment_id_for(run_id) if seed is None else str(original(seed=seed))
-
-    lf._create_observation_id = derived  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        del lf._create_observation_id
 
 
 def _nanos(moment: str | None) -> int | None:
@@ -592,7 +529,8 @@ def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None
         accepted = all(ledger.is_accepted(i) for i in ids)
         if key == "":
             if accepted and state.experiment_id:
-                posts = run_scores(ctx.store.summary or {}, ctx.store.links.get("mlflow_run_id"))
+                summary = with_invalidation(ctx.store, ctx.store.summary or {})
+                posts = run_scores(summary, ctx.store.links.get("mlflow_run_id"))
                 state.run_scores_digest = digest(posts, state.experiment_id)
             continue
         item = state.items[key]

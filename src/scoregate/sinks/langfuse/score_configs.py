@@ -1,7 +1,8 @@
 """`scoregate langfuse setup`: one Langfuse score config per score key the evaluator files declare.
 
 Numeric keys carry their range, categorical keys their categories, boolean keys nothing more; the
-`human_*` and `online_thumb` feedback keys are included. The server accepts a second config with an
+`human_*` and `online_thumb` feedback keys are included, and each composite (e.g. `WeightedQuality`),
+numeric with the weighted sum of its parts' ranges. The server accepts a second config with an
 existing name (recorded on v4.16), so configs are looked up by name here and created only when missing;
 a changed description is patched, an archived config unarchived. A config whose type, range or
 categories differ from the file is reported and left alone: Langfuse cannot change them.
@@ -13,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scoregate.catalog.models import LlmJudgeSpec, ScoreKey
+from scoregate.catalog.models import CompositeSpec, LlmJudgeSpec, ScoreKey
 from scoregate.catalog.project import Project
 from scoregate.sinks.langfuse.canonical import canonical
 from scoregate.sinks.langfuse.public_api import PublicApi
@@ -75,6 +76,27 @@ def _from_key(key: ScoreKey, source: str, description: str) -> WantedConfig | No
     return WantedConfig(key.key, data_type, text)
 
 
+def _from_composite(name: str, spec: CompositeSpec, parts: dict[str, WantedConfig]) -> WantedConfig:
+    """A composite's config: numeric, ranging over the weighted sum of its parts' ranges when each has one."""
+    text = f"composite: {spec.description}".strip().rstrip(":")
+    low = high = 0.0
+    for key, weight in spec.weights.items():
+        part = parts.get(key)
+        bounds = (0.0, 1.0) if part is not None and part.data_type == "BOOLEAN" else None
+        if part is not None and part.min_value is not None and part.max_value is not None:
+            bounds = (part.min_value, part.max_value)
+        if bounds is None:
+            return WantedConfig(name, "NUMERIC", text)
+        low += min(weight * bounds[0], weight * bounds[1])
+        high += max(weight * bounds[0], weight * bounds[1])
+    return WantedConfig(name, "NUMERIC", text, round(low, 6), round(high, 6))
+
+
+def feedback_configs(keys: dict[str, Any]) -> list[WantedConfig]:
+    """The configs of the feedback keys (`scores import`): `human_*`, `online_thumb`, `feedback_comment`."""
+    return [WantedConfig(k, r.data_type, f"feedback: {r.description}", r.low, r.high) for k, r in keys.items()]
+
+
 def wanted_configs(project: Project) -> tuple[list[WantedConfig], list[str]]:
     """Return the configs the evaluator files (and the feedback keys) declare, and the keys that cannot be one."""
     from scoregate.scoring.registry import build_evaluator
@@ -90,8 +112,10 @@ def wanted_configs(project: Project) -> tuple[list[WantedConfig], list[str]]:
         for config in found:
             if config is not None:
                 wanted.setdefault(config.name, config)
-    for key, rule in SCORE_KEYS.items():
-        wanted.setdefault(key, WantedConfig(key, rule.data_type, f"feedback: {rule.description}", rule.low, rule.high))
+    for name, composite in sorted(project.config.composites.items()):
+        wanted.setdefault(name, _from_composite(name, composite, wanted))
+    for config in feedback_configs(SCORE_KEYS):
+        wanted.setdefault(config.name, config)
     for name in list(wanted):
         if not NAME_RULE.match(name):
             skipped.append(f"{name} (a Langfuse config name has at most 35 letters, digits, _ . ( ) - or spaces)")
@@ -183,6 +207,16 @@ def setup_score_configs(project: Project, *, dry_run: bool = False, api: PublicA
     finally:
         if own:
             api.close()
+
+
+def ensure_configs(api: PublicApi, wanted: list[WantedConfig]) -> dict[str, dict[str, Any]]:
+    """Return the server's active configs by name, after creating those of `wanted` it lacks (never a conflict)."""
+    there = server_configs(api)
+    for plan in plan_configs(wanted, there):
+        if plan.action == "create":
+            there[plan.wanted.name] = api.call(FEATURE, f"creating score config {plan.wanted.name!r}", "POST", PATH,
+                                               json=plan.wanted.body())  # fmt: skip
+    return {name: row for name, row in there.items() if not row.get("isArchived")}
 
 
 def fits(config: dict[str, Any], value: Any, data_type: str) -> bool:

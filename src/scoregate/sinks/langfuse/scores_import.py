@@ -3,7 +3,8 @@
 The local copy (`feedback/scores.jsonl`, append-only, one line per new or changed score) is what judge
 calibration reads. Score ids are derived from target, key and rater, and the first import's timestamp is
 reused on every later import: Langfuse replaces a score only when id, name and day match, so importing a
-file again updates scores in place and never duplicates them.
+file again updates scores in place and never duplicates them. Each score carries the id of its key's
+score config (created when Langfuse lacks it), so Langfuse validates it and shows its scale.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from scoregate.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, lo
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.sinks.langfuse.remote import Remote
-from scoregate.sinks.langfuse.scores_file import FeedbackScore, read_feedback
+from scoregate.sinks.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
 
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
 
@@ -64,6 +65,7 @@ class ImportReport:
     host: str | None = None
     dry_run: bool = False
     sdk_messages: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _record(score: FeedbackScore, trace_id: str | None, timestamp: dt.datetime, now: dt.datetime) -> dict[str, Any]:
@@ -170,13 +172,37 @@ def _keep_locally(
     return records, len(fresh)
 
 
-def _post(remote: Remote, scores: Sequence[FeedbackScore], records: dict[str, dict[str, Any]]) -> list[str]:
-    """Send the scores through the SDK and flush; return the SDK's warnings (dropped or rejected scores)."""
+def _score_configs(remote: Remote, scores: Sequence[FeedbackScore], report: ImportReport) -> dict[str, dict[str, Any]]:
+    """The server's configs of the imported keys by name (the missing ones created); none when it has no such API."""
+    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.sinks.langfuse.score_configs import ensure_configs, feedback_configs
+
+    used = {score.key for score in scores}
+    api = PublicApi(remote.settings)
+    try:
+        return ensure_configs(api, feedback_configs({k: r for k, r in SCORE_KEYS.items() if k in used}))
+    except MissingApi as exc:
+        report.notes.append(f"score configs: {exc.message}; the scores are posted without config ids")
+        return {}
+    finally:
+        api.close()
+
+
+def _post(
+    remote: Remote,
+    scores: Sequence[FeedbackScore],
+    records: dict[str, dict[str, Any]],
+    configs: dict[str, dict[str, Any]],
+) -> list[str]:
+    """Send the scores (with their config ids) through the SDK and flush; return the SDK's warnings."""
+    from scoregate.sinks.langfuse.score_configs import fits
+
     client: Any = remote.client  # create_score's overloads type `value` per data type; ours is checked already
     with SdkLogCapture() as capture:
         for score in scores:
             record = records[score.score_id]
             metadata = {k: record[k] for k in ("rater", "run_id", "item_id") if record[k] is not None}
+            config = configs.get(score.key)
             client.create_score(
                 name=score.key,
                 value=score.value,
@@ -187,6 +213,7 @@ def _post(remote: Remote, scores: Sequence[FeedbackScore], records: dict[str, di
                 comment=score.comment,
                 metadata={**metadata, "source": "scoregate scores import"},
                 timestamp=dt.datetime.fromisoformat(record["timestamp"]),
+                config_id=str(config["id"]) if config and fits(config, score.value, score.data_type) else None,
             )
         client.flush()
     if capture.score_batches_rejected_as_array():
@@ -234,14 +261,16 @@ def import_scores(
     traces = _resolve_traces(scores, trace_lookup or run_store_traces(root)) if posting else {}
     if dry_run:
         return report
+    configs: dict[str, dict[str, Any]] = {}
     if posting:
         assert remote is not None
         report.host = remote.settings.host
         remote.project()
+        configs = _score_configs(remote, scores, report)
     records, report.local_new = _keep_locally(root, scores, traces, now or dt.datetime.now(dt.UTC))
     report.local_unchanged = len(scores) - report.local_new
     if posting:
         assert remote is not None
-        report.sdk_messages = _post(remote, scores, records)
+        report.sdk_messages = _post(remote, scores, records, configs)
         report.posted = len(scores)
     return report

@@ -1,0 +1,94 @@
+"""What each mirrored trace carries for dashboards: the item's dimensions, its style, tags and version.
+
+Langfuse v4 reads a trace's tags and version from the trace's root span (in its events tables, the span
+without a parent: the SDK runner's `experiment-item-run`, recorded on v4.16), and a dashboard filters and
+groups scores by them. The runner opens that span before the task runs, so the task sets the attributes on
+it (through the SDK's own `propagate_attributes`, with the root span made current) as well as on the
+task's span and everything recorded below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from scoregate.records import ItemResult
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+    from scoregate.catalog.project import Project
+
+ATTRIBUTE_LIMIT = 200
+"""Longest value the SDK keeps in a span attribute (SDK 4 drops longer ones with a log line)."""
+INFERRED_KEY = "inferred_input"
+"""Item metadata holding what the route inferred for an item without the routing field (title fallback)."""
+
+
+def routing_fields(project: Project | None, experiment: str) -> list[str]:
+    """The input fields that pick a prompt: this experiment's route first, then every other route's field."""
+    if project is None:
+        return []
+    own = project.config.experiments.get(experiment)
+    routes = [own] if own is not None else []
+    routes += [spec for name, spec in project.config.experiments.items() if name != experiment]
+    found = (getattr(getattr(spec, "prompt", None), "by", None) for spec in routes)
+    return list(dict.fromkeys(by for by in found if isinstance(by, str)))
+
+
+def trace_dimensions(project: Project | None, manifest: dict[str, Any], result: ItemResult) -> dict[str, str]:
+    """The item's dimensions as short strings: the dataset's `dimensions:` (default: every `feed_*` and
+    `*category*` field) and the style its route reads, also with a fixed prompt; a value the route inferred
+    for an item without the field (title fallback) counts as the item's own."""
+    receipts = manifest["receipts"]
+    ref = project.datasets.get(str(receipts["dataset"]["name"])) if project is not None else None
+    declared = ref.meta.dimensions if ref is not None else None
+    inferred = result.metadata.get(INFERRED_KEY)
+    known = {**(inferred if isinstance(inferred, dict) else {}), **result.input}
+    if declared is None:
+        declared = [k for k in result.input if k.startswith("feed_") or "category" in k]
+    names = [*routing_fields(project, str(receipts["experiment"])), *declared]
+    values = {}
+    for name in dict.fromkeys(names):
+        value = known.get(name)
+        if isinstance(value, str | int | float | bool):
+            values[name] = str(value)[:ATTRIBUTE_LIMIT]
+    return values
+
+
+def trace_attributes(
+    project: Project | None, manifest: dict[str, Any], run_id: str, result: ItemResult
+) -> dict[str, Any]:
+    """Trace metadata, tags and version of one item (`propagate_attributes` keywords): its dimensions and the
+    run's experiment, model and prompt version."""
+    receipts = manifest["receipts"]
+    dims = trace_dimensions(project, manifest, result)
+    meta = {
+        **dims,
+        "scoregate_experiment": str(receipts["experiment"]),
+        "scoregate_run_id": run_id,
+        "model": str(receipts["model"]["name"]),
+        "prompt": result.prompt.rsplit("@", 1)[0],
+        "prompt_version": result.prompt,
+    }
+    tags = [
+        f"experiment:{receipts['experiment']}",
+        f"model:{receipts['model']['name']}",
+        f"prompt:{result.prompt}",
+        *(f"{k}:{v}" for k, v in dims.items()),
+    ]
+    return {"metadata": {k: v[:ATTRIBUTE_LIMIT] for k, v in meta.items()}, "tags": tags, "version": result.prompt}
+
+
+@contextmanager
+def traced_with(root: Span | None, attributes: dict[str, Any]) -> Iterator[None]:
+    """Put trace attributes on the trace's root span, and on the current span and every span opened inside."""
+    from langfuse import propagate_attributes
+    from opentelemetry import trace
+
+    if root is not None and root.is_recording():
+        with trace.use_span(root, end_on_exit=False), propagate_attributes(**attributes):
+            pass  # propagate_attributes sets them on the current span: here the root
+    with propagate_attributes(**attributes):
+        yield
