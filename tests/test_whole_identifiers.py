@@ -189,5 +189,7 @@ def test_compare_warnings_and_hints_keep_ids_and_commands_whole(deep: Path, scri
         assert code == 0, out
         assert "warning: the runs used different evaluator versions" in " ".join(out.split())
         assert_laid_out(out, [a, b, str(deep / "runs"), *commands(out)])
-        warning = next(line for line in out.splitlines() if line.startswith("warning: "))
-        assert not warning.rstrip().endswith("warning:")
+        lines = out.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("warning: the runs used"))
+        end = next(i for i in range(start, len(lines)) if "the evaluators" in lines[i])
+        assert all(line.startswith("  ") for line in lines[start + 1 : end + 1]), out  # its continuations indented
