@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import SCOREGATE_BIN, Runs
+from fake_langfuse import FakeLangfuse
 from scripted_openai import PREFLIGHT, ScriptedOpenAI
+from test_langfuse_check import langfuse_env_fixture  # noqa: F401
 
 WIDTHS = (80, 40)
 BULLETS = {"-", "*", "+", "•", "→", "error:", "warning:"}
@@ -193,3 +195,19 @@ def test_compare_warnings_and_hints_keep_ids_and_commands_whole(deep: Path, scri
         start = next(i for i, line in enumerate(lines) if line.startswith("warning: the runs used"))
         end = next(i for i in range(start, len(lines)) if "the evaluators" in lines[i])
         assert all(line.startswith("  ") for line in lines[start + 1 : end + 1]), out  # its continuations indented
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_langfuse_check_and_sync_outputs_keep_urls_names_and_commands_whole(
+    deep: Path, width: int, langfuse_env: FakeLangfuse
+) -> None:
+    code, out = scoregate_at(width, deep, "langfuse", "check")
+    assert code == 0, out
+    assert_laid_out(out, [langfuse_env.base_url, "Langfuse OK:"])
+
+    for args in (["datasets", "sync", "--dry-run"], ["prompts", "sync", "--dry-run"], ["datasets", "sync"]):
+        code, out = scoregate_at(width, deep, *args)
+        assert code == 0, out
+        names = ["smoke_v1"] if args[0] == "datasets" else ["summarization-catchup", "summarization-howto"]
+        assert_laid_out(out, [langfuse_env.base_url, *names, *commands(out)])
+        assert "…" not in out, out  # no name or number cut short to fit a column

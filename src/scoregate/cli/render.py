@@ -192,7 +192,7 @@ def print_summary(console: Console, summary: dict[str, Any], directions: Mapping
         for line in reasons:
             print_wrapped(console, line.replace(" (", f"{KEEP}("), first="  ", indent="    ")
     if directions:
-        console.print("↑ higher is better, ↓ lower is better, · no direction", highlight=False)
+        print_wrapped(console, "↑ higher is better, ↓ lower is better, · no direction")
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary["gates"]:
         print_table(console, gates_table(summary))
@@ -331,7 +331,8 @@ def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
     """Print one item in full: input fields (long ones folded), output, expected output, scores, calls."""
     from scoregate.analysis.items import output_text
 
-    print_wrapped(console, f"item {detail['item_id']}  run {detail['run_id']}  prompt {detail['prompt']}", style="bold")
+    head = join_units([f"item {detail['item_id']}", f"run {detail['run_id']}", f"prompt {detail['prompt']}"])
+    print_wrapped(console, head, style="bold")
     print_wrapped(console, "input", style="bold")
     for key, value in (detail.get("input") or {}).items():
         print_wrapped(console, _under(f"{key}: ", _folded(output_text(value)), "  "))
@@ -377,10 +378,9 @@ def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
             f"{c.get('tokens_out') if c.get('tokens_out') is not None else '?'}"
         )
         cost = "cost —" if c.get("cost_usd") is None else f"${c['cost_usd']:.6f}"
-        line = (
-            f"{c['purpose']} {c['model']}: {duration(c.get('latency_ms'))}, tokens in/out {tokens}, {cost}, "
-            f"retries {c.get('retries', 0)}, cache {'hit' if c.get('cached') else 'miss'}"
-        )
+        parts = [duration(c.get("latency_ms")), f"tokens in/out {tokens}", cost, f"retries {c.get('retries', 0)}",
+                 f"cache {'hit' if c.get('cached') else 'miss'}"]  # fmt: skip
+        line = f"{c['purpose']} {c['model']}: " + join_units(parts, ", ")
         print_wrapped(console, line, first="  ")
         if c.get("error"):
             print_wrapped(console, str(c["error"]), first="    error: ", indent="      ", first_style="red")

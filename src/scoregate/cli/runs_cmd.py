@@ -151,7 +151,9 @@ def show_command(
         return
     manifest = store.manifest
     receipts = manifest["receipts"]
-    print_wrapped(console, f"run {run_id}  status {manifest['status']}  experiment {receipts['experiment']}")
+    print_wrapped(
+        console, join_units([f"run {run_id}", f"status {manifest['status']}", f"experiment {receipts['experiment']}"])
+    )
     prompts = ", ".join(f"{n}@{p['version']}" for n, p in receipts["prompts"].items())
     model = receipts["model"]
     print_wrapped(console, f"model {model.get('name')} ({model['model']} @ {model['endpoint']})")
