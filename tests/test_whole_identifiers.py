@@ -211,3 +211,15 @@ def test_langfuse_check_and_sync_outputs_keep_urls_names_and_commands_whole(
         names = ["smoke_v1"] if args[0] == "datasets" else ["summarization-catchup", "summarization-howto"]
         assert_laid_out(out, [langfuse_env.base_url, *names, *commands(out)])
         assert "…" not in out, out  # no name or number cut short to fit a column
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_project_path_with_spaces_stays_whole(project_dir: Path, tmp_path: Path, width: int) -> None:
+    root = tmp_path / "My Projects" / "podcast summaries, take two" / "project"
+    shutil.copytree(project_dir, root)
+    break_files(root)
+
+    code, out = scoregate_at(width, root, "validate")
+
+    assert code == 1, out
+    assert_laid_out(out, [f"{root / 'datasets' / 'smoke_v1.jsonl'}:2:", f"{root / 'datasets' / 'smoke_v1.jsonl'}:4:"])

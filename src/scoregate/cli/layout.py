@@ -3,7 +3,8 @@
 The rule:
 
 - a word (a run of characters without a space: a path, a `file:line`, an id, a key, a URL) is never
-  broken; a word wider than the line overflows it;
+  broken; a word wider than the line overflows it; a path under the project root is one word even
+  when the root has a space in it (`keep_path`);
 - text in backticks (a command to type) and words joined with `KEEP` (a no-break space: a label and its
   value, `cost $0.0012`, a count and its noun) are kept together as if they were one word;
 - each line of a text is laid out on its own; its continuation lines are indented two columns past its
@@ -35,6 +36,13 @@ _WORDS = re.compile(r"( *)([^ ]+)")
 _OPENER = re.compile(r"( *)((?:[-*+•→] (?=\S))?)")
 _RULES = re.compile(r"[\s\u2500-\u257f]+")
 """What separates words in a rendered table: spaces, and the box-drawing characters of its borders."""
+_WHOLE_PATHS: set[str] = set()
+
+
+def keep_path(path: str) -> None:
+    """Keep `path` (a project root with a space in it) whole in every line printed from now on."""
+    if " " in path:
+        _WHOLE_PATHS.add(path)
 
 
 def keep(*words: str) -> str:
@@ -79,6 +87,8 @@ def layout(text: str, width: int, *, first: str = "", indent: str | None = None)
 
     `first` opens the first line; `indent`, when given, replaces the first line's computed continuation indent.
     """
+    for path in _WHOLE_PATHS:
+        text = text.replace(path, keep(path))
     out: list[str] = []
     for n, raw in enumerate(neutralize(text).expandtabs(8).split("\n")):
         match = _OPENER.match(raw)
