@@ -253,3 +253,22 @@ def test_the_report_knows_each_judge_scores_declared_scale(project_dir: Path, tm
     html = path.read_text(encoding="utf-8")
     histogram = html.split('aria-label="histogram of faithfulness_score"', 1)[1].split("</svg>", 1)[0]
     assert [t.split(":")[0] for t in re.findall(r"<title>([^<]*)</title>", histogram)] == list("123456")
+
+
+def test_one_failed_item_says_its_reason_once_in_the_headline_and_the_terminal(
+    scoregate: Callable[..., CliResult], runs: Runs, scripted_server: Any
+) -> None:
+    scripted_server.fail_next(400, body='{"error": {"message": "the one failed item"}}')
+
+    result = scoregate("run", "smoke", "--no-mlflow")
+
+    assert result.code == 0, result.output
+    summary = runs.summary()
+    unmeasured = [k for k, s in summary["scores"].items() if s["n_measured"] < s["n_total"]]
+    assert len(unmeasured) >= 10  # the failed item left (almost) every score null for the same reason
+    assert result.output.count("the one failed item") == 1, result.output
+    html = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    headline = re.search(r'<section id="headline">(.*?)</section>', html, re.DOTALL)
+    assert headline is not None
+    assert headline.group(1).count("the one failed item") == 1
+    assert re.search(r"<th>not measured</th><td><div class=\"why\">every score[^<]*the one failed item", html)

@@ -42,7 +42,8 @@ class ValidationFailed(ScoregateError):
     def __init__(self, problems: list[str], *, hint: str | None = None) -> None:
         self.problems = problems
         count = len(problems)
-        summary = f"{count} problem{'s' if count != 1 else ''} found:\n" + "\n".join(f"  - {p}" for p in problems)
+        listing = "\n".join("  - " + p.replace("\n", "\n  ") for p in problems)  # a problem's hint under its bullet
+        summary = f"{count} problem{'s' if count != 1 else ''} found:\n" + listing
         super().__init__(summary, hint=hint)
 
 

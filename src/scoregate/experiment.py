@@ -146,6 +146,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         project, experiment, model=options.model, judge_model=options.judge_model, on_models=check_models
     )
     from rich.console import Console
+    from rich.text import Text
 
     from scoregate.engine.breaker import CircuitBreaker
     from scoregate.engine.cache import ResponseCache
@@ -158,7 +159,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     prompt_versions = {
         name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
     }
-    console.print(_prompt_source_line(prompt_versions, options), highlight=False, soft_wrap=True)
+    console.print(Text(_prompt_source_line(prompt_versions, options)), soft_wrap=True)  # names as text, no markup
     receipts = _receipts(project, plan, options, caller, prompt_versions)
     try:
         checks[0].wait()

@@ -136,7 +136,8 @@ def _debug() -> bool:
 
 def main() -> None:
     """Run the CLI; print user errors without a traceback (SCOREGATE_DEBUG=1 re-raises)."""
-    from scoregate.cli.console import escape, lazy_console
+    from scoregate.cli.console import lazy_console
+    from scoregate.cli.layout import print_wrapped
 
     err = lazy_console(stderr=True)
     try:
@@ -144,7 +145,7 @@ def main() -> None:
     except ScoregateError as exc:
         if _debug():
             raise
-        err.print(f"[bold red]error:[/] {escape(redact(exc.render()))}", highlight=False, markup=True)
+        print_wrapped(err, redact(exc.render()), first="error: ", first_style="bold red")
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.console import lazy_console
+from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
 
 console = lazy_console()
@@ -35,14 +36,14 @@ def _value(estimate: dict[str, Any] | None) -> tuple[str, str]:
 
 def print_calibration(data: dict[str, Any]) -> None:
     """Print a calibration as a table of pooled and per-document agreement, with what was left out and why."""
-    console.print(
-        f"{escape(data['judge_key'])} (judge) vs {escape(data['human_key'])} (human) from {escape(data['source'])}: "
+    print_wrapped(
+        console,
+        f"{data['judge_key']} (judge) vs {data['human_key']} (human) from {data['source']}: "
         f"{data['n_pairs']} of {data['n_total']} items paired"
         + (f", scale {data['scale'][0]}..{data['scale'][1]}" if data["scale"] else ""),
-        highlight=False,
     )
     for reason, count in data["excluded"].items():
-        console.print(f"  left out {count}: {escape(reason)}", highlight=False)
+        print_wrapped(console, reason, first=f"  left out {count}: ", indent="    ")
     from rich.table import Table
 
     per_doc = data["per_document"]
@@ -61,18 +62,18 @@ def print_calibration(data: dict[str, Any]) -> None:
                 notes[f"{label} (per document)"] = doc["reason"]
             cells += _value(doc)
         table.add_row(label, *cells)
-    console.print(table)
+    print_table(console, table)
     if per_doc:
-        console.print(
-            f"per document ({escape(str(data['document_key']))}): mean over {per_doc['documents_used']} documents; "
+        print_wrapped(
+            console,
+            f"per document ({data['document_key']}): mean over {per_doc['documents_used']} documents; "
             f"{per_doc['documents_skipped']} skipped (judge or human constant, or a single pair)",
-            highlight=False,
         )
     by_reason: dict[str, list[str]] = {}
     for label, reason in notes.items():
         by_reason.setdefault(reason.replace("pass scale=(low, high)", "pass --scale LOW,HIGH"), []).append(label)
     for reason, labels in by_reason.items():
-        console.print(f"{', '.join(labels)}: {escape(reason)}", highlight=False)
+        print_wrapped(console, f"{', '.join(labels)}: {reason}")
 
 
 def calibrate(
@@ -155,4 +156,4 @@ def calibrate(
         bound = f"{judge['evaluator']} v{judge['version']} ({judge['fingerprint'][:12]})"
         if model:
             bound += f" judged by {model.get('provider')}/{model.get('model')}"
-        console.print(f"[green]saved[/] {escape(data['saved_to'])}: bound to {escape(bound)}", highlight=False)
+        print_wrapped(console, f"{data['saved_to']}: bound to {bound}", first="saved ", first_style="green")

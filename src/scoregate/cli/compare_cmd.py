@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scoregate.cli.console import escape, lazy_console
-from scoregate.cli.layout import print_wrapped
+from scoregate.cli.layout import keep, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from scoregate.comparison import CompareOutcome
 
 console = lazy_console()
+err_console = lazy_console(stderr=True)
 VERDICT_STYLE = {
     "better": "green", "non-inferior": "green", "equivalent": "green", "worse": "red",
     "inconclusive": "yellow", "increased": "cyan", "decreased": "cyan", "no change": "white",
@@ -83,7 +84,7 @@ def comparison_table(outcome: CompareOutcome) -> Table:
     from scoregate.catalog.directions import direction_arrow
 
     c = outcome.comparison
-    table = Table(title=f"B = {c.b.run_id}  vs  A = {c.a.run_id}", title_justify="left")
+    table = Table(title=escape(f"B = {c.b.run_id}  vs  A = {c.a.run_id}"), title_justify="left")
     for column in ("score", "n", "mean A", "mean B", "Δ B−A", "CI of Δ (level)", "verdict"):
         table.add_column(
             column, no_wrap=True, justify="right" if column in ("n", "mean A", "mean B", "Δ B−A") else "left"
@@ -124,7 +125,7 @@ def tests_table(outcome: CompareOutcome) -> Table:
     for column in ("score", "p Wilcoxon", "p t-test", "p Holm", "dz", "W/T/L", "MDE"):
         table.add_column(column, no_wrap=True, justify="left" if column == "score" else "right")
     for name, score in tested(outcome).items():
-        table.add_row(name, *_test_cells(score))
+        table.add_row(escape(name), *_test_cells(score))
     return table
 
 
@@ -174,19 +175,20 @@ def print_outcome(outcome: CompareOutcome) -> None:
             "items, not each run's own",
         )
     for warning in c.warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        print_wrapped(console, warning, first="warning: ", first_style="yellow")
     primary = ", ".join(c.primary) or "none"
-    console.print(f"primary: {escape(primary)}  ({escape(c.primary_source)})", highlight=False)
+    print_wrapped(console, f"primary: {primary}  ({c.primary_source})")
     print_table_or_lines(console, comparison_table(outcome), comparison_lines(outcome, console.width))
-    console.print(
+    print_wrapped(
+        console,
         "↑ higher is better, ↓ lower is better, · no direction (never better or worse); "
-        "* secondary: exploratory, Holm-adjusted p and CI"
+        "* secondary: exploratory, Holm-adjusted p and CI",
     )
     if tested(outcome):
         print_table_or_lines(console, tests_table(outcome), tests_lines(outcome, console.width))
-        console.print(TESTS_LEGEND, highlight=False)
-        console.print(f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores", highlight=False)
-    console.print(f"rule: {VERDICT_RULE}", highlight=False)
+        print_wrapped(console, TESTS_LEGEND)
+        print_wrapped(console, f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores")
+    print_wrapped(console, f"rule: {VERDICT_RULE}")
     same = unchanged(outcome)
     for name, score in c.scores.items():
         if name in same:
@@ -208,17 +210,18 @@ def print_outcome(outcome: CompareOutcome) -> None:
     if p is not None:
         w = p.win_rate
         rate = "—" if w.win_rate is None else f"{w.win_rate:.0%} [{w.ci_low:.0%}, {w.ci_high:.0%}]"
-        console.print(
+        print_wrapped(
+            console,
             f"pairwise judge {p.evaluator} ({p.judge_model}), both orders: B win rate {rate}  "
             f"(B {w.b_wins} / A {w.a_wins} / tie {w.ties}; judged {p.judged} of {p.items} items; "
-            f"orders agreed on {p.orders_agreed}; sign test p {_n(w.sign_test_p)})"
+            f"orders agreed on {p.orders_agreed}; sign test p {_n(w.sign_test_p)})",
         )
         for reason, count in p.null_reasons.items():
-            console.print(f"  [yellow]not judged ({count}):[/] {escape(reason)}")
+            print_wrapped(console, reason, first=f"  not judged ({count}): ", indent="    ", first_style="yellow")
     if outcome.mlflow_run_id:
         print_wrapped(console, f"mlflow: comparison run {outcome.mlflow_run_id}  (browse with `make mlflow-ui`)")
     for warning in outcome.mlflow_warnings:
-        console.print(f"[yellow]mlflow:[/] {escape(warning)}")
+        print_wrapped(console, warning, first="mlflow: ", first_style="yellow")
 
 
 def compare(
@@ -305,6 +308,6 @@ def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) 
     try:
         path = report_runs(root, run_ids, metric=metric)
     except ScoregateError as exc:  # the comparison is printed; its page is not essential to it
-        typer.echo(f"report not written: {exc.render()}", err=True)
+        print_wrapped(err_console, f"report not written: {exc.render()}")
         return
-    typer.echo(f"report: {path}", err=quiet)
+    print_wrapped(err_console if quiet else console, keep("report:", str(path)))

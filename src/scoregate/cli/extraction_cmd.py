@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.console import lazy_console
+from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
 from scoregate.errors import ExitCode
 
@@ -25,8 +26,8 @@ OutOption = Annotated[Path, typer.Option("--out", "-o", help="Dataset file to wr
 
 def _print_problems(problems: list[ItemProblem], total: int) -> None:
     for p in problems:
-        console.print(f"[yellow]not scorable[/] {escape(p.item_id)}: {escape(p.problem)}", highlight=False)
-    console.print(f"{total - len(problems)} of {total} items can be scored; {len(problems)} cannot")
+        print_wrapped(console, f"{p.item_id}: {p.problem}", first="not scorable ", first_style="yellow")
+    print_wrapped(console, f"{total - len(problems)} of {total} items can be scored; {len(problems)} cannot")
 
 
 def connection_test(
@@ -56,17 +57,20 @@ def connection_test(
     if as_json:
         console.print_json(json.dumps(report.to_dict()))
     else:
-        console.print(f"models at {escape(report.base_url)}: {escape(', '.join(report.models))}", highlight=False)
+        print_wrapped(console, f"models at {report.base_url}: {', '.join(report.models)}")
         latency = f"{report.latency_ms:.0f} ms" if report.latency_ms is not None else "unknown latency"
         tokens = f"{report.tokens_in} in / {report.tokens_out} out tokens"
-        console.print(f"structured request ({report.style}) to {escape(report.model)}: {latency}, {tokens}")
-        console.print(f"reply: {escape(report.reply[:300])}", highlight=False)
+        print_wrapped(console, f"structured request ({report.style}) to {report.model}: {latency}, {tokens}")
+        print_wrapped(console, f"reply: {report.reply[:300]}")
         if report.ok:
             f1 = f"{report.field_f1:.2f}" if report.field_f1 is not None else "n/a"
-            console.print(f"[green]ok[/] the reply is JSON that obeys the schema (field F1 on the sample: {f1})")
+            print_wrapped(
+                console, f"the reply is JSON that obeys the schema (field F1 on the sample: {f1})", first="ok ",
+                first_style="green",
+            )  # fmt: skip
         else:
             what = "does not obey the schema" if report.parsed else "is not valid JSON"
-            console.print(f"[red]failed[/] the reply {what}: {escape('; '.join(report.errors))}", highlight=False)
+            print_wrapped(console, f"the reply {what}: {'; '.join(report.errors)}", first="failed ", first_style="red")
     if not report.ok:
         raise typer.Exit(int(ExitCode.ERROR))
 
@@ -89,7 +93,7 @@ def import_sgd(
     count, problems = write_dataset(
         load_sgd(source), out, description=f"Schema-Guided Dialogue extraction items imported from {source.name}."
     )
-    console.print(f"wrote {count} items to {out} (and {out.with_suffix('.yaml').name})")
+    print_wrapped(console, f"wrote {count} items to {out} (and {out.with_suffix('.yaml').name})")
     _print_problems(problems, count)
 
 
@@ -115,7 +119,7 @@ def import_hf(
         out,
         description=f"{source} ({split}) imported for structured extraction.",
     )
-    console.print(f"wrote {count} items to {out} (and {out.with_suffix('.yaml').name})")
+    print_wrapped(console, f"wrote {count} items to {out} (and {out.with_suffix('.yaml').name})")
     _print_problems(problems, count)
 
 

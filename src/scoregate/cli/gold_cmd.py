@@ -7,10 +7,13 @@ from typing import Annotated
 
 import typer
 
+from scoregate.cli.console import lazy_console
+from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_path
 from scoregate.errors import ExitCode
 
 app = typer.Typer(help="Gold labels of the semantic tags track: validate and build.", no_args_is_help=True)
+console = lazy_console()
 
 
 @app.command("validate")
@@ -23,10 +26,10 @@ def validate_command(
 
     report = validate_gold(project_path(project, path))
     for violation in report.violations:
-        typer.echo(violation.render())
+        print_wrapped(console, violation.render())
     bad = len({v.path for v in report.violations})
-    typer.echo(f"{report.files} gold file(s) checked: {report.files - bad} valid, {bad} with "
-               f"{len(report.violations)} violation(s)")  # fmt: skip
+    print_wrapped(console, f"{report.files} gold file(s) checked: {report.files - bad} valid, {bad} with "
+                           f"{len(report.violations)} violation(s)")  # fmt: skip
     if report.violations:
         raise typer.Exit(int(ExitCode.ERROR))
 
@@ -45,4 +48,4 @@ def build_command(
     folder = project_path(project, folder)
     target = project_path(project, out) if out is not None else folder.with_suffix(".jsonl")
     items, with_gold = build_tags_dataset(folder, target)
-    typer.echo(f"wrote {target}: {items} item(s), {with_gold} with gold labels")
+    print_wrapped(console, f"wrote {target}: {items} item(s), {with_gold} with gold labels")

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.console import lazy_console
+from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 
 if TYPE_CHECKING:
@@ -20,25 +21,21 @@ DEFAULT_DATASET = "hardcases"  # scoregate.hardcases.DEFAULT_DATASET, kept here 
 
 def _print(report: HardcasesReport) -> None:
     verb = "would append" if report.dry_run else "appended"
-    console.print(
-        f"run {escape(report.run_id)}: {report.matched} of {report.items_in_run} items match "
-        f"{escape(str(report.condition))}",
-        highlight=False,
+    print_wrapped(
+        console, f"run {report.run_id}: {report.matched} of {report.items_in_run} items match {report.condition}"
     )
     for item_id, value in report.appended:
-        console.print(f"  [green]+[/] {escape(item_id)}  {report.condition.metric} = {value:g}", highlight=False)
-    console.print(f"{verb} {len(report.appended)} to {escape(str(report.dataset))}", highlight=False)
+        print_wrapped(console, f"{item_id}  {report.condition.metric} = {value:g}", first="  + ", first_style="green")
+    print_wrapped(console, f"{verb} {len(report.appended)} to {report.dataset}")
     if report.already_present:
         shown = ", ".join(report.already_present)
-        console.print(f"skipped {len(report.already_present)} already there: {escape(shown)}", highlight=False)
+        print_wrapped(console, f"skipped {len(report.already_present)} already there: {shown}")
     if report.over_limit:
-        console.print(f"left {report.over_limit} matching beyond --limit", highlight=False)
+        print_wrapped(console, f"left {report.over_limit} matching beyond --limit")
     nulls = sum(report.null_metric.values())
     if nulls:
-        reasons = "; ".join(f"{escape(r)} ({n})" for r, n in report.null_metric.most_common(3))
-        console.print(
-            f"[yellow]{nulls} not considered: {report.condition.metric} is null[/] — {reasons}", highlight=False
-        )
+        reasons = "; ".join(f"{r} ({n})" for r, n in report.null_metric.most_common(3))
+        print_wrapped(console, f"{nulls} not considered: {report.condition.metric} is null — {reasons}", style="yellow")
 
 
 @app.command("add")

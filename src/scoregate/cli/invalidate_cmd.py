@@ -6,7 +6,12 @@ from typing import Annotated
 
 import typer
 
+from scoregate.cli.console import lazy_console
+from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
+
+console = lazy_console()
+err_console = lazy_console(stderr=True)
 
 
 def invalidate(
@@ -19,12 +24,12 @@ def invalidate(
     from scoregate.invalidation import invalidate_run
 
     report = invalidate_run(project_root(project), run_id, reason, superseded_by=superseded_by)
-    typer.echo(f"run {run_id} marked invalid: {report.record['invalid_reason']}")
+    print_wrapped(console, f"run {run_id} marked invalid: {report.record['invalid_reason']}")
     for line in report.done:
-        typer.echo(f"  done     {line}")
+        print_wrapped(console, line, first="  done     ", indent="           ")
     for line in report.skipped:
-        typer.echo(f"  skipped  {line}")
+        print_wrapped(console, line, first="  skipped  ", indent="           ")
     for line in report.errors:
-        typer.echo(f"  failed   {line}", err=True)
+        print_wrapped(err_console, line, first="  failed   ", indent="           ")
     if report.errors:
         raise typer.Exit(1)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
 
 if TYPE_CHECKING:
@@ -34,28 +35,32 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show the plan; wr
 def _print_configs(report: ScoreConfigReport) -> None:
     from rich.table import Table
 
-    table = Table(title=f"score configs → {report.host}", title_justify="left")
+    table = Table(title=escape(f"score configs → {report.host}"), title_justify="left")
     for column in ("key", "type", "range / categories", "change"):
         table.add_column(column)
     for plan in report.plans:
         w = plan.wanted
         scale = f"{w.min_value:g}..{w.max_value:g}" if w.min_value is not None and w.max_value is not None else ""
         scale = ", ".join(w.categories) if w.categories else scale
-        table.add_row(w.name, w.data_type, scale, plan.action)
-    console.print(table)
+        table.add_row(escape(w.name), w.data_type, escape(scale), plan.action)
+    print_table(console, table)
     verb = "" if report.applied else " (dry run: nothing written)"
-    console.print(
+    print_wrapped(
+        console,
         f"{report.count('create')} to create, {report.count('update')} to update, "
-        f"{report.count('unchanged')} unchanged, {report.count('conflict')} in conflict{verb}"
+        f"{report.count('unchanged')} unchanged, {report.count('conflict')} in conflict{verb}",
     )
     for plan in report.plans:
         if plan.action == "conflict":
-            console.print(
-                f"[yellow]conflict:[/] {escape(plan.wanted.name)} {escape(plan.problem or '')}; left as it is "
-                "(Langfuse cannot change a config's type or scale: rename the key or archive the old config)"
+            print_wrapped(
+                console,
+                f"{plan.wanted.name} {plan.problem or ''}; left as it is "
+                "(Langfuse cannot change a config's type or scale: rename the key or archive the old config)",
+                first="conflict: ",
+                first_style="yellow",
             )
     for skipped in report.skipped:
-        console.print(f"[yellow]skipped:[/] {escape(skipped)}")
+        print_wrapped(console, skipped, first="skipped: ", first_style="yellow")
 
 
 @langfuse_app.command("setup")
@@ -82,21 +87,23 @@ def dashboards_sync(
 
     report = sync_dashboards(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
     for plan in report.plans:
-        table = Table(title=f"dashboard {plan.name} ({plan.action})", title_justify="left")
+        table = Table(title=escape(f"dashboard {plan.name} ({plan.action})"), title_justify="left")
         table.add_column("widget")
         table.add_column("change")
         for tile in plan.tiles:
             table.add_row(
                 escape(tile.widget), tile.action + (" + moved" if tile.moved and tile.action != "move" else "")
             )
-        console.print(table)
+        print_table(console, table)
         if plan.url:
-            console.print(f"  {plan.url}", highlight=False, soft_wrap=True)
+            print_wrapped(console, plan.url, first="  ")
         if plan.count("extra"):
-            console.print(f"  {plan.count('extra')} widget(s) only in Langfuse; `--prune` removes them")
+            print_wrapped(
+                console, f"{plan.count('extra')} widget(s) only in Langfuse; `--prune` removes them", first="  "
+            )
     writes = sum(plan.writes for plan in report.plans)
     done = f"applied: {writes} writes" if report.applied else f"dry run: nothing written ({writes} writes planned)"
-    console.print(done)
+    print_wrapped(console, done)
 
 
 @langfuse_app.command("check")
@@ -106,31 +113,35 @@ def check(project: ProjectOption = None) -> None:
 
     report = check_connection()
     org = f", organization {report.organization}" if report.organization else ""
-    console.print(
-        f"[green]Langfuse OK[/]: {escape(report.host)}  project {escape(report.project_name)} "
-        f"({report.project_id}{escape(org)})  SDK {report.sdk_version}  {report.latency_ms:.0f} ms",
-        highlight=False,
+    print_wrapped(
+        console,
+        f"{report.host}  project {report.project_name} ({report.project_id}{org})  SDK {report.sdk_version}  "
+        f"{report.latency_ms:.0f} ms",
+        first="Langfuse OK: ",
+        first_style="green",
     )
 
 
 def _print_datasets(report: DatasetSyncReport) -> None:
     from rich.table import Table
 
-    table = Table(title=f"datasets → {report.host} (project {report.project})", title_justify="left")
+    table = Table(title=escape(f"datasets → {report.host} (project {report.project})"), title_justify="left")
     for column in ("dataset", "change", "created", "restored", "updated", "unchanged", "archived", "only in Langfuse"):
         table.add_column(column, justify="left" if column in ("dataset", "change") else "right")
     for plan in report.plans:
         counts = [str(plan.count(a)) for a in ("create", "restore", "update", "unchanged", "archive", "extra")]
-        table.add_row(plan.name, plan.action, *counts)
-    console.print(table)
+        table.add_row(escape(plan.name), plan.action, *counts)
+    print_table(console, table)
     writes = sum(plan.writes for plan in report.plans)
     if report.applied:
-        console.print(f"applied: {writes} writes, {report.requests} requests, {report.throttled_s:.1f} s throttled")
+        print_wrapped(
+            console, f"applied: {writes} writes, {report.requests} requests, {report.throttled_s:.1f} s throttled"
+        )
     else:
-        console.print(f"dry run: nothing written ({writes} writes planned)")
+        print_wrapped(console, f"dry run: nothing written ({writes} writes planned)")
     extra = report.total("extra")
     if extra:
-        console.print(f"{extra} items exist only in Langfuse; `--prune` archives them (never deletes)")
+        print_wrapped(console, f"{extra} items exist only in Langfuse; `--prune` archives them (never deletes)")
 
 
 @datasets_app.command("sync")
@@ -159,23 +170,24 @@ def _version_text(plan: PromptPlan, applied: bool) -> str:
 def _print_prompts(report: PromptSyncReport) -> None:
     from rich.table import Table
 
-    table = Table(title=f"prompts → {report.host} (project {report.project})", title_justify="left")
+    table = Table(title=escape(f"prompts → {report.host} (project {report.project})"), title_justify="left")
     for column in ("prompt", "action", "version", "previous latest", "labels"):
         table.add_column(column)
     for plan in report.plans:
         previous = f"v{plan.latest_version}" if plan.latest_version else "—"
         labels = ", ".join(plan.missing_labels if plan.action == "label" else plan.labels) or "—"
-        table.add_row(plan.name, plan.action, _version_text(plan, report.applied), previous, labels)
-    console.print(table)
+        table.add_row(escape(plan.name), plan.action, _version_text(plan, report.applied), previous, escape(labels))
+    print_table(console, table)
     created, labelled = report.count("create"), report.count("label")
     verb = "created" if report.applied else "to create"
-    console.print(
+    print_wrapped(
+        console,
         f"{created} versions {verb}, {labelled} relabelled, {report.count('unchanged')} unchanged; "
         f"commit message {report.commit_message or '(not in git)'}"
-        + ("" if report.applied else "; dry run: nothing written")
+        + ("" if report.applied else "; dry run: nothing written"),
     )
     if report.score_configs:
-        console.print(escape(report.score_configs), highlight=False)
+        print_wrapped(console, report.score_configs)
 
 
 @prompts_app.command("sync")
@@ -197,22 +209,22 @@ def prompts_sync(
 
 def _print_import(report: ImportReport, local_only: bool) -> None:
     keys = ", ".join(f"{k} {n}" for k, n in sorted(report.keys.items()))
-    console.print(f"{report.rows} valid rows in {report.file} ({keys})", highlight=False)
+    print_wrapped(console, f"{report.rows} valid rows in {report.file} ({keys})")
     if report.dry_run:
-        console.print("dry run: nothing written")
+        print_wrapped(console, "dry run: nothing written")
         return
-    console.print(
+    print_wrapped(
+        console,
         f"local copy: {report.local_new} new or changed, {report.local_unchanged} unchanged → {report.local_path}",
-        highlight=False,
     )
     if local_only:
-        console.print("Langfuse: skipped (--local-only)")
+        print_wrapped(console, "Langfuse: skipped (--local-only)")
     else:
-        console.print(f"Langfuse: {report.posted} scores posted to {report.host}", highlight=False)
+        print_wrapped(console, f"Langfuse: {report.posted} scores posted to {report.host}")
     for note in report.notes:
-        console.print(f"[yellow]langfuse {escape(note)}[/]")
+        print_wrapped(console, f"langfuse {note}", style="yellow")
     for message in report.sdk_messages:
-        console.print(f"[yellow]langfuse {escape(message)}[/]")
+        print_wrapped(console, f"langfuse {message}", style="yellow")
 
 
 @scores_app.command("import")
@@ -241,10 +253,12 @@ def annotate_queue(
 
     report = queue_run(project_root(project), target)
     state = "created" if report.created else "found"
-    console.print(f"annotation queue {escape(report.queue_name)!r} {state}: run {report.run_id}", highlight=False)
-    console.print(f"  {report.added} traces added, {report.already} already queued", highlight=False)
-    console.print(f"  rate them at {report.url}", highlight=False, soft_wrap=True)
-    console.print(f"  then `scoregate scores pull {report.run_id}` brings the ratings back for calibrate")
+    print_wrapped(console, f"annotation queue {report.queue_name!r} {state}: run {report.run_id}")
+    print_wrapped(console, f"{report.added} traces added, {report.already} already queued", first="  ")
+    print_wrapped(console, f"rate them at {report.url}", first="  ")
+    print_wrapped(
+        console, f"then `scoregate scores pull {report.run_id}` brings the ratings back for calibrate", first="  "
+    )
 
 
 @scores_app.command("pull")
@@ -257,5 +271,5 @@ def scores_pull(
 
     report = pull_scores(project_root(project), run_id)
     keys = ", ".join(f"{k} {n}" for k, n in sorted(report.keys.items())) or "none"
-    console.print(f"run {report.run_id}: ratings in Langfuse: {keys}", highlight=False)
-    console.print(f"{report.new} new, {report.known} already in {report.path}", highlight=False, soft_wrap=True)
+    print_wrapped(console, f"run {report.run_id}: ratings in Langfuse: {keys}")
+    print_wrapped(console, f"{report.new} new, {report.known} already in {report.path}")

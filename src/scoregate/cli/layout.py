@@ -1,24 +1,48 @@
-"""Plain lines laid out for narrow consoles: broken only between words, never inside a kept-together unit.
+"""Every line the CLI prints, laid out for any console width; the one way text and tables reach the console.
 
-A unit is kept together by joining its words with `KEEP` (a no-break space): a label and its value
-(`cost $0.0012`), an identifier list's `model ·`, a count and its noun. Text in backticks (a command to
-type) is kept together as well. Continuation lines are indented, so they read as part of the line above.
+The rule:
+
+- a word (a run of characters without a space: a path, a `file:line`, an id, a key, a URL) is never
+  broken; a word wider than the line overflows it; a path under the project root is one word even
+  when the root has a space in it (`keep_path`);
+- text in backticks (a command to type) and words joined with `KEEP` (a no-break space: a label and its
+  value, `cost $0.0012`, a count and its noun) are kept together as if they were one word;
+- each line of a text is laid out on its own; its continuation lines are indented two columns past its
+  own indent, or aligned after its bullet (`- `, `* `, `+ `, `• `, `→ `), so a bullet and its first word
+  always share a line and what follows reads as part of it;
+- the text is data: control characters are neutralized, and no markup or emoji code is read.
+
+A table is printed as a table only when every word of its title and cells shows whole at the width;
+otherwise its facts are printed as lines laid out by the same rule.
 """
 
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from scoregate.cli.console import neutralize
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
 KEEP = "\u00a0"
 """Joins words that must stay on one line; printed as a plain space."""
 
-_COMMAND = re.compile(r"`[^`]*`")
+_COMMAND = re.compile(r"`[^`\n]*`")
+_WORDS = re.compile(r"( *)([^ ]+)")
+_OPENER = re.compile(r"( *)((?:[-*+•→] (?=\S))?)")
+_RULES = re.compile(r"[\s\u2500-\u257f]+")
+"""What separates words in a rendered table: spaces, and the box-drawing characters of its borders."""
+_WHOLE_PATHS: set[str] = set()
+
+
+def keep_path(path: str) -> None:
+    """Keep `path` (a project root with a space in it) whole in every line printed from now on."""
+    if " " in path:
+        _WHOLE_PATHS.add(path)
 
 
 def keep(*words: str) -> str:
@@ -31,29 +55,118 @@ def keep_name(name: str) -> str:
     return name.replace(" · ", f"{KEEP}· ")
 
 
-def wrap(text: str, width: int, *, first: str = "", indent: str = "  ") -> list[str]:
-    """Return `text` as lines of at most `width` cells (a unit wider than a line overflows, never cut).
-
-    `first` opens the first line, `indent` every continuation line.
-    """
-    text = _COMMAND.sub(lambda m: m.group().replace(" ", KEEP), text)
-    lines = textwrap.wrap(
-        text, width, initial_indent=first, subsequent_indent=indent,
-        break_long_words=False, break_on_hyphens=False,
-    )  # fmt: skip
-    return [line.replace(KEEP, " ") for line in lines] or [first.rstrip()]
-
-
 def join_units(units: Iterable[str], sep: str = "  ") -> str:
     """Return kept-together `units` joined by `sep` (lines may break only between them)."""
     return sep.join(keep(unit) for unit in units if unit)
 
 
-def print_wrapped(
-    console: Console, text: str, *, first: str = "", indent: str = "  ", style: str | None = None
-) -> None:
-    """Print `text` wrapped to the console's width with indented continuation lines (no markup is read)."""
-    from rich.markup import escape
+def wrap(text: str, width: int, *, first: str = "", indent: str = "  ") -> list[str]:
+    """Return one line of text as lines of at most `width` cells; a word wider than a line overflows, never cut.
 
-    for line in wrap(text, console.width, first=first, indent=indent):
-        console.print(escape(line), style=style, soft_wrap=True, highlight=False)
+    `first` opens the first line, `indent` every continuation line.
+    """
+    from rich.cells import cell_len
+
+    text = _COMMAND.sub(lambda m: m.group().replace(" ", KEEP), text)
+    lines: list[str] = []
+    line, filled = first, False
+    for gap, word in _WORDS.findall(text):
+        if not filled:
+            line, filled = line + word, True
+        elif cell_len(line) + len(gap) + cell_len(word) <= width:
+            line += gap + word
+        else:
+            lines.append(line)
+            line = indent + word
+    lines.append(line if filled else first.rstrip())
+    return [line.replace(KEEP, " ") for line in lines]
+
+
+def layout(text: str, width: int, *, first: str = "", indent: str | None = None) -> list[str]:
+    """Return `text` (any number of lines) laid out by the module's rule, control characters neutralized.
+
+    `first` opens the first line; `indent`, when given, replaces the first line's computed continuation indent.
+    """
+    for path in _WHOLE_PATHS:
+        text = text.replace(path, keep(path))
+    out: list[str] = []
+    for n, raw in enumerate(neutralize(text).expandtabs(8).split("\n")):
+        match = _OPENER.match(raw)
+        lead, bullet = match.groups() if match else ("", "")
+        opener = (first if n == 0 else "") + lead + bullet
+        base = " " * (len(opener) - len(opener.lstrip(" ")))
+        hang = indent if n == 0 and indent is not None else base + (" " * len(bullet) if bullet else "  ")
+        out += wrap(raw[len(lead) + len(bullet) :], width, first=opener, indent=hang)
+    return out
+
+
+def print_wrapped(
+    console: Console,
+    text: str,
+    *,
+    first: str = "",
+    indent: str | None = None,
+    style: str | None = None,
+    first_style: str | None = None,
+) -> None:
+    """Print `text` laid out to the console's width (see the module's rule); no markup or emoji code is read.
+
+    `first` opens the first line (styled `first_style`, e.g. `error: `), `style` styles every line.
+    """
+    from rich.text import Text
+
+    for n, line in enumerate(layout(text, console.width, first=first, indent=indent)):
+        shown = Text(line, style=style or "")
+        if n == 0 and first and first_style:
+            shown.stylize(first_style, 0, len(first))
+        console.print(shown, soft_wrap=True)
+
+
+def plain(cell: Any) -> str:
+    """Return what a table cell or title shows, as plain text (markup read, styles dropped)."""
+    from rich.text import Text
+
+    if isinstance(cell, Text):
+        return cell.plain
+    return Text.from_markup(cell, emoji=False).plain if isinstance(cell, str) else ""
+
+
+def shows_whole(console: Console, table: Table) -> bool:
+    """True when `table`, drawn at the console's width, shows every word of its title and cells whole."""
+    shown: set[str] = set()
+    for line in console.render_lines(table, console.options, pad=False):
+        shown.update(_RULES.split("".join(segment.text for segment in line)))
+    texts = [plain(table.title), *(plain(cell) for column in table.columns for cell in column.cells)]
+    return all(word in shown for text in texts for word in _RULES.split(text) if word)
+
+
+def table_lines(table: Table) -> list[str]:
+    """Return a table's rows as plain lines: the first cell, then `header value` for every other cell."""
+    headers = [plain(column.header).replace("\n", " ") for column in table.columns]
+    rows = zip(*([plain(cell) for cell in column.cells] for column in table.columns), strict=True)
+    lines = []
+    for first, *rest in rows:
+        head, *more = first.split("\n")
+        units = []
+        for header, value in zip(headers[1:], rest, strict=True):
+            parts = [part for part in value.split("\n") if part.strip()]
+            if parts:
+                shown = "; ".join(keep(part) for part in parts) if len(parts) > 1 else parts[0]
+                units.append(f"{keep(header)}{KEEP}{shown}" if header else shown)
+        body = [f"  {line}" for line in more if line.strip()] + (["  " + "  ".join(units)] if units else [])
+        lines.append("\n".join([head, *body]))
+    return lines
+
+
+def print_table(console: Console, table: Table, lines: Iterable[str] | None = None) -> None:
+    """Print `table` when every word shows whole at the console's width, else its title and `lines`, laid out.
+
+    `lines` default to `table_lines(table)`: the same facts, one block per row.
+    """
+    if shows_whole(console, table):
+        console.print(table)
+        return
+    if table.title:
+        print_wrapped(console, plain(table.title))
+    for line in table_lines(table) if lines is None else lines:
+        print_wrapped(console, line)

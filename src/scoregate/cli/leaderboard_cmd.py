@@ -25,10 +25,10 @@ def leaderboard(
     project: ProjectOption = None,
 ) -> None:
     """Rank models and prompt versions over all valid runs; write runs/leaderboard.json."""
-    from rich.console import Console
-
     from scoregate.analysis.leaderboard import build_leaderboard, write_leaderboard
     from scoregate.catalog.project import load_project
+    from scoregate.cli.console import lazy_console
+    from scoregate.cli.layout import print_wrapped
 
     root = project_root(project)
     settings = load_project(root).config.settings
@@ -41,20 +41,20 @@ def leaderboard(
     if as_json:
         typer.echo(json.dumps(board, indent=2))
         return
-    console = Console()
+    console = lazy_console()
     print_leaderboard(console, board, lower_is_better=lower_is_better)
-    console.print(f"written to {path}", soft_wrap=True, highlight=False)
+    print_wrapped(console, f"written to {path}")
 
 
 def print_leaderboard(console: Console, board: dict[str, Any], *, lower_is_better: bool) -> None:
     """Print the entries as a table (identifiers whole, one prompt per line), else as plain lines; then notes."""
     from rich.table import Table
 
-    from scoregate.cli.layout import keep, print_wrapped
-    from scoregate.cli.render import print_table_or_lines
+    from scoregate.cli.console import escape
+    from scoregate.cli.layout import keep, print_table, print_wrapped
 
     direction = "lower is better" if lower_is_better else "higher is better"
-    table = Table(title=f"{board['metric']} ({direction}), best per item", title_justify="left")
+    table = Table(title=escape(f"{board['metric']} ({direction}), best per item"), title_justify="left")
     for column, justify in [("#", "right"), ("model", "left"), ("prompt", "left"), ("score", "right"),
                             ("items", "right"), ("tokens\nspent", "right"), ("cost $", "right")]:  # fmt: skip
         table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
@@ -65,11 +65,11 @@ def print_leaderboard(console: Console, board: dict[str, Any], *, lower_is_bette
         tokens = "—" if row["tokens_total"] is None else f"{row['tokens_total']:,}"
         cost = "—" if row["cost_usd_total"] is None else f"{row['cost_usd_total']:.4f}"
         prompts = row["prompts"].split(",")
-        table.add_row(str(row["rank"]), row["model"], "\n".join(prompts), score, items, tokens, cost)
+        table.add_row(str(row["rank"]), escape(row["model"]), escape("\n".join(prompts)), score, items, tokens, cost)
         fields = [f"#{row['rank']}", row["model"], f"score {score}", f"items {items}", f"tokens spent {tokens}",
                   f"cost ${cost}"]  # fmt: skip
         lines.append("  ".join(fields) + "".join(f"\n    {prompt}" for prompt in prompts))
-    print_table_or_lines(console, table, lines)
+    print_table(console, table, lines)
     for row in board["entries"]:
         print_wrapped(console, f"#{row['rank']} best run {row['best_run']}")
         if row.get("cost_unknown_runs") and row["cost_usd_total"] is not None:

@@ -30,7 +30,7 @@ def stop(project: ProjectOption = None) -> None:
     from scoregate.providers import local_server
 
     stopped = local_server.stop(project_root(project))
-    console.print("local model stopped" if stopped else "local model was not running")
+    print_wrapped(console, "local model stopped" if stopped else "local model was not running")
 
 
 NEXT_STEP = {
@@ -60,7 +60,7 @@ def status(
     pid = f" (pid {state.pid})" if state.pid is not None else ""
     print_wrapped(console, f"local model {state.state} at {state.url}{pid}")
     if state.detail:
-        print_wrapped(console, f"{state.detail}; {NEXT_STEP[state.state]}", first="  ", indent="  ")
+        print_wrapped(console, f"{state.detail}; {NEXT_STEP[state.state]}", first="  ")
     if state.state in ("stuck", "starting", "no answer", "error"):
         print_wrapped(console, f"log: {state.log}", first="  ")
     if not state.usable:

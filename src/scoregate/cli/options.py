@@ -45,4 +45,8 @@ def project_root(project: Path | None) -> Path:
             f"-C/--project {chosen} {what}",
             hint="pass the directory that holds scoregate.yaml (a missing one never falls back to a parent project)",
         )
-    return find_root((chosen or Path.cwd()).resolve())
+    from scoregate.cli.layout import keep_path
+
+    root = find_root((chosen or Path.cwd()).resolve())
+    keep_path(str(root))  # a path under it is one word even where the root has a space
+    return root

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
 from scoregate.redaction import redact
@@ -28,8 +29,8 @@ def langfuse_sync(
 
     report = sync_run(project_root(project), run_id)
     for line in report.lines():
-        console.print(escape(redact(line)), highlight=False)
-    console.print(f"[green]langfuse: run {run_id} is fully mirrored[/]")
+        print_wrapped(console, redact(line))
+    print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
@@ -38,31 +39,35 @@ def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
     title = f"evidence for {result.prompt} v{result.version}"
     if result.action == "rollback":
         title += " (from the promotion that made it the holder)"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     for column in ("experiment", "scoregate run", "verdict", "gates", "problem"):
         table.add_column(column)
     for e in result.evidence:
         style = STATUS_STYLE.get(e.verdict or "", "white")
         gates = " ".join(f"{name}={status}" for name, status in e.gates.items())
         verdict = f"[{style}]{e.verdict}[/]" if e.verdict else "—"
-        table.add_row(e.experiment, e.scoregate_run_id or "—", verdict, escape(gates), escape(e.problem or ""))
+        table.add_row(
+            escape(e.experiment), escape(e.scoregate_run_id or "—"), verdict, escape(gates), escape(e.problem or "")
+        )
     if result.evidence:
-        console.print(table)
+        print_table(console, table)
     held = f"v{result.previous_version}" if result.previous_version is not None else "no version"
     move = f"{result.label!r}: {held} → v{result.version} of {result.prompt}"
     if result.unchanged:
-        console.print(f"nothing to do: v{result.version} of {result.prompt} already holds {result.label!r}")
+        print_wrapped(console, f"nothing to do: v{result.version} of {result.prompt} already holds {result.label!r}")
     elif dry_run:
-        console.print(f"dry run, would {result.action} {escape(move)}" + (" (forced)" if result.forced else ""))
+        print_wrapped(console, f"dry run, would {result.action} {move}" + (" (forced)" if result.forced else ""))
     else:
-        forced = " [yellow](forced)[/]" if result.forced else ""
+        forced = " (forced)" if result.forced else ""
         done = "promoted" if result.action == "promote" else "rolled back"
         undoing = f" (undoes the promotion of {result.undoes[:19]})" if result.undoes else ""
-        console.print(f"[green]{done}[/] {escape(move)}{forced}{undoing}; recorded in promotions.jsonl")
+        print_wrapped(
+            console, f"{move}{forced}{undoing}; recorded in promotions.jsonl", first=f"{done} ", first_style="green"
+        )
         if result.mlflow_alias is not None:
-            console.print(f"MLflow prompt alias {result.label!r} → registry version {result.mlflow_alias}")
+            print_wrapped(console, f"MLflow prompt alias {result.label!r} → registry version {result.mlflow_alias}")
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        print_wrapped(console, warning, first="warning: ", first_style="yellow")
 
 
 def promote_command(
@@ -109,7 +114,7 @@ def promotions_command(
 
     records = promotion_history(project_root(project), prompt)
     if not records:
-        console.print("no promotions recorded")
+        print_wrapped(console, "no promotions recorded")
         return
     table = Table()
     for column in ("time", "action", "prompt", "label", "version", "from", "forced", "user", "reason", "evidence"):
@@ -118,8 +123,8 @@ def promotions_command(
         previous = r.get("previous_version")
         runs = ", ".join(e.get("scoregate_run_id") or "—" for e in r.get("evidence", []))
         table.add_row(
-            str(r["time"])[:19], r["action"], r["prompt"], r["label"], f"v{r['version']}",
+            str(r["time"])[:19], r["action"], escape(r["prompt"]), escape(r["label"]), f"v{r['version']}",
             f"v{previous}" if previous is not None else "—", "yes" if r.get("forced") else "",
             escape(str(r.get("user", ""))), escape(r.get("reason") or ""), escape(runs),
         )  # fmt: skip
-    console.print(table)
+    print_table(console, table)

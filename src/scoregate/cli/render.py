@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scoregate.cli.console import escape
+from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -63,30 +66,8 @@ def summary_label(summary: Mapping[str, Any]) -> str:
     return run_label(summary.get("model"), summary.get("prompts") or {})
 
 
-def table_fits(console: Console, table: Table) -> bool:
-    """True when `table`, drawn at its natural width, fits the console (so no cell is cut or folded)."""
-    import io
-
-    from rich.cells import cell_len
-    from rich.console import Console
-
-    wide = Console(file=io.StringIO(), width=4000, color_system=None, force_terminal=False)
-    with wide.capture() as captured:
-        wide.print(table)
-    return max((cell_len(line.rstrip()) for line in captured.get().splitlines()), default=0) <= console.width
-
-
-def print_table_or_lines(console: Console, table: Table, lines: list[str]) -> None:
-    """Print the table when it fits the width, else the same facts as plain lines (nothing cut at 80 columns)."""
-    if table_fits(console, table):
-        console.print(table)
-        return
-    from rich.markup import escape
-
-    if table.title:
-        console.print(str(table.title), highlight=False)
-    for line in lines:
-        console.print(escape(line), highlight=False)
+print_table_or_lines = print_table
+"""The name `cli.layout.print_table` had here first."""
 
 
 def _key_width(keys: list[str]) -> int:
@@ -99,7 +80,7 @@ def scores_table(summary: dict[str, Any], directions: Mapping[str, str] | None =
 
     from scoregate.catalog.directions import direction_arrow
 
-    table = Table(title=f"scores — run {summary['run_id']}", title_justify="left")
+    table = Table(title=f"scores — run {escape(str(summary['run_id']))}", title_justify="left")
     keys = list(summary["scores"])
     table.add_column("score", no_wrap=True, min_width=_key_width(keys) + (2 if directions else 0))
     table.add_column("mean", justify="right", no_wrap=True)
@@ -114,18 +95,18 @@ def scores_table(summary: dict[str, Any], directions: Mapping[str, str] | None =
         cov = f"{s['n_measured']}/{s['n_total']}"
         direction = "none" if s["data_type"] in ("text", "categorical") else (directions or {}).get(key, "higher")
         label = f"{key} {direction_arrow(direction)}" if directions else key
-        table.add_row(label, mean, ci, cov)
+        table.add_row(escape(label), mean, ci, cov)
     return table
 
 
 def null_reason_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Return one line per score with unmeasured items: `key: reason (count); …` (the top two reasons)."""
-    lines = []
-    for key, s in summary["scores"].items():
-        reasons = list((s.get("null_reasons") or {}).items())[:2]
-        if reasons:
-            lines.append(f"{key}: " + "; ".join(f"{r} ({n})" for r, n in reasons))
-    return lines
+    """Return why scores were not measured (each score's top two reasons): `scores: reason (count); …`.
+
+    A reason several scores share (one failed item leaves every score null) is said once, naming them.
+    """
+    from scoregate.analysis.null_reasons import reason_lines
+
+    return reason_lines(summary["scores"], top=2)
 
 
 def gate_rule(g: Mapping[str, Any]) -> str:
@@ -141,7 +122,6 @@ EVERY_ITEM_OBSERVED = (
 
 def gates_table(summary: dict[str, Any]) -> Table:
     """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status."""
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="gates", title_justify="left", show_lines=True)
@@ -204,20 +184,18 @@ def verdict_line(summary: Mapping[str, Any]) -> str:
 
 def print_summary(console: Console, summary: dict[str, Any], directions: Mapping[str, str] | None = None) -> None:
     """Print the run's model and prompts, the score table, run metrics, gates and the verdict."""
-    from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_wrapped
-
     print_wrapped(console, f"{keep_name(summary_label(summary))}  {keep('on', str(summary.get('dataset')))}")
-    console.print(scores_table(summary, directions))
+    print_table(console, scores_table(summary, directions))
     reasons = null_reason_lines(summary)
     if reasons:
         console.print("not measured because:")
         for line in reasons:
             print_wrapped(console, line.replace(" (", f"{KEEP}("), first="  ", indent="    ")
     if directions:
-        console.print("↑ higher is better, ↓ lower is better, · no direction", highlight=False)
+        print_wrapped(console, "↑ higher is better, ↓ lower is better, · no direction")
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary["gates"]:
-        console.print(gates_table(summary))
+        print_table(console, gates_table(summary))
         if any(g["stat"] == "every_item" for g in summary["gates"]):
             print_wrapped(console, EVERY_ITEM_OBSERVED)
     console.print(verdict_line(summary))
@@ -237,9 +215,8 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
     from rich.table import Table
 
     direction = "higher" if ranking.higher_is_better else "lower"
-    console.print(
-        f"ranking by {ranking.metric} ({direction} is better; {ranking.metric_source}) on {ranking.dataset}",
-        highlight=False,
+    print_wrapped(
+        console, f"ranking by {ranking.metric} ({direction} is better; {ranking.metric_source}) on {ranking.dataset}"
     )
     runs = _no_wrap_table(
         "runs",
@@ -252,7 +229,7 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
         cost = "—" if r.cost_usd_per_item is None else f"${r.cost_usd_per_item:.6f}"
         cells = (str(r.rank or "—"), r.label, _num(r.mean), ci, f"{r.measured}/{r.items}", duration(r.latency_ms),
                  cost, percent(r.success_rate))  # fmt: skip
-        runs.add_row(*cells)
+        runs.add_row(*(escape(cell) for cell in cells))
         run_lines.append(
             f"{cells[0]}. {r.label}\n   mean {cells[2]} {ci}  measured {cells[4]}  latency {cells[5]}  "
             f"cost/item {cost}  success {cells[7]}"
@@ -269,7 +246,8 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
         ci = "—" if c["diff_ci_low"] is None else f"[{c['diff_ci_low']:+.3g}, {c['diff_ci_high']:+.3g}]"
         level = f"{c['ci_level']:.1%}".replace(".0%", "%")
         diff = "—" if c["diff"] is None else f"{c['diff']:+.3g}"
-        pairs.add_row(p.candidate, p.baseline, str(p.shared_items), diff, f"{ci} {level}", _num(p.p_holm), p.verdict)
+        row = (p.candidate, p.baseline, str(p.shared_items), diff, f"{ci} {level}", _num(p.p_holm), p.verdict)
+        pairs.add_row(*(escape(cell) for cell in row))
         pair_lines.append(
             f"{p.candidate} vs {p.baseline}\n   n {p.shared_items}  Δ {diff}  {level} CI {ci}  "
             f"p Holm {_num(p.p_holm)}  → {p.verdict}"
@@ -278,23 +256,23 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
     labels = [r.label for r in ranking.runs]
     wins = _no_wrap_table("win rate (row beats column; ties count half)", [("", "left")])
     for label in labels:
-        wins.add_column(label, justify="right", no_wrap=True)
+        wins.add_column(escape(label), justify="right", no_wrap=True)
     win_lines = []
     for a in labels:
-        wins.add_row(a, *(percent(ranking.win_rate[a][b]) for b in labels))
+        wins.add_row(escape(a), *(percent(ranking.win_rate[a][b]) for b in labels))
         win_lines += [f"{a} beats {b}: {percent(ranking.win_rate[a][b])}" for b in labels if b != a]
     print_table_or_lines(console, wins, win_lines)
     for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
-        console.print(f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}", highlight=False)
+        print_wrapped(console, f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}")
     best = Table(title="best by metric (scores with a direction)", title_justify="left")
     best.add_column("metric", no_wrap=True, min_width=_key_width(list(ranking.best_by_metric)))
     best.add_column("best", overflow="fold")
     best.add_column("value", justify="right", no_wrap=True)
     for metric, b in ranking.best_by_metric.items():
-        best.add_row(metric, ", ".join(b["best"]), metric_value(metric, b["value"]))
-    console.print(best)
+        best.add_row(escape(metric), escape(", ".join(b["best"])), metric_value(metric, b["value"]))
+    print_table(console, best)
     for note in ranking.notes:
-        console.print(f"note: {note}", highlight=False)
+        print_wrapped(console, f"note: {note}")
 
 
 FOLD_CHARS = 400
@@ -311,11 +289,9 @@ def _score_text(value: Any) -> str:
 
 def print_item_table(console: Console, table_data: Any, directions: Mapping[str, str] | None = None) -> None:
     """Print `runs show --items`: one row per item (id and prompt, output excerpt, scores stacked, error)."""
-    from rich.markup import escape
     from rich.table import Table
 
     from scoregate.catalog.directions import direction_arrow
-    from scoregate.cli.layout import print_wrapped
 
     if not table_data.rows:  # an empty table frame reads as a rendering fault
         print_wrapped(console, table_data.empty)
@@ -323,7 +299,8 @@ def print_item_table(console: Console, table_data: Any, directions: Mapping[str,
             print_wrapped(console, f"note: {note}")
         return
     width = _key_width(table_data.keys) + 9
-    table = Table(title=f"{table_data.selection} — run {table_data.run_id}", title_justify="left", show_lines=True)
+    title = escape(f"{table_data.selection} — run {table_data.run_id}")
+    table = Table(title=title, title_justify="left", show_lines=True)
     table.add_column("item, prompt@version, output, error", overflow="fold", ratio=1)
     table.add_column("scores", no_wrap=True, min_width=width)
     for row in table_data.rows:
@@ -334,39 +311,42 @@ def print_item_table(console: Console, table_data: Any, directions: Mapping[str,
         )
         error = f"\n[red]error: {escape(row.error)}[/]" if row.error else ""
         cell = f"[bold]{escape(row.item_id)}[/]\n[dim]{escape(row.prompt)}[/]\n{escape(row.output_excerpt)}{error}"
-        table.add_row(cell, scores)
-    console.print(table)
-    console.print(f"{len(table_data.rows)} item(s)", highlight=False)
+        table.add_row(cell, escape(scores))
+    print_table(console, table)
+    print_wrapped(console, f"{len(table_data.rows)} item(s)")
     for note in table_data.notes:
-        console.print(f"note: {escape(note)}", highlight=False)
+        print_wrapped(console, f"note: {note}")
 
 
 def _folded(text: str) -> str:
     return text if len(text) <= FOLD_CHARS else f"{text[:FOLD_CHARS].rstrip()} … [{len(text)} chars; --json for all]"
 
 
+def _under(label: str, text: str, indent: str) -> str:
+    """`label text`, the text's own lines indented under the label."""
+    return f"{indent}{label}{text}".replace("\n", "\n" + indent + "  ")
+
+
 def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
     """Print one item in full: input fields (long ones folded), output, expected output, scores, calls."""
-    from rich.markup import escape
-
     from scoregate.analysis.items import output_text
 
-    console.print(
-        f"[bold]item {escape(str(detail['item_id']))}[/]  run {detail['run_id']}  prompt {escape(detail['prompt'])}"
-    )
-    console.print("[bold]input[/]")
+    head = join_units([f"item {detail['item_id']}", f"run {detail['run_id']}", f"prompt {detail['prompt']}"])
+    print_wrapped(console, head, style="bold")
+    print_wrapped(console, "input", style="bold")
     for key, value in (detail.get("input") or {}).items():
-        console.print(f"  {escape(key)}: {escape(_folded(output_text(value)))}", highlight=False)
+        print_wrapped(console, _under(f"{key}: ", _folded(output_text(value)), "  "))
     if detail.get("error"):
-        console.print(f"[bold red]error:[/] {escape(str(detail['error']))}", highlight=False)
-    console.print("[bold]output[/]")
-    console.print(escape(output_text(detail.get("output")) or "—"), highlight=False)
+        print_wrapped(console, str(detail["error"]), first="error: ", first_style="bold red")
+    print_wrapped(console, "output", style="bold")
+    print_wrapped(console, output_text(detail.get("output")) or "—")
     if detail.get("raw_output") and detail.get("output") is None:
-        console.print(f"[bold]raw output[/]\n{escape(str(detail['raw_output']))}", highlight=False)
+        print_wrapped(console, "raw output", style="bold")
+        print_wrapped(console, str(detail["raw_output"]))
     if detail.get("expected_output") is not None:
-        console.print("[bold]expected output[/]")
-        console.print(escape(_folded(output_text(detail["expected_output"]))), highlight=False)
-    console.print("[bold]scores[/]")
+        print_wrapped(console, "expected output", style="bold")
+        print_wrapped(console, _folded(output_text(detail["expected_output"])))
+    print_wrapped(console, "scores", style="bold")
     facts: Mapping[str, Any] = detail.get("fact_groups") or {}
     shown_facts: set[str] = set()
     for s in detail.get("scores") or []:
@@ -374,57 +354,49 @@ def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
             continue
         value = _score_text(s["value"]) if s["value"] is not None else f"null — {s.get('reason') or 'no reason'}"
         spread = f"  (spread {_num(s['spread'])})" if s.get("spread") else ""
-        console.print(
-            f"  {escape(s['name'])}: {escape(value)}{spread}  [dim]{escape(s['evaluator'])}[/]", highlight=False
-        )
+        print_wrapped(console, f"{s['name']}: {value}{spread}  {keep(s['evaluator'])}", first="  ")
         groups = facts.get(s["name"] + "_facts")
         comment = str(s.get("comment") or "")
         if groups is not None:  # the comment repeats the facts: keep its first line, then the groups
             comment = comment.splitlines()[0] if comment else ""
         if comment:
-            console.print(f"    reasoning: {escape(comment)}".replace("\n", "\n      "), highlight=False)
+            print_wrapped(console, _under("reasoning: ", comment, "    "))
         if groups is not None:
             _print_fact_groups(console, groups)
             shown_facts.add(s["name"] + "_facts")
     texts = [s for s in detail.get("scores") or [] if s["data_type"] == "text" and s["name"] not in shown_facts]
     for s in texts:
         if s["name"] in facts:
-            console.print(f"  {escape(s['name'])} (facts by verdict):", highlight=False)
+            print_wrapped(console, f"{s['name']} (facts by verdict):", first="  ")
             _print_fact_groups(console, facts[s["name"]])
             continue
         value = s["value"] if s["value"] is not None else f"null — {s.get('reason') or 'no reason'}"
-        console.print(f"  {escape(s['name'])} (text): {escape(str(value))}", highlight=False)
-    console.print("[bold]model calls[/]")
+        print_wrapped(console, _under(f"{s['name']} (text): ", str(value), "  "))
+    print_wrapped(console, "model calls", style="bold")
     for c in detail.get("calls") or []:
         tokens = f"{c.get('tokens_in') if c.get('tokens_in') is not None else '?'}/" + (
             f"{c.get('tokens_out') if c.get('tokens_out') is not None else '?'}"
         )
         cost = "cost —" if c.get("cost_usd") is None else f"${c['cost_usd']:.6f}"
-        line = (
-            f"  {c['purpose']} {c['model']}: {duration(c.get('latency_ms'))}, tokens in/out {tokens}, {cost}, "
-            f"retries {c.get('retries', 0)}, cache {'hit' if c.get('cached') else 'miss'}"
-        )
-        console.print(escape(line), highlight=False)
+        parts = [duration(c.get("latency_ms")), f"tokens in/out {tokens}", cost, f"retries {c.get('retries', 0)}",
+                 f"cache {'hit' if c.get('cached') else 'miss'}"]  # fmt: skip
+        line = f"{c['purpose']} {c['model']}: " + join_units(parts, ", ")
+        print_wrapped(console, line, first="  ")
         if c.get("error"):
-            console.print(f"    [red]error:[/] {escape(str(c['error']))}", highlight=False)
+            print_wrapped(console, str(c["error"]), first="    error: ", indent="      ", first_style="red")
 
 
 def _print_fact_groups(console: Console, groups: Sequence[Mapping[str, Any]]) -> None:
     """Print facts under their verdicts (both, only expected (missed), only produced), one per line."""
-    from rich.markup import escape
-
     for group in groups:
-        console.print(f"    {escape(group['title'])} ({len(group['facts'])}):", highlight=False)
+        print_wrapped(console, f"{group['title']} ({len(group['facts'])}):", first="    ")
         for fact in group["facts"] or ["(none)"]:
-            console.print(f"      {escape(fact)}", highlight=False)
+            print_wrapped(console, _under("", fact, "      "))
 
 
 def print_run_diff(console: Console, diff: Any) -> None:
     """Print `scoregate diff`: per item, the score deltas, both outputs side by side, and a word diff."""
-    from rich.markup import escape
     from rich.table import Table
-
-    from scoregate.cli.layout import print_wrapped
 
     by = f", sorted by the largest change of {diff.by}" if diff.by else ", in dataset order"
     changed = f"{diff.changed} changed{by}" if diff.changed else "none changed"
@@ -433,18 +405,20 @@ def print_run_diff(console: Console, diff: Any) -> None:
         print_wrapped(console, f"no item's {diff.by} changed; these items changed other scores or their output")
     for d in diff.items:
         deltas = "  ".join(
-            f"{k} {_score_text(d.scores_a.get(k))}→{_score_text(d.scores_b.get(k))}" + (f" ({v:+.3g})" if v else "")
+            keep(f"{k} {_score_text(d.scores_a.get(k))}→{_score_text(d.scores_b.get(k))}")
+            + (f"{KEEP}({v:+.3g})" if v else "")
             for k, v in d.deltas.items()
             if v is None or v != 0 or k == diff.by
         )
-        console.rule(f"{escape(d.item_id)}", align="left")
-        console.print(f"Δ {escape(deltas) or 'no score changed'}", highlight=False)
+        print_wrapped(console, d.item_id, first="── ", style="bold")
+        print_wrapped(console, f"Δ {deltas or 'no score changed'}")
         side = Table(show_header=True, expand=True)
         side.add_column(f"A {escape(d.prompt_a)}", overflow="fold", ratio=1)
         side.add_column(f"B {escape(d.prompt_b)}", overflow="fold", ratio=1)
-        side.add_row(escape(d.error_a or d.output_a or "—"), escape(d.error_b or d.output_b or "—"))
-        console.print(side)
-        console.print(f"word diff: {escape(d.word_diff)}", highlight=False)
+        a, b = d.error_a or d.output_a or "—", d.error_b or d.output_b or "—"
+        side.add_row(escape(a), escape(b))
+        print_table(console, side, [_under(f"A {d.prompt_a}: ", a, ""), _under(f"B {d.prompt_b}: ", b, "")])
+        print_wrapped(console, f"word diff: {d.word_diff}")
     if diff.unchanged:
         shown = ", ".join(diff.unchanged[:10]) + (
             f", … ({len(diff.unchanged)} in all)" if len(diff.unchanged) > 10 else ""

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.console import lazy_console
+from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.errors import ExitCode
 
@@ -27,7 +28,7 @@ def validate(project: ProjectOption = None) -> None:
     from scoregate.catalog.project import load_project
 
     for line in validate_project(load_project(project_root(project))):
-        console.print(f"[green]ok[/] {line}")
+        print_wrapped(console, line, first="ok ", first_style="green")
 
 
 def run(
@@ -121,27 +122,27 @@ def run(
         for outcome in outcomes:
             _report(outcome, project_root(project), human)
         ids = " ".join(o.run_id for o in outcomes)
-        human.print(f"ranked: `scoregate rank {ids}`; on one page: `scoregate report {ids}`", soft_wrap=True)
+        print_wrapped(human, f"ranked: `scoregate rank {ids}`; on one page: `scoregate report {ids}`")
         if as_json:
             typer.echo(json.dumps([_outcome_json(o) for o in outcomes], indent=2, default=str))
         if any(o.succeeded_items == 0 for o in outcomes):
             empty = ", ".join(o.run_id for o in outcomes if o.succeeded_items == 0)
-            human.print(f"[bold red]error:[/] no item succeeded in {empty}", highlight=False)
+            print_wrapped(human, f"no item succeeded in {empty}", first="error: ", first_style="bold red")
             raise typer.Exit(int(ExitCode.ERROR))
         if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
             raise typer.Exit(int(ExitCode.GATES_FAILED))
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
     if outcome.nothing_to_do is not None:
-        human.print(escape(outcome.nothing_to_do), soft_wrap=True, highlight=False)
+        print_wrapped(human, outcome.nothing_to_do)
         for sink, error in outcome.mirror_errors.items():
-            human.print(f"[yellow]{sink} mirror failed: {escape(error)}[/]", soft_wrap=True)
+            print_wrapped(human, f"{sink} mirror failed: {error}", style="yellow")
         return
     _report(outcome, project_root(project), human)
     if as_json:
         typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
     if outcome.succeeded_items == 0:
-        human.print(f"[bold red]error:[/] no item of run {outcome.run_id} succeeded", highlight=False)
+        print_wrapped(human, f"no item of run {outcome.run_id} succeeded", first="error: ", first_style="bold red")
         raise typer.Exit(int(ExitCode.ERROR))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
@@ -193,7 +194,7 @@ def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    from scoregate.cli.layout import keep, print_wrapped
+    from scoregate.cli.layout import keep
 
     print_wrapped(console, "experiments in scoregate.yaml (run one with `scoregate run NAME`):")
     for row in rows:
@@ -214,7 +215,7 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.analysis.run_overview import manifest_run_name
     from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
-    from scoregate.cli.layout import keep_name, print_wrapped
+    from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
@@ -224,7 +225,7 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
         print_consistency(console, outcome.summary["repeats"])
     name = manifest_run_name(outcome.store.manifest)
     print_wrapped(console, f"run {outcome.run_id} ({keep_name(name)})")
-    console.print(f"stored in {outcome.store.directory}", soft_wrap=True, highlight=False)
+    print_wrapped(console, keep("stored in", str(outcome.store.directory)))
     if outcome.failed_items:
         repeats = " (counting each repeat)" if "repeats" in outcome.summary else ""
         print_wrapped(
@@ -234,7 +235,7 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
             style="yellow",
         )
     if outcome.report is not None:
-        console.print(f"report: {outcome.report}", soft_wrap=True, highlight=False)
+        print_wrapped(console, keep("report:", str(outcome.report)))
     if "mlflow" in outcome.mirrors:
         print_wrapped(console, f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
     for note in outcome.mirror_notes:
@@ -256,12 +257,12 @@ def mlflow_sync(
     from scoregate.sinks.mlflow_sink import resync_run
 
     mlflow_run = resync_run(project_root(project), run_id)
-    console.print(f"mlflow: run {mlflow_run} is up to date with {run_id}")
+    print_wrapped(console, f"mlflow: run {mlflow_run} is up to date with {run_id}")
     if eval_rows:
         from scoregate.sinks.mlflow_eval_rows import log_stored_run_rows
 
         rows = log_stored_run_rows(project_root(project), run_id, mlflow_run)
-        console.print(f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
+        print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
 
 
 def rank(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scoregate.cli import invalidate_cmd, watch_cmd
-from scoregate.cli.console import escape, lazy_console
+from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import join_units, keep_name, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_item_table, print_summary
@@ -36,28 +36,27 @@ def list_command(
         typer.echo(json.dumps([_run_row(store) for store in stores], indent=2))
         return
     if not stores:
-        console.print(
+        print_wrapped(
+            console,
             f"no runs yet in {root / 'runs'}; make the first with `scoregate run EXPERIMENT` "
             "(`scoregate run` lists the experiments)",
-            highlight=False,
         )
         return
     for store in stores:
         try:
             o = run_overview(store)
         except DamagedRun as exc:  # one damaged run must not hide the others
-            console.print(f"[bold]{store.run_id}[/]  [red]damaged[/]", highlight=False)
-            console.print(f"  damaged: {escape(exc.render())}", soft_wrap=True, highlight=False)
+            print_wrapped(console, f"{store.run_id}  damaged", style="red")
+            print_wrapped(console, exc.render(), first="  damaged: ", indent="    ")
             continue
         verdict = o.verdict or o.status or "—"
         verdict = "invalid" if (store.directory / "invalidation.json").is_file() else verdict
-        style = STATUS_STYLE.get(verdict, "white")
+        style = STATUS_STYLE.get(verdict)
         primary = "" if o.primary_metric is None else f"primary {o.primary_metric} {_mean(o.primary_mean)}"
         started = (o.started_at or "")[:16].replace("T", " ")
         status = f"  {o.status}" if o.verdict is not None else ""
-        console.print(
-            f"[bold]{o.run_id}[/]  [{style}]{verdict.replace('_', ' ')}[/]{status}  {started}", highlight=False
-        )
+        line = f"{verdict.replace('_', ' ')}{status}  {started}"
+        print_wrapped(console, line, first=f"{o.run_id}  ", style=style, first_style="bold")
         print_wrapped(console, keep_name(o.name), first="  ", indent="    ")
         line = join_units([f"{o.experiment} on {o.dataset}", _items(o), primary])
         print_wrapped(console, line, first="  ", indent="    ")
@@ -152,7 +151,9 @@ def show_command(
         return
     manifest = store.manifest
     receipts = manifest["receipts"]
-    console.print(f"run {run_id}  status {manifest['status']}  experiment {receipts['experiment']}")
+    print_wrapped(
+        console, join_units([f"run {run_id}", f"status {manifest['status']}", f"experiment {receipts['experiment']}"])
+    )
     prompts = ", ".join(f"{n}@{p['version']}" for n, p in receipts["prompts"].items())
     model = receipts["model"]
     print_wrapped(console, f"model {model.get('name')} ({model['model']} @ {model['endpoint']})")
@@ -166,9 +167,9 @@ def show_command(
         print_wrapped(console, line)
     if summary is not None and summary.get("valid") is False:
         better = f"; superseded by {summary['superseded_by']}" if summary.get("superseded_by") else ""
-        console.print(f"[red]INVALID[/]: {escape(str(summary.get('invalid_reason')))}{better}")
+        print_wrapped(console, f"{summary.get('invalid_reason')}{better}", first="INVALID: ", first_style="red")
     if summary is None:
-        console.print(f"no summary yet: resume with `scoregate run --resume {run_id}`")
+        print_wrapped(console, f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return
     print_summary(console, summary, directions)
 

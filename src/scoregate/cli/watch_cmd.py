@@ -27,10 +27,10 @@ def watch(
     from scoregate.cli.layout import print_wrapped
     from scoregate.engine.watch import ending_line, follow, progress_line, resolve_run
 
-    console = Console()
+    console = Console(emoji=False, highlight=False)
     runs_dir = project_root(project) / "runs"
     run = resolve_run(runs_dir, run_id)
-    console.print(f"watching run {run}", soft_wrap=True, highlight=False)
+    print_wrapped(console, f"watching run {run}")
     bar = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(bar_width=24),
@@ -48,12 +48,12 @@ def watch(
             bar.update(task, completed=snapshot.get("done") or 0, total=snapshot.get("total"), line=line)
             counts = (snapshot.get("done"), snapshot.get("failed"), snapshot.get("total"))
             if not console.is_terminal and counts != last_counts and state.ended is None:
-                console.print(f"  {line}", highlight=False)  # a log line per finished item, not per tick of the ETA
+                print_wrapped(console, line, first="  ")  # a log line per finished item, not per tick of the ETA
             last_counts = counts
             ended = state
     assert ended is not None
     if not console.is_terminal:
-        console.print(f"  {progress_line(ended.snapshot)}", highlight=False)
+        print_wrapped(console, progress_line(ended.snapshot), first="  ")
     print_wrapped(console, ending_line(ended))
     if ended.ended != "finished":
         raise typer.Exit(int(ExitCode.ERROR))

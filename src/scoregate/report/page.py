@@ -13,6 +13,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.analysis.verdicts import VERDICT_RULE
 from scoregate.catalog.directions import direction_arrow
 from scoregate.report.charts import bars, fmt, histogram, scatter
@@ -141,6 +142,7 @@ def _headline(report: dict[str, Any]) -> str:
     runs = report["runs"]
     names = list(dict.fromkeys(s["name"] for run in runs for s in run["scores"]))
     by_run = [{s["name"]: s for s in run["scores"]} for run in runs]
+    why_shared, why_own = zip(*(shared_and_own(b) for b in by_run), strict=True)  # a shared reason said once
     head = "".join(f"<th>{_e(_run_label(r, i, len(runs)))}</th>" for i, r in enumerate(runs))
     rows = []
     for name in names:
@@ -156,12 +158,15 @@ def _headline(report: dict[str, Any]) -> str:
                 value = f'<span class="dim">({_e(s["data_type"])})</span>'
             else:
                 value = f'<span class="mean">{_e(fmt(s.get("mean")))}</span> <span class="ci">{_e(_ci(s))}</span>'
-            reasons = "; ".join(f"{r} ({n})" for r, n in (s.get("null_reasons") or {}).items())
+            reasons = why_own[i].get(name)
             why = f'<div class="why">not measured: {_e(reasons)}</div>' if reasons else ""
             cells.append(f'<td data-run="{i}" data-score="{_e(name)}">{value} <span class="cov">{cov}</span>{why}</td>')
         gated = ' <span class="tag">gated</span>' if first.get("gated") else ""
         arrow = _arrow(first["direction"]) if first["data_type"] in ("numeric", "boolean") else ""
         rows.append(f"<tr><th>{_e(name)} {arrow}{gated}</th>{''.join(cells)}</tr>")
+    if any(why_shared):
+        why = "".join(f'<td><div class="why">{"<br>".join(map(_e, lines))}</div></td>' for lines in why_shared)
+        rows.append(f"<tr><th>not measured</th>{why}</tr>")
     metrics = []
     for label, key in (("success rate", "success_rate"), ("latency p50 ms", "latency_p50_ms"),
                        ("latency p95 ms", "latency_p95_ms"), ("latency p99 ms", "latency_p99_ms"),
