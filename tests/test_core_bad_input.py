@@ -89,7 +89,7 @@ def test_unknown_template_variable_names_prompt_item_and_fix(
     assert_rejected(
         result,
         scripted_server,
-        "smoke_v1.jsonl:1:",
+        "smoke-001 (datasets/smoke_v1.jsonl:1)",  # one error for the 3 catch-up items, the first named by file:line
         "prompt 'summarization-catchup' uses {{audience}} but the item's input has no `audience`",
         "prompts/summarization-catchup.yaml",
     )

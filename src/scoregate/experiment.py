@@ -23,6 +23,7 @@ from scoregate.redaction import redact, register_secret_env
 from scoregate.run_lock import RunLock
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
 from scoregate.store import RunStore, new_run_id
+from scoregate.suggest import unknown_name
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -143,7 +144,12 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         checks[0].start()
 
     plan = plan_experiment(
-        project, experiment, model=options.model, judge_model=options.judge_model, on_models=check_models
+        project,
+        experiment,
+        model=options.model,
+        judge_model=options.judge_model,
+        on_models=check_models,
+        model_from=options.model_from,
     )
     from rich.console import Console
     from rich.text import Text
@@ -212,8 +218,8 @@ def run_models(
     unknown = [name for name in models if name not in known]
     if unknown:
         raise ScoregateError(
-            f"--models: no model {', '.join(map(repr, unknown))} under `models:` in scoregate.yaml "
-            f"(defined: {', '.join(sorted(known)) or 'none'})",
+            f"--models: no model {', '.join(map(repr, unknown))} under `models:` in scoregate.yaml"
+            + unknown_name(unknown[0], known),
             hint="every name is checked before the first run starts; fix the list and run again",
         )
     return [run_experiment(root, experiment, replace(options, model=name), console=console) for name in models]

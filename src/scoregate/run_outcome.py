@@ -19,6 +19,8 @@ class RunOptions:
     concurrency: int | None = None
     model: str | None = None
     judge_model: str | None = None
+    model_from: str = "--model"
+    """Where `model` came from, for the error when it names no model: `--model`, or `SCOREGATE_MODEL` (make)."""
     use_cache: bool = True
     resume: str | None = None
     mirror_mlflow: bool = True

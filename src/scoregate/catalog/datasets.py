@@ -68,9 +68,14 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
         item = DatasetItem.model_validate(raw)
     except ValidationError as exc:
         raise ScoregateError(
-            "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc)), where=where
+            "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc, _item_schema)),
+            where=where,
         ) from None
     return item if item.id else item.model_copy(update={"id": content_id(item)})
+
+
+def _item_schema() -> dict[str, Any]:
+    return DatasetItem.model_json_schema(by_alias=True)
 
 
 def _not_json_number(name: str) -> Any:

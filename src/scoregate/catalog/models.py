@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scoregate.catalog.names import MAX_ITEM_ID
+from scoregate.suggest import unknown_name
 
 ScoreDataType = Literal["numeric", "boolean", "categorical", "text"]
 Direction = Literal["higher", "lower", "none"]
@@ -573,7 +574,7 @@ class ProjectConfig(Strict):
             seen.add(gate.name)
         for prompt, experiments in self.promotion.items():
             problems += [
-                f"promotion.{prompt}: no experiment {e!r} under `experiments:`"
+                f"promotion.{prompt}: no experiment {e!r} under `experiments:`" + unknown_name(e, self.experiments)
                 for e in experiments
                 if e not in self.experiments
             ]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
+from scoregate.catalog.missing_variables import MissingVariables
 from scoregate.catalog.models import (
     CompositeSpec,
     CountersSpec,
@@ -24,10 +25,12 @@ from scoregate.catalog.models import (
     TagsSpec,
 )
 from scoregate.catalog.project import Project
+from scoregate.catalog.references import reference_problems, unknown_option_model
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
-from scoregate.catalog.stages import live_variables, stage_metric_names, stage_models, stage_problems, stage_prompts
+from scoregate.catalog.stages import live_variables, stage_models, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.suggest import unknown_name
 
 RUN_METRICS = (
     "success_rate",
@@ -98,80 +101,6 @@ def known_metrics(project: Project, evaluators: list[str], composites: list[str]
     return names
 
 
-def _reference_problems(project: Project, name: str, spec: ExperimentSpec, model_name: str) -> list[str]:
-    where = f"{project.config_path}: experiments.{name}"
-    problems = []
-    if spec.dataset not in project.datasets:
-        problems.append(f"{where}.dataset: no dataset {spec.dataset!r} (datasets/{spec.dataset}.jsonl)")
-    problems += [
-        f"{where}.prompt: no prompt {p!r} (prompts/{p}.yaml)"
-        for p in route_prompts(spec.prompt)
-        if p not in project.prompts
-    ]
-    if model_name not in project.config.models:
-        problems.append(f"{where}.model: no model {model_name!r} under `models:` in scoregate.yaml")
-    judge = spec.judge_model or project.config.settings.judge_model or model_name
-    if judge not in project.config.models:
-        problems.append(f"{where}.judge_model: no model {judge!r} under `models:` in scoregate.yaml")
-    problems += [
-        f"{where}.evaluators: {e!r} is listed more than once; list each evaluator once"
-        for e in dict.fromkeys(spec.evaluators)
-        if spec.evaluators.count(e) > 1
-    ]
-    for e in spec.evaluators:
-        evaluator = project.evaluators.get(e)
-        if evaluator is None:
-            problems.append(f"{where}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)")
-        elif isinstance(evaluator, LlmJudgeSpec | FactRecallSpec) and evaluator.model not in (
-            None,
-            *project.config.models,
-        ):
-            problems.append(f"{project.source('evaluator', e)}: model: no model {evaluator.model!r} in scoregate.yaml")
-        elif isinstance(evaluator, CustomSpec):
-            from scoregate.errors import ScoregateError
-            from scoregate.scoring.custom import load_function
-
-            try:
-                load_function(evaluator.function, where=f"{project.source('evaluator', e)}: function")
-            except ScoregateError as exc:
-                problems.append(exc.render())
-    problems += [
-        f"{where}.composites: no composite {c!r} under `composites:`"
-        for c in spec.composites
-        if c not in project.config.composites
-    ]
-    gates_by_name = {g.name: g for g in project.config.gates}
-    known = known_metrics(project, spec.evaluators, spec.composites) | stage_metric_names(project, spec)
-    for gate_name in spec.gates:
-        gate = gates_by_name.get(gate_name)
-        if gate is None:
-            problems.append(f"{where}.gates: no gate {gate_name!r} under `gates:`")
-        else:
-            problems += _gate_problems(project, gate, known)
-    for comp in spec.composites:
-        for part in project.config.composites.get(comp, CompositeSpec(weights={"_": 1})).weights:
-            if comp in project.config.composites and part not in known:
-                problems.append(f"{project.config_path}: composites.{comp}: unknown score {part!r}")
-    return problems
-
-
-def _gate_problems(project: Project, gate: GateSpec, known: set[str]) -> list[str]:
-    """A gate's metric must be measured, and the evaluator whose calibration it requires must exist."""
-    where = f"{project.config_path}: gates.{gate.name}"
-    problems = []
-    if gate.metric not in known:
-        problems.append(
-            f"{where}.metric: unknown metric {gate.metric!r}; this experiment measures: {', '.join(sorted(known))}"
-        )
-    calibration = gate.requires_calibration
-    if calibration is not None and calibration.evaluator not in project.evaluators:
-        problems.append(
-            f"{where}.requires_calibration.evaluator: no evaluator {calibration.evaluator!r} "
-            f"(evaluators/{calibration.evaluator}.yaml)"
-        )
-    return problems
-
-
 def _evaluator_problems(project: Project, name: str, spec: ExperimentSpec, judge: str) -> list[str]:
     """Build every evaluator once (the checks a run would hit later) and reject a score key written twice."""
     from scoregate.scoring.registry import build_evaluator
@@ -222,12 +151,12 @@ def _input_validator(ref: DatasetRef) -> Any:
     return jsonschema.Draft202012Validator(ref.meta.input_schema)
 
 
-def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> Any:
+def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef, missing: MissingVariables) -> Any:
     input_validator = _input_validator(ref)
     variables = {name: set(prompt_variables(p)) for name, p in project.prompts.items()}
     from_stages = live_variables(spec)
 
-    def check(_line: int, item: DatasetItem) -> list[str]:
+    def check(line: int, item: DatasetItem) -> list[str]:
         found = input_schema_problems(ref, input_validator, item)
         try:
             prompt_name = choose_prompt(spec.prompt, item.input)
@@ -237,13 +166,9 @@ def _item_checker(project: Project, spec: ExperimentSpec, ref: DatasetRef) -> An
             prompt = project.prompts.get(name)
             if prompt is None:
                 continue
-            missing = variables[name] - item.input.keys() - prompt.variables.keys() - from_stages
-            found += [
-                f"item {item.id!r}: prompt {name!r} uses {{{{{v}}}}} but the item's input has no "
-                f"`{v}`; add it to the item or give a default under `variables:` in prompts/{name}.yaml"
-                + (" (stage_inputs: fixture reads earlier stages' outputs from the item)" if spec.stages else "")
-                for v in sorted(missing)
-            ]
+            for v in sorted(variables[name] - item.input.keys() - prompt.variables.keys() - from_stages):
+                at = (ref.path, line, str(item.id))
+                missing.add(name, v, at, set(item.input), pipeline=bool(spec.stages))
             found += _reply_schema_problems(name, prompt, item)
         return found
 
@@ -289,21 +214,37 @@ def plan_experiment(
     model: str | None = None,
     judge_model: str | None = None,
     on_models: Callable[[list[str], str], None] | None = None,
+    model_from: str = "--model",
+    missing: MissingVariables | None = None,
 ) -> ExperimentPlan:
     """Resolve experiment `name` and check every item; raise ValidationFailed on a problem.
 
     `on_models(models, judge)` is called once the names resolve, before the evaluator and item checks, so a
-    caller can start checking the models (`scoregate.engine.preflight`) while the items are read.
+    caller can start checking the models (`scoregate.engine.preflight`) while the items are read. `model_from`
+    says where `model` came from (`--model`, or `SCOREGATE_MODEL` through make), for the error naming it.
+    Placeholders the items do not fill are added to `missing` when given (the caller reports them, grouped
+    across experiments), else reported here, one problem per prompt and placeholder.
     """
     spec = project.config.experiments.get(name)
     if spec is None:
-        known = ", ".join(sorted(project.config.experiments)) or "none"
-        raise ValidationFailed([f"{project.config_path}: experiments: no experiment {name!r} (defined: {known})"])
+        raise ValidationFailed(
+            [
+                f"{project.config_path}: experiments: no experiment {name!r}"
+                + unknown_name(name, project.config.experiments)
+            ],
+            hint=f"name an experiment defined under `experiments:` in {project.config_path}",
+        )
+    option_problems = [
+        unknown_option_model(option, value, project)
+        for option, value in ((model_from, model), ("--judge-model", judge_model))
+        if value is not None and value not in project.config.models
+    ]
+    if option_problems:
+        raise ValidationFailed(
+            option_problems, hint=f"use a model defined under `models:` in {project.config_path}, or add it there"
+        )
     model_name = model or spec.model or project.config.settings.model
-    problems = _reference_problems(project, name, spec, model_name) + stage_problems(project, name, spec)
-    if judge_model is not None and judge_model not in project.config.models:
-        known = ", ".join(sorted(project.config.models))
-        problems.append(f"--judge-model: no model {judge_model!r} under `models:` in scoregate.yaml (defined: {known})")
+    problems = reference_problems(project, name, spec, model_name) + stage_problems(project, name, spec)
     judge_name = judge_model or spec.judge_model or project.config.settings.judge_model or model_name
     if not problems:
         if on_models is not None:
@@ -312,9 +253,11 @@ def plan_experiment(
     if problems:
         raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")
     ref = project.datasets[spec.dataset]
-    dataset_scan = scan(ref.path, _item_checker(project, spec, ref))
-    if dataset_scan.problems:
-        raise ValidationFailed(dataset_scan.problems, hint="fix the dataset; no run was started")
+    collector = missing if missing is not None else MissingVariables(project)
+    dataset_scan = scan(ref.path, _item_checker(project, spec, ref, collector))
+    item_problems = dataset_scan.problems + (collector.problems() if missing is None else [])
+    if item_problems:
+        raise ValidationFailed(item_problems, hint="fix the dataset or the prompt; no run was started")
     if dataset_scan.count == 0:
         raise ValidationFailed([f"{ref.path}: the dataset is empty; add items before running an experiment"])
     gates_by_name = {g.name: g for g in project.config.gates}
@@ -338,15 +281,17 @@ def validate_project(project: Project) -> list[str]:
     """Check every experiment and dataset; return a line per checked thing, raise ValidationFailed on problems."""
     problems: list[str] = []
     report: list[str] = []
+    missing = MissingVariables(project)
     for name in project.config.experiments:
         try:
-            plan = plan_experiment(project, name)
+            plan = plan_experiment(project, name, missing=missing)
             report.append(f"experiment {name}: {plan.dataset_scan.count} items, prompts ok, gates ok")
         except ValidationFailed as exc:
             if exc.problems and "the dataset is empty" in exc.problems[-1]:
                 report.append(f"experiment {name}: dataset is empty")
                 continue
             problems.extend(exc.problems)
+    problems.extend(missing.problems())
     for ref in project.datasets.values():
         validator = _input_validator(ref)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scoregate.catalog.models import ExperimentSpec, LlmJudgeSpec
 from scoregate.catalog.project import Project
+from scoregate.suggest import unknown_name
 
 
 def stage_prompts(spec: ExperimentSpec) -> list[str]:
@@ -20,16 +21,22 @@ def stage_problems(project: Project, name: str, spec: ExperimentSpec) -> list[st
     """Return what is wrong with an experiment's stages (unknown prompt, model or evaluator)."""
     where = f"{project.config_path}: experiments.{name}.stages"
     problems = []
+    models = project.config.models
     for i, stage in enumerate(spec.stages[:-1]):
         at = f"{where}[{i}] ({stage.name})"
         if stage.prompt not in project.prompts:
-            problems.append(f"{at}.prompt: no prompt {stage.prompt!r} (prompts/{stage.prompt}.yaml)")
+            problems.append(
+                f"{at}.prompt: no prompt {stage.prompt!r} (prompts/{stage.prompt}.yaml)"
+                + unknown_name(stage.prompt, project.prompts)
+            )
         if stage.model is not None and stage.model not in project.config.models:
-            problems.append(f"{at}.model: no model {stage.model!r} under `models:` in scoregate.yaml")
+            problems.append(f"{at}.model: no model {stage.model!r} under `models:`" + unknown_name(stage.model, models))
         for e in stage.evaluators:
             evaluator = project.evaluators.get(e)
             if evaluator is None:
-                problems.append(f"{at}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)")
+                problems.append(
+                    f"{at}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)" + unknown_name(e, project.evaluators)
+                )
             elif isinstance(evaluator, LlmJudgeSpec) and evaluator.model not in (None, *project.config.models):
                 problems.append(f"{project.source('evaluator', e)}: model: no model {evaluator.model!r}")
     return problems

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -60,18 +61,37 @@ def _readable(errors: list[Any]) -> list[tuple[tuple[Any, ...], str, str]]:
     return shown
 
 
-def format_validation_error(where: str, error: ValidationError) -> list[str]:
-    """Return one `where: field.path: message` line per pydantic error."""
+def format_validation_error(
+    where: str, error: ValidationError, schema: Callable[[], dict[str, Any]] | None = None
+) -> list[str]:
+    """Return one `where: field.path: message` line per pydantic error.
+
+    `schema()` returns the file kind's JSON Schema; with it, an unknown field gets the closest allowed names.
+    """
     lines = []
     for loc_parts, kind, message in _readable(error.errors(include_url=False)):
         loc = ".".join(str(p) for p in loc_parts if p not in ("function-after", "tagged-union"))
         msg = message.removeprefix("Value error, ")
         if kind == "extra_forbidden":
-            msg = "unknown field (check the spelling; see the JSON Schema in schemas/)"
+            msg = _unknown_field(loc_parts, schema)
         elif kind == "union_tag_not_found":
             msg = "missing `kind:` (it says which kind of file this is; see the JSON Schema in schemas/)"
         lines.append(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}")
     return lines
+
+
+def _unknown_field(loc: tuple[Any, ...], schema: Callable[[], dict[str, Any]] | None) -> str:
+    """The message for a key the model forbids: the closest allowed names when the schema knows them."""
+    from scoregate.catalog.field_names import allowed_fields
+    from scoregate.suggest import did_you_mean
+
+    allowed = allowed_fields(schema(), loc[:-1]) if schema is not None and loc else []
+    suggestion = did_you_mean(str(loc[-1]), allowed) if allowed else ""
+    if suggestion:
+        return f"unknown field; {suggestion} (allowed here: {', '.join(allowed)})"
+    if allowed:
+        return f"unknown field (allowed here: {', '.join(allowed)})"
+    return "unknown field (check the spelling; see the JSON Schema in schemas/)"
 
 
 MAX_YAML_BYTES = 1024 * 1024
@@ -230,4 +250,4 @@ def load_model(path: Path, adapter: TypeAdapter[T]) -> tuple[T | None, list[str]
     try:
         return adapter.validate_python(data), []
     except ValidationError as exc:
-        return None, format_validation_error(str(path), exc)
+        return None, format_validation_error(str(path), exc, lambda: adapter.json_schema(by_alias=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -103,6 +104,7 @@ def run(
         concurrency=concurrency,
         model=model,
         judge_model=judge_model,
+        model_from=_model_from(model),
         use_cache=not no_cache,
         resume=resume,
         mirror_mlflow=not no_mlflow,
@@ -158,6 +160,11 @@ def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
         "mirror_errors": outcome.mirror_errors,
         "summary": outcome.summary,
     }
+
+
+def _model_from(model: str | None) -> str:
+    """`SCOREGATE_MODEL` when `make experiment` passed that variable's value as --model, else `--model`."""
+    return "SCOREGATE_MODEL" if model is not None and os.environ.get("SCOREGATE_MODEL") == model else "--model"
 
 
 def _model_names(models: str) -> list[str]:

@@ -293,8 +293,12 @@ def judge_runs(
     judge = LlmJudge(spec, default_model=settings.judge_model or settings.model)
     check_preference_spec(spec)
     if judge.model not in project.config.models:
+        from scoregate.suggest import unknown_name
+
         raise ScoregateError(
-            f"judge model {judge.model!r} is not under `models:` in scoregate.yaml", where=str(project.config_path)
+            f"judge model {judge.model!r} is not under `models:` in scoregate.yaml"
+            + unknown_name(str(judge.model), project.config.models),
+            where=str(project.config_path),
         )
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if use_cache else None
     caller = ModelCaller(project.config.models, default_judge=str(judge.model), cache=cache)
