@@ -164,4 +164,4 @@ def test_two_runs_of_one_model_are_told_apart_by_run_id(tmp_path: Path) -> None:
     first = make_run(tmp_path, "r1", "model-a", EQS["model-a"])
     second = make_run(tmp_path, "r2", "model-a", EQS["model-c"])
     ranking = rank_runs([first, second], resamples=200)
-    assert [r.label for r in ranking.runs] == ["model-a@r1", "model-a@r2"]
+    assert [r.label for r in ranking.runs] == ["model-a (r1)", "model-a (r2)"]

@@ -93,7 +93,7 @@ def test_compare_and_rank_at_80_columns_cut_nothing(
     code, out = finish(start_scoregate("rank", a, b))
     assert code == 0, out
     assert "…" not in out and long_lines(out, str(runs.root)) == []
-    assert f"scripted@{a}" in out and f"scripted@{b}" in out
+    assert f"scripted ({a})" in out and f"scripted ({b})" in out
 
 
 def test_compare_of_a_run_and_its_cached_limited_rerun_says_no_change_once(

@@ -21,6 +21,7 @@ from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.invalidation import refuse_invalid
+from scoregate.run_labels import identity, run_labels
 from scoregate.store import RunStore
 
 RUN_METRICS_COMPARED = ("success_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd_total")
@@ -169,9 +170,9 @@ def _load(stores: Sequence[RunStore]) -> list[_Run]:
             f"the runs are not of the same dataset (content): {seen}",
             hint="rank runs of one experiment's dataset, e.g. those of `scoregate run EXPERIMENT --models a,b,c`",
         )
-    models = [str(r.summary.get("model")) for r in runs]
-    for r, model in zip(runs, models, strict=True):
-        r.label = model if models.count(model) == 1 else f"{model}@{r.store.run_id}"
+    labels = run_labels([identity(r.store.run_id, r.summary, r.store.manifest) for r in runs])
+    for r, label in zip(runs, labels, strict=True):
+        r.label = label
     return runs
 
 

@@ -220,7 +220,7 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
     )
     runs = _no_wrap_table(
         "runs",
-        [("rank", "right"), ("model", "left"), ("mean", "right"), ("95% CI", "left"), ("measured", "right"),
+        [("rank", "right"), ("run", "left"), ("mean", "right"), ("95% CI", "left"), ("measured", "right"),
          ("latency", "right"), ("cost/item", "right"), ("success", "right")],
     )  # fmt: skip
     run_lines = []

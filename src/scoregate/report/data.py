@@ -20,6 +20,7 @@ from scoregate.analysis.items import fact_groups
 from scoregate.analysis.model_ranking import lower_is_better
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
+from scoregate.run_labels import with_labels
 from scoregate.store import RunStore
 
 TEXT_BUDGET = 6_000_000
@@ -365,7 +366,7 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
     ]
     report: dict[str, Any] = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "runs": [r.header() for r in readers],
+        "runs": with_labels([r.header() for r in readers]),
         "items": rows,
         "distributions": [{"values": r.values, "latencies": r.latencies, "costs": r.costs} for r in readers],
         "clip_limit": limit,

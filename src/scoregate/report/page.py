@@ -58,7 +58,7 @@ def _letter(position: int) -> str:
 def _run_label(run: dict[str, Any], position: int, count: int) -> str:
     if count == 1:
         return str(run["run_id"])
-    return f"{_letter(position)}: {run['model']}"
+    return f"{_letter(position)}: {run.get('label') or run['model']}"
 
 
 def _hash(run: dict[str, Any]) -> str:
@@ -93,7 +93,7 @@ def _header(report: dict[str, Any]) -> str:
     if len(runs) == 1:
         title = f"{first['experiment']} · {first['model']}"
     else:
-        title = f"{first['experiment']} · {len(runs)} runs: " + " vs ".join(str(r["model"]) for r in runs)
+        title = f"{first['experiment']} · {len(runs)} runs: " + " vs ".join(str(r.get("label")) for r in runs)
     parts = [f"<h1>{_e(title)}</h1>", '<div class="verdicts">']
     for i, run in enumerate(runs):
         cls = STATUS_CLASS.get(str(run["verdict"]), "dim")
@@ -353,7 +353,7 @@ def _ranking(report: dict[str, Any]) -> str:
     return (
         f'<section id="ranking"><h2>Ranking by {_e(metric)} ({"higher" if r["higher_is_better"] else "lower"} '
         "is better)</h2>"
-        '<div class="table-wrap"><table class="grid"><thead><tr><th>rank</th><th>model</th><th>mean</th>'
+        '<div class="table-wrap"><table class="grid"><thead><tr><th>rank</th><th>run</th><th>mean</th>'
         "<th>95% CI</th><th>measured</th>"
         f"<th>latency ms</th><th>cost/item USD</th><th>success</th></tr></thead><tbody>{rows}</tbody></table></div>"
         f'<h3>Pareto fronts</h3><p class="note">The line joins the runs no other run beats on both axes.</p>'
