@@ -10,6 +10,8 @@ from typing import Any
 from scoregate.catalog.models import PromptSpec
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+MAX_INSTRUCTION_VALUE = 200
+"""Characters of filled-in values above which a template line holds the item's data rather than an instruction."""
 
 
 def variables_in(text: str) -> list[str]:
@@ -58,3 +60,22 @@ def render_messages(prompt: PromptSpec, values: Mapping[str, Any]) -> tuple[dict
     if prompt.type == "text":
         return ({"role": "user", "content": render(prompt.prompt or "", merged)},)
     return tuple({"role": m.role, "content": render(m.content, merged)} for m in prompt.messages or [])
+
+
+def instruction_lines(prompt: PromptSpec, values: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the prompt's own lines for one item: each template line, its short values filled in.
+
+    A line whose value spans lines or is long (a transcript: the item's data, not an instruction) is left out,
+    as is a line naming a value the item lacks.
+    """
+    merged = {**prompt.variables, **values}
+    lines = []
+    for text in prompt_texts(prompt):
+        for line in text.splitlines():
+            try:
+                rendered = render(line, merged)
+            except KeyError:
+                continue
+            if "\n" not in rendered and len(rendered) <= len(line) + MAX_INSTRUCTION_VALUE:
+                lines.append(rendered)
+    return tuple(lines)

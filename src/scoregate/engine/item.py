@@ -10,7 +10,7 @@ from typing import Any
 
 from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec, ResponseFormat
 from scoregate.catalog.routing import choose_prompt, inferred_fields
-from scoregate.catalog.templates import render_messages
+from scoregate.catalog.templates import instruction_lines, render_messages
 from scoregate.engine.calls import ModelCaller
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import CompletionRequest
@@ -99,6 +99,11 @@ class ItemPipeline:
             calls += evaluator_calls
         return scores
 
+    def _instructions(self, result: ItemResult, item: DatasetItem) -> tuple[str, ...]:
+        """The instruction lines of the prompt the item was sent with (none when its output was not asked for)."""
+        prompt = self.prompts.get(result.prompt.rpartition("@")[0])
+        return instruction_lines(prompt, item.input) if prompt is not None else ()
+
     async def _evaluate(
         self, evaluator: Evaluator, result: ItemResult, item: DatasetItem
     ) -> tuple[list[Score], list[CallRecord]]:
@@ -120,6 +125,7 @@ class ItemPipeline:
             expected_output=item.expected_output,
             metadata=item.metadata,
             call_model=call_model,
+            instructions=self._instructions(result, item),
         )
         try:
             return await evaluator.evaluate(context), calls

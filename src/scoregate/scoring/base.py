@@ -27,6 +27,8 @@ class EvalContext:
     expected_output: Any
     metadata: dict[str, Any]
     call_model: ModelCall
+    instructions: tuple[str, ...] = ()
+    """The prompt's own lines for this item (`catalog.templates.instruction_lines`); () when no prompt was sent."""
 
 
 class Evaluator(Protocol):

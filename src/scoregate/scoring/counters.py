@@ -26,6 +26,9 @@ measured (non-text output, missing reference, no TL;DR section, unknown style...
 - `similarity`: rapidfuzz normalised Levenshtein similarity (0-1) between the output and the text at
   `source` (default `expected_output`); null when that reference is missing or empty.
 
+A template echo fails the format counters: when a section they check holds the prompt's own instructions (rule in
+`scoring.echo`), `required_sections` and `tldr_within_cap` score 0, and the three say so in the score's comment.
+
 Section headings are found by `scoring.sections` (see its docstring for the matching rule).
 """
 
@@ -41,6 +44,7 @@ from scoregate.catalog.models import CounterName, CounterSpec, CountersSpec
 from scoregate.errors import ScoregateError
 from scoregate.records import DataType, Score, ScoreValue
 from scoregate.scoring.base import VALID_ROOTS, EvalContext, resolve_path
+from scoregate.scoring.echo import InstructionEcho, echo_comment
 from scoregate.scoring.sections import Section, SectionFinder
 
 TLDR = "TL;DR"
@@ -74,7 +78,7 @@ class _Unmeasured(Exception):
 class _Item:
     """One output under scoring; sections and word count are computed at most once, on first use."""
 
-    __slots__ = ("_finder", "_sections", "_words", "ctx", "text")
+    __slots__ = ("_echo", "_finder", "_sections", "_words", "ctx", "text")
 
     def __init__(self, ctx: EvalContext, text: str, finder: SectionFinder) -> None:
         self.ctx = ctx
@@ -82,6 +86,7 @@ class _Item:
         self._finder = finder
         self._sections: dict[str, Section] | None = None
         self._words: int | None = None
+        self._echo = InstructionEcho(ctx.instructions) if ctx.instructions else None
 
     @property
     def words(self) -> int:
@@ -95,8 +100,16 @@ class _Item:
             self._sections = self._finder.parse(self.text)
         return self._sections
 
+    def echoed(self, titles: list[str]) -> list[tuple[str, str]]:
+        """(title, first copied line) of each found section among `titles` that holds the prompt's instructions."""
+        if self._echo is None:
+            return []
+        found = ((t, self.sections[t].body) for t in titles if t in self.sections)
+        return [(title, line) for title, body in found if (line := self._echo.copied_line(body)) is not None]
 
-CounterFn = Callable[[_Item], ScoreValue]
+
+CounterFn = Callable[[_Item], ScoreValue | tuple[ScoreValue, str]]
+"""A counter: its value, or (value, comment) when the value needs a word (a template echo)."""
 
 
 class CountersEvaluator:
@@ -144,7 +157,9 @@ class CountersEvaluator:
         scores = []
         for key, dtype, fn in self._counters:
             try:
-                scores.append(Score(name=key, value=fn(item), data_type=dtype, evaluator=self.name))
+                out = fn(item)
+                value, comment = out if isinstance(out, tuple) else (out, None)
+                scores.append(Score(name=key, value=value, data_type=dtype, evaluator=self.name, comment=comment))
             except _Unmeasured as why:
                 scores.append(Score.missing(key, dtype, self.name, str(why)))
         return scores
@@ -176,10 +191,16 @@ class CountersEvaluator:
         style_path = _checked_path(c.style or "input.desired_style", where)
         required = {style.strip().lower(): [self._canonical(t) for t in titles] for style, titles in c.sections.items()}
         written = {style.strip().lower(): titles for style, titles in c.sections.items()}
-        missing = _missing_sections(style_path, required, written)
-        if c.counter == "required_sections":
-            return lambda item: int(not missing(item))
-        return lambda item: ", ".join(missing(item))
+        check = _section_check(style_path, required, written)
+
+        def sections(item: _Item) -> ScoreValue | tuple[ScoreValue, str]:
+            missing, echoed = check(item)
+            value: ScoreValue = (
+                int(not missing and not echoed) if c.counter == "required_sections" else ", ".join(missing)
+            )
+            return (value, echo_comment(echoed)) if echoed else value
+
+        return sections
 
     def _canonical(self, title: str) -> str:
         """The key the section finder files `title` under."""
@@ -234,11 +255,13 @@ def _similarity(source: str) -> CounterFn:
 
 
 def _tldr_within_cap(cap: int | str) -> CounterFn:
-    def tldr_within_cap(item: _Item) -> int:
+    def tldr_within_cap(item: _Item) -> int | tuple[int, str]:
         limit = cap if isinstance(cap, int) else _cap_at(item, cap)
         tldr = item.sections.get(TLDR)
         if tldr is None:
             raise _Unmeasured("the output has no TL;DR section")
+        if echoed := item.echoed([TLDR]):
+            return 0, echo_comment(echoed)
         return int(len(_WORDLIKE.findall(tldr.body)) <= limit)
 
     return tldr_within_cap
@@ -256,10 +279,12 @@ def _cap_at(item: _Item, path: str) -> int:
     raise _Unmeasured(f"no TL;DR word cap: {path} is {value!r}, not a whole number of words")
 
 
-def _missing_sections(
+def _section_check(
     style_path: str, required: dict[str, list[str]], written: dict[str, list[str]]
-) -> Callable[[_Item], list[str]]:
-    def missing(item: _Item) -> list[str]:
+) -> Callable[[_Item], tuple[list[str], list[tuple[str, str]]]]:
+    """Return check(item) → (the missing titles as written, the echoed sections) for the item's style."""
+
+    def check(item: _Item) -> tuple[list[str], list[tuple[str, str]]]:
         style = resolve_path(style_path, item.ctx)
         key = style.strip().lower() if isinstance(style, str) else None
         if key not in required:
@@ -267,9 +292,10 @@ def _missing_sections(
             shown = "missing" if style is None else repr(style)
             raise _Unmeasured(f"style {shown} at {style_path} has no required sections (known: {known})")
         found = item.sections
-        return [title for title, canonical in zip(written[key], required[key], strict=True) if canonical not in found]
+        pairs = zip(written[key], required[key], strict=True)
+        return [title for title, canonical in pairs if canonical not in found], item.echoed(required[key])
 
-    return missing
+    return check
 
 
 def find_urls(text: str) -> list[str]:
