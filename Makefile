@@ -64,6 +64,7 @@ schemas:  ## regenerate the JSON Schemas of the user file formats
 	$(BIN)/python -m scoregate.catalog.json_schemas schemas
 
 mlflow-ui:  ## the MLflow UI on http://127.0.0.1:5000 over the embedded store
+	@echo "scoregate's runs are under \"Model training\" (switch at the top left; MLflow opens on GenAI, whose Overview shows no traces); \`scoregate runs show RUN\` prints the link to a run's experiment"
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $${MLFLOW_PORT:-5000}
 
 model-serve:  ## start the local model server (127.0.0.1:8765)

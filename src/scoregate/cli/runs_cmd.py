@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -94,11 +95,12 @@ def _run_row(store: RunStore) -> dict[str, object]:
     }
 
 
-def mirror_lines(links: dict[str, Any]) -> list[str]:
-    """Say where the run is mirrored, in words: its MLflow run and its Langfuse experiment."""
+def mirror_lines(links: dict[str, Any], mlflow_ui: str | None = None) -> list[str]:
+    """Say where the run is mirrored: its MLflow run (and the UI page of its runs), its Langfuse experiment."""
     lines = []
     if links.get("mlflow_run_id"):
-        lines.append(f"mlflow: run {links['mlflow_run_id']} (experiment {links.get('mlflow_experiment_id')})")
+        page = f"; runs in the UI: {mlflow_ui}" if mlflow_ui else ""
+        lines.append(f"mlflow: run {links['mlflow_run_id']} (experiment {links.get('mlflow_experiment_id')}){page}")
     if links.get("langfuse_experiment_url") or links.get("langfuse_experiment_id"):
         where = links.get("langfuse_experiment_url") or f"experiment {links['langfuse_experiment_id']}"
         state = "synced" if links.get("langfuse_synced") else "partly synced; `scoregate langfuse-sync` completes it"
@@ -163,7 +165,7 @@ def show_command(
     limited = f"first {limit} of {dataset.get('items')} items (--limit {limit})" if limit is not None else ""
     print_wrapped(console, join_units([f"dataset {dataset['name']} ({dataset['content_hash'][:12]})", limited,
                                        f"commit {str(receipts['git']['commit'])[:12]}"]))  # fmt: skip
-    for line in mirror_lines(store.links):
+    for line in mirror_lines(store.links, _mlflow_ui(root, store.links.get("mlflow_experiment_id"))):
         print_wrapped(console, line)
     if summary is not None and summary.get("valid") is False:
         better = f"; superseded by {summary['superseded_by']}" if summary.get("superseded_by") else ""
@@ -172,6 +174,14 @@ def show_command(
         print_wrapped(console, f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return
     print_summary(console, summary, directions)
+
+
+def _mlflow_ui(root: Path, experiment_id: str | None) -> str | None:
+    """The MLflow UI page of the run's experiment (its Runs tab), when the run is mirrored and the store has a UI."""
+    from scoregate.sinks.mlflow_experiments import ui_link
+    from scoregate.sinks.mlflow_sink import tracking_uri
+
+    return ui_link(tracking_uri(root), str(experiment_id)) if experiment_id else None
 
 
 app.command("invalidate")(invalidate_cmd.invalidate)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scoregate.sinks.mlflow_experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow_sink import find_or_create_run, mirror_run, quiet_mlflow_logs, tracking_uri
 from scoregate.store import RunStore
 
@@ -57,15 +58,6 @@ def _client(project_root: Path) -> Any:
     uri = tracking_uri(project_root)
     mlflow.set_tracking_uri(uri)
     return MlflowClient(tracking_uri=uri)
-
-
-def _experiment_id(client: Any, name: str, project_root: Path) -> str:
-    experiment = client.get_experiment_by_name(name)
-    if experiment is not None:
-        return str(experiment.experiment_id)
-    uri = tracking_uri(project_root)
-    location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
-    return str(client.create_experiment(name, artifact_location=location))
 
 
 def comparison_metrics(outcome: CompareOutcome) -> dict[str, float]:
@@ -124,7 +116,9 @@ def mirror_comparison(
     client = _client(project_root)
     comparison = outcome.comparison
     project = store_b.manifest["receipts"].get("project", "scoregate")
-    experiment_id = _experiment_id(client, f"{project}/comparisons", project_root)
+    experiment_id = scoregate_experiment(
+        client, f"{project}/comparisons", uri=tracking_uri(project_root), project_root=project_root
+    )
     key = f"{store_a.run_id}..{store_b.run_id}"
     run_id = find_or_create_run(
         client,

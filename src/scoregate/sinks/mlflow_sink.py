@@ -11,6 +11,7 @@ from typing import Any
 
 from scoregate.analysis.run_overview import mirror_run_name
 from scoregate.invalidation import invalidation_of, invalidation_tags
+from scoregate.sinks.mlflow_experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store import RunStore
 
@@ -181,12 +182,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     mlflow.set_tracking_uri(uri)
     client = MlflowClient(tracking_uri=uri)
     name = f"{manifest['receipts']['project']}/{manifest['receipts']['experiment']}"
-    experiment = client.get_experiment_by_name(name)
-    if experiment is None:
-        location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
-        experiment_id = client.create_experiment(name, artifact_location=location)
-    else:
-        experiment_id = experiment.experiment_id
+    experiment_id = scoregate_experiment(client, name, uri=uri, project_root=project_root)
     run_id = find_or_create_run(
         client,
         experiment_id,
