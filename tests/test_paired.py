@@ -67,7 +67,7 @@ def test_identical_runs_say_no_change_and_claim_no_detectable_effect() -> None:
     with_margin = compare_paired(a, a, margin=0.1)
     assert (with_margin.verdict, with_margin.non_inferior) == ("no change", True)
     assert compare_paired(a, a, direction="none").verdict == "no change"
-    assert compare_paired([1.0], [1.0]).verdict == "inconclusive"  # one item: no interval to read a word from
+    assert compare_paired([1.0], [1.0]).verdict == "cannot compare"  # one item: no interval to read a word from
 
 
 def test_differences_without_spread_have_no_mde() -> None:
@@ -118,7 +118,8 @@ def test_fewer_than_two_pairs_says_why() -> None:
     assert (one.n, one.diff, one.diff_ci_low, one.wilcoxon_p) == (1, 1.0, None, None)
     assert one.reason is not None and "at least 2" in one.reason
     empty = compare_paired([], [], margin=0.1)
-    assert (empty.mean_a, empty.diff, empty.verdict, empty.non_inferior) == (None, None, "inconclusive", False)
+    assert (empty.mean_a, empty.diff, empty.verdict, empty.non_inferior) == (None, None, "cannot compare", False)
+    assert one.verdict == "cannot compare"  # no test was made, so none was inconclusive
 
 
 def test_misaligned_or_missing_pairs_are_rejected() -> None:
@@ -161,10 +162,13 @@ def test_holm_intervals_relax_the_level_only_after_a_rejection() -> None:
     strong, weak = _pattern(ups=20, downs=0), _pattern(ups=4, downs=2)
     pairs = {"weak": weak, "strong": strong, "none": ([1.0, 2.0], [1.0, 2.0])}
     result = compare_many(pairs, primary=[], resamples=500)
-    # strong has the smallest p: step 1 at 1 − 0.05/3, rejected; weak at 1 − 0.05/2, not rejected; the rest stay
-    assert result["strong"].ci_level == pytest.approx(1 - 0.05 / 3)
-    assert result["weak"].ci_level == pytest.approx(1 - 0.05 / 2)
-    assert result["none"].ci_level == pytest.approx(1 - 0.05 / 2)
+    # the family is the 2 scores with a test (as for p_adjusted): strong has the smaller p, step 1 at 1 − 0.05/2,
+    # rejected; weak at 1 − 0.05/1; "none" (every difference 0: no test, CI [0, 0]) is outside it at 1 − 0.05
+    assert result["strong"].ci_level == pytest.approx(1 - 0.05 / 2)
+    assert result["weak"].ci_level == pytest.approx(1 - 0.05)
+    assert result["none"].ci_level == pytest.approx(1 - 0.05)
+    assert (result["none"].p_adjusted, result["none"].diff_ci_low, result["none"].diff_ci_high) == (None, 0, 0)
+    assert result["strong"].p_adjusted == pytest.approx(min(1.0, 2 * (result["strong"].wilcoxon_p or 1)))
     assert (result["strong"].verdict, result["weak"].verdict) == ("better", "inconclusive")
     assert holm_intervals([], 0.05, lambda i, level: compare_paired([1.0], [1.0])) == []
 
@@ -259,7 +263,8 @@ def test_interval_verdict_reads_the_interval_only() -> None:
     assert interval_verdict(-0.1, 0.1, margin=0.2) == ("equivalent", True)
     assert interval_verdict(-0.1, 0.3, margin=0.2) == ("non-inferior", True)
     assert interval_verdict(-0.3, 0.3, margin=0.2) == ("inconclusive", False)
-    assert interval_verdict(None, None, margin=0.2) == ("inconclusive", False)
+    assert interval_verdict(None, None, margin=0.2) == ("cannot compare", False)
+    assert interval_verdict(None, None) == ("cannot compare", None)
 
 
 def test_compare_many_takes_margins_and_directions_per_score() -> None:

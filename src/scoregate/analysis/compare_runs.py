@@ -123,6 +123,7 @@ VERDICT_WORDS = {
     "increased": "B is higher (no direction: not better or worse)",
     "decreased": "B is lower (no direction: not better or worse)",
     "no change": "no change",
+    "cannot compare": "cannot compare",
 }
 
 

@@ -88,12 +88,13 @@ def _row(result: ItemResult) -> ItemRow:
     )
 
 
-def primary_score(store: RunStore, keys: Sequence[str]) -> str | None:
-    """Return the first metric the run's gates use that is one of `keys` (the run's primary metric)."""
-    for gate in store.manifest.get("receipts", {}).get("gates") or []:
-        if gate.get("metric") in keys:
-            return str(gate["metric"])
-    return None
+def primary_score(store: RunStore, keys: Sequence[str], results: Sequence[ItemResult] = ()) -> str | None:
+    """Return the first score the run's gates use among `keys`, skipping those `results` hold as 0/1 booleans
+    when a gated number follows (a worst-K list sorted by 0/1 is all ties); None when no gate names one of `keys`.
+    """
+    gated = [str(g["metric"]) for g in store.manifest.get("receipts", {}).get("gates") or [] if g.get("metric") in keys]
+    booleans = {s.name for r in results for s in r.scores if s.data_type == "boolean"}
+    return next((m for m in gated if m not in booleans), gated[0] if gated else None)
 
 
 def _direction(name: str, directions: Mapping[str, str] | None) -> str:
@@ -154,7 +155,7 @@ def item_table(
 ) -> ItemTable:
     """Return a run's items as rows: all, the `worst` K by a score, the failed ones, or those breaking a gate.
 
-    `by` defaults to the run's primary metric (the first score its gates use). Worst means lowest for
+    `by` defaults to the run's primary continuous metric (`primary_score`). Worst means lowest for
     a higher-is-better score and highest for a lower-is-better one; unmeasured items are left out of
     a worst-K list and counted in a note. Raise ScoregateError on an unknown score or gate.
     """
@@ -174,7 +175,7 @@ def item_table(
         selection, notes = f"items that broke gate {gate}", [note]
         empty = f"no item of run {store.run_id} broke gate {gate}" + (" among the failed items" if failed else "")
     if worst is not None or by is not None:
-        by = by or primary_score(store, keys)
+        by = by or primary_score(store, keys, results)
         if by is None:
             raise ScoregateError("--worst needs a score to sort by", hint=f"pass --by, one of: {', '.join(keys)}")
         if by not in keys:

@@ -20,6 +20,7 @@ from scoregate.analysis.stats import describe
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
+from scoregate.extraction.aggregation import labelled
 from scoregate.invalidation import refuse_invalid
 from scoregate.run_labels import identity, run_labels
 from scoregate.store import RunStore
@@ -121,7 +122,8 @@ class ModelRanking:
         for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
             lines.append(f"- {name}: {', '.join(self.pareto[name]['frontier']) or 'none'}")
         lines += ["", "## Best by metric", "", "| metric | best | value |", "|---|---|---|"]
-        lines += [f"| {m} | {', '.join(b['best'])} | {fmt(b['value'])} |" for m, b in self.best_by_metric.items()]
+        best, named = self.best_by_metric, lambda m: labelled(m, self.best_by_metric)
+        lines += [f"| {named(m)} | {', '.join(b['best'])} | {fmt(b['value'])} |" for m, b in best.items()]
         return "\n".join(lines + [f"\n> {n}" for n in self.notes]) + "\n"
 
 

@@ -202,23 +202,24 @@ def holm_intervals(
 ) -> list[PairedComparison]:
     """Return the comparisons recomputed at Holm step-down CI levels, in input order.
 
-    Hypotheses are taken by increasing p (None last). The k-th (0-based) of m gets the level
-    1 − alpha/(m − k) while every earlier interval excluded 0; from the first one that did not, the
-    level stops relaxing, as Holm stops rejecting. So every interval is at least as wide as the
-    Bonferroni-free (1 − alpha) one would be at its step, and "better"/"worse" only appear where the
-    step-down allows them. `at_level(i, level)` computes hypothesis i at a level.
+    The family is the hypotheses that have a test (a p-value), the same m that `holm` counts. They are
+    taken by increasing p; the k-th (0-based) of m gets the level 1 − alpha/(m − k) while every earlier
+    interval excluded 0; from the first one that did not, the level stops relaxing, as Holm stops
+    rejecting. So every interval is at least as wide as the (1 − alpha) one, and "better"/"worse" only
+    appear where the step-down allows them. A hypothesis without a test (every difference 0, or under 2
+    items: its interval is [0, 0] or absent) is outside the family and keeps 1 − alpha.
+    `at_level(i, level)` computes hypothesis i at a level.
     """
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: (pvalues[i] is None, pvalues[i] or 0.0, i))
-    out: list[PairedComparison | None] = [None] * m
-    stepping, level = True, 1 - alpha / max(m, 1)
-    for k, i in enumerate(order):
+    family = sorted((i for i, p in enumerate(pvalues) if p is not None), key=lambda i: (pvalues[i], i))
+    m = len(family)
+    out: dict[int, PairedComparison] = {}
+    stepping, level = True, 1 - alpha
+    for k, i in enumerate(family):
         if stepping:
             level = 1 - alpha / (m - k)
-        result = at_level(i, level)
-        stepping = stepping and _excludes_zero(result)
-        out[i] = result
-    return [r for r in out if r is not None]
+        out[i] = at_level(i, level)
+        stepping = stepping and _excludes_zero(out[i])
+    return [out[i] if i in out else at_level(i, 1 - alpha) for i in range(len(pvalues))]
 
 
 def compare_many(
@@ -235,9 +236,11 @@ def compare_many(
 
     A `primary` score (chosen before looking: the metrics the gates use, or `--metric`) gets its
     (1 − alpha) CI and a verdict read from it. Every other score is secondary (exploratory): its
-    Wilcoxon p-value is Holm-adjusted across the secondary scores (`p_adjusted`), and its CI is
-    computed at its Holm step-down level (`holm_intervals`), so it is wider, and its verdict follows
-    that wider interval. `primary=None` makes every score primary. `directions` is one direction for all
+    Wilcoxon p-value is Holm-adjusted (`p_adjusted`) and its CI computed at its Holm step-down level
+    (`holm_intervals`), so it is wider, and its verdict follows that wider interval. Both use one family:
+    the secondary scores that have a Wilcoxon test; one without (every difference 0, or under 2 items)
+    has no `p_adjusted` and keeps 1 − alpha, where its interval is [0, 0] or absent. `primary=None` makes every
+    score primary. `directions` is one direction for all
     scores or one per score name (missing names: higher).
     """
     margins = margins or {}

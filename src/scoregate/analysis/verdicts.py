@@ -10,14 +10,23 @@ from typing import Literal
 from scoregate.catalog.models import Direction
 
 Verdict = Literal[
-    "better", "worse", "equivalent", "non-inferior", "inconclusive", "increased", "decreased", "no change"
+    "better",
+    "worse",
+    "equivalent",
+    "non-inferior",
+    "inconclusive",
+    "increased",
+    "decreased",
+    "no change",
+    "cannot compare",
 ]
 WILCOXON_VARIANT = "Wilcoxon signed-rank, two-sided, zero differences kept in the ranking (Pratt)"
 VERDICT_RULE = (
     "A primary metric's verdict follows the printed paired-bootstrap CI of the difference: no change when it "
     "is exactly [0, 0] (every item scored the same in both runs), better or worse when it excludes 0 on that "
     "side, equivalent when it lies within ±margin, non-inferior when its worse end stays above −margin, "
-    "else inconclusive (with the smallest difference the sample could detect). "
+    "else inconclusive (with the smallest difference the sample could detect); cannot compare when there is no "
+    "CI (fewer than 2 items measured in both runs). "
     "Every other score is secondary and exploratory: its p-value and its CI are Holm-adjusted across the "
     "secondary scores (the CI is wider), and its word follows that adjusted CI the same way."
 )
@@ -34,10 +43,11 @@ def interval_verdict(
     0), else with a margin m: "equivalent" when −m < gl and gh < m, "non-inferior" when gl > −m;
     otherwise "inconclusive". `non_inferior` (gl > −m) is None without a margin. A score without
     direction is never better or worse: "increased", "decreased", "no change", "equivalent" (within ±m)
-    or "inconclusive".
+    or "inconclusive". Without a CI (fewer than 2 paired items) it is "cannot compare", never "inconclusive": an
+    inconclusive test is one that was made.
     """
     if low is None or high is None:
-        return "inconclusive", (False if margin is not None else None)
+        return "cannot compare", (False if margin is not None else None)
     if low == 0 and high == 0:
         return "no change", (None if margin is None else margin > 0)
     if direction == "lower":

@@ -24,6 +24,7 @@ err_console = lazy_console(stderr=True)
 VERDICT_STYLE = {
     "better": "green", "non-inferior": "green", "equivalent": "green", "worse": "red",
     "inconclusive": "yellow", "increased": "cyan", "decreased": "cyan", "no change": "white",
+    "cannot compare": "magenta",
 }  # fmt: skip
 TESTS_LEGEND = (
     "W/T/L: items where B wins / ties / loses against A (— for a score without direction: a win needs one); "

@@ -16,12 +16,13 @@ from typing import Any
 from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.analysis.verdicts import VERDICT_RULE
 from scoregate.catalog.directions import direction_arrow
+from scoregate.extraction.aggregation import aggregation
 from scoregate.report.charts import bars, fmt, histogram, scatter
 
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
 VERDICT_CLASS = {
     "better": "ok", "non-inferior": "ok", "equivalent": "ok", "worse": "bad", "inconclusive": "warn",
-    "increased": "dim", "decreased": "dim", "no change": "dim",
+    "increased": "dim", "decreased": "dim", "no change": "dim", "cannot compare": "warn",
 }  # fmt: skip
 
 
@@ -419,8 +420,8 @@ def _extraction(report: dict[str, Any]) -> str:
             for name, b in x["complexity"].items()
         )
         metrics = x["metrics"]
-        key_metrics = {k: metrics.get(k) for k in ("eqs", "schema_validity_rate", "exact_match_rate",
-                       "field_f1_partial", "hallucination_rate", "omission_rate", "type_accuracy")}  # fmt: skip
+        shown = [(k, metrics.get(k)) for k in ("eqs", "schema_validity_rate", "exact_match_rate",
+                 "field_f1_partial", "hallucination_rate", "omission_rate", "type_accuracy")]  # fmt: skip
         charts = [
             bars(x["match"], label=f"fields by match category (of {x.get('expected_fields')} expected)"),
             bars(x["by_type"], label="omission rate by field type", percent=True),
@@ -433,7 +434,7 @@ def _extraction(report: dict[str, Any]) -> str:
             f'<p class="note">recommendation: <b>{_e(rec.get("text"))}</b>; level reached: '
             f"{_e(x.get('level_reached') or 'none')} ({_e(levels)})</p>"
             '<div class="table-wrap"><table class="grid"><tbody>'
-            + "".join(f"<tr><th>{_e(k)}</th><td>{_e(fmt(v))}</td></tr>" for k, v in key_metrics.items())
+            + "".join(f"<tr><th>{_e(k)} ({_e(aggregation(k))})</th><td>{_e(fmt(v))}</td></tr>" for k, v in shown)
             + "</tbody></table></div>"
             + '<div class="charts">'
             + "".join(f'<figure class="fig">{c}</figure>' for c in charts if c)
