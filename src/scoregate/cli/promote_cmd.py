@@ -33,10 +33,12 @@ def langfuse_sync(
     print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
 
 
-def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
+def _print_evidence(result: PromotionResult) -> None:
     from rich.table import Table
 
-    title = f"evidence for {result.prompt} v{result.version}"
+    from scoregate.sinks.langfuse.promotion_evidence import version_name
+
+    title = f"evidence for {version_name(result.prompt, result.version)}"
     if result.action == "rollback":
         title += " (from the promotion that made it the holder)"
     table = Table(title=escape(title), title_justify="left")
@@ -51,6 +53,20 @@ def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
         )
     if result.evidence:
         print_table(console, table)
+
+
+def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
+    from scoregate.sinks.langfuse.promotion import NO_LANGFUSE
+    from scoregate.sinks.langfuse.promotion_evidence import version_name
+
+    _print_evidence(result)
+    if not result.langfuse:
+        passed = ", ".join(e.experiment for e in result.evidence)
+        print_wrapped(
+            console, f"dry run: every gate passed for {version_name(result.prompt, result.version)} in {passed}"
+        )
+        print_wrapped(console, NO_LANGFUSE, first="note: ", first_style="yellow")
+        return
     held = f"v{result.previous_version}" if result.previous_version is not None else "no version"
     move = f"{result.label!r}: {held} → v{result.version} of {result.prompt}"
     if result.unchanged:
@@ -72,7 +88,12 @@ def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
 
 def promote_command(
     prompt: Annotated[str, typer.Argument(help="Prompt name (prompts/<name>.yaml, synced to Langfuse).")],
-    version: Annotated[int | None, typer.Option("--version", min=1, help="Langfuse version to promote.")] = None,
+    version: Annotated[
+        str | None,
+        typer.Option(
+            "--version", help="Langfuse version to promote (N); a dry run without Langfuse also takes local-<hash>."
+        ),
+    ] = None,
     label: LabelOption = "production",
     rollback_: Annotated[
         bool, typer.Option("--rollback", help="Move the label back to the version that held it before.")
@@ -87,7 +108,8 @@ def promote_command(
     project: ProjectOption = None,
 ) -> None:
     """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
-    from scoregate.sinks.langfuse.promotion import promote, rollback
+    from scoregate.sinks.langfuse.client import LangfuseSettings
+    from scoregate.sinks.langfuse.promotion import PromotionRefused, promote, rollback
 
     if force and not (reason and reason.strip()):
         raise typer.BadParameter("--force needs --reason TEXT", param_hint="--reason")
@@ -97,10 +119,26 @@ def promote_command(
             raise typer.BadParameter("--rollback moves the label back; do not give --version", param_hint="--version")
         result = rollback(root, prompt, label=label, dry_run=dry_run, force=force, reason=reason)
     else:
-        if version is None:
+        if version is None and not (dry_run and LangfuseSettings.from_env() is None):
             raise typer.BadParameter("name the version to promote: --version N", param_hint="--version")
-        result = promote(root, prompt, version=version, label=label, dry_run=dry_run, force=force, reason=reason)
+        try:
+            result = promote(
+                root, prompt, version=_version(version), label=label, dry_run=dry_run, force=force, reason=reason
+            )
+        except PromotionRefused as refused:
+            if refused.result is not None:
+                _print_evidence(refused.result)
+            raise
     _print_result(result, dry_run=dry_run)
+
+
+def _version(text: str | None) -> int | str | None:
+    """`--version`: a Langfuse version number, or a prompt file's `local-<hash>` (as runs record it)."""
+    if text is None or text.startswith("local-"):
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise typer.BadParameter(f"{text!r} is not a version number (N ≥ 1) or local-<hash>", param_hint="--version")
 
 
 def promotions_command(

@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.sinks.langfuse.client import require_settings
-from scoregate.sinks.langfuse.promotion_evidence import Evidence, experiment_gates_hash, gather_evidence
+from scoregate.sinks.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
+from scoregate.sinks.langfuse.promotion_evidence import Evidence, experiment_gates_hash, gather_evidence, version_name
 from scoregate.sinks.langfuse.prompts_sync import MANAGED_LABEL
 from scoregate.sinks.langfuse.remote import Remote, path_part
 from scoregate.sinks.mlflow_sink import tracking_uri
@@ -35,9 +35,13 @@ TAG_LIMIT = 8000
 
 
 class PromotionRefused(ScoregateError):
-    """The gates of the version did not all pass (exit code 3, like a failed gate)."""
+    """The gates of the version did not all pass (exit code 3, like a failed gate); `result` holds the evidence."""
 
     exit_code = ExitCode.GATES_FAILED
+
+    def __init__(self, message: str, *, hint: str | None = None, result: PromotionResult | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.result = result
 
 
 @dataclass
@@ -47,7 +51,8 @@ class PromotionResult:
     action: Literal["promote", "rollback"]
     prompt: str
     label: str
-    version: int
+    version: int | str
+    """A Langfuse version, or a prompt file's `local-<hash>` (a dry run without Langfuse)."""
     previous_version: int | None
     evidence: list[Evidence] = field(default_factory=list)
     forced: bool = False
@@ -60,6 +65,8 @@ class PromotionResult:
     """For a rollback: the time of the promotion it undoes."""
     undone_runs: list[str] = field(default_factory=list)
     """For a rollback: the MLflow evidence runs of the promotion it undoes (tagged with the rollback)."""
+    langfuse: bool = True
+    """False for a dry run without Langfuse: the evidence is known, the label's holder is not."""
 
     @property
     def failures(self) -> list[str]:
@@ -81,16 +88,26 @@ def promote(
     root: Path,
     prompt: str,
     *,
-    version: int,
+    version: int | str | None,
     label: str = "production",
     dry_run: bool = False,
     force: bool = False,
     reason: str | None = None,
 ) -> PromotionResult:
-    """Move `label` to `version` of `prompt` if its gates passed (or forced with a reason); audit the move."""
+    """Move `label` to `version` of `prompt` if its gates passed (or forced with a reason); audit the move.
+
+    A dry run without Langfuse shows the evidence alone (`version` None: the prompt file's own version).
+    """
     _check_label(label)
     _check_force(force, reason)
     project = load_project(root)
+    if dry_run and LangfuseSettings.from_env() is None:
+        return _evidence_only(project, prompt, version, label)
+    if not isinstance(version, int):
+        raise ScoregateError(
+            f"a promotion moves a Langfuse label to a Langfuse version of {prompt!r}, not {version or 'a file'}",
+            hint="sync the prompt (`scoregate prompts sync`) and name its version: --version N",
+        )
     evidence = gather_evidence(project, prompt, version)
     remote = Remote(require_settings())
     doing = f"reading prompt {prompt!r} v{version}"
@@ -98,11 +115,7 @@ def promote(
         raise ScoregateError(f"prompt {prompt!r} has no version {version} in Langfuse")
     result = PromotionResult("promote", prompt, label, version, _holder(remote, prompt, label), evidence, force)
     if result.failures and not force:
-        listing = "\n".join(f"  - {f}" for f in result.failures)
-        raise PromotionRefused(
-            f"refusing to move {label!r} to {prompt} v{version}:\n{listing}",
-            hint="pass the gates with a full run of each experiment, or --force --reason TEXT (audited)",
-        )
+        _refuse(result)
     if result.previous_version == version:
         result.unchanged = True
         return result
@@ -110,6 +123,36 @@ def promote(
         return result
     _apply(project, remote, result, reason)
     return result
+
+
+def _refuse(result: PromotionResult) -> None:
+    listing = "\n".join(f"  - {f}" for f in result.failures)
+    raise PromotionRefused(
+        f"refusing to move {result.label!r} to {version_name(result.prompt, result.version)}:\n{listing}",
+        hint="pass the gates with a full run of each experiment, or --force --reason TEXT (audited)",
+        result=result,
+    )
+
+
+def _evidence_only(project: Project, prompt: str, version: int | str | None, label: str) -> PromotionResult:
+    """A dry run without Langfuse: the gate evidence of `version` (default: the prompt file's), read from MLflow."""
+    if version is None:
+        from scoregate.receipts import local_prompt_version
+        from scoregate.suggest import unknown_name
+
+        if prompt not in project.prompts:
+            raise ScoregateError(
+                f"no prompt {prompt!r} in {project.root / 'prompts'}" + unknown_name(prompt, project.prompts)
+            )
+        version = local_prompt_version(project.prompts[prompt])
+    result = PromotionResult("promote", prompt, label, version, None, gather_evidence(project, prompt, version))
+    result.langfuse = False
+    if result.failures:
+        _refuse(result)
+    return result
+
+
+NO_LANGFUSE = NOT_CONFIGURED + ": the evidence is read from MLflow; which version holds a label, and moving it, need it"
 
 
 def rollback(

@@ -78,7 +78,12 @@ def _why_invalid(run: Any, gates_hash: str) -> str | None:
     return None
 
 
-def gather_evidence(project: Project, prompt: str, version: int) -> list[Evidence]:
+def version_name(prompt: str, version: int | str) -> str:
+    """`NAME v3` for a Langfuse version, `NAME@local-1a2b3c4d` for a prompt file's."""
+    return f"{prompt} v{version}" if isinstance(version, int) else f"{prompt}@{version}"
+
+
+def gather_evidence(project: Project, prompt: str, version: int | str) -> list[Evidence]:
     """Return one Evidence per experiment listed under `promotion: {prompt: [...]}` in scoregate.yaml."""
     from mlflow.tracking import MlflowClient
 
@@ -88,9 +93,11 @@ def gather_evidence(project: Project, prompt: str, version: int) -> list[Evidenc
     ]
 
 
-def _evidence(client: Any, project: Project, experiment: str, prompt: str, version: int) -> Evidence:
+def _evidence(client: Any, project: Project, experiment: str, prompt: str, version: int | str) -> Evidence:
     gates_hash = experiment_gates_hash(project, experiment)
     rerun = f"run it: `scoregate run {experiment} --prompt-version {version}`"
+    if isinstance(version, str):  # a prompt file's own version: a run on the local files makes the evidence
+        rerun = f"run it on the prompt files as they are: `scoregate run {experiment} --no-langfuse`"
     found = client.get_experiment_by_name(f"{project.config.project}/{experiment}")
     runs = []
     if found is not None:
@@ -99,7 +106,9 @@ def _evidence(client: Any, project: Project, experiment: str, prompt: str, versi
             [found.experiment_id], filter_string=filters, order_by=["attributes.start_time DESC"], max_results=MAX_RUNS
         )
     if not runs:
-        return Evidence(experiment, gates_hash=gates_hash, problem=f"no run of {prompt} v{version}; {rerun}")
+        return Evidence(
+            experiment, gates_hash=gates_hash, problem=f"no run of {version_name(prompt, version)}; {rerun}"
+        )
     valid = [r for r in runs if _why_invalid(r, gates_hash) is None]
     if not valid:
         newest = runs[0]
@@ -109,8 +118,8 @@ def _evidence(client: Any, project: Project, experiment: str, prompt: str, versi
             newest.info.run_id,
             newest.data.tags.get(RUN_ID_TAG),
             gates_hash=gates_hash,
-            problem=f"no valid run of {prompt} v{version}: the newest ({newest.data.tags.get(RUN_ID_TAG)}) {why}; "
-            + rerun,
+            problem=f"no valid run of {version_name(prompt, version)}: the newest "
+            f"({newest.data.tags.get(RUN_ID_TAG)}) {why}; {rerun}",
         )
     run = valid[0]
     tags = run.data.tags
