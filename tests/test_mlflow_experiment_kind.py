@@ -77,7 +77,7 @@ def test_runs_show_links_to_the_runs_tab_of_the_experiment(
 
     assert shown.code == 0, shown.output
     link = f"http://127.0.0.1:5123/#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning"
-    assert f"runs in the UI: {link}" in shown.output
+    assert f"mlflow: the experiment's runs in the UI: {link}" in shown.output
 
 
 @pytest.mark.skipif(find_chromium() is None, reason="no chromium installed (apt-get install chromium)")

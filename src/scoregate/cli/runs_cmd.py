@@ -99,8 +99,8 @@ def mirror_lines(links: dict[str, Any], mlflow_ui: str | None = None) -> list[st
     """Say where the run is mirrored: its MLflow run (and the UI page of its runs), its Langfuse experiment."""
     lines = []
     if links.get("mlflow_run_id"):
-        page = f"; runs in the UI: {mlflow_ui}" if mlflow_ui else ""
-        lines.append(f"mlflow: run {links['mlflow_run_id']} (experiment {links.get('mlflow_experiment_id')}){page}")
+        lines.append(f"mlflow: run {links['mlflow_run_id']} (experiment {links.get('mlflow_experiment_id')})")
+        lines += [f"mlflow: the experiment's runs in the UI: {mlflow_ui}"] if mlflow_ui else []
     if links.get("langfuse_experiment_url") or links.get("langfuse_experiment_id"):
         where = links.get("langfuse_experiment_url") or f"experiment {links['langfuse_experiment_id']}"
         state = "synced" if links.get("langfuse_synced") else "partly synced; `scoregate langfuse-sync` completes it"
