@@ -86,7 +86,7 @@ def test_an_alias_bomb_is_caught_before_anything_is_built(tmp_path: Path) -> Non
 
     assert data is None and len(problems) == 1
     assert problems[0].startswith(f"{path}: aliases (*name) expand this file by 926,177,094 values, more than")
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10.0  # expanding it would take hours; generous for a loaded machine
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 * 1024  # KB: nothing was expanded
 
 
