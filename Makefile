@@ -60,8 +60,9 @@ format:
 	$(BIN)/ruff format src tests bench tools
 	$(BIN)/ruff check --fix src tests bench tools
 
+# Never with --quiet: it hides the warnings that --strict counts, and a broken link builds.
 docs: $(VENV)/.installed  ## build the docs site into site/ (warnings are errors; the command reference is generated from the CLI)
-	$(BIN)/mkdocs build --strict --quiet
+	$(BIN)/mkdocs build --strict
 
 docs-serve: $(VENV)/.installed  ## the docs site on http://127.0.0.1:8000 (DOCS_PORT), rebuilt on every change
 	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$${DOCS_PORT:-8000}

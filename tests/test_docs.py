@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from markdown_docs import (
     DOCS,
+    FENCE,
     REPO,
     anchors,
     cli_reference_tool,
@@ -21,6 +27,7 @@ from markdown_docs import (
     read,
     shell_commands,
 )
+from scoregate.catalog.models import ProjectConfig
 
 PAGES = doc_pages()
 README = REPO / "README.md"
@@ -81,6 +88,22 @@ def test_every_link_of_the_readme_resolves() -> None:
     assert _broken_links(README, REPO) == []
 
 
+def test_every_pointer_from_the_code_into_the_manual_resolves() -> None:
+    """A hint such as `see docs/tracks/tags.md` names a page that exists; `see README, X` a README section."""
+    headings = [h.lower() for h in re.findall(r"^#+ (.+)$", read(README), re.MULTILINE)]
+    broken = []
+    for module in sorted((REPO / "src" / "scoregate").rglob("*.py")):
+        text = module.read_text(encoding="utf-8")
+        where = module.relative_to(REPO)
+        broken += [
+            f"{where}: {page}" for page in re.findall(r"\bdocs/[\w/.-]+\.md", text) if not (REPO / page).is_file()
+        ]
+        for section in re.findall(r"see README[,:] ([^)\"]+)", text):
+            if not any(section.lower() in heading for heading in headings):
+                broken.append(f"{where}: README section {section!r}")
+    assert broken == []
+
+
 def test_the_link_check_sees_a_broken_file_and_a_broken_anchor(tmp_path: Path) -> None:
     page = DOCS / "_probe_broken_links.md"
     page.write_text("[a](reference/cli.md#scoregate-no-such-command) [b](no-such-page.md) [c](#nowhere)\n")
@@ -91,9 +114,51 @@ def test_the_link_check_sees_a_broken_file_and_a_broken_anchor(tmp_path: Path) -
 
 
 def test_every_page_is_in_the_navigation() -> None:
-    nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
-    listed = set(re.findall(r"[\w/.-]+\.md", nav))
+    nav = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    listed = set(re.findall(r"[\w/.-]+\.md", json.dumps(nav)))
     assert {str(page.relative_to(DOCS)) for page in PAGES} == listed
+
+
+# ---------------------------------------------------------------- examples that are the shipped files
+
+
+def _is_subset(excerpt: Any, shipped: Any, where: str) -> list[str]:
+    """Return where the excerpt says something the shipped file does not."""
+    if isinstance(excerpt, dict):
+        if not isinstance(shipped, dict):
+            return [where]
+        problems = []
+        for key, value in excerpt.items():
+            if key not in shipped:
+                problems.append(f"{where}.{key} (not in the shipped file)")
+            else:
+                problems += _is_subset(value, shipped[key], f"{where}.{key}")
+        return problems
+    if isinstance(excerpt, list) and excerpt and all(isinstance(x, dict) and "name" in x for x in excerpt):
+        by_name = {x["name"]: x for x in shipped}
+        return [p for x in excerpt for p in _is_subset(x, by_name.get(x["name"]), f"{where}[{x['name']}]")]
+    return [] if excerpt == shipped else [f"{where}: docs {excerpt!r} != shipped {shipped!r}"]
+
+
+def test_the_docs_scoregate_yaml_is_an_excerpt_of_the_shipped_file() -> None:
+    page = (DOCS / "files" / "scoregate-yaml.md").read_text(encoding="utf-8")
+    excerpt = yaml.safe_load(FENCE.search(page).group(2))  # type: ignore[union-attr]
+    shipped = yaml.safe_load((REPO / "scoregate.yaml").read_text(encoding="utf-8"))
+
+    assert _is_subset(excerpt, shipped, "scoregate.yaml") == []
+    ProjectConfig.model_validate(excerpt)  # and it is a valid config on its own
+
+
+def test_a_keyless_docs_example_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`scoregate extraction check extraction_v1`, as the extraction page shows it: a dataset name, from the root."""
+    from scoregate.cli import main
+
+    page = (DOCS / "tracks" / "extraction.md").read_text(encoding="utf-8")
+    assert ["extraction", "check", "extraction_v1"] in shell_commands(page, "scoregate")
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr("sys.argv", ["scoregate", "extraction", "check", "extraction_v1"])
+    main()
+    assert "56 of 56 items can be scored" in " ".join(capsys.readouterr().out.split())
 
 
 # ---------------------------------------------------------------- the generated command reference
@@ -150,6 +215,15 @@ def test_the_reference_has_every_command_and_option_that_help_lists(reference: s
     assert len(re.findall(r"^#+ scoregate", reference, re.MULTILINE)) == len(paths)
 
 
+def test_every_command_is_shown_on_a_page_besides_the_reference() -> None:
+    """A new command needs a page that says what it is for, not only its generated options."""
+    tool = cli_reference_tool()
+    prose = "\n".join(read(page) for page in PAGES if page != DOCS / "reference" / "cli.md")
+    leaves = [doc.title for doc in tool.walk(tool.root_command()) if doc.path and not hasattr(doc.command, "commands")]
+    assert len(leaves) >= 35
+    assert [title for title in leaves if title not in prose] == []
+
+
 def test_the_reference_lists_every_command_even_after_some_were_built() -> None:
     """The lazy group builds a command on first use; the reference must not list only the built ones."""
     tool = cli_reference_tool()
@@ -179,9 +253,7 @@ def test_help_text_shows_as_written_in_the_reference() -> None:
     import markdown
 
     html = markdown.markdown(escape("runs/<id>/ with dashboards/*.yaml and LANGFUSE_SECRET_KEY or `a_*b`"))
-    assert html == (
-        "<p>runs/&lt;id&gt;/ with dashboards/*.yaml and LANGFUSE_SECRET_KEY or <code>a_*b</code></p>"
-    )
+    assert html == ("<p>runs/&lt;id&gt;/ with dashboards/*.yaml and LANGFUSE_SECRET_KEY or <code>a_*b</code></p>")
 
 
 # ---------------------------------------------------------------- build and size
@@ -197,6 +269,36 @@ def test_make_docs_on_a_fresh_clone_creates_the_virtual_environment_first(tmp_pa
     build = next(i for i, line in enumerate(planned) if "mkdocs build --strict" in line)
     assert venv < build
     assert not any("build_llama_wheel" in line for line in planned), "the docs need no local model"
+
+
+def _make_docs_command() -> list[str]:
+    """The command `make docs` runs, with this environment's executables for `$(BIN)`."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^docs:.*\n\t(.+)$", makefile, re.MULTILINE)
+    assert recipe is not None, "no `docs` target in the Makefile"
+    return shlex.split(recipe.group(1).replace("$(BIN)/", f"{Path(sys.executable).parent}/"))
+
+
+def _site_copy(root: Path) -> Path:
+    """A copy of what the site is built from: mkdocs.yml, docs/, its hook and the page it includes."""
+    for part in ("mkdocs.yml", "tools/cli_reference.py", "bench/README.md"):
+        (root / part).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / part, root / part)
+    shutil.copytree(DOCS, root / "docs")
+    return root
+
+
+def test_make_docs_builds_the_site_and_fails_on_a_broken_anchor(tmp_path: Path) -> None:
+    site = _site_copy(tmp_path / "site-src")
+    built = subprocess.run(_make_docs_command(), cwd=site, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    assert "scoregate runs show" in (site / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+
+    with (site / "docs" / "index.md").open("a", encoding="utf-8") as page:
+        page.write("\nSee [the dataset's yaml](files/datasets.md#no-such-heading).\n")
+    broken = subprocess.run(_make_docs_command(), cwd=site, capture_output=True, text=True, timeout=300)
+    assert broken.returncode != 0
+    assert "#no-such-heading" in broken.stderr
 
 
 def test_ci_builds_the_docs_before_the_tests() -> None:

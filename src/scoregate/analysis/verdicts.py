@@ -30,7 +30,7 @@ VERDICT_RULE = (
     "Every other score is secondary and exploratory: its p-value and its CI are Holm-adjusted across the "
     "secondary scores (the CI is wider), and its word follows that adjusted CI the same way."
 )
-"""The verdict rule in words (the README says the same)."""
+"""The verdict rule in words (docs/results/compare.md says the same)."""
 
 
 def interval_verdict(

@@ -75,7 +75,7 @@ def tags_items(folder: Path) -> list[DatasetItem]:
     """Every item of a tags dataset folder, in sample-id order."""
     transcripts = folder / "transcripts"
     if not transcripts.is_dir():
-        raise ScoregateError(f"no transcripts/ folder in {folder}", hint="see README: Semantic tags track")
+        raise ScoregateError(f"no transcripts/ folder in {folder}", hint="see docs/tracks/tags.md: a tags dataset")
     paths = sorted(transcripts.glob("*.json"))
     if not paths:
         raise ScoregateError(f"no transcript files in {transcripts}")

@@ -44,7 +44,7 @@ def require_settings() -> LangfuseSettings:
     """Return the settings, or raise the error a Langfuse-only command shows when they are missing."""
     settings = LangfuseSettings.from_env()
     if settings is None:
-        raise ScoregateError(NOT_CONFIGURED, hint="export the three variables (see README, Langfuse), then retry")
+        raise ScoregateError(NOT_CONFIGURED, hint="export the three variables (see docs/langfuse/index.md), then retry")
     return settings
 
 
