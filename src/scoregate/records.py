@@ -98,6 +98,16 @@ class ItemResult:
         return None
 
     @property
+    def failed_calls(self) -> int:
+        """How many of this item's model calls failed after their retries (task, stage or judge)."""
+        return sum(call.error is not None for call in self.calls)
+
+    @property
+    def needs_retry(self) -> bool:
+        """True when `run --resume --retry-errors` runs this item again: it failed, or one of its calls did."""
+        return self.error is not None or self.failed_calls > 0
+
+    @property
     def task_call(self) -> CallRecord | None:
         """The call that produced the output."""
         for c in self.calls:

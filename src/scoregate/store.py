@@ -200,8 +200,9 @@ class RunStore:
         return len(data) - keep
 
     def done_ids(self, *, retry_errors: bool = False) -> set[str]:
-        """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded."""
-        return {r.item_id for r in self.iter_results() if not (retry_errors and r.error is not None)}
+        """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded
+        and whose every call (task, stage, judge) succeeded."""
+        return {r.item_id for r in self.iter_results() if not (retry_errors and r.needs_retry)}
 
     def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """Yield (line number, parsed record) of every complete line; a damaged line is a clear error."""
