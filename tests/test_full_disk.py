@@ -16,6 +16,7 @@ from conftest import SCOREGATE_BIN, Runs
 from scoregate.errors import ExitCode
 from test_run_signals import grow_dataset
 
+
 def on_tiny_disk(project: Path, size: str, *command: str) -> subprocess.CompletedProcess[str]:
     """Run `command` with `project/runs` on a tmpfs of `size`; copy what it stored back into `project/runs`."""
     unshare = shutil.which("unshare")
