@@ -7,7 +7,7 @@ so a rejected run spends no request; it runs in a thread while the imports of `s
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from scoregate.engine.calls import ModelCaller
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
 from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
+from scoregate.records import CallRecord
 from scoregate.redaction import redact, register_secret_env
 from scoregate.run_lock import RunLock
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
@@ -31,9 +32,16 @@ __all__ = ["RunOptions", "RunOutcome", "run_experiment", "run_models", "runs_dir
 
 
 def _open_or_create(
-    project: Project, plan: ExperimentPlan, options: RunOptions, receipts: dict[str, Any], resumed: RunStore | None
+    project: Project,
+    plan: ExperimentPlan,
+    options: RunOptions,
+    receipts: dict[str, Any],
+    resumed: RunStore | None,
+    checks: list[CallRecord],
 ) -> RunStore:
-    """The run's store: a new one (locked here), or the resumed one (its lock already held by the caller)."""
+    """The run's store: a new one, or the resumed one (its lock held by the caller); each keeps the model
+    checks' requests in its manifest (`model_checks`, a row each in the per-call telemetry)."""
+    checked = [{**asdict(record), "error": redact(record.error) if record.error else None} for record in checks]
     if resumed is None:
         manifest = {
             "run_id": "",
@@ -47,6 +55,7 @@ def _open_or_create(
             },
             "receipts": receipts,
             "pid": os.getpid(),
+            "model_checks": checked,
         }
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
@@ -57,6 +66,7 @@ def _open_or_create(
         store.quarantine()
     store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
+    changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
     if options.retry_errors:
         from scoregate.engine.repeats import failed_records, repeat_key
 
@@ -179,7 +189,7 @@ def _plan_check_and_run(
         from scoregate.run_execution import execute_run
 
         check.wait()
-        store = _open_or_create(project, plan, options, receipts, resumed)
+        store = _open_or_create(project, plan, options, receipts, resumed, check.records)
     except BaseException:
         if cache is not None:
             cache.close()

@@ -107,27 +107,40 @@ class ModelCaller:
         twin._providers, twin._limits = self._providers, self._limits
         return twin
 
-    async def preflight(self, names: Iterable[str], *, project_root: Path | None = None) -> None:
+    async def preflight(
+        self, names: Iterable[str], *, project_root: Path | None = None, records: list[CallRecord] | None = None
+    ) -> None:
         """Send one tiny real request per model before a run exists; raise ProviderUnavailable naming the fix.
 
         An unset key variable, an endpoint that cannot be reached (or is busy), and a 401/403/404 answer
         (wrong key, no access, wrong `base_url` path or model name) stop the run here, with the server's words.
+        Each request sent is appended to `records` (purpose `model_check`), for the run's per-call telemetry.
         """
         try:
             for name in dict.fromkeys(names):
-                await self._preflight_one(name, project_root)
+                await self._preflight_one(name, project_root, records if records is not None else [])
         finally:  # the check runs in its own event loop: connections made here must not outlive it
             await self.aclose()
             self._providers.clear()
             self._limits.clear()
 
-    async def _preflight_one(self, name: str, project_root: Path | None) -> None:
+    async def _preflight_one(self, name: str, project_root: Path | None, records: list[CallRecord]) -> None:
         spec = self._specs[name]
         provider = self.provider(name)
         _check_key(name, spec, provider.endpoint)
+        started = time.monotonic()
+        record = replace(
+            _call_context(name, spec, PREFLIGHT_REQUEST),
+            purpose=MODEL_CHECK,
+            endpoint=provider.endpoint,
+            started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+        records.append(record)
         try:
-            await provider.complete(PREFLIGHT_REQUEST)
+            completion = await provider.complete(PREFLIGHT_REQUEST)
         except ProviderError as exc:
+            record.error = str(exc)
+            record.duration_ms, record.ended_at = round((time.monotonic() - started) * 1000, 3), _now()
             if exc.unreachable:
                 pid = server_pid(project_root) if project_root is not None and _is_local(spec, provider) else None
                 if pid is not None:
@@ -153,6 +166,14 @@ class ModelCaller:
                     hint=_refused_hint(spec, exc.status),
                 ) from None
             # 429 and 5xx: the run retries them with backoff
+            return
+        record.duration_ms, record.ended_at = round((time.monotonic() - started) * 1000, 3), _now()
+        record.latency_ms, record.tokens_in, record.tokens_out = (
+            completion.latency_ms,
+            completion.tokens_in,
+            completion.tokens_out,
+        )
+        record.cost_usd = completion.cost_usd
 
     async def aclose(self) -> None:
         """Close every provider's connections."""
@@ -160,6 +181,8 @@ class ModelCaller:
             await provider.aclose()
 
 
+MODEL_CHECK = "model_check"
+"""The purpose (and telemetry stage) of the one-token request a run sends per model before it starts."""
 PREFLIGHT_TEXT = "scoregate preflight: reply with OK"
 PREFLIGHT_REQUEST = CompletionRequest(messages=({"role": "user", "content": PREFLIGHT_TEXT},), max_tokens=1)
 
