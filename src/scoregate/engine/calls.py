@@ -22,6 +22,7 @@ from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
 from scoregate.redaction import redact
 from scoregate.scoring.base import ModelCallFailed
+from scoregate.storable import replace_surrogates, surrogate_note
 
 
 class ModelCaller:
@@ -75,7 +76,7 @@ class ModelCaller:
         if self._cache is not None and (hit := self._cache.get(key)) is not None:
             hit.text = redact(hit.text)  # an entry cached before replies were redacted
             records.append(finish(_record(purpose, provider, hit, 0)))
-            return hit
+            return _storable_reply(hit, records[-1])
         attempts = Attempts()
         policy = RetryPolicy(max_retries=self._specs[name].max_retries)
 
@@ -97,7 +98,7 @@ class ModelCaller:
         if self._cache is not None:
             self._cache.put(key, provider.model, completion)
         records.append(finish(_record(purpose, provider, completion, attempts.retries)))
-        return completion
+        return _storable_reply(completion, records[-1])
 
     def uncached(self) -> ModelCaller:
         """Return a caller sharing these providers and connection limits that never reads or writes the cache."""
@@ -247,6 +248,16 @@ def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:
     if spec.provider == "local" or endpoint.startswith(local_base_url()):
         return "start the local model with `scoregate model serve` (or `make model-serve`)"
     return "check base_url in scoregate.yaml (or OPENAI_BASE_URL) and that the server is running"
+
+
+def _storable_reply(completion: Completion, record: CallRecord) -> Completion:
+    """The reply with any lone UTF-16 surrogate as U+FFFD (it is not Unicode: no request, file or page could hold
+    it); the call's record notes how many were replaced."""
+    text, found = replace_surrogates(completion.text)
+    if not found:
+        return completion
+    record.note = surrogate_note(found) + " in the reply"
+    return replace(completion, text=text)
 
 
 def _now() -> str:
