@@ -66,7 +66,7 @@ schemas:  ## regenerate the JSON Schemas of the user file formats
 mlflow-ui:  ## the MLflow UI on http://127.0.0.1:5000 over the embedded store
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $${MLFLOW_PORT:-5000}
 
-model-serve:  ## start the local model server (127.0.0.1:8765)
+model-serve:  ## start the local model server (127.0.0.1:8765, or settings.local_port / SCOREGATE_LOCAL_PORT)
 	$(BIN)/scoregate model serve
 
 model-stop:

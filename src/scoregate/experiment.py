@@ -186,6 +186,7 @@ def _plan_check_and_run(
         ).start()  # before the run directory exists: an unreachable URL leaves no run
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
+        _say_whose_local_server(project, names, caller, console)
         from scoregate.run_execution import execute_run
 
         check.wait()
@@ -198,6 +199,17 @@ def _plan_check_and_run(
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
     with RunLock(store.directory):
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+
+
+def _say_whose_local_server(project: Project, names: list[str], caller: ModelCaller, console: Console) -> None:
+    """Say so when a `provider: local` model of the run is served by a server another project started."""
+    from scoregate.providers.local_server import sharing_note
+
+    urls = {caller.provider(n).endpoint for n in names if project.config.models[n].provider == "local"}
+    for url in sorted(urls):
+        note = sharing_note(project.root, url)
+        if note is not None:
+            console.print(note, style="yellow", soft_wrap=True, highlight=False, markup=False)
 
 
 def _resumed(manifest: dict[str, Any], options: RunOptions) -> tuple[str, RunOptions]:

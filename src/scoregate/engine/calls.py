@@ -16,7 +16,7 @@ from scoregate.engine.cache import ResponseCache, cache_key
 from scoregate.engine.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.errors import ProviderUnavailable
 from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderError
-from scoregate.providers.local_server import local_base_url, server_pid
+from scoregate.providers.local_server import OWN_SERVER_HINT, local_base_url, port_of, server_owner, server_pid
 from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
@@ -143,7 +143,8 @@ class ModelCaller:
             record.error = str(exc)
             record.duration_ms, record.ended_at = round((time.monotonic() - started) * 1000, 3), _now()
             if exc.unreachable:
-                pid = server_pid(project_root) if project_root is not None and _is_local(spec, provider) else None
+                local = project_root is not None and _is_local(spec, provider)
+                pid = server_pid(project_root, port_of(provider.endpoint)) if project_root and local else None
                 if pid is not None:
                     raise ProviderUnavailable(
                         f"model {name!r}: the local model server (pid {pid}) is running but does not accept "
@@ -159,7 +160,7 @@ class ModelCaller:
                 raise ProviderUnavailable(
                     f"model {name!r}: {provider.endpoint} accepted the connection but did not answer a "
                     f"one-token request within {spec.timeout_s:g}s: the server is up but busy",
-                    hint=_busy_hint(spec, provider.endpoint),
+                    hint=_busy_hint(spec, provider.endpoint, project_root),
                 ) from None
             if exc.status in STOP_STATUSES:
                 raise ProviderUnavailable(
@@ -219,12 +220,16 @@ def _refused_hint(spec: ModelSpec, status: int | None) -> str:
     return f"check the key in {variable} and that it may use model {spec.model!r}"
 
 
-def _busy_hint(spec: ModelSpec, endpoint: str) -> str:
+def _busy_hint(spec: ModelSpec, endpoint: str, project_root: Path | None) -> str:
     if spec.provider == "local" or endpoint.startswith(local_base_url()):
-        return (
+        owner = server_owner(port_of(endpoint))
+        hint = (
             "the local model server is running but busy (another run, or still loading): wait and retry; "
             "`scoregate model status` shows it"
         )
+        if owner is None or (project_root is not None and Path(owner) == project_root.resolve()):
+            return hint
+        return f"{hint}. It was started by the project in {owner}: {OWN_SERVER_HINT}"
     return "retry when the server is less busy, or raise timeout_s for this model in scoregate.yaml"
 
 
