@@ -129,6 +129,8 @@ def test_runs_watch_writes_eta_and_rate_as_the_run_progress_line_does() -> None:
 
     snap = {"done": 30, "total": 60, "failed": 2, "items_per_s": 2.1, "eta_s": 125.0, "tokens": {"total": 12000}}
     assert progress_line(snap) == "30/60 items  2 failed  2.1 items/s  ETA 2m05s  12,000 tok"
+    slow = {**snap, "items_per_s": 0.004, "eta_s": 7500.0}
+    assert progress_line(slow) == "30/60 items  2 failed  4m10s/item  ETA 2h05m  12,000 tok"
     for eta in (0.0, 14.3, 3720.0):
         assert f"ETA {clock_text(eta)}" in progress_line({**snap, "eta_s": eta})
     assert "ETA 0.0 s" in progress_line({**snap, "eta_s": 0.0}) and "0:00" not in progress_line({**snap, "eta_s": 0.0})

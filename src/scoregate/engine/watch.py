@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.engine.live import ACTIVE_RUN, PROGRESS
-from scoregate.engine.progress import clock_text, rate_text
+from scoregate.engine.progress import clock_text, speed_text
 from scoregate.errors import ScoregateError
 from scoregate.processes import pid_alive
 from scoregate.run_lock import held_by
@@ -115,7 +115,7 @@ def progress_line(snap: dict[str, Any]) -> str:
     parts = [f"{snap.get('done', 0)}/{total if total is not None else '?'} items"]
     parts.append(f"{snap.get('failed', 0)} failed")
     if snap.get("items_per_s") is not None:
-        parts.append(f"{rate_text(float(snap['items_per_s']))} items/s")
+        parts.append(speed_text(float(snap["items_per_s"])))
     eta = snap.get("eta_s")
     if eta is not None:
         parts.append(f"ETA {clock_text(float(eta))}")
