@@ -106,8 +106,7 @@ def test_a_run_on_another_projects_busy_server_says_whose_it_is_and_how_busy(
 
     assert result.code == 0, result.output
     assert (
-        f"local model at {scripted_server.url}: the server the project in {other} started (pid {busy.pid}); "
-        "it is using"
+        f"local model at {scripted_server.url}: the server the project in {other} started (pid {busy.pid}); it is using"
     ) in result.output
     assert "of a CPU now (serving requests; this run's requests wait behind them)" in result.output
     assert "set `settings.local_port` in scoregate.yaml (or SCOREGATE_LOCAL_PORT) to a free port" in result.output
