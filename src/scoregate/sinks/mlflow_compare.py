@@ -50,22 +50,18 @@ class MirroredComparison:
 
 
 def _client(project_root: Path) -> Any:
-    import mlflow
-    from mlflow.tracking import MlflowClient
+    from scoregate.sinks.mlflow_store import tracking_client
 
     quiet_mlflow_logs()
-    uri = tracking_uri(project_root)
-    mlflow.set_tracking_uri(uri)
-    return MlflowClient(tracking_uri=uri)
+    return tracking_client(tracking_uri(project_root))
 
 
 def _experiment_id(client: Any, name: str, project_root: Path) -> str:
-    experiment = client.get_experiment_by_name(name)
-    if experiment is not None:
-        return str(experiment.experiment_id)
+    from scoregate.sinks.mlflow_store import experiment_id
+
     uri = tracking_uri(project_root)
     location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
-    return str(client.create_experiment(name, artifact_location=location))
+    return experiment_id(client, name, uri, location)
 
 
 def comparison_metrics(outcome: CompareOutcome) -> dict[str, float]:
