@@ -209,7 +209,9 @@ def _say_whose_local_server(project: Project, names: list[str], caller: ModelCal
     for url in sorted(urls):
         note = sharing_note(project.root, url)
         if note is not None:
-            console.print(note, style="yellow", soft_wrap=True, highlight=False, markup=False)
+            from rich.text import Text
+
+            console.print(Text(note, style="yellow"), soft_wrap=True)  # a path as text: no markup, no emoji codes
 
 
 def _resumed(manifest: dict[str, Any], options: RunOptions) -> tuple[str, RunOptions]:

@@ -171,7 +171,7 @@ def main() -> None:
     except OSError as exc:  # a file or the disk failed where no command said which: name the path, no traceback
         if _debug():
             raise
-        err.print(f"[bold red]error:[/] {escape(redact(os_error_text(exc)))}", highlight=False, markup=True)
+        print_wrapped(err, redact(os_error_text(exc)), first="error: ", first_style="bold red")
         sys.exit(int(ExitCode.ERROR))
     except Exception as exc:  # usage errors arrive here in non-standalone mode
         import click
