@@ -56,7 +56,7 @@ class CallRecord:
     structured: bool | None = None
     schema_name: str | None = None
     note: str | None = None
-    """What was changed in the reply to keep it storable (lone surrogates); written only when set."""
+    """What was changed in the reply to keep it storable (lone surrogates)."""
 
 
 @dataclass(slots=True)
@@ -77,16 +77,13 @@ class ItemResult:
     repeat: int = 1
     stages: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    """What the store changed to keep the record storable (a lone surrogate, an infinite number); written only
-    when not empty."""
+    """What the store changed to keep the record storable (a lone surrogate, an infinite number)."""
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return the plain-dict form written to `results.jsonl` (shallow: nothing is copied, only read)."""
         row = {name: getattr(self, name) for name in _ITEM_FIELDS}
         row["scores"] = [{name: getattr(s, name) for name in _SCORE_FIELDS} for s in self.scores]
-        row["calls"] = [_call_dict(c) for c in self.calls]
-        if not self.notes:
-            del row["notes"]
+        row["calls"] = [{name: getattr(c, name) for name in _CALL_FIELDS} for c in self.calls]
         return row
 
     @classmethod
@@ -125,11 +122,4 @@ class ItemResult:
 
 _ITEM_FIELDS = tuple(f.name for f in fields(ItemResult))
 _SCORE_FIELDS = tuple(f.name for f in fields(Score))
-_CALL_FIELDS = tuple(f.name for f in fields(CallRecord) if f.name != "note")
-
-
-def _call_dict(call: CallRecord) -> dict[str, Any]:
-    row = {name: getattr(call, name) for name in _CALL_FIELDS}
-    if call.note is not None:
-        row["note"] = call.note
-    return row
+_CALL_FIELDS = tuple(f.name for f in fields(CallRecord))
