@@ -74,7 +74,7 @@ mlflow-ui:  ## the MLflow UI on http://127.0.0.1:5000 over the embedded store
 	@echo "scoregate's runs are under \"Model training\" (switch at the top left; MLflow opens on GenAI, whose Overview shows no traces); \`scoregate runs show RUN\` prints the link to a run's experiment"
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $${MLFLOW_PORT:-5000}
 
-model-serve:  ## start the local model server (127.0.0.1:8765)
+model-serve:  ## start the local model server (127.0.0.1:8765, or settings.local_port / SCOREGATE_LOCAL_PORT)
 	$(BIN)/scoregate model serve
 
 model-stop:

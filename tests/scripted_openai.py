@@ -189,6 +189,16 @@ class ScriptedOpenAI:
                 with contextlib.suppress(OSError):
                     connection.shutdown(socket.SHUT_RDWR)
 
+    def up(self) -> None:
+        """Listen again on the same port after `down()`: an endpoint that comes back."""
+        if not self._up:
+            self._httpd = LoopbackHTTPServer(("127.0.0.1", self.port), _handler_for(self))
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._thread.start()
+            self._up = True
+
     def close(self) -> None:
         """Stop the server."""
         self.down()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -10,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from conftest import DATASET_IDS, SCOREGATE_BIN, CliResult, Runs
-from scripted_openai import ScriptedOpenAI
+from scripted_openai import PREFLIGHT, ScriptedOpenAI
+from test_core_resume import wait_for_stored_items
 
 Start = Callable[..., "subprocess.Popen[str]"]
+Edit = Callable[[Path, Callable[[Any], None]], None]
 
 
 def wait_for(path: Path, process: subprocess.Popen[str], limit_s: float = 60.0) -> dict[str, Any]:
@@ -126,6 +129,41 @@ def test_runs_watch_writes_eta_and_rate_as_the_run_progress_line_does() -> None:
 
     snap = {"done": 30, "total": 60, "failed": 2, "items_per_s": 2.1, "eta_s": 125.0, "tokens": {"total": 12000}}
     assert progress_line(snap) == "30/60 items  2 failed  2.1 items/s  ETA 2m05s  12,000 tok"
+    slow = {**snap, "items_per_s": 0.004, "eta_s": 7500.0}
+    assert progress_line(slow) == "30/60 items  2 failed  4m10s/item  ETA 2h05m  12,000 tok"
     for eta in (0.0, 14.3, 3720.0):
         assert f"ETA {clock_text(eta)}" in progress_line({**snap, "eta_s": eta})
     assert "ETA 0.0 s" in progress_line({**snap, "eta_s": 0.0}) and "0:00" not in progress_line({**snap, "eta_s": 0.0})
+
+
+def test_runs_watch_follows_a_resume_that_is_still_starting_instead_of_calling_it_interrupted(
+    start_scoregate: Start, scripted_server: ScriptedOpenAI, project_dir: Path, runs: Runs, edit_yaml: Edit
+) -> None:
+    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["models"]["scripted"].update(timeout_s=30))
+    scripted_server.latency_s = 0.5
+    first = start_scoregate("run", "counters", "--no-mlflow", "--no-cache")
+    run_id = wait_for_stored_items(first, runs, at_least=1)
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=60)
+    assert json.loads((runs.root / run_id / "progress.json").read_text())["status"] == "interrupted"
+    scripted_server.latency_s = 0.0
+    scripted_server.delay_next(6.0, path=PREFLIGHT)  # the resume's model check: its progress file is not yet written
+    resume = start_scoregate("run", "--resume", run_id, "--no-mlflow", "--no-cache")
+    deadline = time.monotonic() + 60
+    while (runs.root / run_id / ".lock").read_text() != str(resume.pid):
+        assert resume.poll() is None and time.monotonic() < deadline, resume.communicate()
+        time.sleep(0.05)
+
+    watcher = subprocess.run(
+        [str(SCOREGATE_BIN), "runs", "watch", run_id, "-C", str(project_dir), "--interval", "0.2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out, err = resume.communicate(timeout=60)
+
+    assert resume.returncode == 0, out + err
+    assert watcher.returncode == 0, watcher.stdout + watcher.stderr
+    assert "interrupted" not in watcher.stdout and "resume with" not in watcher.stdout, watcher.stdout
+    assert (
+        watcher.stdout.splitlines()[-1]
+        == f"run {run_id} finished: {len(DATASET_IDS)}/{len(DATASET_IDS)} items, 0 failed"
+    )

@@ -100,6 +100,11 @@ def test_one_item_through_the_real_local_model(tmp_path: Path, monkeypatch: pyte
     try:
         assert served.returncode == 0, served.stderr
         assert f"local model ready at http://127.0.0.1:{port}/v1" in " ".join(served.stdout.split())
+        assert "; started by this project" in " ".join(served.stdout.split())
+        other = tmp_path / "another-clone"
+        write_project(other)
+        seen = scoregate(other, "model", "status", timeout=60)
+        assert f"started by the project in {root.resolve()}" in " ".join(seen.stdout.split()), seen.stdout
 
         ran = scoregate(root, "run", "smoke", "--limit", "1", "--no-mlflow", timeout=180)
 

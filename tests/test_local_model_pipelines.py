@@ -84,6 +84,8 @@ def test_fixture_pipeline_with_two_repeats_on_the_local_model(local_project: Pat
     assert summary["repeats"]["exact_match_rate"] in (0.0, 1.0)
     assert summary["stages"]["facts"]["calls"] == summary["stages"]["summary"]["calls"] == 1  # repeat 1
     rows = json.loads((run_dir / "metrics.json").read_text())["rows"]
+    assert [r["stage"] for r in rows[:1]] == ["model_check"]  # the run's one-token check, then the items' calls
+    rows = rows[1:]
     assert len(rows) == 4 and {r["stage"] for r in rows} == {"facts", "summary"}
     assert all(r["provider"] == "local" and r["tokens_total"] > 0 and r["cost_usd"] == 0.0 for r in rows)
 

@@ -83,6 +83,8 @@ def test_fixture_mode_feeds_each_stage_the_dataset_input_and_scores_every_stage(
     assert manifest["receipts"]["pipeline_mode"] == "fixture"
     assert list(manifest["receipts"]["stages"]) == ["facts", "summary"]
     rows = json.loads((runs.root / runs.latest() / "metrics.json").read_text())["rows"]
+    assert [r["stage"] for r in rows[:1]] == ["model_check"]  # the run's one-token check, then the items' calls
+    rows = rows[1:]
     assert sorted({r["stage"] for r in rows}) == ["facts", "summary"]
     assert {r["prompt"].split("@")[0] for r in rows} == {"facts-extract", "summary-from-facts"}
 

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import CliResult, Runs
 from scoregate.errors import ExitCode
+from scoregate.providers import local_server
 from scripted_openai import PREFLIGHT, ScriptedOpenAI
 from test_core_bad_input import free_port
 
@@ -141,9 +142,9 @@ def test_a_local_server_still_loading_is_told_apart_from_a_stopped_one(
     port = free_port()
     monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(port))
     edit_yaml(project_dir / "scoregate.yaml", lambda c: c["models"].update(local={"provider": "local", "model": "m"}))
-    state = project_dir / ".scoregate" / "local-model"
-    state.mkdir(parents=True)
-    (state / "server.pid").write_text(str(os.getpid()))  # a live process that does not listen yet
+    monkeypatch.setenv("XDG_STATE_HOME", str(project_dir.parent / "state"))
+    # Where `model serve` records the server it started on that port: a live process that does not listen yet.
+    (local_server.state_dir(port) / "server.pid").write_text(str(os.getpid()))
 
     result = scoregate("run", "counters", "--model", "local", "--no-mlflow")
 

@@ -62,7 +62,7 @@ def test_a_long_slow_run_reads_in_minutes_and_hours_within_80_columns() -> None:
         progress.advance(failed=True)
 
     (line,) = out.getvalue().splitlines()
-    assert line == "  1000/10000 items · 0.22 items/s · 1000 failed · elapsed 1h15m · ETA 11h15m"
+    assert line == "  1000/10000 items · 4.5 s/item · 1000 failed · elapsed 1h15m · ETA 11h15m"  # not 0.22 items/s
     assert cell_len(line) <= 80
 
 
@@ -95,3 +95,14 @@ def test_the_terminal_bar_shows_elapsed_and_remaining_time() -> None:
     console.print(progress._bar.get_renderable())
     text = out.getvalue()
     assert re.search(r"1/6 .*items/s elapsed \d:\d\d:\d\d ETA (-:--:--|\d:\d\d:\d\d) 0 failed", text), text
+
+
+def test_a_run_slower_than_an_item_a_second_reads_in_seconds_per_item() -> None:
+    console, out = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(10, console=console, clock=clock)
+    assert " · — s/item · " in progress.line()  # nothing finished yet: not `0.00 items/s`
+    clock.now += 125
+    progress.advance(failed=False)
+
+    assert out.getvalue().splitlines() == ["  1/10 items · 2m05s/item · 0 failed · elapsed 2m05s · ETA 18m45s"]

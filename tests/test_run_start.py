@@ -1,47 +1,70 @@
-"""A run's start: the models are named before the items are read, their check runs beside the rest of the start,
-and the run's entry point loads none of the execution machinery until the check is under way."""
+"""A run's start: a resumed run's lock first, then every file and item check, then the models' one-token check
+(so a rejected or refused run spends no request), and the entry point loads no execution machinery early."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import CliResult, Runs
 from scoregate.catalog.models import ModelSpec
 from scoregate.catalog.plan import models_used, plan_experiment
 from scoregate.catalog.project import load_project
 from scoregate.engine.preflight import BackgroundPreflight
-from scoregate.errors import ProviderUnavailable, ValidationFailed
-from scripted_openai import ScriptedOpenAI
+from scoregate.errors import ExitCode, ProviderUnavailable
+from scripted_openai import PREFLIGHT, ScriptedOpenAI
+from test_core_resume import wait_for_stored_items
 
 Edit = Callable[[Path, Callable[[Any], None]], None]
+Start = Callable[..., "subprocess.Popen[str]"]
 
 
-def test_the_plan_names_the_models_before_it_reads_the_items(project_dir: Path) -> None:
+def test_no_model_request_is_sent_before_every_item_is_checked(
+    scoregate: Callable[..., CliResult], project_dir: Path, runs: Runs, scripted_server: ScriptedOpenAI
+) -> None:
     dataset = project_dir / "datasets" / "smoke_v1.jsonl"
-    dataset.write_text(dataset.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
-    named: list[tuple[list[str], str]] = []
+    first = dataset.read_text(encoding="utf-8").splitlines()[0]
+    item = json.loads(first)
+    lines = [json.dumps(dict(item, id=f"item-{n:05d}")) for n in range(20_000)]  # a scan long enough to race
+    dataset.write_text("\n".join([*lines, "{not json"]) + "\n", encoding="utf-8")
 
-    with pytest.raises(ValidationFailed) as failed:
-        plan_experiment(load_project(project_dir), "smoke", on_models=lambda *named_now: named.append(named_now))
+    result = scoregate("run", "smoke", "--no-mlflow")
 
-    assert named == [(["scripted"], "scripted")]  # the check could start while the items were read
-    assert "smoke_v1.jsonl:7" in failed.value.render()
+    assert result.code == 1, result.output
+    assert f"{dataset}:20001: not valid JSON" in result.output
+    time.sleep(0.5)  # a check started in the background would have arrived by now
+    assert scripted_server.requests == []  # not even the one-token check: a rejected run spends nothing
+    assert runs.ids() == []
 
 
-def test_no_model_is_named_when_the_experiment_does_not_resolve(project_dir: Path, edit_yaml: Edit) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["experiments"]["smoke"].update(model="nowhere"))
-    named: list[Any] = []
+def test_a_second_resume_of_a_running_run_is_refused_before_any_model_check(
+    scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs, scripted_server: ScriptedOpenAI
+) -> None:
+    scripted_server.latency_s = 0.3
+    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
+    try:
+        run_id = wait_for_stored_items(process, runs, at_least=1)
+        checks_before = len(scripted_server.preflight_requests())
+        scripted_server.delay_next(30.0, path=PREFLIGHT)  # a model check now would hang the second command
 
-    with pytest.raises(ValidationFailed, match="no model 'nowhere'"):
-        plan_experiment(load_project(project_dir), "smoke", on_models=lambda *args: named.append(args))
+        started = time.monotonic()
+        second = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
 
-    assert named == []
+        assert second.code == int(ExitCode.ERROR), second.output
+        assert f"run {run_id} is in use by process {process.pid}" in second.output
+        assert time.monotonic() - started < 10
+        assert len(scripted_server.preflight_requests()) == checks_before
+    finally:
+        process.kill()
+        process.wait()
 
 
 def test_the_models_used_are_the_task_model_then_each_judge_once(project_dir: Path, edit_yaml: Edit) -> None:

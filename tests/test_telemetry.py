@@ -41,12 +41,18 @@ def test_rows_equal_the_model_calls_made_with_retries_counted(
     run_id = runs.latest()
     data = metrics(runs, run_id)
     rows = data["rows"]
-    # One row per call the engine made: 6 task calls + 3 judges per item; the retried call is one row.
-    assert len(rows) == data["calls"] == len(DATASET_IDS) * (1 + len(JUDGES))
+    # One row per call the engine made: the one-token model check, then 6 task calls + 3 judges per item; the
+    # retried call is one row. Every request the server received is a row or a retry.
+    assert len(rows) == data["calls"] == 1 + len(DATASET_IDS) * (1 + len(JUDGES))
     assert sum(r["retries"] for r in rows) == 2
-    assert len(rows) + sum(r["retries"] for r in rows) == len(scripted_server.chat_requests())
+    requests = len(scripted_server.chat_requests()) + len(scripted_server.preflight_requests())
+    assert len(rows) + sum(r["retries"] for r in rows) == requests
     stages = sorted({r["stage"] for r in rows})
-    assert stages == sorted(["task", *(f"judge:{j}" for j in JUDGES)])
+    assert stages == sorted(["model_check", "task", *(f"judge:{j}" for j in JUDGES)])
+    check = rows[0]
+    assert check["stage"] == "model_check" and check["item_id"] is None and check["prompt"] is None
+    assert check["model_name"] == "scripted" and check["model"] == "scripted-1" and check["success"] is True
+    assert check["tokens_completion"] == 1 and check["cost_usd"] == (check["tokens_prompt"] * 1.0 + 2.0) / 1e6
     task = [r for r in rows if r["stage"] == "task"]
     assert {r["item_id"] for r in task} == set(DATASET_IDS)
     first = task[0]
@@ -82,7 +88,7 @@ def test_tokens_and_cost_are_null_when_the_provider_reports_no_usage(
     assert scoregate("run", "counters", "--no-mlflow", "--limit", "2").code == 0
 
     rows = metrics(runs, runs.latest())["rows"]
-    assert len(rows) == 2
+    assert [r["stage"] for r in rows] == ["model_check", "task", "task"]
     for row in rows:
         assert row["tokens_prompt"] is None and row["tokens_total"] is None and row["cost_usd"] is None
         assert row["success"] is True
@@ -116,4 +122,4 @@ def test_metrics_files_are_mirrored_to_mlflow(
     names = {a.path for a in client.list_artifacts(links["mlflow_run_id"])}
     assert {"metrics.json", "metrics.csv"} <= names
     local = client.download_artifacts(links["mlflow_run_id"], "metrics.json")
-    assert len(json.loads(Path(local).read_text())["rows"]) == 2
+    assert len(json.loads(Path(local).read_text())["rows"]) == 1 + 2  # the model check and the two task calls

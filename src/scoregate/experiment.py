@@ -1,13 +1,13 @@
 """Run an experiment end to end: plan, check the models, open the store, then execute. The library entry point.
 
-The models' one-token check runs in a thread while the rest of the start (receipts, and the imports of
-`scoregate.run_execution`) goes on, so its network wait does not delay the first item.
+The models' one-token check is sent only once every file check has passed (and a resumed run's lock is held),
+so a rejected run spends no request; it runs in a thread while the imports of `scoregate.run_execution` go on.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from scoregate.engine.calls import ModelCaller
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
 from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
+from scoregate.records import CallRecord
 from scoregate.redaction import redact, register_secret_env
 from scoregate.run_lock import RunLock
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
@@ -32,9 +33,17 @@ __all__ = ["RunOptions", "RunOutcome", "run_experiment", "run_models", "runs_dir
 
 
 def _open_or_create(
-    project: Project, plan: ExperimentPlan, options: RunOptions, receipts: dict[str, Any]
-) -> tuple[RunStore, RunLock]:
-    if options.resume is None:
+    project: Project,
+    plan: ExperimentPlan,
+    options: RunOptions,
+    receipts: dict[str, Any],
+    resumed: RunStore | None,
+    checks: list[CallRecord],
+) -> RunStore:
+    """The run's store: a new one, or the resumed one (its lock held by the caller); each keeps the model
+    checks' requests in its manifest (`model_checks`, a row each in the per-call telemetry)."""
+    checked = [{**asdict(record), "error": redact(record.error) if record.error else None} for record in checks]
+    if resumed is None:
         manifest = {
             "run_id": "",
             "status": "running",
@@ -47,34 +56,26 @@ def _open_or_create(
             },
             "receipts": receipts,
             "pid": os.getpid(),
+            "model_checks": checked,
         }
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
-        store = RunStore.create(runs_dir(project), run_id, manifest)
-        lock = RunLock(store.directory)
-        lock.acquire()
-        return store, lock
-    store = RunStore.open(runs_dir(project), options.resume)
-    lock = RunLock(store.directory)
-    lock.acquire()
-    try:
-        _check_resumable(store, options, receipts)
-        store.repair()
-        if options.quarantine:
-            store.quarantine()
-        store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
-        changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
-        if options.retry_errors:
-            from scoregate.engine.repeats import failed_records, repeat_key
+        return RunStore.create(runs_dir(project), run_id, manifest)
+    store = resumed
+    store.repair()
+    if options.quarantine:
+        store.quarantine()
+    store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
+    changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
+    changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
+    if options.retry_errors:
+        from scoregate.engine.repeats import failed_records, repeat_key
 
-            retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
-            store.forget_mirrored_items({repeat_key(item_id, repeat) for item_id, repeat in retried})
-            changes["revision"] = int(store.manifest.get("revision", 0)) + 1
-        store.update_manifest(**changes, pid=os.getpid())
-    except BaseException:
-        lock.release()
-        raise
-    return store, lock
+        retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
+        store.forget_mirrored_items({repeat_key(item_id, repeat) for item_id, repeat in retried})
+        changes["revision"] = int(store.manifest.get("revision", 0)) + 1
+    store.update_manifest(**changes, pid=os.getpid())
+    return store
 
 
 def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
@@ -93,11 +94,10 @@ def _finish_mirror(store: RunStore, project: Project, options: RunOptions, reaso
         return outcome
     from scoregate.sinks.mlflow_sink import mirror_run
 
-    with RunLock(store.directory):
-        try:
-            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
-        except Exception as exc:  # reported; redone with `scoregate mlflow-sync`
-            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
+    try:  # the caller holds the run's lock
+        outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
+    except Exception as exc:  # reported; redone with `scoregate mlflow-sync`
+        outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
     done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
     outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
     return outcome
@@ -127,57 +127,94 @@ def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
 
 
 def run_experiment(root: Path, experiment: str, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
-    """Run (or resume) one experiment and return its outcome; raise ScoregateError on bad input."""
+    """Run (or resume) one experiment and return its outcome; raise ScoregateError on bad input.
+
+    Order: a resumed run's lock first (a run in use is refused at once), then every check of the files, then
+    the models' one-token check, so a rejected or refused run never spends a model request.
+    """
     project = load_project(root)
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
+    resumed: RunStore | None = None
+    lock: RunLock | None = None
     if options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
-        if (reason := _nothing_to_resume(resumed, options)) is not None:
-            return _finish_mirror(resumed, project, options, reason)
-        experiment, options = _resumed(resumed.manifest, options)
-    prompt_versions = _use_langfuse_prompts(project, experiment, options, resumed=previous_receipts(project, options))
-    checks: list[BackgroundPreflight] = []
+        lock = RunLock(resumed.directory)
+        lock.acquire()
+    try:
+        if resumed is not None:
+            if (reason := _nothing_to_resume(resumed, options)) is not None:
+                return _finish_mirror(resumed, project, options, reason)
+            experiment, options = _resumed(resumed.manifest, options)
+        return _plan_check_and_run(project, experiment, options, resumed, lock, console)
+    finally:
+        if lock is not None:
+            lock.release()
 
-    def check_models(names: list[str], judge: str) -> None:
-        # before the run directory exists (an unreachable URL leaves no run), and while the items are read
-        checks.append(BackgroundPreflight(project.config.models, names, default_judge=judge, project_root=project.root))
-        checks[0].start()
 
+def _plan_check_and_run(
+    project: Project,
+    experiment: str,
+    options: RunOptions,
+    resumed: RunStore | None,
+    lock: RunLock | None,
+    console: Console | None,
+) -> RunOutcome:
+    prompt_versions = _use_langfuse_prompts(
+        project, experiment, options, resumed=resumed.manifest["receipts"] if resumed is not None else None
+    )
     plan = plan_experiment(
-        project,
-        experiment,
-        model=options.model,
-        judge_model=options.judge_model,
-        on_models=check_models,
-        model_from=options.model_from,
+        project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
     )
     from rich.console import Console
     from rich.text import Text
 
     from scoregate.engine.breaker import CircuitBreaker
     from scoregate.engine.cache import ResponseCache
-    from scoregate.run_execution import execute_run
 
     console = console or Console(stderr=True)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
-    breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
-    caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker)
-    prompt_versions = {
-        name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
-    }
-    console.print(Text(_prompt_source_line(prompt_versions, options)), soft_wrap=True)  # names as text, no markup
-    receipts = _receipts(project, plan, options, caller, prompt_versions)
     try:
-        checks[0].wait()
+        breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
+        caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker)
+        prompt_versions = {
+            name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
+        }
+        console.print(Text(_prompt_source_line(prompt_versions, options)), soft_wrap=True)  # names as text, no markup
+        receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
+        if resumed is not None and receipts is not None:
+            _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
+        names = models_used(project, plan.spec, plan.model_name, plan.judge_model_name)
+        check = BackgroundPreflight(
+            project.config.models, names, default_judge=plan.judge_model_name, project_root=project.root
+        ).start()  # before the run directory exists: an unreachable URL leaves no run
+        if receipts is None:  # a new run's receipts are made while the check waits on the network
+            receipts = _receipts(project, plan, options, caller, prompt_versions)
+        _say_whose_local_server(project, names, caller, console)
+        from scoregate.run_execution import execute_run
+
+        check.wait()
+        store = _open_or_create(project, plan, options, receipts, resumed, check.records)
     except BaseException:
         if cache is not None:
             cache.close()
         raise
-    store, lock = _open_or_create(project, plan, options, receipts)
-    try:
+    if lock is not None:
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
-    finally:
-        lock.release()
+    with RunLock(store.directory):
+        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+
+
+def _say_whose_local_server(project: Project, names: list[str], caller: ModelCaller, console: Console) -> None:
+    """Say so when a `provider: local` model of the run is served by a server another project started."""
+    from scoregate.providers.local_server import sharing_note
+
+    urls = {caller.provider(n).endpoint for n in names if project.config.models[n].provider == "local"}
+    for url in sorted(urls):
+        note = sharing_note(project.root, url)
+        if note is not None:
+            from rich.text import Text
+
+            console.print(Text(note, style="yellow"), soft_wrap=True)  # a path as text: no markup, no emoji codes
 
 
 def _resumed(manifest: dict[str, Any], options: RunOptions) -> tuple[str, RunOptions]:
@@ -223,14 +260,6 @@ def run_models(
             hint="every name is checked before the first run starts; fix the list and run again",
         )
     return [run_experiment(root, experiment, replace(options, model=name), console=console) for name in models]
-
-
-def previous_receipts(project: Project, options: RunOptions) -> dict[str, Any] | None:
-    """The receipts of the run being resumed, or None for a new run."""
-    if options.resume is None:
-        return None
-    receipts: dict[str, Any] = RunStore.open(runs_dir(project), options.resume).manifest["receipts"]
-    return receipts
 
 
 def _use_langfuse_prompts(

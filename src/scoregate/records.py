@@ -55,6 +55,8 @@ class CallRecord:
     duration_ms: float | None = None
     structured: bool | None = None
     schema_name: str | None = None
+    note: str | None = None
+    """What was changed in the reply to keep it storable (lone surrogates)."""
 
 
 @dataclass(slots=True)
@@ -74,6 +76,8 @@ class ItemResult:
     calls: list[CallRecord] = field(default_factory=list)
     repeat: int = 1
     stages: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the store changed to keep the record storable (a lone surrogate, an infinite number)."""
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return the plain-dict form written to `results.jsonl` (shallow: nothing is copied, only read)."""
@@ -96,6 +100,16 @@ class ItemResult:
             if s.name == name:
                 return s
         return None
+
+    @property
+    def failed_calls(self) -> int:
+        """How many of this item's model calls failed after their retries (task, stage or judge)."""
+        return sum(call.error is not None for call in self.calls)
+
+    @property
+    def needs_retry(self) -> bool:
+        """True when `run --resume --retry-errors` runs this item again: it failed, or one of its calls did."""
+        return self.error is not None or self.failed_calls > 0
 
     @property
     def task_call(self) -> CallRecord | None:

@@ -29,7 +29,7 @@ from scoregate.engine.progress import RunProgress
 from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat
 from scoregate.engine.runner import execute, pending_items
 from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline
-from scoregate.engine.termination import Terminated, sigterm_as_interrupt
+from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.invalidation import with_invalidation
 from scoregate.records import DataType
@@ -154,7 +154,7 @@ def execute_run(
 ) -> RunOutcome:
     try:
         with sigterm_as_interrupt():
-            asyncio.run(_execute(plan, project, options, caller, store, prompt_versions, console))
+            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")

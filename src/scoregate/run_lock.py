@@ -22,6 +22,27 @@ def _holder(path: Path) -> int | None:
         return None
 
 
+def held_by(directory: Path) -> int | None:
+    """Return the pid of the live process holding the run's lock, else None (never touches the lock itself).
+
+    Where /proc/locks exists the OS lock itself is looked for (a reused pid is not mistaken for a holder).
+    """
+    path = directory / LOCK
+    pid = _holder(path)
+    if pid is None or not pid_alive(pid):
+        return None
+    try:
+        inode = path.stat().st_ino
+        table = Path("/proc/locks").read_text(encoding="utf-8")
+    except OSError:
+        return pid
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == str(inode):
+            return pid
+    return None
+
+
 class RunLock:
     """Holds `runs/<run_id>/.lock` (an OS lock plus the holder's pid) until released or the process dies.
 

@@ -62,6 +62,16 @@ class RunOutcome:
         return int(self.summary.get("run_metrics", {}).get("error_count") or 0)
 
     @property
+    def call_failed_scores(self) -> tuple[int, int]:
+        """(null scores, items) of the items that have an output but a failed judge or stage call; `--retry-errors`
+        redoes them. Runs summarised before this count existed read (0, 0)."""
+        metrics = self.summary.get("run_metrics", {})
+        return (
+            int(metrics.get("null_scores_in_items_with_failed_calls") or 0),
+            int(metrics.get("items_with_failed_calls") or 0),
+        )
+
+    @property
     def succeeded_items(self) -> int:
         """How many items of the run produced an output without error (in repeat 1, the run's record)."""
         metrics = self.summary.get("run_metrics", {})

@@ -15,6 +15,7 @@ from typing import Any
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.redaction import redact, redact_optional
+from scoregate.storable import number_note, storable, surrogate_note
 
 MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
@@ -200,8 +201,9 @@ class RunStore:
         return len(data) - keep
 
     def done_ids(self, *, retry_errors: bool = False) -> set[str]:
-        """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded."""
-        return {r.item_id for r in self.iter_results() if not (retry_errors and r.error is not None)}
+        """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded
+        and whose every call (task, stage, judge) succeeded."""
+        return {r.item_id for r in self.iter_results() if not (retry_errors and r.needs_retry)}
 
     def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """Yield (line number, parsed record) of every complete line; a damaged line is a clear error."""
@@ -262,7 +264,7 @@ class RunStore:
     def append(self, result: ItemResult) -> None:
         """Write one result line and hand it to the OS at once, so a killed run keeps it."""
         _redact_result(result)
-        line = json.dumps(result.to_json_dict(), ensure_ascii=False, default=str) + "\n"
+        line = json_line(result)
         try:
             if self._handle is None:
                 self._handle = (self.directory / RESULTS).open("a", encoding="utf-8")
@@ -308,6 +310,25 @@ class RunStore:
     def set_link(self, key: str, value: Any) -> None:
         """Record a mirror's id (mutable, unlike the manifest's receipts)."""
         _write_json(self.directory / LINKS, {**self.links, key: value})
+
+
+def json_line(result: ItemResult) -> str:
+    """One results.jsonl line: strict JSON in UTF-8. A lone UTF-16 surrogate (legal in JSON, not Unicode) becomes
+    U+FFFD and an infinite or NaN number null (`scoregate.storable`); the record's `notes` say so."""
+    row = result.to_json_dict()
+    try:
+        line = json.dumps(row, ensure_ascii=False, allow_nan=False, default=str)
+        line.encode("utf-8")
+    except ValueError:  # UnicodeEncodeError is one
+        counts: dict[str, int] = {}
+        row = storable(row, counts)
+        if counts.get("surrogates"):
+            result.notes.append(surrogate_note(counts["surrogates"]))
+        if counts.get("numbers"):
+            result.notes.append(number_note(counts["numbers"]))
+        row["notes"] = list(result.notes)
+        line = json.dumps(row, ensure_ascii=False, allow_nan=False, default=str)
+    return line + "\n"
 
 
 def _redact_result(result: ItemResult) -> None:

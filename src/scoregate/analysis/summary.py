@@ -40,6 +40,8 @@ class _RunTotals:
     calls: int = 0
     failed_calls: int = 0
     retries: int = 0
+    items_call_failed: int = 0
+    scores_null_call_failed: int = 0
 
 
 def _as_number(value: Any) -> float | None:
@@ -92,6 +94,9 @@ class RunAggregator:
         self.item_ids.append(result.item_id)
         t.failed += result.error is not None
         t.with_expected += result.expected_output is not None
+        if result.error is None and result.failed_calls:  # an output, but a judge or stage could not be asked
+            t.items_call_failed += 1
+            t.scores_null_call_failed += sum(s.value is None for s in result.scores)
         by_name = {s.name: s for s in result.scores}
         for key, column in self._columns.items():
             score = by_name.get(key)
@@ -188,6 +193,8 @@ class RunAggregator:
             "calls": t.calls,
             "cached_calls": t.cached_calls,
             "failed_calls": t.failed_calls,
+            "items_with_failed_calls": t.items_call_failed,
+            "null_scores_in_items_with_failed_calls": t.scores_null_call_failed,
             "retries_total": t.retries,
             "tokens_in_total": t.tokens_in if not t.tokens_unknown else None,
             "tokens_out_total": t.tokens_out if not t.tokens_unknown else None,

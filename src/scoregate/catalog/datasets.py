@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,8 +49,17 @@ def content_id(item: DatasetItem) -> str:
 def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
     """Parse one JSONL line into an item with an id; raise ScoregateError naming file:line."""
     where = f"{path}:{line_no}"
+    too_large: list[str] = []
+
+    def finite(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            too_large.append(text)
+        return value
+
     try:
-        raw = json.loads(line.removeprefix(BOM) if line_no == 1 else line, parse_constant=_not_json_number)
+        text = line.removeprefix(BOM) if line_no == 1 else line
+        raw = json.loads(text, parse_constant=_not_json_number, parse_float=finite)
     except json.JSONDecodeError as exc:
         raise ScoregateError(
             f"not valid JSON ({exc.msg} at column {exc.colno})",
@@ -64,6 +74,8 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
         ) from None
     if not isinstance(raw, dict):
         raise ScoregateError("expected a JSON object {id, input, ...}", where=where)
+    if too_large or "\\ud" in text.lower():
+        _refuse_unstorable(raw, too_large, where)
     try:
         item = DatasetItem.model_validate(raw)
     except ValidationError as exc:
@@ -76,6 +88,38 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
 
 def _item_schema() -> dict[str, Any]:
     return DatasetItem.model_json_schema(by_alias=True)
+
+
+def _refuse_unstorable(raw: Any, too_large: list[str], where: str) -> None:
+    """Raise naming the first field whose value JSON can read but scoregate cannot store: a lone UTF-16 surrogate
+    (not Unicode, so not UTF-8) or a number beyond a float's range (it would be written as Infinity)."""
+    for name, value in _leaves(raw, ""):
+        if isinstance(value, str) and (bad := next((c for c in value if "\ud800" <= c <= "\udfff"), None)):
+            raise ScoregateError(
+                f"{name}: a lone UTF-16 surrogate (\\u{ord(bad):04x}) is not a Unicode character",
+                where=where,
+                hint="write the character it stands for (or its whole \\ud83d\\ude00-style pair), or remove it",
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ScoregateError(
+                f"{name}: {too_large[0]} is too large for a JSON number (it would be stored as Infinity)",
+                where=where,
+                hint="write a smaller number, a string, or null",
+            )
+
+
+def _leaves(value: Any, field: str) -> Iterator[tuple[str, Any]]:
+    """Yield (dotted field, value) for every key and scalar inside `value`; keys are checked as values too."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            name = f"{field}.{key}" if field else str(key)
+            yield name, key
+            yield from _leaves(inner, name)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _leaves(inner, f"{field}.{index}")
+    else:
+        yield field, value
 
 
 def _not_json_number(name: str) -> Any:

@@ -539,6 +539,13 @@ class Settings(Strict):
         description="Stop a run (interrupted, resumable) after this many calls in a row could not connect or got "
         "401/403/404 after their retries; 0 never stops.",
     )
+    local_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Port of the embedded local model server for this project (default 8765, shared by every "
+        "project on the machine that leaves it unset); SCOREGATE_LOCAL_PORT overrides it.",
+    )
 
 
 EXPERIMENT_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"

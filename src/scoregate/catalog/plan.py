@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,17 +212,16 @@ def plan_experiment(
     *,
     model: str | None = None,
     judge_model: str | None = None,
-    on_models: Callable[[list[str], str], None] | None = None,
     model_from: str = "--model",
     missing: MissingVariables | None = None,
 ) -> ExperimentPlan:
     """Resolve experiment `name` and check every item; raise ValidationFailed on a problem.
 
-    `on_models(models, judge)` is called once the names resolve, before the evaluator and item checks, so a
-    caller can start checking the models (`scoregate.engine.preflight`) while the items are read. `model_from`
-    says where `model` came from (`--model`, or `SCOREGATE_MODEL` through make), for the error naming it.
-    Placeholders the items do not fill are added to `missing` when given (the caller reports them, grouped
-    across experiments), else reported here, one problem per prompt and placeholder.
+    No model is called here: a caller checks the models (`scoregate.engine.preflight`) only once this returns,
+    so a rejected experiment never spends a request. `model_from` says where `model` came from (`--model`, or
+    `SCOREGATE_MODEL` through make), for the error naming it. Placeholders the items do not fill are added to
+    `missing` when given (the caller reports them, grouped across experiments), else reported here, one problem
+    per prompt and placeholder.
     """
     spec = project.config.experiments.get(name)
     if spec is None:
@@ -247,8 +245,6 @@ def plan_experiment(
     problems = reference_problems(project, name, spec, model_name) + stage_problems(project, name, spec)
     judge_name = judge_model or spec.judge_model or project.config.settings.judge_model or model_name
     if not problems:
-        if on_models is not None:
-            on_models(models_used(project, spec, model_name, judge_name), judge_name)
         problems += _evaluator_problems(project, name, spec, judge_name) + _placeholder_problems(project, spec)
     if problems:
         raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")

@@ -69,13 +69,37 @@ def load_project(root: Path) -> Project:
     problems.extend(loaded_config[1])
     if config is not None:  # every command that reads the project masks its models' keys
         register_secret_env(spec.api_key_env for spec in config.models.values())
-    project = Project(root=root, config=config or ProjectConfig())
+    project = Project(root=root, config=_at_local_port(config) if config else ProjectConfig())
     _load_named(root / "prompts", "prompt", _PROMPT, project, problems)
     _load_named(root / "evaluators", "evaluator", _EVALUATOR, project, problems)
     _load_datasets(root / "datasets", project, problems)
     if problems:
         raise ValidationFailed(problems, hint="fix the files above, then run `scoregate validate`")
     return project
+
+
+def _at_local_port(config: ProjectConfig) -> ProjectConfig:
+    """With `settings.local_port` set, point every `provider: local` model without a base_url at that port."""
+    if config.settings.local_port is None:
+        return config
+    from scoregate.providers.local_server import local_base_url, local_port
+
+    url = local_base_url(local_port(config.settings.local_port))
+    models = {
+        name: spec.model_copy(update={"base_url": url}) if spec.provider == "local" and not spec.base_url else spec
+        for name, spec in config.models.items()
+    }
+    return config.model_copy(update={"models": models})
+
+
+def configured_local_port(root: Path) -> int | None:
+    """The project's `settings.local_port` from scoregate.yaml (None when unset or there is no scoregate.yaml)."""
+    if not (root / CONFIG_FILE).is_file():
+        return None
+    loaded = load_model(root / CONFIG_FILE, _CONFIG)
+    if loaded[1]:
+        raise ValidationFailed(loaded[1], hint="fix scoregate.yaml (`scoregate validate` lists every problem)")
+    return loaded[0].settings.local_port if loaded[0] is not None else None
 
 
 def _load_named(directory: Path, kind: str, adapter: TypeAdapter[Any], project: Project, problems: list[str]) -> None:

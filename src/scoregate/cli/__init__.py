@@ -134,6 +134,20 @@ def _debug() -> bool:
     return os.environ.get("SCOREGATE_DEBUG", "").strip().lower() not in ("", "0", "false", "no")
 
 
+def os_error_text(exc: OSError) -> str:
+    """One line for an OSError: the path(s), what the system said, and what to do for a full or read-only disk."""
+    import errno
+
+    paths = " → ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    said = exc.strerror or str(exc) or type(exc).__name__
+    text = f"{paths}: {said}" if paths else said
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return f"{text}\n  → free disk space, then run the command again"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"{text}\n  → make it writable (or readable), then run the command again"
+    return text
+
+
 def main() -> None:
     """Run the CLI; print user errors without a traceback (SCOREGATE_DEBUG=1 re-raises)."""
     from scoregate.cli.console import lazy_console
@@ -154,6 +168,11 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(int(ExitCode.INTERRUPTED))
+    except OSError as exc:  # a file or the disk failed where no command said which: name the path, no traceback
+        if _debug():
+            raise
+        print_wrapped(err, redact(os_error_text(exc)), first="error: ", first_style="bold red")
+        sys.exit(int(ExitCode.ERROR))
     except Exception as exc:  # usage errors arrive here in non-standalone mode
         import click
 

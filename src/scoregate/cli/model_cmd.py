@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,14 +15,44 @@ app = typer.Typer(help="The embedded local model (llama.cpp serving SmolLM2-135M
 console = lazy_console()
 
 
+def _port(project: ProjectOption) -> int:
+    """The project's server port: SCOREGATE_LOCAL_PORT, else `settings.local_port` in scoregate.yaml, else 8765."""
+    from scoregate.catalog.project import configured_local_port
+    from scoregate.providers.local_server import local_port
+
+    return local_port(configured_local_port(project_root(project)))
+
+
+def _whose(owner: str | None, root: Path) -> str:
+    """Say which project started the server: this one, another (named), or unknown."""
+    if owner is None:
+        return "started outside `scoregate model serve` or before it recorded its project"
+    if Path(owner) == root.resolve():
+        return "started by this project"
+    return f"started by the project in {owner}"
+
+
+SHARED_HINT = (
+    "its requests and this project's queue on one server; for a server of this project's own, set "
+    "`settings.local_port` in scoregate.yaml (or SCOREGATE_LOCAL_PORT) to a free port, then `scoregate model serve`"
+)
+
+
 @app.command("serve")
 def serve(project: ProjectOption = None) -> None:
     """Start the local model server in the background and wait until it answers."""
     from scoregate.providers import local_server
 
-    state = local_server.serve(project_root(project))
+    root = project_root(project)
+    state = local_server.serve(root, port=_port(project))
     word = "ready" if state.healthy else state.state
-    print_wrapped(console, f"local model {word} at {state.url} (pid {state.pid}, log {state.log})")
+    print_wrapped(
+        console, f"local model {word} at {state.url} (pid {state.pid}, log {state.log}); {_whose(state.owner, root)}"
+    )
+    if state.detail:
+        print_wrapped(console, state.detail, first="  ")
+    if state.owner is not None and Path(state.owner) != root.resolve():
+        print_wrapped(console, SHARED_HINT, first="  ", style="yellow")
 
 
 @app.command("stop")
@@ -29,7 +60,7 @@ def stop(project: ProjectOption = None) -> None:
     """Stop the local model server."""
     from scoregate.providers import local_server
 
-    stopped = local_server.stop(project_root(project))
+    stopped = local_server.stop(project_root(project), port=_port(project))
     print_wrapped(console, "local model stopped" if stopped else "local model was not running")
 
 
@@ -56,11 +87,14 @@ def status(
     from scoregate.providers import local_server
 
     wait = local_server.HEALTH_TIMEOUT_S if timeout is None else timeout
-    state = local_server.status(project_root(project), timeout_s=wait)
-    pid = f" (pid {state.pid})" if state.pid is not None else ""
+    root = project_root(project)
+    state = local_server.status(root, port=_port(project), timeout_s=wait)
+    pid = f" (pid {state.pid}); {_whose(state.owner, root)}" if state.pid is not None else ""
     print_wrapped(console, f"local model {state.state} at {state.url}{pid}")
     if state.detail:
         print_wrapped(console, f"{state.detail}; {NEXT_STEP[state.state]}", first="  ")
+    if state.running and state.owner is not None and Path(state.owner) != root.resolve():
+        print_wrapped(console, SHARED_HINT, first="  ")
     if state.state in ("stuck", "starting", "no answer", "error"):
         print_wrapped(console, f"log: {state.log}", first="  ")
     if not state.usable:

@@ -241,6 +241,14 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
             f"`scoregate run --resume {outcome.run_id} --retry-errors`",
             style="yellow",
         )
+    null_scores, items = outcome.call_failed_scores
+    if items:
+        print_wrapped(
+            console,
+            f"{counted(null_scores, 'score')} null in {counted(items, 'item')} where a judge or stage call failed — "
+            f"redo them with `scoregate run --resume {outcome.run_id} --retry-errors`",
+            style="yellow",
+        )
     if outcome.report is not None:
         print_wrapped(console, keep("report:", str(outcome.report)))
     if "mlflow" in outcome.mirrors:

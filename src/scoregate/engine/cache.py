@@ -28,7 +28,7 @@ def cache_key(model: str, endpoint: str, request: CompletionRequest) -> str:
         sort_keys=True,
         ensure_ascii=False,
     )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a reply may hold a lone surrogate
 
 
 class ResponseCache:

@@ -16,12 +16,13 @@ from scoregate.engine.cache import ResponseCache, cache_key
 from scoregate.engine.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.errors import ProviderUnavailable
 from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderError
-from scoregate.providers.local_server import local_base_url, server_pid
+from scoregate.providers.local_server import OWN_SERVER_HINT, local_base_url, port_of, server_owner, server_pid
 from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
 from scoregate.redaction import redact
 from scoregate.scoring.base import ModelCallFailed
+from scoregate.storable import replace_surrogates, surrogate_note
 
 
 class ModelCaller:
@@ -75,7 +76,7 @@ class ModelCaller:
         if self._cache is not None and (hit := self._cache.get(key)) is not None:
             hit.text = redact(hit.text)  # an entry cached before replies were redacted
             records.append(finish(_record(purpose, provider, hit, 0)))
-            return hit
+            return _storable_reply(hit, records[-1])
         attempts = Attempts()
         policy = RetryPolicy(max_retries=self._specs[name].max_retries)
 
@@ -97,7 +98,7 @@ class ModelCaller:
         if self._cache is not None:
             self._cache.put(key, provider.model, completion)
         records.append(finish(_record(purpose, provider, completion, attempts.retries)))
-        return completion
+        return _storable_reply(completion, records[-1])
 
     def uncached(self) -> ModelCaller:
         """Return a caller sharing these providers and connection limits that never reads or writes the cache."""
@@ -107,29 +108,43 @@ class ModelCaller:
         twin._providers, twin._limits = self._providers, self._limits
         return twin
 
-    async def preflight(self, names: Iterable[str], *, project_root: Path | None = None) -> None:
+    async def preflight(
+        self, names: Iterable[str], *, project_root: Path | None = None, records: list[CallRecord] | None = None
+    ) -> None:
         """Send one tiny real request per model before a run exists; raise ProviderUnavailable naming the fix.
 
         An unset key variable, an endpoint that cannot be reached (or is busy), and a 401/403/404 answer
         (wrong key, no access, wrong `base_url` path or model name) stop the run here, with the server's words.
+        Each request sent is appended to `records` (purpose `model_check`), for the run's per-call telemetry.
         """
         try:
             for name in dict.fromkeys(names):
-                await self._preflight_one(name, project_root)
+                await self._preflight_one(name, project_root, records if records is not None else [])
         finally:  # the check runs in its own event loop: connections made here must not outlive it
             await self.aclose()
             self._providers.clear()
             self._limits.clear()
 
-    async def _preflight_one(self, name: str, project_root: Path | None) -> None:
+    async def _preflight_one(self, name: str, project_root: Path | None, records: list[CallRecord]) -> None:
         spec = self._specs[name]
         provider = self.provider(name)
         _check_key(name, spec, provider.endpoint)
+        started = time.monotonic()
+        record = replace(
+            _call_context(name, spec, PREFLIGHT_REQUEST),
+            purpose=MODEL_CHECK,
+            endpoint=provider.endpoint,
+            started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
+        records.append(record)
         try:
-            await provider.complete(PREFLIGHT_REQUEST)
+            completion = await provider.complete(PREFLIGHT_REQUEST)
         except ProviderError as exc:
+            record.error = str(exc)
+            record.duration_ms, record.ended_at = round((time.monotonic() - started) * 1000, 3), _now()
             if exc.unreachable:
-                pid = server_pid(project_root) if project_root is not None and _is_local(spec, provider) else None
+                local = project_root is not None and _is_local(spec, provider)
+                pid = server_pid(project_root, port_of(provider.endpoint)) if project_root and local else None
                 if pid is not None:
                     raise ProviderUnavailable(
                         f"model {name!r}: the local model server (pid {pid}) is running but does not accept "
@@ -145,7 +160,7 @@ class ModelCaller:
                 raise ProviderUnavailable(
                     f"model {name!r}: {provider.endpoint} accepted the connection but did not answer a "
                     f"one-token request within {spec.timeout_s:g}s: the server is up but busy",
-                    hint=_busy_hint(spec, provider.endpoint),
+                    hint=_busy_hint(spec, provider.endpoint, project_root),
                 ) from None
             if exc.status in STOP_STATUSES:
                 raise ProviderUnavailable(
@@ -153,6 +168,14 @@ class ModelCaller:
                     hint=_refused_hint(spec, exc.status),
                 ) from None
             # 429 and 5xx: the run retries them with backoff
+            return
+        record.duration_ms, record.ended_at = round((time.monotonic() - started) * 1000, 3), _now()
+        record.latency_ms, record.tokens_in, record.tokens_out = (
+            completion.latency_ms,
+            completion.tokens_in,
+            completion.tokens_out,
+        )
+        record.cost_usd = completion.cost_usd
 
     async def aclose(self) -> None:
         """Close every provider's connections."""
@@ -160,6 +183,8 @@ class ModelCaller:
             await provider.aclose()
 
 
+MODEL_CHECK = "model_check"
+"""The purpose (and telemetry stage) of the one-token request a run sends per model before it starts."""
 PREFLIGHT_TEXT = "scoregate preflight: reply with OK"
 PREFLIGHT_REQUEST = CompletionRequest(messages=({"role": "user", "content": PREFLIGHT_TEXT},), max_tokens=1)
 
@@ -195,12 +220,16 @@ def _refused_hint(spec: ModelSpec, status: int | None) -> str:
     return f"check the key in {variable} and that it may use model {spec.model!r}"
 
 
-def _busy_hint(spec: ModelSpec, endpoint: str) -> str:
+def _busy_hint(spec: ModelSpec, endpoint: str, project_root: Path | None) -> str:
     if spec.provider == "local" or endpoint.startswith(local_base_url()):
-        return (
+        owner = server_owner(port_of(endpoint))
+        hint = (
             "the local model server is running but busy (another run, or still loading): wait and retry; "
             "`scoregate model status` shows it"
         )
+        if owner is None or (project_root is not None and Path(owner) == project_root.resolve()):
+            return hint
+        return f"{hint}. It was started by the project in {owner}: {OWN_SERVER_HINT}"
     return "retry when the server is less busy, or raise timeout_s for this model in scoregate.yaml"
 
 
@@ -224,6 +253,16 @@ def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:
     if spec.provider == "local" or endpoint.startswith(local_base_url()):
         return "start the local model with `scoregate model serve` (or `make model-serve`)"
     return "check base_url in scoregate.yaml (or OPENAI_BASE_URL) and that the server is running"
+
+
+def _storable_reply(completion: Completion, record: CallRecord) -> Completion:
+    """The reply with any lone UTF-16 surrogate as U+FFFD (it is not Unicode: no request, file or page could hold
+    it); the call's record notes how many were replaced."""
+    text, found = replace_surrogates(completion.text)
+    if not found:
+        return completion
+    record.note = surrogate_note(found) + " in the reply"
+    return replace(completion, text=text)
 
 
 def _now() -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from scoregate.records import ItemResult
 from scoregate.sinks.telemetry import stage_of
-from scoregate.store import RunStore
+from scoregate.store import RunStore, StoreWriteError
 
 PROGRESS = "progress.json"
 ACTIVE_RUN = "active-run.json"
@@ -30,8 +30,12 @@ INTERVAL_S = 0.5
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Write `data` to `path` through a temporary file and a rename, so a reader never sees half a file."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk must not leave half a temporary file behind
+        raise
 
 
 def _now() -> str:
@@ -166,4 +170,10 @@ class LiveProgress:
             self.status = "interrupted"
         else:
             self.status = "failed"
-        self.write()
+        try:
+            self.write()
+        except OSError as error:
+            if exc_type is None:  # the run's items are stored; say which file could not be written
+                path = Path(error.filename or self.store.directory / PROGRESS)
+                raise StoreWriteError(path, error, self.store.run_id) from None
+            # else the error that ended the run (often the same full disk) is the one to report

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from scoregate.catalog.models import ModelSpec
 from scoregate.engine.calls import ModelCaller
+from scoregate.records import CallRecord
 
 
 def load_http_transport() -> None:
@@ -32,6 +33,8 @@ class BackgroundPreflight:
         self._names = list(names)
         self._project_root = project_root
         self._error: BaseException | None = None
+        self.records: list[CallRecord] = []
+        """One record per request sent (purpose `model_check`): the run keeps them for its per-call telemetry."""
         self._thread = threading.Thread(target=self._check, name="scoregate-preflight", daemon=True)
 
     def start(self) -> BackgroundPreflight:
@@ -48,6 +51,6 @@ class BackgroundPreflight:
 
     def _check(self) -> None:
         try:
-            asyncio.run(self._caller.preflight(self._names, project_root=self._project_root))
+            asyncio.run(self._caller.preflight(self._names, project_root=self._project_root, records=self.records))
         except BaseException as exc:  # handed to the main thread by wait()
             self._error = exc

@@ -33,9 +33,12 @@ def clock_text(seconds: float | None) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-def rate_text(rate: float) -> str:
-    """Return items per second with sensible precision (`31.4`, `0.25`)."""
-    return f"{rate:.1f}" if rate >= 1 else f"{rate:.2f}"
+def speed_text(rate: float) -> str:
+    """Return the speed readably: `31.4 items/s` at an item a second or more, below it the seconds per item
+    (`4.5 s/item`, `2m05s/item`: a slow run never reads `0.00 items/s`); `— s/item` before an item finished."""
+    if rate >= 1:
+        return f"{rate:.1f} items/s"
+    return f"{clock_text(1 / rate)}/item" if rate > 0 else "— s/item"
 
 
 class RunProgress:
@@ -63,7 +66,7 @@ class RunProgress:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:.2f} items/s"),
+            TextColumn("{task.fields[speed]}"),
             TextColumn("elapsed"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
@@ -73,7 +76,7 @@ class RunProgress:
             disable=not self.console.is_terminal,
             refresh_per_second=4,
         )
-        self._task = self._bar.add_task("running", total=total, completed=already_done, rate=0.0, failed=0)
+        self._task = self._bar.add_task("running", total=total, completed=already_done, speed=speed_text(0.0), failed=0)
 
     def __enter__(self) -> RunProgress:
         self._bar.start()
@@ -110,7 +113,7 @@ class RunProgress:
     def line(self) -> str:
         """The plain progress line for logs (under 80 columns): done/total, rate, failures, elapsed, ETA."""
         return (
-            f"  {self.done}/{self.total} items · {rate_text(self.rate)} items/s · {self.failed} failed"
+            f"  {self.done}/{self.total} items · {speed_text(self.rate)} · {self.failed} failed"
             f" · elapsed {clock_text(self.elapsed)} · ETA {clock_text(self.eta)}"
         )
 
@@ -122,7 +125,7 @@ class RunProgress:
         self.done += 1
         self._new += 1
         self.failed += failed
-        self._bar.update(self._task, completed=self.done, rate=self.rate, failed=self.failed)
+        self._bar.update(self._task, completed=self.done, speed=speed_text(self.rate), failed=self.failed)
         step = self._step(self.done)
         if not self.console.is_terminal and step >= self._next_step:
             self.console.print(self.line(), soft_wrap=True, highlight=False)

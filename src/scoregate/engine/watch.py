@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.engine.live import ACTIVE_RUN, PROGRESS
-from scoregate.engine.progress import clock_text, rate_text
+from scoregate.engine.progress import clock_text, speed_text
 from scoregate.errors import ScoregateError
 from scoregate.processes import pid_alive
+from scoregate.run_lock import held_by
 from scoregate.store import run_directory
 
 STALE_AFTER_S = 15.0
@@ -57,7 +58,22 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def look(runs_dir: Path, run_id: str, *, stale_after_s: float = STALE_AFTER_S) -> WatchState:
-    """Return the run's state now: its snapshot, and whether it ended or its process died."""
+    """Return the run's state now: its snapshot, and whether it ended or its process died.
+
+    A run whose lock a live process holds is running, whatever its last progress file says: a resume writes
+    none until its model check has passed.
+    """
+    state = _look(runs_dir, run_id, stale_after_s=stale_after_s)
+    if state.ended in (None, "finished"):
+        return state
+    holder = held_by(runs_dir / run_id)
+    if holder is None:
+        return state
+    snap = {**state.snapshot, "status": "running"}
+    return WatchState(snap, detail=f"process {holder} holds the run (a resume starting)")
+
+
+def _look(runs_dir: Path, run_id: str, *, stale_after_s: float) -> WatchState:
     snap = _read(runs_dir / run_id / PROGRESS)
     if snap is None:
         manifest = _read(runs_dir / run_id / "manifest.json") or {}
@@ -99,7 +115,7 @@ def progress_line(snap: dict[str, Any]) -> str:
     parts = [f"{snap.get('done', 0)}/{total if total is not None else '?'} items"]
     parts.append(f"{snap.get('failed', 0)} failed")
     if snap.get("items_per_s") is not None:
-        parts.append(f"{rate_text(float(snap['items_per_s']))} items/s")
+        parts.append(speed_text(float(snap["items_per_s"])))
     eta = snap.get("eta_s")
     if eta is not None:
         parts.append(f"ETA {clock_text(float(eta))}")

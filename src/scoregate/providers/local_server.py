@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -24,11 +25,12 @@ DEFAULT_PORT = 8765
 CONTEXT_TOKENS = 8192
 
 
-def local_port() -> int:
-    """Return the port of the local model server (`SCOREGATE_LOCAL_PORT`, default 8765)."""
+def local_port(configured: int | None = None) -> int:
+    """Return the port of the local model server: `SCOREGATE_LOCAL_PORT`, else the project's
+    `settings.local_port` (`configured`), else 8765."""
     text = os.environ.get("SCOREGATE_LOCAL_PORT", "").strip()
     if not text:
-        return DEFAULT_PORT
+        return configured or DEFAULT_PORT
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise ScoregateError(
             f"SCOREGATE_LOCAL_PORT is {text!r}, not a TCP port",
@@ -37,9 +39,9 @@ def local_port() -> int:
     return int(text)
 
 
-def local_base_url() -> str:
-    """Return the OpenAI-compatible base URL of the local model server."""
-    return f"http://127.0.0.1:{local_port()}/v1"
+def local_base_url(port: int | None = None) -> str:
+    """Return the OpenAI-compatible base URL of the local model server (on `port`, default `local_port()`)."""
+    return f"http://127.0.0.1:{port or local_port()}/v1"
 
 
 HEALTH_TIMEOUT_S = 5.0
@@ -61,6 +63,8 @@ class ServerStatus:
     """`healthy`, `busy`, `stuck`, `no answer`, `starting`, `error` or `not running`."""
     detail: str = ""
     """What was observed, in words (empty when healthy)."""
+    owner: str | None = None
+    """The project folder whose `model serve` started it (None: unknown, e.g. started by hand)."""
 
     @property
     def usable(self) -> bool:
@@ -83,20 +87,39 @@ def find_model_file() -> Path:
     raise ScoregateError(f"no .gguf file inside {MODEL_PACKAGE}", hint="reinstall: `make setup`")
 
 
-def state_dir() -> Path:
-    """Return where the server on `local_port()` keeps its pid and log: one place per port, whatever the project.
+def state_dir(port: int | None = None) -> Path:
+    """Return where the server on `port` (default `local_port()`) keeps its pid, owner and log: one place per
+    port, whatever the project.
 
-    The port is shared by every project on the machine, so its state is too (`$XDG_STATE_HOME/scoregate`, default
-    ~/.local/state/scoregate); `model status|stop` then agree from any project.
+    A port is shared by every project on the machine that uses it, so its state is too (`$XDG_STATE_HOME/scoregate`,
+    default ~/.local/state/scoregate); `model status|stop` then agree from any project.
     """
     base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    path = base / "scoregate" / f"local-model-{local_port()}"
+    path = base / "scoregate" / f"local-model-{port or local_port()}"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def _state_dir(root: Path) -> Path:
-    return state_dir()
+OWNER = "owner.json"
+"""Beside the pid file: which project folder's `model serve` started the server."""
+
+
+def server_owner(port: int | None = None) -> str | None:
+    """Return the project folder that started the live server on `port`, or None (not running, or unknown)."""
+    state = state_dir(port)
+    pid = _read_pid(state / "server.pid")
+    try:
+        owner = json.loads((state / OWNER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if pid is None or not isinstance(owner, dict) or owner.get("pid") != pid:
+        return None
+    return str(owner.get("project") or "") or None
+
+
+def port_of(url: str) -> int:
+    """The port of a base URL (`http://127.0.0.1:8765/v1` → 8765)."""
+    return urlsplit(url).port or 80
 
 
 def _read_pid(pid_file: Path) -> int | None:
@@ -111,9 +134,9 @@ def _read_pid(pid_file: Path) -> int | None:
     return pid
 
 
-def server_pid(root: Path) -> int | None:
-    """Return the pid of the project's local model server when its process is alive, else None."""
-    return _read_pid(root / ".scoregate" / "local-model" / "server.pid")
+def server_pid(root: Path, port: int | None = None) -> int | None:
+    """Return the pid of the local model server on `port` (what `model serve` started) when it is alive, else None."""
+    return _read_pid(state_dir(port) / "server.pid")
 
 
 def is_healthy(url: str | None = None, timeout: float = 2.0) -> bool:
@@ -177,16 +200,45 @@ def probe(
     return "healthy", ""
 
 
-def status(root: Path, *, timeout_s: float = HEALTH_TIMEOUT_S) -> ServerStatus:
-    """Return the local server's state (see `probe`)."""
-    state_path = _state_dir(root)
+def status(root: Path, *, port: int | None = None, timeout_s: float = HEALTH_TIMEOUT_S) -> ServerStatus:
+    """Return the state of the local server on `port` (default `local_port()`; see `probe`) and its owner."""
+    state_path = state_dir(port)
     pid = _read_pid(state_path / "server.pid")
-    url = local_base_url()
+    url = local_base_url(port)
     state, detail = probe(url, pid, timeout_s=timeout_s)
     return ServerStatus(
         running=state != "not running", healthy=state == "healthy", url=url, pid=pid, log=state_path / "server.log",
-        state=state, detail=detail,
+        state=state, detail=detail, owner=server_owner(port),
     )  # fmt: skip
+
+
+OWN_SERVER_HINT = (
+    "for a server of this project's own, set `settings.local_port` in scoregate.yaml (or SCOREGATE_LOCAL_PORT) "
+    "to a free port, then `scoregate model serve`"
+)
+
+
+def sharing_note(root: Path, url: str, *, sample_s: float = 0.25) -> str | None:
+    """For a run about to use the local server at `url`: a line saying which other project started it and how
+    busy it is now (its CPU use over `sample_s`); None when this project started it or nobody is known to."""
+    port = port_of(url)
+    owner = server_owner(port)
+    if owner is None or Path(owner) == root.resolve():
+        return None
+    pid = server_pid(root, port)
+    busy = ""
+    before = cpu_seconds(pid) if pid is not None else None
+    if pid is not None and before is not None:
+        time.sleep(sample_s)
+        after = cpu_seconds(pid)
+        if after is not None:
+            share = (after - before) / sample_s
+            doing = "serving requests; this run's requests wait behind them" if share >= BUSY_CPU_SHARE else "idle"
+            busy = f"; it is using {share:.0%} of a CPU now ({doing})"
+    return (
+        f"local model at {url}: the server the project in {owner} started (pid {pid}){busy}. Both projects' "
+        f"requests queue on it; {OWN_SERVER_HINT}"
+    )
 
 
 def _require_llama_cpp() -> None:
@@ -197,44 +249,49 @@ def _require_llama_cpp() -> None:
         )
 
 
-def serve(root: Path, *, wait_s: float = 180.0) -> ServerStatus:
-    """Start the server in the background (or find it running) and wait until it answers."""
-    current = status(root)
+def serve(root: Path, *, port: int | None = None, wait_s: float = 180.0) -> ServerStatus:
+    """Start the server on `port` in the background (or find it running) and wait until it answers; the project
+    folder `root` is recorded as its owner."""
+    port = port or local_port()
+    current = status(root, port=port)
     if current.usable:
         return current
     _require_llama_cpp()
     model_file = find_model_file()
-    state = _state_dir(root)
+    state = state_dir(port)
     threads = int(os.environ.get("SCOREGATE_LOCAL_THREADS", os.cpu_count() or 1))
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(model_file), "--model_alias", MODEL_ALIAS,
-        "--host", "127.0.0.1", "--port", str(local_port()),
+        "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(CONTEXT_TOKENS),
         "--n_threads", str(threads), "--n_threads_batch", str(threads),
     ]  # fmt: skip
     with (state / "server.log").open("ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     (state / "server.pid").write_text(str(process.pid))
+    owner = {"project": str(root.resolve()), "pid": process.pid, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    (state / OWNER).write_text(json.dumps(owner), encoding="utf-8")
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             tail = (state / "server.log").read_text(errors="replace")[-1500:]
             raise ScoregateError(
                 f"the local model server exited with code {process.returncode}:\n{tail}",
-                hint=f"see {state / 'server.log'}; is port {local_port()} free? (set SCOREGATE_LOCAL_PORT)",
+                hint=f"see {state / 'server.log'}; is port {port} free? (set settings.local_port or "
+                "SCOREGATE_LOCAL_PORT)",
             )
-        if is_healthy(timeout=1.0):
-            return status(root)
+        if is_healthy(local_base_url(port), timeout=1.0):
+            return status(root, port=port)
         time.sleep(0.5)
     raise ScoregateError(
         f"the local model server did not answer within {wait_s:.0f}s", hint=f"see {state / 'server.log'}"
     )
 
 
-def stop(root: Path, *, wait_s: float = 15.0) -> bool:
-    """Stop the server started by `serve`; return False when none was running."""
-    pid_file = _state_dir(root) / "server.pid"
+def stop(root: Path, *, port: int | None = None, wait_s: float = 15.0) -> bool:
+    """Stop the server on `port` started by `serve`; return False when none was running."""
+    pid_file = state_dir(port) / "server.pid"
     pid = _read_pid(pid_file)
     if pid is None:
         pid_file.unlink(missing_ok=True)

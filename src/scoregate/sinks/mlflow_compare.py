@@ -51,13 +51,10 @@ class MirroredComparison:
 
 
 def _client(project_root: Path) -> Any:
-    import mlflow
-    from mlflow.tracking import MlflowClient
+    from scoregate.sinks.mlflow_store import tracking_client
 
     quiet_mlflow_logs()
-    uri = tracking_uri(project_root)
-    mlflow.set_tracking_uri(uri)
-    return MlflowClient(tracking_uri=uri)
+    return tracking_client(tracking_uri(project_root))
 
 
 def comparison_metrics(outcome: CompareOutcome) -> dict[str, float]:

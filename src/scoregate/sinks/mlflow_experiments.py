@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from scoregate.sinks.mlflow_store import creation_lock
+
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 """The kind of a scoregate experiment: runs with metrics, MLflow's "Machine learning" kind (`genai_development` is
@@ -21,10 +23,12 @@ def experiment_id(client: Any, name: str, *, uri: str, project_root: Path) -> st
     """Return the id of MLflow experiment `name`, created if missing, its kind set to open on runs if unset."""
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
-        location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
-        return str(
-            client.create_experiment(name, artifact_location=location, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
-        )
+        with creation_lock(uri):  # runs started at once create it once
+            experiment = client.get_experiment_by_name(name)
+            if experiment is None:
+                location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
+                tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
+                return str(client.create_experiment(name, artifact_location=location, tags=tags))
     if experiment.tags.get(EXPERIMENT_KIND_TAG, "") in UNSET_KINDS:
         client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     return str(experiment.experiment_id)

@@ -170,17 +170,16 @@ def quiet_mlflow_logs() -> None:
 
 def mirror_run(store: RunStore, *, project_root: Path) -> str:
     """Create or update the MLflow run of a stored run; return the MLflow run id."""
-    import mlflow
     from mlflow.entities import Metric, Param, RunTag
-    from mlflow.tracking import MlflowClient
+
+    from scoregate.sinks.mlflow_store import creation_lock, tracking_client
 
     quiet_mlflow_logs()
     manifest, summary = store.manifest, store.summary
     if summary is None:
         raise ValueError(f"run {store.run_id} has no summary yet (it did not finish); resume it first")
     uri = tracking_uri(project_root)
-    mlflow.set_tracking_uri(uri)
-    client = MlflowClient(tracking_uri=uri)
+    client = tracking_client(uri)
     name = f"{manifest['receipts']['project']}/{manifest['receipts']['experiment']}"
     experiment_id = scoregate_experiment(client, name, uri=uri, project_root=project_root)
     run_id = find_or_create_run(
@@ -200,7 +199,8 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     all_tags.update(invalidation_tags(invalidation_of(store)))  # invalidated before this (first) mirror too
     tags = [RunTag(k, v[:8000]) for k, v in all_tags.items()]
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
-    log_dataset_input(client, run_id, manifest, project_root)
+    with creation_lock(uri):  # MLflow makes the dataset's row once per experiment: two runs at once collide
+        log_dataset_input(client, run_id, manifest, project_root)
     keys = list(summary["scores"])
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "scores.csv"
@@ -214,6 +214,8 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     if (store.directory / "report.html").is_file():  # MLflow previews HTML artifacts in its UI
         client.log_artifact(run_id, str(store.directory / "report.html"))
     client.set_terminated(run_id, "FINISHED", end_time=_ms(manifest.get("finished_at")) or stamp or None)
+    if client.get_run(run_id).data.tags.get(RUN_ID_TAG) != store.run_id:  # read back: a lost mirror is said
+        raise RuntimeError(f"MLflow run {run_id} does not hold run {store.run_id} after mirroring it to {uri}")
     store.set_link("mlflow_run_id", run_id)
     store.set_link("mlflow_experiment_id", experiment_id)
     return run_id

@@ -72,35 +72,45 @@ def _total(call: CallRecord) -> int | None:
 
 
 def telemetry_rows(store: RunStore) -> Iterator[dict[str, Any]]:
-    """Yield one row per model call of the run (every repeat), in stored order."""
-    receipts = store.manifest.get("receipts", {})
+    """Yield one row per model call of the run: first the model checks before each start (stage `model_check`,
+    no item), then every item's calls (every repeat), in stored order."""
+    manifest = store.manifest
+    receipts = manifest.get("receipts", {})
     stages = list(receipts.get("stages", {}))
     final_stage = stages[-1] if stages else None
+    for check in manifest.get("model_checks") or []:
+        yield _row(store, CallRecord(**check), None, final_stage, receipts)
     for result in iter_all_results(store):
         for call in result.calls:
-            yield {
-                "timestamp": call.started_at,
-                "run_id": store.run_id,
-                "item_id": result.item_id,
-                "repeat": result.repeat,
-                "stage": stage_of(call.purpose, final_stage),
-                "provider": call.provider,
-                "model_name": call.model_name,
-                "model": call.model,
-                "prompt": _prompt_of(call, result, receipts),
-                "structured_output": call.structured,
-                "schema_name": call.schema_name,
-                "duration_ms": call.duration_ms,
-                "latency_ms": call.latency_ms,
-                "tokens_prompt": call.tokens_in,
-                "tokens_completion": call.tokens_out,
-                "tokens_total": _total(call),
-                "cost_usd": call.cost_usd,
-                "success": call.error is None,
-                "error": call.error,
-                "retries": call.retries,
-                "cache_hit": call.cached,
-            }
+            yield _row(store, call, result, final_stage, receipts)
+
+
+def _row(
+    store: RunStore, call: CallRecord, result: ItemResult | None, final_stage: str | None, receipts: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "timestamp": call.started_at,
+        "run_id": store.run_id,
+        "item_id": result.item_id if result is not None else None,
+        "repeat": result.repeat if result is not None else None,
+        "stage": stage_of(call.purpose, final_stage),
+        "provider": call.provider,
+        "model_name": call.model_name,
+        "model": call.model,
+        "prompt": _prompt_of(call, result, receipts) if result is not None else None,
+        "structured_output": call.structured,
+        "schema_name": call.schema_name,
+        "duration_ms": call.duration_ms,
+        "latency_ms": call.latency_ms,
+        "tokens_prompt": call.tokens_in,
+        "tokens_completion": call.tokens_out,
+        "tokens_total": _total(call),
+        "cost_usd": call.cost_usd,
+        "success": call.error is None,
+        "error": call.error,
+        "retries": call.retries,
+        "cache_hit": call.cached,
+    }
 
 
 def _csv_cell(value: Any) -> Any:
