@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import markdown
 import pytest
+import typer
 import yaml
 
 from markdown_docs import (
@@ -44,8 +46,6 @@ def test_the_docs_show_scoregate_commands() -> None:
 
 @pytest.mark.parametrize(("page", "args"), COMMANDS, ids=_ids(COMMANDS))
 def test_each_docs_command_parses(page: Path, args: list[str]) -> None:
-    import typer
-
     try:
         parse_cli(args)
     except typer.Exit as exc:  # --version and the like finish while parsing
@@ -65,10 +65,10 @@ def test_every_make_target_the_docs_show_exists() -> None:
     assert shown and shown <= targets, shown - targets
 
 
-def _broken_links(page: Path, root: Path) -> list[str]:
-    """The links of `page` whose file (under `root`) or anchor does not exist."""
+def _broken_links(page: Path, root: Path, text: str | None = None) -> list[str]:
+    """The links of `page` (or of `text`, read as if it were on that page) whose file or anchor does not exist."""
     broken = []
-    for target in local_links(read(page)):
+    for target in local_links(read(page) if text is None else text):
         path, _, anchor = target.partition("#")
         file = (page.parent / path).resolve() if path else page
         if not file.is_relative_to(root) or not file.is_file():
@@ -104,13 +104,18 @@ def test_every_pointer_from_the_code_into_the_manual_resolves() -> None:
     assert broken == []
 
 
-def test_the_link_check_sees_a_broken_file_and_a_broken_anchor(tmp_path: Path) -> None:
-    page = DOCS / "_probe_broken_links.md"
-    page.write_text("[a](reference/cli.md#scoregate-no-such-command) [b](no-such-page.md) [c](#nowhere)\n")
-    try:
-        assert len(_broken_links(page, DOCS)) == 3
-    finally:
-        page.unlink()
+def test_the_link_check_sees_a_broken_file_a_broken_anchor_and_a_link_out_of_the_site() -> None:
+    text = (
+        "[a](reference/cli.md#scoregate-no-such-command) [b](no-such-page.md) [c](#nowhere) [d](../README.md)\n"
+        "[fine](reference/cli.md#scoregate-runs-show) [fine too](files/datasets.md#datasetsnameyaml)\n"
+    )
+    broken = _broken_links(DOCS / "index.md", DOCS, text)
+    assert [line.split(":")[0] for line in broken] == [
+        "reference/cli.md#scoregate-no-such-command",
+        "no-such-page.md",
+        "#nowhere",
+        "../README.md",
+    ]
 
 
 def test_every_page_is_in_the_navigation() -> None:
@@ -250,10 +255,8 @@ def test_the_reference_page_gets_the_reference_and_other_pages_stay_as_written()
 def test_help_text_shows_as_written_in_the_reference() -> None:
     """`<run>`, `*.yaml` and `a_b` are text, not HTML or emphasis; code spans stay code."""
     escape = cli_reference_tool().escape
-    import markdown
-
     html = markdown.markdown(escape("runs/<id>/ with dashboards/*.yaml and LANGFUSE_SECRET_KEY or `a_*b`"))
-    assert html == ("<p>runs/&lt;id&gt;/ with dashboards/*.yaml and LANGFUSE_SECRET_KEY or <code>a_*b</code></p>")
+    assert html == "<p>runs/&lt;id&gt;/ with dashboards/*.yaml and LANGFUSE_SECRET_KEY or <code>a_*b</code></p>"
 
 
 # ---------------------------------------------------------------- build and size
@@ -311,11 +314,11 @@ def test_the_readme_is_a_front_page_under_250_lines() -> None:
     assert len(lines) < 250, f"README.md has {len(lines)} lines; move reference material to docs/"
 
 
-def test_the_shell_blocks_of_the_docs_are_marked_as_shell() -> None:
+def test_the_shell_blocks_of_the_docs_and_the_readme_are_marked_as_shell() -> None:
     """A command in an unmarked block would escape the checks above."""
     unmarked = [
-        f"{page.relative_to(DOCS)}: {line.strip()}"
-        for page in PAGES
+        f"{page.relative_to(REPO)}: {line.strip()}"
+        for page in [*PAGES, README]
         for body in code_blocks(read(page), "")
         for line in body.splitlines()
         if line.strip().startswith(("scoregate ", ".venv/bin/scoregate ", "make "))
