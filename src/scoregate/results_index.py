@@ -22,7 +22,14 @@ import numpy as np
 
 _HEAD = re.compile(rb'\{"index": (-?\d{1,18}), "item_id": "((?:[^"\\]|\\.)*)", ')
 _REPEAT_KEY = b'"repeat": '
-_REPEAT = re.compile(rb', "repeat": (\d{1,9})[,}]')
+_REPEAT_VALUE = re.compile(rb"(\d{1,9})[,}]")
+_TAIL = re.compile(rb', "repeat": (\d{1,9}), "stages": \{\}\}\n')
+"""The end of a line as scoregate writes it when the item has no pipeline stages: its last `}` closes the record, so
+this `"repeat"` is the record's own (a nested one could not be followed by the record's last key)."""
+
+
+_hash = hash
+"""How a record's key is hashed (64 bits); records sharing a hash are told apart by their ids, so any hash is exact."""
 
 
 class DamagedLine(ValueError):
@@ -34,21 +41,21 @@ class DamagedLine(ValueError):
         self.detail = detail
 
 
-def _head_key(raw: bytes) -> tuple[int, str, int] | None:
-    """(index, item id, repeat) from a line's head as scoregate writes it; None when the line is shaped otherwise."""
+def _head_key(raw: bytes) -> tuple[int, bytes, int] | None:
+    """(index, item id as written, repeat) from a line's head as scoregate writes it; None for any other shape.
+
+    The id stays in its JSON-escaped bytes (one id is always written the same way): nothing is decoded.
+    """
     head = _HEAD.match(raw)
     if head is None:
         return None
-    quoted = head.group(2)
-    try:
-        item_id = json.loads(b'"' + quoted + b'"') if b"\\" in quoted else quoted.decode("utf-8")
-    except ValueError:
+    first = raw.find(_REPEAT_KEY)
+    if first < 0:  # no "repeat" key anywhere, so none at the top level: the default
+        return int(head.group(1)), head.group(2), 1
+    if first != raw.rfind(_REPEAT_KEY) or raw[first - 2 : first] != b", ":  # nested keys too: parse the line
         return None
-    found = raw.count(_REPEAT_KEY)
-    if found == 0:  # no "repeat" key anywhere, so none at the top level: the default
-        return int(head.group(1)), item_id, 1
-    repeat = _REPEAT.search(raw) if found == 1 else None  # one key: the record's own (nested ones need a parse)
-    return None if repeat is None else (int(head.group(1)), item_id, int(repeat.group(1)))
+    repeat = _REPEAT_VALUE.match(raw, first + len(_REPEAT_KEY))
+    return None if repeat is None else (int(head.group(1)), head.group(2), int(repeat.group(1)))
 
 
 def parse_record(raw: bytes, line: int) -> dict[str, Any]:
@@ -62,13 +69,14 @@ def parse_record(raw: bytes, line: int) -> dict[str, Any]:
     return record
 
 
-def _key(raw: bytes, line: int) -> tuple[int, str, int]:
+def _key(raw: bytes, line: int) -> tuple[int, bytes, int]:
     fast = _head_key(raw)
     if fast is not None:
         return fast
     record = parse_record(raw, line)
     index = record.get("index")
-    return (index if isinstance(index, int) else 0), record["item_id"], int(record.get("repeat", 1) or 1)
+    written = json.dumps(record["item_id"], ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
+    return (index if isinstance(index, int) else 0), written, int(record.get("repeat", 1) or 1)
 
 
 @dataclass(frozen=True)
@@ -94,19 +102,25 @@ def scan(path: Path, *, repeats: bool) -> ResultsIndex:
     that is neither in scoregate's shape nor a JSON record with an `item_id`.
     """
     offsets, lines, indices, hashes = array("q"), array("q"), array("q"), array("q")
+    head_of, tail_of = _HEAD.match, _TAIL.search
     with path.open("rb") as handle:
         offset = 0
         for number, raw in enumerate(handle, start=1):
-            if not raw.endswith(b"\n"):
+            if raw[-1:] != b"\n":
                 break
-            index, item_id, repeat = _key(raw, number)
+            head = head_of(raw)
+            tail = tail_of(raw, len(raw) - 48) if head is not None else None
+            if head is not None and tail is not None:  # the common shape, read in two small regex matches
+                index, item_id, repeat = int(head.group(1)), head.group(2), int(tail.group(1))
+            else:
+                index, item_id, repeat = _key(raw, number)
             start, offset = offset, offset + len(raw)
             if not repeats and repeat != 1:
                 continue
             offsets.append(start)
             lines.append(number)
             indices.append(max(min(index, 2**62), -(2**62)))
-            hashes.append(hash((item_id, repeat)))
+            hashes.append(_hash((item_id, repeat)) if repeats else _hash(item_id))
     keep = _newest(path, np.frombuffer(hashes, dtype=np.int64), offsets, repeats=repeats)
     as_array = lambda values: np.frombuffer(values, dtype=np.int64)[keep]  # noqa: E731
     return ResultsIndex(as_array(offsets), as_array(lines), as_array(indices))
@@ -121,7 +135,7 @@ def _newest(path: Path, hashes: np.ndarray, offsets: array[int], *, repeats: boo
     shared = unique[counts > 1]
     if shared.size == 0:
         return np.sort(last)
-    exact: dict[tuple[str, int], int] = {}  # a retried item, or (rarely) two ids with one hash: read their keys
+    exact: dict[tuple[bytes, int], int] = {}  # a retried item, or (rarely) two ids with one hash: read their keys
     with path.open("rb") as handle:
         for position in np.flatnonzero(np.isin(hashes, shared)):
             handle.seek(offsets[position])
