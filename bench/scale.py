@@ -65,6 +65,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--port", type=int, default=18700, help="port of this bench's nginx mock (0 ms)")
+    parser.add_argument(
+        "--resume-from",
+        type=Path,
+        default=None,
+        help="a <name>.partial.json of an earlier invocation: its sizes are kept, not measured again",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     parser.add_argument("--name", default="scale", help="results file stem (default: scale)")
     parser.add_argument("--workdir", type=Path, default=None, help="scratch dir (default: a new temp dir, removed)")
@@ -289,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         "bytecode_cache": use_bytecode_cache(args.python, REPO / "src"),
     }
     results: dict[int, dict[str, Any]] = {}
+    if args.resume_from is not None:
+        earlier = json.loads(args.resume_from.read_text(encoding="utf-8"))
+        results.update({int(n): commands for n, commands in earlier.items()})
     started = time.monotonic()
     try:
         kit_data = generate_kit_data(kit, max(sizes), workdir / f"kit-data-{max(sizes)}.jsonl")
@@ -298,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"MLflow floor (a bare interpreter with MLflow's client on a new sqlite store): {floor} MB", flush=True
             )
             for n in sizes:
+                if n in results:
+                    print(f"{n} items: kept from {args.resume_from}", flush=True)
+                    continue
                 project = write_project(
                     workdir / f"project-{n}", kit=kit, kit_data=kit_data, n=n, port=args.port,
                     concurrency=args.concurrency,

@@ -82,7 +82,7 @@ def test_item_table_reads_its_first_row_without_reading_the_rest(
 
     def counting(cls: type[ItemResult], raw: dict[str, Any]) -> ItemResult:
         parsed[0] += 1
-        return original(cls, raw)  # type: ignore[no-any-return]
+        return original(cls, raw)
 
     monkeypatch.setattr(ItemResult, "from_json_dict", classmethod(counting))
     rows = iter(item_table(run_store).rows)
