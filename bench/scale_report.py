@@ -9,6 +9,8 @@ def _cell(m: dict[str, Any] | None) -> str:
     if m is None:
         return "—"
     first = f", first line {m['first_line_s']:.2f} s" if m.get("first_line_s") is not None else ""
+    if m.get("repeats"):
+        first += " (" + " / ".join(f"{r['first_line_s']:.2f}" for r in m["repeats"]) + " s)"
     return f"{m['peak_rss_mb']:.0f} MB, {m['wall_s']:.1f} s{first}"
 
 
@@ -55,6 +57,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"{'holds' if v['rss_holds'] else 'does not hold'}; `runs show --items` first line in under "
         f"{v['first_page_limit_s']:.0f} s — {v['show_items_first_line_s']} s: "
         f"{'holds' if v['first_page_holds'] else 'does not hold'}.",
+        "",
+        *(f"Note: {note}" for note in report.get("notes", [])),
         "",
         "Setup: " + "; ".join(f"{k}: {v}" for k, v in report["config"].items() if k != "sizes") + ".",
         "",
