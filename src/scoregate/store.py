@@ -7,15 +7,18 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
 from scoregate.redaction import redact, redact_optional
 from scoregate.storable import number_note, storable, surrogate_note
+
+if TYPE_CHECKING:
+    from scoregate.results_index import ResultsIndex
 
 MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
@@ -205,44 +208,54 @@ class RunStore:
         and whose every call (task, stage, judge) succeeded."""
         return {r.item_id for r in self.iter_results() if not (retry_errors and r.needs_retry)}
 
-    def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Yield (line number, parsed record) of every complete line; a damaged line is a clear error."""
+    def _index(self, *, repeats: bool) -> ResultsIndex:
+        """Where the newest record of each item (or item and repeat) sits in results.jsonl (one cheap pass)."""
+        from scoregate.results_index import DamagedLine, scan  # numpy: not on the way to a run's first item
+
         path = self.directory / RESULTS
         try:
-            handle = path.open(encoding="utf-8", errors="strict")
+            return scan(path, repeats=repeats)
+        except DamagedLine as exc:
+            raise DamagedResults(path, exc.line, exc.detail) from None
         except OSError as exc:
             raise DamagedRun(
                 f"cannot read the run's results ({exc.strerror})",
                 where=str(path),
                 hint="restore results.jsonl from a copy; without it the run's items are gone, so start a new run",
             ) from None
-        with handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.endswith("\n"):
-                    break
+
+    def _read(self, index: ResultsIndex, order: Iterable[int] | None) -> Iterator[ItemResult]:
+        """Yield the indexed records (all, in file order, or those at `order`), parsed one at a time."""
+        from scoregate.results_index import DamagedLine, read_records
+
+        path = self.directory / RESULTS
+        try:
+            for number, raw in read_records(path, index, order):
                 try:
-                    raw = json.loads(line)
-                    if not isinstance(raw, dict) or not isinstance(raw.get("item_id"), str):
-                        raise ValueError("not a result record")
-                except ValueError as exc:
+                    yield ItemResult.from_json_dict(raw)
+                except TypeError as exc:
                     raise DamagedResults(path, number, str(exc)) from None
-                yield number, raw
+        except DamagedLine as exc:
+            raise DamagedResults(path, exc.line, exc.detail) from None
+
+    def _newest(self, *, repeats: bool) -> Iterator[ItemResult]:
+        yield from self._read(self._index(repeats=repeats), None)
+
+    def ordered_results(self) -> OrderedResults:
+        """The newest record of each item in dataset order (by item index), to read in full or by position."""
+        return OrderedResults(self, self._index(repeats=False))
 
     def iter_results(self) -> Iterator[ItemResult]:
         """Yield the newest stored record of each item id, in file order, streaming from disk.
 
         Older records of an item (a failure later retried with `--retry-errors`) stay in the file as history.
+        Memory holds three integers per item (`scoregate.results_index`), never the records.
         """
-        newest: dict[str, int] = {}
-        for number, raw in self._lines():
-            if raw.get("repeat", 1) == 1:  # repeats 2..K of `run --repeat` (scoregate.engine.repeats reads them)
-                newest[raw["item_id"]] = number
-        for number, raw in self._lines():
-            if newest.get(raw["item_id"]) == number:
-                try:
-                    yield ItemResult.from_json_dict(raw)
-                except TypeError as exc:
-                    raise DamagedResults(self.directory / RESULTS, number, str(exc)) from None
+        yield from self._newest(repeats=False)
+
+    def iter_results_in_order(self) -> Iterator[ItemResult]:
+        """Like `iter_results`, in dataset order (by item index): the order tables and files list items in."""
+        yield from self.ordered_results()
 
     def iter_all_records(self) -> Iterator[ItemResult]:
         """Yield the newest stored record of each (item id, repeat), in file order, streaming from disk.
@@ -251,15 +264,7 @@ class RunStore:
         """
         if not (self.directory / RESULTS).is_file():
             return
-        newest: dict[tuple[str, int], int] = {}
-        for number, raw in self._lines():
-            newest[(raw["item_id"], int(raw.get("repeat", 1)))] = number
-        for number, raw in self._lines():
-            if newest.get((raw["item_id"], int(raw.get("repeat", 1)))) == number:
-                try:
-                    yield ItemResult.from_json_dict(raw)
-                except TypeError as exc:
-                    raise DamagedResults(self.directory / RESULTS, number, str(exc)) from None
+        yield from self._newest(repeats=True)
 
     def append(self, result: ItemResult) -> None:
         """Write one result line and hand it to the OS at once, so a killed run keeps it."""
@@ -329,6 +334,24 @@ def json_line(result: ItemResult) -> str:
         row["notes"] = list(result.notes)
         line = json.dumps(row, ensure_ascii=False, allow_nan=False, default=str)
     return line + "\n"
+
+
+class OrderedResults:
+    """A run's newest record of each item in dataset order, read from disk on demand (three integers an item held)."""
+
+    def __init__(self, store: RunStore, index: ResultsIndex) -> None:
+        self._store, self._index = store, index
+        self._order = index.dataset_order()
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[ItemResult]:
+        return self._store._read(self._index, self._order)
+
+    def at(self, positions: Sequence[int]) -> Iterator[ItemResult]:
+        """Yield the items at `positions` (0 = the first in dataset order), in the order given."""
+        return self._store._read(self._index, [int(self._order[p]) for p in positions])
 
 
 def _redact_result(result: ItemResult) -> None:

@@ -10,10 +10,14 @@ the gates either run recorded (`<=`/`<` on a metric means lower is better), else
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
+
+from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.paired import WILCOXON_VARIANT, PairedComparison, compare_many
 from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
 from scoregate.catalog.models import Direction
@@ -155,13 +159,39 @@ def _numeric(value: Any) -> float | None:
     return float(value)
 
 
-def _collect(store: RunStore) -> tuple[dict[str, dict[str, float | None]], dict[str, str]]:
-    """Return item id → {score: value} for numeric scores (in dataset order), and score name → data type."""
-    rows: list[tuple[int, str, dict[str, float | None]]] = []
-    types: dict[str, str] = {}
-    for result in store.iter_results():
-        rows.append((result.index, result.item_id, _item_values(result, types)))
-    return {item_id: row for _, item_id, row in sorted(rows, key=lambda r: r[0])}, types
+@dataclass
+class _RunValues:
+    """One run's numeric scores per item, in dataset order: one compact column per score, and how items pair."""
+
+    items: int = 0
+    columns: dict[str, FloatColumn] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)
+    """Item id → position, for the run the other one is paired against."""
+    shared: tuple[array[int], array[int]] = field(default_factory=lambda: (array("q"), array("q")))
+    """Positions (here, there) of the items the other run has too, in this run's order."""
+
+
+def _collect(store: RunStore, *, pair_with: dict[str, int] | None = None) -> _RunValues:
+    """Read a run's numeric scores (9 bytes per item and score, streamed from disk) and each score's data type;
+    with `pair_with` (the other run's positions), where each shared item sits in both runs, else this run's."""
+    run = _RunValues()
+    for position, result in enumerate(store.iter_results_in_order()):
+        row = _item_values(result, run.types)
+        for name, value in row.items():
+            if name not in run.columns:  # a score first met here: the items before it lack it
+                run.columns[name] = FloatColumn([None] * position)
+            run.columns[name].append(value)
+        for name, column in run.columns.items():
+            if name not in row:
+                column.append(None)
+        if pair_with is None:
+            run.positions[result.item_id] = position
+        elif (there := pair_with.get(result.item_id)) is not None:
+            run.shared[0].append(position)
+            run.shared[1].append(there)
+        run.items += 1
+    return run
 
 
 def _item_values(result: ItemResult, types: dict[str, str]) -> dict[str, float | None]:
@@ -171,6 +201,17 @@ def _item_values(result: ItemResult, types: dict[str, str]) -> dict[str, float |
         if score.data_type in NUMERIC_TYPES:
             row[score.name] = _numeric(score.value)
     return row
+
+
+def _paired_values(
+    a: FloatColumn | None, b: FloatColumn | None, ia: np.ndarray, ib: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the shared items (positions `ia` in A, `ib` in B) measured in both runs."""
+    if a is None or b is None:
+        return np.zeros(0), np.zeros(0)
+    (xa, ma), (xb, mb) = a.arrays(), b.arrays()
+    both = ma[ia] & mb[ib]
+    return xa[ia][both], xb[ib][both]
 
 
 def _side(store: RunStore, items: int, only_here: int) -> RunSide:
@@ -266,11 +307,14 @@ def compare_runs(
     and `lower_is_better` say which way a score improves. Raise ScoregateError when the runs share no
     item, or a metric or margin names a score that is not compared.
     """
-    values_a, types_a = _collect(store_a)
-    values_b, types_b = _collect(store_b)
-    shared = [item_id for item_id in values_a if item_id in values_b]
-    side_a = _side(store_a, len(values_a), len(values_a) - len(shared))
-    side_b = _side(store_b, len(values_b), len(values_b) - len(shared))
+    run_b = _collect(store_b)
+    run_a = _collect(store_a, pair_with=run_b.positions)
+    run_b.positions.clear()
+    types_a, types_b = run_a.types, run_b.types
+    ia, ib = (np.array(positions, dtype=np.int64) for positions in run_a.shared)
+    shared = len(ia)
+    side_a = _side(store_a, run_a.items, run_a.items - shared)
+    side_b = _side(store_b, run_b.items, run_b.items - shared)
     if not shared:
         raise ScoregateError(
             f"runs {store_a.run_id} and {store_b.run_id} share no item id, so nothing can be paired",
@@ -300,20 +344,15 @@ def compare_runs(
     else:
         primary = [m for m in gate_metrics(manifests) if m in names]
         primary_source = "the metrics the runs' gates use" if primary else "none: no gate uses a compared score"
-    pairs: dict[str, tuple[list[float], list[float]]] = {}
+    pairs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     unmeasured: dict[str, int] = {}
     for name in names:
-        xs, ys = [], []
-        for item_id in shared:
-            x, y = values_a[item_id].get(name), values_b[item_id].get(name)
-            if x is not None and y is not None:
-                xs.append(x)
-                ys.append(y)
-        pairs[name] = (xs, ys)
-        unmeasured[name] = len(shared) - len(xs)
+        pairs[name] = _paired_values(run_a.columns.get(name), run_b.columns.get(name), ia, ib)
+        unmeasured[name] = shared - len(pairs[name][0])
     resolved = resolve_directions(names, manifests, declared=directions, lower_is_better=lower_is_better)
+    as_sequences = cast("Mapping[str, tuple[Sequence[float], Sequence[float]]]", pairs)  # numpy arrays are read as such
     stats = compare_many(
-        pairs, primary=primary, margins=margins, directions={n: d for n, (d, _) in resolved.items()},
+        as_sequences, primary=primary, margins=margins, directions={n: d for n, (d, _) in resolved.items()},
         alpha=alpha, resamples=resamples, seed=seed,
     )  # fmt: skip
     order = [*primary, *(n for n in names if n not in primary)]
@@ -324,7 +363,7 @@ def compare_runs(
     return RunComparison(
         a=side_a,
         b=side_b,
-        shared_items=len(shared),
+        shared_items=shared,
         alpha=alpha,
         scores=scores,
         skipped_scores=skipped,

@@ -9,10 +9,14 @@ from __future__ import annotations
 import difflib
 import json
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
+from scoregate.analysis.columns import FloatColumn
 from scoregate.catalog.directions import default_direction
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
@@ -63,23 +67,48 @@ class ItemRow:
 
 @dataclass
 class ItemTable:
-    """The rows `runs show --items` prints, the score keys in column order, and what was selected."""
+    """The rows `runs show --items` prints, the score keys in column order, and what was selected.
+
+    `rows` may be read once only: it streams from the run's results.jsonl, so the first rows print before the
+    last is read, and `keys` grows as they are read (complete once `rows` is exhausted).
+    """
 
     run_id: str
     keys: list[str]
-    rows: list[ItemRow]
+    rows: Iterable[ItemRow]
     selection: str
     notes: list[str] = field(default_factory=list)
     empty: str = "no items"
     """What to say instead of a table when no row was selected (e.g. `no failed items`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form (JSON-ready)."""
-        return asdict(self)
+        """Return the plain-dict form (JSON-ready); reads every row into memory (`write_json` streams instead)."""
+        rows = [asdict(row) for row in self.rows]
+        return {"run_id": self.run_id, "keys": self.keys, "rows": rows, **self._tail()}
+
+    def write_json(self, write: Callable[[str], object]) -> None:
+        """Write the `to_dict` form as indented JSON one row at a time (`keys` after the rows, once complete)."""
+        write(f'{{\n  "run_id": {json.dumps(self.run_id)},\n  "rows": [')
+        for n, row in enumerate(self.rows):
+            text = json.dumps(asdict(row), indent=2, default=str).replace("\n", "\n    ")
+            write(("," if n else "") + "\n    " + text)
+        tail = json.dumps({"keys": self.keys, **self._tail()}, indent=2, default=str)
+        write("\n  ],\n" + tail[2:] + "\n")
+
+    def _tail(self) -> dict[str, Any]:
+        return {"selection": self.selection, "notes": self.notes, "empty": self.empty}
 
 
-def _results(store: RunStore) -> list[ItemResult]:
-    return sorted(store.iter_results(), key=lambda r: r.index)
+def _streamed_rows(results: Iterable[ItemResult], keys: list[str]) -> Iterator[ItemRow]:
+    """Yield each result's row, adding the score keys it brings to `keys` (first-seen order)."""
+    known = set(keys)
+    for result in results:
+        row = _row(result)
+        for key in row.scores:
+            if key not in known:
+                known.add(key)
+                keys.append(key)
+        yield row
 
 
 def _row(result: ItemResult) -> ItemRow:
@@ -88,12 +117,11 @@ def _row(result: ItemResult) -> ItemRow:
     )
 
 
-def primary_score(store: RunStore, keys: Sequence[str], results: Sequence[ItemResult] = ()) -> str | None:
-    """Return the first score the run's gates use among `keys`, skipping those `results` hold as 0/1 booleans
+def primary_score(store: RunStore, keys: Sequence[str], booleans: Collection[str] = ()) -> str | None:
+    """Return the first score the run's gates use among `keys`, skipping the `booleans` (scores stored as 0/1)
     when a gated number follows (a worst-K list sorted by 0/1 is all ties); None when no gate names one of `keys`.
     """
     gated = [str(g["metric"]) for g in store.manifest.get("receipts", {}).get("gates") or [] if g.get("metric") in keys]
-    booleans = {s.name for r in results for s in r.scores if s.data_type == "boolean"}
     return next((m for m in gated if m not in booleans), gated[0] if gated else None)
 
 
@@ -127,7 +155,7 @@ def gate_breakers(store: RunStore, gate_name: str) -> tuple[list[str], str]:
     compare = _OPS[str(gate["op"])]
     threshold = float(gate["threshold"])
     broke = []
-    for result in _results(store):
+    for result in store.iter_results_in_order():
         score = result.score(str(gate["metric"]))
         if score is None or score.value is None or isinstance(score.value, str):
             continue
@@ -159,38 +187,74 @@ def item_table(
     a higher-is-better score and highest for a lower-is-better one; unmeasured items are left out of
     a worst-K list and counted in a note. Raise ScoregateError on an unknown score or gate.
     """
-    results = _results(store)
-    keys = list(dict.fromkeys(k for r in results for k in numeric_scores(r)))
-    rows = [_row(r) for r in results]
+    results = store.ordered_results()
+    keys: list[str] = []
     notes: list[str] = []
     selection, empty = "all items", f"run {store.run_id} has no items"
+    wanted: set[str] | None = None
     if failed:
-        rows = [r for r in rows if r.error is not None]
         selection = "items whose model call or output failed"
         empty = f"no failed items in run {store.run_id}: every item's model call and output succeeded"
     if gate is not None:
         ids, note = gate_breakers(store, gate)
         wanted = set(ids)
-        rows = [r for r in rows if r.item_id in wanted]
         selection, notes = f"items that broke gate {gate}", [note]
         empty = f"no item of run {store.run_id} broke gate {gate}" + (" among the failed items" if failed else "")
-    if worst is not None or by is not None:
-        by = by or primary_score(store, keys, results)
-        if by is None:
-            raise ScoregateError("--worst needs a score to sort by", hint=f"pass --by, one of: {', '.join(keys)}")
-        if by not in keys:
-            raise ScoregateError(f"unknown --by score {by!r} in run {store.run_id}", hint=f"one of: {', '.join(keys)}")
-        direction = _direction(by, directions)
-        if direction == "none":
-            notes.append(f"{by} has no direction: sorted from lowest to highest")
-        measured = [r for r in rows if r.scores.get(by) is not None]
-        if len(measured) < len(rows):
-            notes.append(f"{len(rows) - len(measured)} item(s) without a {by} value are left out")
-        measured.sort(key=lambda r: (r.scores[by] or 0.0) * (-1 if direction == "lower" else 1))
-        rows = measured[:worst] if worst is not None else measured
-        selection = f"{'worst ' + str(worst) if worst is not None else 'items'} by {by} ({direction} is better)"
-        empty = f"no selected item of run {store.run_id} has a {by} value"
+
+    def kept(result: ItemResult) -> bool:
+        return (not failed or result.error is not None) and (wanted is None or result.item_id in wanted)
+
+    if worst is None and by is None:  # dataset order: stream, nothing held but the current row
+        rows = _streamed_rows((r for r in results if kept(r)), keys)
+        return ItemTable(store.run_id, keys, rows, selection, notes, empty)
+    candidates = [by] if by is not None else [g.get("metric") for g in store.manifest["receipts"].get("gates") or []]
+    booleans: set[str] = set()
+    positions, columns = _sort_columns(results, kept, keys, [str(c) for c in candidates if c], booleans)
+    by = by or primary_score(store, keys, booleans)
+    if by is None:
+        raise ScoregateError("--worst needs a score to sort by", hint=f"pass --by, one of: {', '.join(keys)}")
+    if by not in keys:
+        raise ScoregateError(f"unknown --by score {by!r} in run {store.run_id}", hint=f"one of: {', '.join(keys)}")
+    direction = _direction(by, directions)
+    if direction == "none":
+        notes.append(f"{by} has no direction: sorted from lowest to highest")
+    values, measured = columns[by].arrays()
+    if not measured.all():
+        notes.append(f"{int((~measured).sum())} item(s) without a {by} value are left out")
+    sign = -1.0 if direction == "lower" else 1.0
+    order = np.flatnonzero(measured)[np.argsort(values[measured] * sign, kind="stable")]
+    shown = order[:worst] if worst is not None else order
+    rows = _streamed_rows(results.at([int(positions[i]) for i in shown]), list(keys))
+    selection = f"{'worst ' + str(worst) if worst is not None else 'items'} by {by} ({direction} is better)"
+    empty = f"no selected item of run {store.run_id} has a {by} value"
     return ItemTable(store.run_id, keys, rows, selection, notes, empty)
+
+
+def _sort_columns(
+    results: Iterable[ItemResult],
+    kept: Callable[[ItemResult], bool],
+    keys: list[str],
+    wanted: list[str],
+    booleans: set[str],
+) -> tuple[array[int], dict[str, FloatColumn]]:
+    """One pass over the selected items: their positions, every score key (into `keys`), the keys stored as 0/1
+    booleans (into `booleans`) and the `wanted` scores."""
+    positions: array[int] = array("q")
+    columns = {name: FloatColumn() for name in wanted}
+    known: set[str] = set()
+    for position, result in enumerate(results):
+        if not kept(result):
+            continue
+        positions.append(position)
+        booleans.update(score.name for score in result.scores if score.data_type == "boolean")
+        scores = numeric_scores(result)
+        for key in scores:
+            if key not in known:
+                known.add(key)
+                keys.append(key)
+        for name, column in columns.items():
+            column.append(scores.get(name))
+    return positions, columns
 
 
 FACT_GROUPS = (("both", "both"), ("expected", "only expected (missed)"), ("got", "only produced"))
@@ -226,7 +290,7 @@ def item_detail(store: RunStore, item_id: str) -> dict[str, Any]:
         if result.item_id == item_id:
             facts = {s.name: groups for s in result.scores if (groups := fact_groups(s.value)) is not None}
             return {"run_id": store.run_id, **result.to_json_dict(), "fact_groups": facts}
-    ids = [r.item_id for r in _results(store)]
+    ids = [r.item_id for r in store.iter_results_in_order()]
     close = difflib.get_close_matches(item_id, ids, n=3)
     raise ScoregateError(
         f"run {store.run_id} has no item {item_id!r}",
@@ -248,125 +312,3 @@ def word_diff(a: str, b: str) -> str:
         if op in ("insert", "replace"):
             parts.append("{+" + " ".join(wb[j1:j2]) + "+}")
     return " ".join(parts)
-
-
-@dataclass(frozen=True)
-class ItemDiff:
-    """One item both runs share: both outputs, their word diff, and each shared score's change (B − A)."""
-
-    item_id: str
-    prompt_a: str
-    prompt_b: str
-    output_a: str
-    output_b: str
-    word_diff: str
-    scores_a: dict[str, float | None]
-    scores_b: dict[str, float | None]
-    deltas: dict[str, float | None]
-    error_a: str | None
-    error_b: str | None
-
-
-@dataclass
-class RunDiff:
-    """Run B against run A item by item, sorted by the largest change of `by`."""
-
-    run_a: str
-    run_b: str
-    by: str | None
-    shared_items: int
-    items: list[ItemDiff]
-    notes: list[str] = field(default_factory=list)
-    changed: int = 0
-    """Shared items whose scores, output or error differ (all of them are in `items` unless --limit cut)."""
-    unchanged: list[str] = field(default_factory=list)
-    """Ids of the shared items with the same scores, output and error in both runs (not listed as changes)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form (JSON-ready)."""
-        return asdict(self)
-
-
-def _item_diff(a: ItemResult, b: ItemResult) -> ItemDiff:
-    sa, sb = numeric_scores(a), numeric_scores(b)
-    deltas: dict[str, float | None] = {}
-    for key in sa:
-        if key in sb:
-            x, y = sa[key], sb[key]
-            deltas[key] = None if x is None or y is None else y - x
-    ta, tb = output_text(a.output), output_text(b.output)
-    return ItemDiff(a.item_id, a.prompt, b.prompt, ta, tb, word_diff(ta, tb), sa, sb, deltas, a.error, b.error)
-
-
-def diff_runs(
-    store_a: RunStore, store_b: RunStore, *, by: str | None = None, item: str | None = None, limit: int | None = None
-) -> RunDiff:
-    """Return the items both runs share, sorted by the largest |Δ| of `by` (default: the primary metric).
-
-    Items with the same scores, output and error in both runs are not changes: only their ids are kept
-    (`unchanged`). Items where `by` is unmeasured on one side come after those where it changed, then the
-    items where only other scores or the output changed. `item` keeps only that item (changed or not).
-    Raise ScoregateError when the runs share no item, or `by` / `item` is unknown.
-    """
-    results_a = {r.item_id: r for r in _results(store_a)}
-    results_b = _results(store_b)
-    pairs = [(results_a[b.item_id], b) for b in results_b if b.item_id in results_a]
-    if not pairs:
-        raise ScoregateError(
-            f"runs {store_a.run_id} and {store_b.run_id} share no item id", hint="diff two runs of the same dataset"
-        )
-    diffs = [_item_diff(a, b) for a, b in pairs]
-    keys = list(dict.fromkeys(k for d in diffs for k in d.deltas))
-    notes: list[str] = []
-    if by is None:
-        by = primary_score(store_b, keys) or (keys[0] if keys else None)
-    elif by not in keys:
-        raise ScoregateError(
-            f"unknown --by score {by!r}: not a numeric score of both runs", hint=f"one of: {', '.join(keys)}"
-        )
-    if item is not None:
-        diffs = [d for d in diffs if d.item_id == item]
-        if not diffs:
-            raise ScoregateError(
-                f"item {item!r} is not in both runs", hint=f"shared items: {', '.join(d.item_id for d in _head(pairs))}"
-            )
-    unchanged = [] if item is not None else [d.item_id for d in diffs if not _changed(d)]
-    diffs = [d for d in diffs if item is not None or _changed(d)]
-    if by is not None:
-        diffs.sort(key=lambda d: _change_order(d, by))
-    changed = sum(_changed(d) for d in diffs)
-    if limit is not None and len(diffs) > limit:
-        notes.append(f"showing the {limit} largest changes of {changed} changed items")
-        diffs = diffs[:limit]
-    return RunDiff(store_a.run_id, store_b.run_id, by, len(pairs), diffs, notes, changed, unchanged)
-
-
-def _changed_scores(d: ItemDiff) -> int:
-    """How many scores differ (a value on one side and none on the other counts)."""
-    return sum(d.scores_a.get(k) != d.scores_b.get(k) for k in d.deltas)
-
-
-def _changed(d: ItemDiff) -> bool:
-    """True when the item's scores, output or error differ between the two runs."""
-    return _changed_scores(d) > 0 or d.output_a != d.output_b or d.error_a != d.error_b
-
-
-def _change_order(d: ItemDiff, by: str) -> tuple[int, float, int]:
-    """Largest |Δ by| first; then `by` measured on one side only; then items where only other things changed."""
-    delta = d.deltas.get(by)
-    if delta:
-        group = 0
-    elif d.scores_a.get(by) != d.scores_b.get(by):
-        group = 1
-    else:
-        group = 2
-    return group, -abs(delta or 0.0), -_changed_scores(d)
-
-
-def _head(pairs: Iterable[tuple[ItemResult, ItemResult]], n: int = 10) -> list[ItemResult]:
-    out = []
-    for _, b in pairs:
-        out.append(b)
-        if len(out) == n:
-            break
-    return out

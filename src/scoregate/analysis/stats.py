@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from scoregate.analysis.bootstrap import Method, Statistic, bootstrap
+from scoregate.analysis.columns import FloatColumn
 
 # BCa needs a jackknife over all n leave-one-out samples (O(n²) work); above this the percentile
 # interval is used, which at such n differs from BCa by far less than the interval's width.
@@ -43,7 +44,10 @@ class ScoreStats:
 
 def measured_values(values: Sequence[float | None], *, what: str = "values") -> np.ndarray:
     """Return the non-None values as a float array; raise ValueError on NaN or infinity."""
-    kept = np.asarray([v for v in values if v is not None], dtype=float)
+    if isinstance(values, FloatColumn):
+        kept = values.measured()
+    else:
+        kept = np.asarray([v for v in values if v is not None], dtype=float)
     if kept.size and not np.all(np.isfinite(kept)):
         bad = int(np.flatnonzero(~np.isfinite(kept))[0])
         raise ValueError(f"{what}: measured value #{bad} is {kept[bad]}; use None for an unmeasured value")

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.stats import describe, percentiles
 from scoregate.records import DataType, ItemResult
 
@@ -16,7 +17,7 @@ TOP_REASONS = 5
 @dataclass
 class _ScoreColumn:
     data_type: DataType
-    values: list[float | None] = field(default_factory=list)
+    values: FloatColumn = field(default_factory=FloatColumn)
     categories: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
 
@@ -26,7 +27,7 @@ class _RunTotals:
     items: int = 0
     failed: int = 0
     with_expected: int = 0
-    latencies: list[float | None] = field(default_factory=list)
+    latencies: FloatColumn = field(default_factory=FloatColumn)
     task_calls: int = 0
     cached_task_calls: int = 0
     cached_calls: int = 0
@@ -78,12 +79,12 @@ def _integrity(stats: dict[str, Any], column: _ScoreColumn) -> dict[str, Any]:
 
 
 class RunAggregator:
-    """Collects score columns and telemetry one item at a time; memory grows by a float per score per item."""
+    """Collects score columns and telemetry one item at a time; memory grows by a float per score per item
+    (a `FloatColumn`: 9 bytes) and the item's id."""
 
     def __init__(self, score_keys: Iterable[tuple[str, DataType]]) -> None:
         self._columns = {key: _ScoreColumn(data_type) for key, data_type in score_keys}
         self._totals = _RunTotals()
-        self.values_by_item: dict[str, dict[str, float | None]] = {}
         self.item_ids: list[str] = []
         """Item ids in the order they were added (aligned with every `column`)."""
 
@@ -142,7 +143,7 @@ class RunAggregator:
         """True when `key` is a per-item score column of this run."""
         return key in self._columns
 
-    def column(self, key: str) -> list[float | None]:
+    def column(self, key: str) -> FloatColumn:
         """Return one score's per-item values in the order items were added (None = not measured)."""
         return self._columns[key].values
 
@@ -151,7 +152,7 @@ class RunAggregator:
         scores: dict[str, Any] = {}
         for key, column in self._columns.items():
             if column.data_type in ("text", "categorical"):
-                measured = sum(v is not None for v in column.values)
+                measured = len(column.values.measured())
                 stats: dict[str, Any] = {
                     "n_total": len(column.values),
                     "n_measured": measured,
@@ -179,7 +180,8 @@ class RunAggregator:
     def _run_metrics(self) -> dict[str, Any]:
         t = self._totals
         lat = percentiles(t.latencies, (50, 95, 99))
-        measured_latencies = [v for v in t.latencies if v is not None]
+        measured_latencies = t.latencies.measured()
+        latency_mean = float(sum(measured_latencies)) / len(measured_latencies) if len(measured_latencies) else None
         metrics: dict[str, Any] = {
             "items": t.items,
             "error_count": t.failed,
@@ -187,7 +189,7 @@ class RunAggregator:
             "latency_p50_ms": lat["p50"],
             "latency_p95_ms": lat["p95"],
             "latency_p99_ms": lat["p99"],
-            "latency_mean_ms": sum(measured_latencies) / len(measured_latencies) if measured_latencies else None,
+            "latency_mean_ms": latency_mean,
             "task_calls": t.task_calls,
             "cached_task_calls": t.cached_task_calls,
             "calls": t.calls,
@@ -203,7 +205,7 @@ class RunAggregator:
             "cost_usd_total": t.cost if not t.cost_unknown else None,
         }
         reasons = {}
-        if not measured_latencies:
+        if not len(measured_latencies):
             reasons["latency"] = "no uncached successful task call" if t.items else "no items"
         if t.tokens_unknown:
             reasons["tokens"] = f"{t.tokens_unknown} call(s) reported no usage"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -25,13 +24,13 @@ def diff(
     project: ProjectOption = None,
 ) -> None:
     """Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff."""
-    from scoregate.analysis.items import diff_runs
+    from scoregate.analysis.run_diff import diff_runs
     from scoregate.cli.render import print_run_diff
     from scoregate.store import RunStore
 
     runs = project_root(project) / "runs"
     result = diff_runs(RunStore.open(runs, run_a), RunStore.open(runs, run_b), by=by, item=item, limit=limit)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
+        result.write_json(lambda text: typer.echo(text, nl=False))  # streamed, item by item
     else:
         print_run_diff(console, result)

@@ -290,37 +290,6 @@ def _score_text(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
-def print_item_table(console: Console, table_data: Any, directions: Mapping[str, str] | None = None) -> None:
-    """Print `runs show --items`: one row per item (id and prompt, output excerpt, scores stacked, error)."""
-    from rich.table import Table
-
-    from scoregate.catalog.directions import direction_arrow
-
-    if not table_data.rows:  # an empty table frame reads as a rendering fault
-        print_wrapped(console, table_data.empty)
-        for note in table_data.notes:
-            print_wrapped(console, f"note: {note}")
-        return
-    width = _key_width(table_data.keys) + 9
-    title = escape(f"{table_data.selection} — run {table_data.run_id}")
-    table = Table(title=title, title_justify="left", show_lines=True)
-    table.add_column("item, prompt@version, output, error", overflow="fold", ratio=1)
-    table.add_column("scores", no_wrap=True, min_width=width)
-    for row in table_data.rows:
-        scores = "\n".join(
-            f"{key} {direction_arrow((directions or {}).get(key, 'higher'))} {_score_text(row.scores.get(key))}"
-            for key in table_data.keys
-            if key in row.scores
-        )
-        error = f"\n[red]error: {escape(row.error)}[/]" if row.error else ""
-        cell = f"[bold]{escape(row.item_id)}[/]\n[dim]{escape(row.prompt)}[/]\n{escape(row.output_excerpt)}{error}"
-        table.add_row(cell, escape(scores))
-    print_table(console, table)
-    print_wrapped(console, f"{len(table_data.rows)} item(s)")
-    for note in table_data.notes:
-        print_wrapped(console, f"note: {note}")
-
-
 def _folded(text: str) -> str:
     return text if len(text) <= FOLD_CHARS else f"{text[:FOLD_CHARS].rstrip()} … [{len(text)} chars; --json for all]"
 
@@ -404,7 +373,7 @@ def print_run_diff(console: Console, diff: Any) -> None:
     by = f", sorted by the largest change of {diff.by}" if diff.by else ", in dataset order"
     changed = f"{diff.changed} changed{by}" if diff.changed else "none changed"
     print_wrapped(console, f"B = {diff.run_b} vs A = {diff.run_a}: {diff.shared_items} shared items, {changed}")
-    if diff.by and diff.changed and all(d.scores_a.get(diff.by) == d.scores_b.get(diff.by) for d in diff.items):
+    if diff.by and diff.changed and diff.by_unchanged:
         print_wrapped(console, f"no item's {diff.by} changed; these items changed other scores or their output")
     for d in diff.items:
         deltas = "  ".join(

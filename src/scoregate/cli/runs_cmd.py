@@ -10,9 +10,10 @@ import typer
 
 from scoregate.cli import invalidate_cmd, watch_cmd
 from scoregate.cli.console import lazy_console
+from scoregate.cli.item_pages import print_item_table
 from scoregate.cli.layout import join_units, keep_name, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_item_table, print_summary
+from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_summary
 
 if TYPE_CHECKING:
     from scoregate.analysis.run_overview import RunOverview
@@ -143,7 +144,7 @@ def show_command(
     if items or worst is not None or failed or gate is not None or by is not None:
         table = item_table(store, worst=worst, by=by, failed=failed, gate=gate, directions=directions)
         if as_json:
-            typer.echo(json.dumps(table.to_dict(), indent=2, default=str))
+            table.write_json(lambda text: typer.echo(text, nl=False))  # streamed, row by row
         else:
             print_item_table(console, table, directions)
         return

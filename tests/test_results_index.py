@@ -1,0 +1,85 @@
+"""The index of results.jsonl: the newest record of each item wins, whatever shape a line has and however ids hash."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scoregate import results_index
+from scoregate.records import ItemResult, Score
+from scoregate.store import RESULTS, DamagedResults, RunStore
+
+
+def result(index: int, item_id: str, value: float, *, repeat: int = 1, **extra: Any) -> ItemResult:
+    return ItemResult(
+        index=index, item_id=item_id, prompt="p@1", input={"text": f"t{index}", **extra}, output=f"out {value}",
+        scores=[Score("s", value, "numeric", "ev")], repeat=repeat,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> RunStore:
+    return RunStore.create(tmp_path / "runs", "r1", {"receipts": {}})
+
+
+def values(results: Any) -> list[tuple[str, Any]]:
+    return [(r.item_id, r.scores[0].value) for r in results]
+
+
+def test_the_newest_record_of_each_item_wins_in_file_and_in_dataset_order(store: RunStore) -> None:
+    for r in (result(2, "c", 1), result(0, "a", 1), result(1, "b", 1), result(0, "a", 2), result(5, "z", 1)):
+        store.append(r)
+    store.append(result(1, "b", 3))  # a retry, written last
+    store.close()
+
+    assert values(store.iter_results()) == [("c", 1), ("a", 2), ("z", 1), ("b", 3)]
+    assert values(store.iter_results_in_order()) == [("a", 2), ("b", 3), ("c", 1), ("z", 1)]
+    assert values(store.ordered_results().at([3, 0])) == [("z", 1), ("a", 2)]
+
+
+def test_repeats_are_their_own_records_and_iter_results_keeps_repeat_one(store: RunStore) -> None:
+    for r in (result(0, "a", 1), result(0, "a", 5, repeat=2), result(1, "b", 1), result(0, "a", 6, repeat=2)):
+        store.append(r)
+    store.close()
+
+    assert values(store.iter_results()) == [("a", 1), ("b", 1)]
+    assert [(r.item_id, r.repeat, r.scores[0].value) for r in store.iter_all_records()] == [
+        ("a", 1, 1), ("b", 1, 1), ("a", 2, 6),
+    ]  # fmt: skip
+
+
+def test_lines_in_other_shapes_are_parsed_whole(store: RunStore) -> None:
+    path = store.directory / RESULTS
+    store.append(result(0, 'q"uo\\te', 1))  # escaped id
+    store.append(result(1, "nested", 1, repeat=1, extra={"repeat": 9, "stages": {}}))  # a nested "repeat" key
+    store.close()
+    with path.open("a", encoding="utf-8") as handle:  # written by another tool: other key order and spacing
+        record = result(2, "other", 1).to_json_dict()
+        handle.write(json.dumps(dict(reversed(list(record.items()))), separators=(",", ":")) + "\n")
+        record = result(0, 'q"uo\\te', 7).to_json_dict()
+        handle.write(json.dumps({"item_id": record["item_id"], **record}, indent=None) + "\n")
+
+    assert values(store.iter_results_in_order()) == [('q"uo\\te', 7), ("nested", 1), ("other", 1)]
+
+
+def test_ids_that_share_a_hash_stay_apart(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(results_index, "_hash", lambda key: 42)
+    for r in (result(0, "a", 1), result(1, "b", 1), result(0, "a", 2), result(2, "c", 1)):
+        store.append(r)
+    store.close()
+
+    assert values(store.iter_results_in_order()) == [("a", 2), ("b", 1), ("c", 1)]
+
+
+def test_a_line_that_is_not_a_record_is_named_with_its_line(store: RunStore) -> None:
+    store.append(result(0, "a", 1))
+    store.close()
+    with (store.directory / RESULTS).open("a", encoding="utf-8") as handle:
+        handle.write("not json\n")
+
+    with pytest.raises(DamagedResults) as error:
+        list(store.iter_results())
+    assert error.value.line == 2

@@ -1,0 +1,176 @@
+"""Memory and streaming at scale: what a command holds must not grow with the run's items beyond a few numbers each.
+
+A real 6-item run (the scripted server) is repeated under new ids to 2,000 and 20,000 items through the store's own
+writer; tracemalloc's peak during a command at both sizes gives its growth per item (no timing: nothing here can
+flake on a busy machine). `bench/scale.py` measures the same commands' peak RSS at 100,000 items.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SCOREGATE_BIN
+from scoregate.analysis.compare_runs import compare_runs
+from scoregate.analysis.items import item_table
+from scoregate.analysis.summary import RunAggregator
+from scoregate.records import ItemResult
+from scoregate.sinks.mlflow_sink import mirror_run
+from scoregate.store import RESULTS, RunStore
+from test_langfuse_mirror import make_run
+
+SMALL, LARGE = 2_000, 20_000
+_SEEDS: dict[Path, list[ItemResult]] = {}
+
+
+def inflate(store: RunStore, n: int, *, variant: int = 0) -> RunStore:
+    """Rewrite the run's results as `n` items: its first records in turn under new ids (short inputs, varied scores)."""
+    seeds = _SEEDS.setdefault(store.directory, sorted(store.iter_results(), key=lambda r: r.index))
+    (store.directory / RESULTS).write_text("", encoding="utf-8")
+    for k in range(n):
+        record = seeds[k % len(seeds)].to_json_dict()
+        record.update(index=k, item_id=f"{record['item_id']}-{k:06d}", input={"text": f"item {k}"})
+        for score in record["scores"]:
+            if isinstance(score["value"], (int, float)) and not isinstance(score["value"], bool):
+                score["value"] = score["value"] + (k * 7 + variant) % 5
+        store.append(ItemResult.from_json_dict(record))
+    store.close()
+    return store
+
+
+def peak_bytes(action: Callable[[], Any]) -> int:
+    """tracemalloc's peak (bytes) while `action` runs, above what was allocated when it started."""
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        action()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - start
+
+
+def growth_per_item(store: RunStore, action: Callable[[], Any], *, variant: int = 0) -> float:
+    """Bytes per item by which `action`'s peak grows from SMALL to LARGE items (the store is inflated to each)."""
+    inflate(store, SMALL, variant=variant)
+    action()  # warm: imports, caches and one-time set-up are not growth
+    small = peak_bytes(action)
+    inflate(store, LARGE, variant=variant)
+    large = peak_bytes(action)
+    return (large - small) / (LARGE - SMALL)
+
+
+@pytest.fixture
+def run_store(project_dir: Path) -> RunStore:
+    """A finished 6-item run of the `counters` experiment (no mirror), ready to inflate."""
+    return make_run(project_dir, "counters")
+
+
+def test_item_table_reads_its_first_row_without_reading_the_rest(
+    run_store: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inflate(run_store, SMALL)
+    parsed = [0]
+    original = ItemResult.from_json_dict.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[ItemResult], raw: dict[str, Any]) -> ItemResult:
+        parsed[0] += 1
+        return original(cls, raw)
+
+    monkeypatch.setattr(ItemResult, "from_json_dict", classmethod(counting))
+    rows = iter(item_table(run_store).rows)
+    first = next(rows)
+
+    assert first.index == 0
+    assert parsed[0] <= 2, f"{parsed[0]} of {SMALL} records were parsed before the first row"
+    assert sum(1 for _ in rows) == SMALL - 1
+    assert parsed[0] <= SMALL + 2  # each record read once
+
+
+def test_runs_show_items_prints_pages_before_it_reaches_a_damaged_line_far_down(
+    run_store: RunStore, project_dir: Path
+) -> None:
+    inflate(run_store, SMALL)
+    path = run_store.directory / RESULTS
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[SMALL - 5] = lines[SMALL - 5][:80] + "\n"  # line 1996: a valid start, then cut
+    path.write_text("".join(lines), encoding="utf-8")
+
+    shown = subprocess.run(
+        [str(SCOREGATE_BIN), "runs", "show", run_store.run_id, "--items", "-C", str(project_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "400"},  # wide: this test is about streaming, not wrapping
+    )
+
+    assert shown.returncode == 1, shown.stderr
+    assert "-000000" in shown.stdout and "-000999" in shown.stdout  # the pages before the damaged line
+    assert f"{path}:{SMALL - 4}: damaged result record" in " ".join(shown.stderr.split())
+    assert "Traceback" not in shown.stderr
+
+
+@pytest.mark.usefixtures("mlflow_store")
+def test_the_mlflow_mirror_holds_no_item_in_memory(run_store: RunStore, project_dir: Path) -> None:
+    growth = growth_per_item(run_store, lambda: mirror_run(run_store, project_root=project_dir))
+
+    assert growth < 200, f"the MLflow mirror grows by {growth:.0f} bytes per item"
+
+
+def test_worst_items_hold_only_the_rows_shown(run_store: RunStore) -> None:
+    growth = growth_per_item(run_store, lambda: list(item_table(run_store, worst=5, by="word_count").rows))
+
+    assert growth < 300, f"`runs show --worst 5` grows by {growth:.0f} bytes per item"
+
+
+def test_compare_holds_ids_and_floats_not_records(run_store: RunStore, project_dir: Path) -> None:
+    other = make_run(project_dir, "counters")
+    peaks = []
+    for n in (SMALL, LARGE):
+        inflate(run_store, n)
+        inflate(other, n, variant=1)
+        compare_runs(run_store, other, resamples=200)  # warm
+        peaks.append(peak_bytes(lambda: compare_runs(run_store, other, resamples=200)))
+    growth = (peaks[1] - peaks[0]) / (LARGE - SMALL)
+
+    assert growth < 400, f"compare grows by {growth:.0f} bytes per item of each run"
+
+
+def test_diff_holds_a_few_numbers_per_item_and_reads_the_listed_ones_again(
+    run_store: RunStore, project_dir: Path
+) -> None:
+    from scoregate.analysis.run_diff import diff_runs
+
+    other = make_run(project_dir, "counters")
+    peaks = []
+    for n in (SMALL, LARGE):
+        inflate(run_store, n)
+        inflate(other, n, variant=1)
+        listed = list(diff_runs(run_store, other, by="word_count", limit=5).items)  # warm
+        peaks.append(peak_bytes(lambda: list(diff_runs(run_store, other, by="word_count", limit=5).items)))
+    growth = (peaks[1] - peaks[0]) / (LARGE - SMALL)
+
+    assert len(listed) == 5 and all(d.deltas["word_count"] for d in listed)
+    assert growth < 500, f"diff grows by {growth:.0f} bytes per shared item"
+
+
+def test_the_summary_keeps_one_float_per_item_and_score(run_store: RunStore) -> None:
+    keys = [(s.name, s.data_type) for s in next(run_store.iter_results()).scores]
+
+    def aggregate() -> None:
+        aggregator = RunAggregator(keys)
+        for result in run_store.iter_results():
+            aggregator.add(result)
+        aggregator.summary(resamples=200)
+
+    growth = growth_per_item(run_store, aggregate)
+
+    # a float and a measured flag per score (9 bytes), and room for the item's id (kept to name gate breakers)
+    assert growth < 20 * len(keys), f"the summary grows by {growth:.0f} bytes per item for {len(keys)} scores"
