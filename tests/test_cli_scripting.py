@@ -142,7 +142,7 @@ def test_run_judge_model_sends_the_judges_to_that_model(
     assert runs.manifest()["receipts"]["judge_model"]["name"] == "other-judge"
 
     unknown = scoregate("run", "smoke", "--judge-model", "nope", "--no-mlflow")
-    assert unknown.code != 0 and "--judge-model: no model 'nope'" in unknown.output
+    assert unknown.code != 0 and "--judge-model nope: no such model under `models:`" in unknown.output
 
 
 def test_local_model_status_and_stop_agree_between_projects(
