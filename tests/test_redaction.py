@@ -17,7 +17,7 @@ import pytest
 
 from conftest import SCOREGATE_BIN, CliResult, Runs
 from loopback_http import LoopbackHTTPServer
-from scoregate.redaction import MASK, redact
+from scoregate.support.redaction import MASK, redact
 from scripted_openai import (
     JUDGE_SYSTEM_MARK,
     PREFLIGHT_MARK,

@@ -20,11 +20,11 @@ from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
 from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
 from scoregate.records import CallRecord
-from scoregate.redaction import redact, register_secret_env
 from scoregate.run_lock import RunLock
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
 from scoregate.store import RunStore, new_run_id
-from scoregate.suggest import unknown_name
+from scoregate.support.redaction import redact, register_secret_env
+from scoregate.support.suggest import unknown_name
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -33,12 +33,12 @@ from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.invalidation import with_invalidation
 from scoregate.records import DataType
-from scoregate.redaction import redact
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
 from scoregate.sinks.telemetry import write_telemetry
 from scoregate.store import RunStore
+from scoregate.support.redaction import redact
 from scoregate.tracks import TrackSettings, gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
-from scoregate.processes import pid_alive
+from scoregate.support.processes import pid_alive
 
 LOCK = ".lock"
 RUN_HINT = "wait for it to finish (or stop it); two processes on one run would score items twice"

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
 from scoregate.records import ItemResult
-from scoregate.redaction import redact, redact_optional
-from scoregate.storable import number_note, storable, surrogate_note
+from scoregate.support.redaction import redact, redact_optional
+from scoregate.support.storable import number_note, storable, surrogate_note
 
 if TYPE_CHECKING:
     from scoregate.results_index import ResultsIndex
@@ -319,7 +319,7 @@ class RunStore:
 
 def json_line(result: ItemResult) -> str:
     """One results.jsonl line: strict JSON in UTF-8. A lone UTF-16 surrogate (legal in JSON, not Unicode) becomes
-    U+FFFD and an infinite or NaN number null (`scoregate.storable`); the record's `notes` say so."""
+    U+FFFD and an infinite or NaN number null (`scoregate.support.storable`); the record's `notes` say so."""
     row = result.to_json_dict()
     try:
         line = json.dumps(row, ensure_ascii=False, allow_nan=False, default=str)

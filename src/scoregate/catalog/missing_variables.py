@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scoregate.catalog.project import Project
-from scoregate.suggest import did_you_mean
+from scoregate.support.suggest import did_you_mean
 
 FIRST_IDS = 3
 """Items named in a grouped error; the rest are counted."""

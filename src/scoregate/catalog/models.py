@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scoregate.catalog.names import MAX_ITEM_ID
-from scoregate.suggest import unknown_name
+from scoregate.support.suggest import unknown_name
 
 ScoreDataType = Literal["numeric", "boolean", "categorical", "text"]
 Direction = Literal["higher", "lower", "none"]

@@ -29,7 +29,7 @@ from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
 from scoregate.catalog.stages import live_variables, stage_models, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.suggest import unknown_name
+from scoregate.support.suggest import unknown_name
 
 RUN_METRICS = (
     "success_rate",

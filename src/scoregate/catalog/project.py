@@ -14,7 +14,7 @@ from scoregate.catalog.models import DatasetMeta, EvaluatorSpec, ProjectConfig, 
 from scoregate.catalog.names import name_problem
 from scoregate.catalog.yaml_files import load_model
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.redaction import register_secret_env
+from scoregate.support.redaction import register_secret_env
 
 CONFIG_FILE = "scoregate.yaml"
 

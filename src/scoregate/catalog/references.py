@@ -6,7 +6,7 @@ from scoregate.catalog.models import CompositeSpec, CustomSpec, ExperimentSpec, 
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.catalog.stages import stage_metric_names
-from scoregate.suggest import did_you_mean, unknown_name
+from scoregate.support.suggest import did_you_mean, unknown_name
 
 
 def unknown_option_model(option: str, value: str, project: Project) -> str:

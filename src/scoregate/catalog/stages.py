@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scoregate.catalog.models import ExperimentSpec, LlmJudgeSpec
 from scoregate.catalog.project import Project
-from scoregate.suggest import unknown_name
+from scoregate.support.suggest import unknown_name
 
 
 def stage_prompts(spec: ExperimentSpec) -> list[str]:

@@ -83,7 +83,7 @@ def format_validation_error(
 def _unknown_field(loc: tuple[Any, ...], schema: Callable[[], dict[str, Any]] | None) -> str:
     """The message for a key the model forbids: the closest allowed names when the schema knows them."""
     from scoregate.catalog.field_names import allowed_fields
-    from scoregate.suggest import did_you_mean
+    from scoregate.support.suggest import did_you_mean
 
     allowed = allowed_fields(schema(), loc[:-1]) if schema is not None and loc else []
     suggestion = did_you_mean(str(loc[-1]), allowed) if allowed else ""

@@ -12,7 +12,7 @@ import typer
 from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.redaction import redact
+from scoregate.support.redaction import redact
 
 
 def _cmd(module: str, attribute: str, help: str) -> LazyCommand:

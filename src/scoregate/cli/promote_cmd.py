@@ -10,7 +10,7 @@ from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
-from scoregate.redaction import redact
+from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:
     from scoregate.sinks.langfuse.promotion import PromotionResult

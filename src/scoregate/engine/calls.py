@@ -20,9 +20,9 @@ from scoregate.providers.local_server import OWN_SERVER_HINT, local_base_url, po
 from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
 from scoregate.records import CallRecord
-from scoregate.redaction import redact
 from scoregate.scoring.base import ModelCallFailed
-from scoregate.storable import replace_surrogates, surrogate_note
+from scoregate.support.redaction import redact
+from scoregate.support.storable import replace_surrogates, surrogate_note
 
 
 class ModelCaller:

@@ -13,9 +13,9 @@ from typing import Any
 from scoregate.engine.live import ACTIVE_RUN, PROGRESS
 from scoregate.engine.progress import clock_text, speed_text
 from scoregate.errors import ScoregateError
-from scoregate.processes import pid_alive
 from scoregate.run_lock import held_by
 from scoregate.store import run_directory
+from scoregate.support.processes import pid_alive
 
 STALE_AFTER_S = 15.0
 """A progress file not rewritten for this long belongs to a process that is gone (it beats twice a second)."""

@@ -17,9 +17,9 @@ import yaml
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
 from scoregate.errors import ScoregateError
-from scoregate.files import replace_atomically
 from scoregate.scoring.extraction import ExtractionOptions
 from scoregate.scoring.extraction_evaluator import reference_problem
+from scoregate.support.files import replace_atomically
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -17,7 +17,7 @@ from scoregate.catalog.models import ModelSpec, StructuredOutputStyle
 from scoregate.catalog.urls import check_url
 from scoregate.providers.base import Completion, CompletionRequest, ProviderError
 from scoregate.providers.pricing import call_cost, price_per_mtok
-from scoregate.redaction import redact
+from scoregate.support.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

@@ -293,7 +293,7 @@ def judge_runs(
     judge = LlmJudge(spec, default_model=settings.judge_model or settings.model)
     check_preference_spec(spec)
     if judge.model not in project.config.models:
-        from scoregate.suggest import unknown_name
+        from scoregate.support.suggest import unknown_name
 
         raise ScoregateError(
             f"judge model {judge.model!r} is not under `models:` in scoregate.yaml"

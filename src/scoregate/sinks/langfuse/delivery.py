@@ -25,8 +25,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import format_trace_id
 
-from scoregate.redaction import redact
 from scoregate.sinks.langfuse.client import SDK_VERSION, LangfuseSettings
+from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:
     from langfuse import Langfuse

@@ -138,7 +138,7 @@ def _evidence_only(project: Project, prompt: str, version: int | str | None, lab
     """A dry run without Langfuse: the gate evidence of `version` (default: the prompt file's), read from MLflow."""
     if version is None:
         from scoregate.receipts import local_prompt_version
-        from scoregate.suggest import unknown_name
+        from scoregate.support.suggest import unknown_name
 
         if prompt not in project.prompts:
             raise ScoregateError(

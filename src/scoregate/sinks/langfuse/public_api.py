@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 
 from scoregate.errors import ScoregateError
-from scoregate.redaction import redact
 from scoregate.sinks.langfuse.client import LangfuseSettings, require_settings
 from scoregate.sinks.langfuse.remote import HOST_HINT, KEYS_HINT
+from scoregate.support.redaction import redact
 
 KNOWN_GOOD_SERVER = "v4.16"
 """The Langfuse server version these endpoints were recorded against (shared/data/langfuse-recordings)."""
