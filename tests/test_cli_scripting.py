@@ -181,7 +181,7 @@ def test_local_model_status_and_stop_agree_between_projects(
 def test_a_limited_run_is_listed_as_part_of_its_dataset_and_named_apart(
     scoregate: Callable[..., CliResult], runs: Runs
 ) -> None:
-    from scoregate.analysis.run_overview import mirror_run_name
+    from scoregate.store.identity import mirror_run_name
 
     for _ in range(2):
         assert scoregate("run", "counters", "--limit", "2", "--no-mlflow", "--no-langfuse").code == 0

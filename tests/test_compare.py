@@ -24,10 +24,10 @@ from scoregate.analysis.compare_runs import compare_runs
 from scoregate.cli import compare_cmd, run_cmd
 from scoregate.comparison import CompareOutcome
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.records import DataType, ItemResult, Score
 from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page
-from scoregate.store import RunStore
+from scoregate.store.records import DataType, ItemResult, Score
+from scoregate.store.run_store import RunStore
 from scripted_openai import ScriptedOpenAI, json_for_schema, request_schema
 
 DATASET_HASH = "d" * 64

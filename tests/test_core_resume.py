@@ -148,7 +148,7 @@ def test_a_stored_result_reads_back_exactly_as_written() -> None:
     """The shallow writer of results.jsonl keeps every field of the result, its scores and its calls."""
     from dataclasses import asdict
 
-    from scoregate.records import CallRecord, ItemResult, Score
+    from scoregate.store.records import CallRecord, ItemResult, Score
 
     result = ItemResult(
         index=3, item_id="a", prompt="p@local-1", input={"nested": {"x": [1, 2]}}, output="text",

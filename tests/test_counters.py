@@ -13,10 +13,10 @@ import yaml
 from scoregate.catalog.models import CountersSpec
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
-from scoregate.records import Score
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.counters import CountersEvaluator, entry_name, find_urls
 from scoregate.scoring.sections import SectionFinder
+from scoregate.store.records import Score
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data"

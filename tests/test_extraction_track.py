@@ -22,11 +22,11 @@ from scoregate.experiment import RunOptions, run_experiment
 from scoregate.extraction import check_items, level_gates, production_levels, recommend, summary_recommendation
 from scoregate.extraction.decision import LEVEL_ORDER
 from scoregate.extraction.run_summary import aggregate_results, extraction_run_summary
-from scoregate.records import CallRecord, ItemResult
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.extraction import METRIC_KEYS, schema_complexity
 from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.scoring.registry import build_evaluator
+from scoregate.store.records import CallRecord, ItemResult
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]

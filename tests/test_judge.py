@@ -14,11 +14,11 @@ from pydantic import TypeAdapter
 from scoregate.catalog.models import EvaluatorSpec, LlmJudgeSpec
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
-from scoregate.records import Score
 from scoregate.scoring.base import EvalContext, ModelCallFailed
 from scoregate.scoring.counters import CountersEvaluator
 from scoregate.scoring.judge import NOT_PROVIDED, SAMPLING_TEMPERATURE, LlmJudge
 from scoregate.scoring.registry import build_evaluator
+from scoregate.store.records import Score
 
 EVALUATORS = Path(__file__).resolve().parents[1] / "evaluators"
 

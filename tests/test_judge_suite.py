@@ -16,11 +16,11 @@ from pydantic import TypeAdapter
 from conftest import CliResult, Runs
 from scoregate.catalog.models import CountersSpec, EvaluatorSpec, LlmJudgeSpec, ProjectConfig
 from scoregate.providers.base import Completion, CompletionRequest
-from scoregate.records import Score
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.counters import CountersEvaluator
 from scoregate.scoring.judge import LlmJudge
 from scoregate.scoring.registry import build_evaluator
+from scoregate.store.records import Score
 from scripted_openai import JUDGE_SYSTEM_MARK, ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]

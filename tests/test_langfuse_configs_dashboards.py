@@ -18,7 +18,7 @@ from scoregate.sinks.langfuse.annotation import mirrored_traces
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 from scoregate.sinks.langfuse.score_configs import wanted_configs
 from scoregate.sinks.langfuse.scores_import import load_feedback
-from scoregate.store import RunStore
+from scoregate.store.run_store import RunStore
 from test_langfuse_check import point_at
 
 Cli = Callable[..., CliResult]

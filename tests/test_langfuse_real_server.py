@@ -24,7 +24,7 @@ from scoregate.sinks.langfuse.datasets_sync import langfuse_item_id, sync_datase
 from scoregate.sinks.langfuse.delivery import trace_id_for
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
-from scoregate.store import RunStore
+from scoregate.store.run_store import RunStore
 from test_langfuse_check import langfuse_env_fixture  # noqa: F401
 
 Cli = Callable[..., CliResult]

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import CliResult
 from scoregate.analysis.leaderboard import build_leaderboard
-from scoregate.records import CallRecord, ItemResult, Score
-from scoregate.store import RunStore
+from scoregate.store.records import CallRecord, ItemResult, Score
+from scoregate.store.run_store import RunStore
 
 ITEMS = ("i1", "i2", "i3", "i4")
 

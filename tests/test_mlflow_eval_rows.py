@@ -69,8 +69,8 @@ def test_eval_rows_hold_each_item_with_every_score_as_an_assessment(
 
 
 def test_the_expected_output_becomes_an_expectation(tmp_path: Any) -> None:
-    from scoregate.records import ItemResult, Score
     from scoregate.sinks.mlflow_eval_rows import _assessments
+    from scoregate.store.records import ItemResult, Score
 
     result = ItemResult(0, "i1", "p@1", {"text": "x"}, {"a": 1}, expected_output={"a": 2},
                         scores=[Score("eqs", 0.5, "numeric", "extraction_v1", comment="half")])  # fmt: skip

@@ -9,8 +9,8 @@ import pytest
 
 from scoregate.analysis.model_ranking import pareto_front, rank_runs
 from scoregate.errors import ScoregateError
-from scoregate.records import CallRecord, ItemResult, Score
-from scoregate.store import RunStore
+from scoregate.store.records import CallRecord, ItemResult, Score
+from scoregate.store.run_store import RunStore
 
 N = 20
 

@@ -18,9 +18,9 @@ from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.project import load_project
 from scoregate.cli import compare_cmd
 from scoregate.errors import ScoregateError
-from scoregate.records import ItemResult
 from scoregate.scoring.preference import judge_runs, pair_context
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 from scripted_openai import RecordedRequest, ScriptedOpenAI
 from test_compare import write_run
 

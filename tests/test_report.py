@@ -13,10 +13,10 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from conftest import CliResult, Runs
-from scoregate.records import ItemResult
 from scoregate.report import build_report, write_report
 from scoregate.report.data import change_fraction, verdict_words
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", re.IGNORECASE)
 
@@ -134,8 +134,8 @@ def test_the_report_is_an_mlflow_artifact_of_the_run(scoregate: Callable[..., Cl
 
 
 def test_a_run_larger_than_the_table_lists_its_first_items_and_counts_them_all(tmp_path: Path) -> None:
-    from scoregate.records import Score
     from scoregate.report import ReportOptions
+    from scoregate.store.records import Score
 
     store = RunStore.create(tmp_path, "big", {"run_id": "big", "receipts": {}})
     for i in reversed(range(30)):  # stored out of order, as concurrent items finish
@@ -232,8 +232,8 @@ def test_the_report_knows_each_judge_scores_declared_scale(project_dir: Path, tm
     assert scales["faithfulness_score"] == (1.0, 5.0) and scales["conciseness_score"] == (1.0, 5.0)
     assert "word_count" not in scales  # a counter declares no range
 
-    from scoregate.records import Score
     from scoregate.report import ReportOptions
+    from scoregate.store.records import Score
 
     store = RunStore.create(tmp_path, "r1", {"run_id": "r1", "receipts": {}})
     for i, value in enumerate((1, 3, 5)):

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from scoregate import results_index
-from scoregate.records import ItemResult, Score
-from scoregate.store import RESULTS, DamagedResults, RunStore
+from scoregate.store import results_index
+from scoregate.store.records import ItemResult, Score
+from scoregate.store.run_store import RESULTS, DamagedResults, RunStore
 
 
 def result(index: int, item_id: str, value: float, *, repeat: int = 1, **extra: Any) -> ItemResult:

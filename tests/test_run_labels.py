@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import CliResult, Runs
-from scoregate.run_labels import run_labels
+from scoregate.store.run_labels import run_labels
 
 
 def run(run_id: str, model: str = "local", catchup: str = "1", howto: str = "1", **more: str) -> dict[str, object]:

@@ -16,9 +16,9 @@ from scoregate.catalog.models import CountersSpec, PromptRoute, PromptSpec
 from scoregate.catalog.routing import choose_prompt
 from scoregate.catalog.templates import instruction_lines, render_messages
 from scoregate.providers.base import Completion, CompletionRequest
-from scoregate.records import Score
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.counters import CountersEvaluator
+from scoregate.store.records import Score
 from scripted_openai import ScriptedOpenAI
 
 Edit = Callable[[Path, Callable[[Any], None]], None]

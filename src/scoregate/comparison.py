@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.compare_runs import RunComparison, compare_runs
-from scoregate.invalidation import refuse_invalid
-from scoregate.store import RunStore
+from scoregate.store.invalidation import refuse_invalid
+from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from scoregate.scoring.preference import PreferenceResult

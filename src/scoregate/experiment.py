@@ -19,10 +19,10 @@ from scoregate.engine.calls import ModelCaller
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
 from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
-from scoregate.records import CallRecord
-from scoregate.run_lock import RunLock
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
-from scoregate.store import RunStore, new_run_id
+from scoregate.store.lock import RunLock
+from scoregate.store.records import CallRecord
+from scoregate.store.run_store import RunStore, new_run_id
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
 
@@ -69,7 +69,7 @@ def _open_or_create(
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
     changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
     if options.retry_errors:
-        from scoregate.engine.repeats import failed_records, repeat_key
+        from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
         store.forget_mirrored_items({repeat_key(item_id, repeat) for item_id, repeat in retried})
@@ -119,7 +119,7 @@ def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
             f"`scoregate mlflow-sync {run_id}` (or `scoregate langfuse-sync {run_id}`); "
             f"to redo its failed items: `scoregate run --resume {run_id} --retry-errors`"
         )
-    from scoregate.engine.repeats import failed_records
+    from scoregate.store.repeats import failed_records
 
     if not failed_records(store):
         return f"run {run_id} already finished and no item failed; nothing to retry"

@@ -26,9 +26,9 @@ from scoregate.catalog.models import DatasetItem, DatasetMeta
 from scoregate.catalog.names import name_problem
 from scoregate.catalog.yaml_files import format_validation_error, load_model
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.invalidation import refuse_invalid
-from scoregate.records import ItemResult
-from scoregate.store import RunStore
+from scoregate.store.invalidation import refuse_invalid
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 DEFAULT_DATASET = "hardcases"
 ENGINE_METADATA = ("inferred_input",)

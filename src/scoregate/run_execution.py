@@ -26,18 +26,19 @@ from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
 from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress
-from scoregate.engine.repeats import done_by_repeat, iter_all_results, pipeline_for_repeat
+from scoregate.engine.repeats import pipeline_for_repeat
 from scoregate.engine.runner import execute, pending_items
 from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
-from scoregate.invalidation import with_invalidation
-from scoregate.records import DataType
 from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
-from scoregate.sinks.telemetry import write_telemetry
-from scoregate.store import RunStore
+from scoregate.store.invalidation import with_invalidation
+from scoregate.store.records import DataType
+from scoregate.store.repeats import done_by_repeat, iter_all_results
+from scoregate.store.run_store import RunStore
+from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks import TrackSettings, gate_metrics, track_reports
 

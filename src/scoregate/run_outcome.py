@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scoregate.catalog.project import Project
-    from scoregate.store import RunStore
+    from scoregate.store.run_store import RunStore
 
 
 @dataclass(frozen=True)

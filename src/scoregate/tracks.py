@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoregate.records import ItemResult
 from scoregate.scoring.base import Evaluator
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 MAX_LISTED = 100
 """Items listed by id (unscorable, failed calls); beyond this only the count is kept."""

@@ -25,7 +25,7 @@ from scoregate.catalog.plan import evaluator_score_keys
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.receipts import sha256_text
-from scoregate.store import RunStore
+from scoregate.store.run_store import RunStore
 
 CALIBRATIONS_DIR = "calibrations"
 CalibrationMetric = Literal[

@@ -22,8 +22,8 @@ from scoregate.analysis.paired import WILCOXON_VARIANT, PairedComparison, compar
 from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
-from scoregate.records import ItemResult
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 NUMERIC_TYPES = ("numeric", "boolean")
 

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from scoregate.records import DataType, ItemResult
+from scoregate.store.records import DataType, ItemResult
 
 
 def _output_key(result: ItemResult) -> str:

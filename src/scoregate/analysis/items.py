@@ -19,8 +19,8 @@ import numpy as np
 from scoregate.analysis.columns import FloatColumn
 from scoregate.catalog.directions import default_direction
 from scoregate.errors import ScoregateError
-from scoregate.records import ItemResult
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 NUMERIC_TYPES = ("numeric", "boolean")
 EXCERPT_CHARS = 80

@@ -25,9 +25,9 @@ from typing import Any
 
 from scoregate.analysis.calibration import Calibration, calibrate
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.feedback import TRACE_LINKS_KEY, load_feedback
-from scoregate.records import ItemResult
-from scoregate.store import RunStore
+from scoregate.store.feedback import TRACE_LINKS_KEY, load_feedback
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 MAX_PROBLEMS = 25
 MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "null", "none"})

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
-from scoregate.store import DamagedRun, RunStore, list_runs
+from scoregate.store.run_store import DamagedRun, RunStore, list_runs
 
 LEADERBOARD = "leaderboard.json"
 

@@ -32,8 +32,8 @@ from typing import Any, Protocol
 from scoregate.analysis.gates import GateResult, GateStatus
 from scoregate.analysis.paired import compare_paired
 from scoregate.catalog.models import Direction
-from scoregate.invalidation import why_invalid
-from scoregate.store import RunStore, list_runs
+from scoregate.store.invalidation import why_invalid
+from scoregate.store.run_store import RunStore, list_runs
 
 REGRESSION_STAT = "paired_noninferiority"
 DEFAULT_LABEL = "production"

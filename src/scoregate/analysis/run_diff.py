@@ -13,8 +13,8 @@ import numpy as np
 from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.items import numeric_scores, output_text, primary_score, word_diff
 from scoregate.errors import ScoregateError
-from scoregate.records import ItemResult
-from scoregate.store import OrderedResults, RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import OrderedResults, RunStore
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from scoregate.analysis.stats import percentiles
-from scoregate.records import ItemResult
+from scoregate.store.records import ItemResult
 
 
 def _stage_of(purpose: str, last: str) -> str | None:

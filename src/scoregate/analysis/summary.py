@@ -9,7 +9,7 @@ from typing import Any
 
 from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.stats import describe, percentiles
-from scoregate.records import DataType, ItemResult
+from scoregate.store.records import DataType, ItemResult
 
 TOP_REASONS = 5
 

@@ -26,7 +26,7 @@ def diff(
     """Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff."""
     from scoregate.analysis.run_diff import diff_runs
     from scoregate.cli.render import print_run_diff
-    from scoregate.store import RunStore
+    from scoregate.store.run_store import RunStore
 
     runs = project_root(project) / "runs"
     result = diff_runs(RunStore.open(runs, run_a), RunStore.open(runs, run_b), by=by, item=item, limit=limit)

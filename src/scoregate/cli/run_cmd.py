@@ -219,11 +219,11 @@ def counted(n: int, noun: str) -> str:
 
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
-    from scoregate.analysis.run_overview import manifest_run_name
     from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
+    from scoregate.store.identity import manifest_run_name
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
     if "repeats" in outcome.summary:

@@ -16,8 +16,8 @@ from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_summary
 
 if TYPE_CHECKING:
-    from scoregate.analysis.run_overview import RunOverview
-    from scoregate.store import RunStore
+    from scoregate.store.identity import RunOverview
+    from scoregate.store.run_store import RunStore
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
 console = lazy_console()
@@ -29,8 +29,8 @@ def list_command(
     project: ProjectOption = None,
 ) -> None:
     """List stored runs, newest first: model · prompt@version, dataset, items, primary metric, verdict."""
-    from scoregate.analysis.run_overview import run_overview
-    from scoregate.store import DamagedRun, list_runs
+    from scoregate.store.identity import run_overview
+    from scoregate.store.run_store import DamagedRun, list_runs
 
     root = project_root(project)
     stores = list(list_runs(root / "runs"))
@@ -81,8 +81,8 @@ def _mean(value: float | None) -> str:
 
 def _run_row(store: RunStore) -> dict[str, object]:
     """One run as JSON: its overview (model, prompts, dataset, items, primary metric, verdict), or `damaged`."""
-    from scoregate.analysis.run_overview import run_overview
-    from scoregate.store import DamagedRun
+    from scoregate.store.identity import run_overview
+    from scoregate.store.run_store import DamagedRun
 
     try:
         overview = run_overview(store)
@@ -126,10 +126,10 @@ def show_command(
 ) -> None:
     """Show a run's scores, gates and receipts; or its items (--items, --worst, --failed, --gate); or one --item."""
     from scoregate.analysis.items import item_detail, item_table
-    from scoregate.analysis.run_overview import run_limit
     from scoregate.catalog.directions import project_directions
     from scoregate.catalog.project import load_project
-    from scoregate.store import RunStore
+    from scoregate.store.identity import run_limit
+    from scoregate.store.run_store import RunStore
 
     root = project_root(project)
     store = RunStore.open(root / "runs", run_id)

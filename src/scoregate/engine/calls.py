@@ -19,8 +19,8 @@ from scoregate.providers.base import Completion, CompletionRequest, Provider, Pr
 from scoregate.providers.local_server import OWN_SERVER_HINT, local_base_url, port_of, server_owner, server_pid
 from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
-from scoregate.records import CallRecord
 from scoregate.scoring.base import ModelCallFailed
+from scoregate.store.records import CallRecord
 from scoregate.support.redaction import redact
 from scoregate.support.storable import replace_surrogates, surrogate_note
 

@@ -14,8 +14,8 @@ from scoregate.catalog.templates import instruction_lines, render_messages
 from scoregate.engine.calls import ModelCaller
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import CompletionRequest
-from scoregate.records import CallRecord, ItemResult, Score
 from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed
+from scoregate.store.records import CallRecord, ItemResult, Score
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from scoregate.records import ItemResult
-from scoregate.sinks.telemetry import stage_of
-from scoregate.store import RunStore, StoreWriteError
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore, StoreWriteError
+from scoregate.store.telemetry import stage_of
 
 PROGRESS = "progress.json"
 ACTIVE_RUN = "active-run.json"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from scoregate.catalog.models import ModelSpec
 from scoregate.engine.calls import ModelCaller
-from scoregate.records import CallRecord
+from scoregate.store.records import CallRecord
 
 
 def load_http_transport() -> None:

@@ -16,7 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from scoregate.records import ItemResult
+from scoregate.store.records import ItemResult
 
 
 def clock_text(seconds: float | None) -> str:

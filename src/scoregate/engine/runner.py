@@ -12,8 +12,8 @@ from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
 from scoregate.engine.breaker import CircuitBreaker
 from scoregate.engine.progress import RunProgress
-from scoregate.records import ItemResult
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 
 class ItemRunner(Protocol):

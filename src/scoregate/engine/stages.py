@@ -13,9 +13,9 @@ from typing import Any
 from scoregate.catalog.models import DatasetItem, StageSpec
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.engine.item import ItemPipeline, _parse_output, compose
-from scoregate.records import CallRecord, ItemResult, Score
 from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed
 from scoregate.scoring.registry import build_evaluator
+from scoregate.store.records import CallRecord, ItemResult, Score
 
 
 def stage_key(stage: str, key: str) -> str:

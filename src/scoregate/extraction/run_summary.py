@@ -17,11 +17,11 @@ import numpy as np
 
 from scoregate.analysis.stats import mean_ci, percentiles
 from scoregate.extraction.decision import production_levels, summary_recommendation
-from scoregate.records import ItemResult
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.extraction import ExtractionAggregate, ExtractionAggregator, ExtractionScores
 from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 from scoregate.tracks import ItemLedger, measured
 
 

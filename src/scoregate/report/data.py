@@ -19,9 +19,9 @@ from scoregate.analysis.compare_runs import gate_directions
 from scoregate.analysis.items import fact_groups
 from scoregate.analysis.model_ranking import lower_is_better
 from scoregate.errors import ScoregateError
-from scoregate.records import ItemResult
-from scoregate.run_labels import with_labels
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_labels import with_labels
+from scoregate.store.run_store import RunStore
 
 TEXT_BUDGET = 6_000_000
 """Characters of item text (inputs, outputs, references, judge reasoning) one report embeds at most."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from scoregate.errors import ScoregateError
 from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page_parts
-from scoregate.store import RunStore
+from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from scoregate.catalog.models import EvaluatorSpec

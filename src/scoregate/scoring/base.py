@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scoregate.providers.base import Completion, CompletionRequest
-from scoregate.records import DataType, Score
+from scoregate.store.records import DataType, Score
 
 ModelCall = Callable[[str | None, CompletionRequest, str], Awaitable[Completion]]
 """call(model_name or None for the judge default, request, purpose) → Completion; raises ModelCallFailed."""

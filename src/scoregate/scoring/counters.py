@@ -42,10 +42,10 @@ from rapidfuzz.distance import Levenshtein
 
 from scoregate.catalog.models import CounterName, CounterSpec, CountersSpec
 from scoregate.errors import ScoregateError
-from scoregate.records import DataType, Score, ScoreValue
 from scoregate.scoring.base import VALID_ROOTS, EvalContext, resolve_path
 from scoregate.scoring.echo import InstructionEcho, echo_comment
 from scoregate.scoring.sections import Section, SectionFinder
+from scoregate.store.records import DataType, Score, ScoreValue
 
 TLDR = "TL;DR"
 REFERENCES = "References & Tools"

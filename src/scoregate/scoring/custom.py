@@ -16,9 +16,9 @@ from typing import Any
 
 from scoregate.catalog.models import CustomSpec
 from scoregate.errors import ScoregateError
-from scoregate.records import DataType, Score
 from scoregate.scoring.base import EvalContext, resolve_path
 from scoregate.scoring.facts import text_of
+from scoregate.store.records import DataType, Score
 
 CustomMetric = Callable[[str, str], Awaitable[Any]]
 

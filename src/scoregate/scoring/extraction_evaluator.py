@@ -13,7 +13,6 @@ from typing import Any
 
 from scoregate.catalog.models import ExtractionSpec
 from scoregate.errors import ScoregateError
-from scoregate.records import DataType, Score
 from scoregate.scoring.base import EvalContext, resolve_path
 from scoregate.scoring.extraction import (
     METRIC_KEYS,
@@ -23,6 +22,7 @@ from scoregate.scoring.extraction import (
     compile_schema,
     score_extraction,
 )
+from scoregate.store.records import DataType, Score
 
 MAX_REFERENCE_ERRORS = 3
 

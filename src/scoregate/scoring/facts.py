@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from scoregate.catalog.models import FactRecallSpec
 from scoregate.providers.base import CompletionRequest
-from scoregate.records import DataType, Score
 from scoregate.scoring.base import EvalContext, ModelCallFailed, resolve_path
 from scoregate.scoring.judge import _find_object
+from scoregate.store.records import DataType, Score
 
 Verdict = Literal["both", "expected", "got"]
 VERDICTS: tuple[Verdict, ...] = ("both", "expected", "got")

@@ -24,8 +24,8 @@ from scoregate.catalog.models import JudgeField, LlmJudgeSpec
 from scoregate.catalog.templates import malformed_placeholders
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
-from scoregate.records import DataType, Score, ScoreValue
 from scoregate.scoring.base import VALID_ROOTS, EvalContext, ModelCallFailed, resolve_path
+from scoregate.store.records import DataType, Score, ScoreValue
 
 NOT_PROVIDED = "(not provided)"
 REASONING_FIELD = "reasoning"

@@ -25,10 +25,10 @@ from scoregate.engine.cache import ResponseCache
 from scoregate.engine.calls import ModelCaller
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
-from scoregate.records import CallRecord, ItemResult, Score
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.judge import LlmJudge
-from scoregate.store import RunStore
+from scoregate.store.records import CallRecord, ItemResult, Score
+from scoregate.store.run_store import RunStore
 
 FIRST_VARIABLE = "summary_a"
 SECOND_VARIABLE = "summary_b"

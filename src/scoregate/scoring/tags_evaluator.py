@@ -13,9 +13,9 @@ import json
 from typing import Any
 
 from scoregate.catalog.models import TagsSpec
-from scoregate.records import DataType, Score
 from scoregate.scoring.base import EvalContext, resolve_path
 from scoregate.scoring.tags import METRIC_KEYS, SampleTags, TagLabels, read_labels, score_sample
+from scoregate.store.records import DataType, Score
 
 OUTSIDE_KEY = "labels_outside_vocabulary"
 DETAIL_KEY = "tags_detail"

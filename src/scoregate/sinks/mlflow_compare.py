@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.sinks.mlflow_experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow_sink import find_or_create_run, mirror_run, quiet_mlflow_logs, tracking_uri
-from scoregate.store import RunStore
+from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from scoregate.comparison import CompareOutcome

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
-from scoregate.records import ItemResult
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 
 ROW_TAG = "scoregate.row"
 ROWS_TAG = "scoregate.eval_rows"
@@ -149,7 +149,7 @@ def log_stored_run_rows(project_root: Path, run_id: str, mlflow_run_id: str) -> 
     """Write the evaluation rows of stored run `run_id` to its MLflow run; return the count."""
     from mlflow.exceptions import MlflowException
 
-    from scoregate.run_lock import SYNC_HINT, RunLock
+    from scoregate.store.lock import SYNC_HINT, RunLock
 
     store = RunStore.open(project_root / "runs", run_id)
     with RunLock(store.directory, hint=SYNC_HINT):

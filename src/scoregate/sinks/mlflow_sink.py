@@ -9,11 +9,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scoregate.analysis.run_overview import mirror_run_name
-from scoregate.invalidation import invalidation_of, invalidation_tags
 from scoregate.sinks.mlflow_experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
-from scoregate.store import RunStore
+from scoregate.store.identity import mirror_run_name
+from scoregate.store.invalidation import invalidation_of, invalidation_tags
+from scoregate.store.run_store import RunStore
 
 RUN_ID_TAG = "scoregate.run_id"
 RUN_METRIC_KEYS = (
@@ -206,7 +206,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         csv_path = Path(tmp) / "scores.csv"
         write_scores_csv(store, csv_path, keys)
         client.log_artifact(run_id, str(csv_path))
-    from scoregate.sinks.telemetry import write_telemetry
+    from scoregate.store.telemetry import write_telemetry
 
     write_telemetry(store)  # per-call telemetry, rebuilt from results.jsonl so a re-sync of an old run has it too
     for filename in ("manifest.json", "summary.json", "results.jsonl", "metrics.json", "metrics.csv"):
@@ -224,7 +224,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
 def resync_run(project_root: Path, run_id: str) -> str:
     """Mirror stored run `run_id` to MLflow again (same MLflow run); return the MLflow run id."""
     from scoregate.errors import ScoregateError
-    from scoregate.run_lock import SYNC_HINT, RunLock
+    from scoregate.store.lock import SYNC_HINT, RunLock
 
     store = RunStore.open(project_root / "runs", run_id)
     with RunLock(store.directory, hint=SYNC_HINT):

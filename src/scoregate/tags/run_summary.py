@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scoregate.records import ItemResult
 from scoregate.scoring.base import EvalContext, Evaluator
 from scoregate.scoring.tags import METRIC_KEYS, Counts, micro_metrics, read_labels
 from scoregate.scoring.tags_evaluator import TagsEvaluator
-from scoregate.store import RunStore
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
 from scoregate.tracks import ItemLedger, TrackSettings, measured
 
 MICRO_SUFFIX = "_micro"

@@ -22,7 +22,7 @@ from scoregate.sinks.langfuse.public_api import PublicApi
 from scoregate.sinks.langfuse.score_configs import setup_score_configs
 from scoregate.sinks.langfuse.scores_file import SCORE_KEYS
 from scoregate.sinks.langfuse.scores_import import feedback_path, load_feedback
-from scoregate.store import RUN_ID, RunStore, list_runs
+from scoregate.store.run_store import RUN_ID, RunStore, list_runs
 
 FEATURE = "annotation queues"
 QUEUES = "/api/public/annotation-queues"

@@ -21,13 +21,8 @@ from urllib.parse import quote
 
 import httpx
 
-from scoregate.analysis.run_overview import manifest_run_name, mirror_run_name, run_description
 from scoregate.catalog.project import Project, load_project
-from scoregate.engine.repeats import iter_all_results, repeat_key
 from scoregate.errors import ScoregateError
-from scoregate.invalidation import with_invalidation
-from scoregate.records import ItemResult
-from scoregate.run_lock import SYNC_HINT, RunLock
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
 from scoregate.sinks.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
 from scoregate.sinks.langfuse.delivery import MirrorClient, trace_id_for
@@ -44,7 +39,12 @@ from scoregate.sinks.langfuse.remote import is_not_found, path_part
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
 from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
-from scoregate.store import RunStore
+from scoregate.store.identity import manifest_run_name, mirror_run_name, run_description
+from scoregate.store.invalidation import with_invalidation
+from scoregate.store.lock import SYNC_HINT, RunLock
+from scoregate.store.records import ItemResult
+from scoregate.store.repeats import iter_all_results, repeat_key
+from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from langfuse import Langfuse

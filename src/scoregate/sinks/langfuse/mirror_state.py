@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from scoregate.store import RunStore
+from scoregate.store.run_store import RunStore
 
 STATE_FILE = "langfuse.json"
 _NAMESPACE = uuid.UUID("6c0f5d3e-5a0e-4f51-9a53-5c0e6a7d2b11")

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scoregate.records import ItemResult, Score
 from scoregate.sinks.mlflow_sink import RUN_METRIC_KEYS
+from scoregate.store.records import ItemResult, Score
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
 TASK_ERROR = "task_error"

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.sinks.langfuse.remote import Remote
 from scoregate.sinks.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
+from scoregate.store.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
 
@@ -33,7 +33,7 @@ __all__ = ["FEEDBACK_FILE", "TRACE_LINKS_KEY", "feedback_path", "import_scores",
 
 def run_store_traces(root: Path) -> TraceLookup:
     """Return a lookup (run id, item id) → Langfuse trace id that reads runs/<run_id>/links.json."""
-    from scoregate.store import run_directory
+    from scoregate.store.run_store import run_directory
 
     cache: dict[str, dict[str, str]] = {}
 
@@ -109,7 +109,7 @@ def _resolve_traces(scores: Sequence[FeedbackScore], lookup: TraceLookup) -> dic
 
 def check_run_references(root: Path, scores: Sequence[FeedbackScore]) -> None:
     """Raise ValidationFailed naming every row that rates a run, or an item of a run, that the store does not have."""
-    from scoregate.store import RUN_ID, RunStore
+    from scoregate.store.run_store import RUN_ID, RunStore
 
     items: dict[str, set[str] | None] = {}
     problems = []

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from scoregate.records import ItemResult
+from scoregate.store.records import ItemResult
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span

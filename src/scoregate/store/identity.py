@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scoregate.store import RunStore
+from scoregate.store.run_store import RunStore
 
 MLFLOW_RUN_NAME_MAX = 250
 """MLflow's SQL store keeps run names in a 250-character column; longer names are cut to fit."""

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
-from scoregate.records import ItemResult
+from scoregate.store.records import ItemResult
 from scoregate.support.redaction import redact, redact_optional
 from scoregate.support.storable import number_note, storable, surrogate_note
 
 if TYPE_CHECKING:
-    from scoregate.results_index import ResultsIndex
+    from scoregate.store.results_index import ResultsIndex
 
 MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
@@ -210,7 +210,7 @@ class RunStore:
 
     def _index(self, *, repeats: bool) -> ResultsIndex:
         """Where the newest record of each item (or item and repeat) sits in results.jsonl (one cheap pass)."""
-        from scoregate.results_index import DamagedLine, scan  # numpy: not on the way to a run's first item
+        from scoregate.store.results_index import DamagedLine, scan  # numpy: not on the way to a run's first item
 
         path = self.directory / RESULTS
         try:
@@ -226,7 +226,7 @@ class RunStore:
 
     def _read(self, index: ResultsIndex, order: Iterable[int] | None) -> Iterator[ItemResult]:
         """Yield the indexed records (all, in file order, or those at `order`), parsed one at a time."""
-        from scoregate.results_index import DamagedLine, read_records
+        from scoregate.store.results_index import DamagedLine, read_records
 
         path = self.directory / RESULTS
         try:
@@ -249,7 +249,7 @@ class RunStore:
         """Yield the newest stored record of each item id, in file order, streaming from disk.
 
         Older records of an item (a failure later retried with `--retry-errors`) stay in the file as history.
-        Memory holds three integers per item (`scoregate.results_index`), never the records.
+        Memory holds three integers per item (`scoregate.store.results_index`), never the records.
         """
         yield from self._newest(repeats=False)
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from scoregate.engine.repeats import iter_all_results
-from scoregate.records import CallRecord, ItemResult
-from scoregate.store import RunStore
+from scoregate.store.records import CallRecord, ItemResult
+from scoregate.store.repeats import iter_all_results
+from scoregate.store.run_store import RunStore
 
 METRICS_JSON = "metrics.json"
 METRICS_CSV = "metrics.csv"

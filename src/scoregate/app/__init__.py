@@ -1,0 +1,1 @@
+"""The use cases (run, compare, rank, leaderboard, calibrate, hard cases, invalidate, promote)."""
