@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
-from scoregate.engine.calls import ModelCaller
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
 from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
@@ -168,8 +168,8 @@ def _plan_check_and_run(
     from rich.console import Console
     from rich.text import Text
 
-    from scoregate.engine.breaker import CircuitBreaker
-    from scoregate.engine.cache import ResponseCache
+    from scoregate.calls.breaker import CircuitBreaker
+    from scoregate.calls.cache import ResponseCache
 
     console = console or Console(stderr=True)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None

@@ -17,12 +17,12 @@ from rich.console import Console
 
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.calls.breaker import CircuitOpen
+from scoregate.calls.cache import ResponseCache
+from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.models import GateSpec
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.catalog.project import Project
-from scoregate.engine.breaker import CircuitOpen
-from scoregate.engine.cache import ResponseCache
-from scoregate.engine.calls import ModelCaller
 from scoregate.engine.item import ItemPipeline
 from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress

@@ -10,14 +10,14 @@ from scoregate.cli.console import lazy_console
 from scoregate.cli.options import ProjectOption, project_root
 
 if TYPE_CHECKING:
-    from scoregate.engine.cache import ResponseCache
+    from scoregate.calls.cache import ResponseCache
 
 app = typer.Typer(help="The response cache (.scoregate/cache.sqlite).", no_args_is_help=True)
 console = lazy_console()
 
 
 def _cache(project: ProjectOption) -> ResponseCache:
-    from scoregate.engine.cache import ResponseCache
+    from scoregate.calls.cache import ResponseCache
 
     return ResponseCache(project_root(project) / ".scoregate" / "cache.sqlite")
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec, ResponseFormat
 from scoregate.catalog.routing import choose_prompt, inferred_fields
 from scoregate.catalog.templates import instruction_lines, render_messages
-from scoregate.engine.calls import ModelCaller
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import CompletionRequest
 from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed

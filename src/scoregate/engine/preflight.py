@@ -7,8 +7,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.models import ModelSpec
-from scoregate.engine.calls import ModelCaller
 from scoregate.store.records import CallRecord
 
 

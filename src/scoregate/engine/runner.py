@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+from scoregate.calls.breaker import CircuitBreaker
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
-from scoregate.engine.breaker import CircuitBreaker
 from scoregate.engine.progress import RunProgress
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore

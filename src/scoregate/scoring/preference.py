@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from scoregate.analysis.paired import WinRate, preference_win_rate
+from scoregate.calls.cache import ResponseCache
+from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.project import Project
-from scoregate.engine.cache import ResponseCache
-from scoregate.engine.calls import ModelCaller
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import EvalContext

@@ -10,10 +10,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from scoregate.calls.breaker import STOP_STATUSES, CircuitBreaker
+from scoregate.calls.cache import ResponseCache, cache_key
+from scoregate.calls.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.catalog.models import ModelSpec
-from scoregate.engine.breaker import STOP_STATUSES, CircuitBreaker
-from scoregate.engine.cache import ResponseCache, cache_key
-from scoregate.engine.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.errors import ProviderUnavailable
 from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderError
 from scoregate.providers.local_server import OWN_SERVER_HINT, local_base_url, port_of, server_owner, server_pid

@@ -1,0 +1,1 @@
+"""Every model call: connection limits, the response cache, retries, the circuit breaker, per-call telemetry."""
