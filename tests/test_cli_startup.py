@@ -13,6 +13,7 @@ import typer
 from typer.testing import CliRunner
 
 HEAVY = ("openai", "scipy", "pandas", "mlflow", "langfuse")
+_TRACK_CLI = re.compile(r"scoregate\.tracks\.\w+\.cli")
 
 
 def _modules_after(code: str) -> set[str]:
@@ -46,7 +47,8 @@ def _cli_code(args: list[str]) -> str:
 
 
 def _command_modules(modules: set[str]) -> set[str]:
-    return {m for m in modules if m.startswith("scoregate.cli.") and m.endswith("_cmd")}
+    """The command modules among `modules`: `scoregate.cli.*_cmd` and each track's `scoregate.tracks.<track>.cli`."""
+    return {m for m in modules if (m.startswith("scoregate.cli.") and m.endswith("_cmd")) or _TRACK_CLI.fullmatch(m)}
 
 
 def test_importing_the_cli_imports_no_heavy_library() -> None:
@@ -66,6 +68,13 @@ def test_help_and_version_import_no_command_module(args: list[str]) -> None:
 def test_a_command_imports_its_own_module_only() -> None:
     loaded = _command_modules(_modules_after(_cli_code(["runs", "--help"])))
     assert loaded == {"scoregate.cli.runs_cmd", "scoregate.cli.invalidate_cmd", "scoregate.cli.watch_cmd"}
+
+
+@pytest.mark.parametrize(
+    ("command", "module"), [("extraction", "scoregate.tracks.extraction.cli"), ("gold", "scoregate.tracks.tags.cli")]
+)
+def test_a_track_command_imports_its_own_module_only(command: str, module: str) -> None:
+    assert _command_modules(_modules_after(_cli_code([command, "--help"]))) == {module}
 
 
 def test_the_registry_matches_every_command() -> None:

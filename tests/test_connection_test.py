@@ -8,15 +8,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from scoregate.cli import extraction_cmd
 from scoregate.errors import ProviderUnavailable, ScoregateError
-from scoregate.extraction.connection import SAMPLE_SCHEMA, run_connection_test
+from scoregate.tracks.extraction import cli as extraction_cli
+from scoregate.tracks.extraction.connection import SAMPLE_SCHEMA, run_connection_test
 from scripted_openai import ScriptedOpenAI
 
 
 def invoke(*args: str) -> tuple[int, str]:
     app = typer.Typer()
-    app.command("connection-test")(extraction_cmd.connection_test)
+    app.command("connection-test")(extraction_cli.connection_test)
     app.command("unused")(lambda: None)  # two commands, so typer keeps the command name as the user types it
     result = CliRunner().invoke(app, ["connection-test", *args])
     return result.exit_code, " ".join(result.output.split())

@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 from conftest import write_yaml
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import ExtractionSpec
-from scoregate.cli import extraction_cmd
 from scoregate.errors import ScoregateError
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.extraction import check_items, load_paraloq, load_sgd
-from scoregate.extraction.run_summary import extraction_run_summary
 from scoregate.scoring.base import EvalContext
-from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
+from scoregate.tracks.extraction import check_items, load_paraloq, load_sgd
+from scoregate.tracks.extraction import cli as extraction_cli
+from scoregate.tracks.extraction.kind import ExtractionEvaluator
+from scoregate.tracks.extraction.run_summary import extraction_run_summary
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,8 +35,8 @@ EVALUATOR = ExtractionEvaluator(ExtractionSpec(kind="extraction", name="extracti
 def cli_app() -> typer.Typer:
     """The extraction commands as `scoregate` registers them."""
     app = typer.Typer()
-    app.command("connection-test")(extraction_cmd.connection_test)
-    app.add_typer(extraction_cmd.app, name="extraction")
+    app.command("connection-test")(extraction_cli.connection_test)
+    app.add_typer(extraction_cli.app, name="extraction")
     return app
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scoregate.errors import ScoregateError
-from scoregate.scoring.extraction import (
+from scoregate.tracks.extraction.metrics import (
     EqsWeights,
     ExtractionAggregator,
     ExtractionOptions,

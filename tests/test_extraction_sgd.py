@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scoregate.scoring.extraction import ExtractionAggregator, score_extraction
+from scoregate.tracks.extraction.metrics import ExtractionAggregator, score_extraction
 
 SGD = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sgd_extraction" / "sgd_extraction.jsonl"
 

@@ -19,14 +19,14 @@ from scoregate.catalog.project import load_project
 from scoregate.engine.item import ItemPipeline
 from scoregate.errors import ScoregateError
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.extraction import check_items, level_gates, production_levels, recommend, summary_recommendation
-from scoregate.extraction.decision import LEVEL_ORDER
-from scoregate.extraction.run_summary import aggregate_results, extraction_run_summary
 from scoregate.scoring.base import EvalContext
-from scoregate.scoring.extraction import METRIC_KEYS, schema_complexity
-from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.scoring.registry import build_evaluator
 from scoregate.store.records import CallRecord, ItemResult
+from scoregate.tracks.extraction import check_items, level_gates, production_levels, recommend, summary_recommendation
+from scoregate.tracks.extraction.decision import LEVEL_ORDER
+from scoregate.tracks.extraction.kind import ExtractionEvaluator
+from scoregate.tracks.extraction.metrics import METRIC_KEYS, schema_complexity
+from scoregate.tracks.extraction.run_summary import aggregate_results, extraction_run_summary
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from scoregate.scoring.extraction import METRIC_KEYS
+from scoregate.tracks.extraction.metrics import METRIC_KEYS
 from test_local_model import MISSING, stop_server
 
 REPO = Path(__file__).resolve().parents[1]

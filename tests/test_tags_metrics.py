@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scoregate.scoring.tags import (
+from scoregate.tracks.tags.metrics import (
     Action,
     Counts,
     Risk,
@@ -17,7 +17,7 @@ from scoregate.scoring.tags import (
     risk_counts,
     score_sample,
 )
-from scoregate.scoring.tags.metrics import _micro_from_sums
+from scoregate.tracks.tags.metrics.scores import _micro_from_sums
 
 
 def labels(topics: list[str] = (), risks: list[tuple[str, str]] = (), actions: list[str] = ()) -> TagLabels:  # type: ignore[assignment]

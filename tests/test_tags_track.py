@@ -17,10 +17,10 @@ from scoregate.catalog.json_schemas import write_schemas
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import load_project
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.scoring.tags import METRIC_KEYS, RISK_SEVERITIES, TOPIC_CATEGORIES
-from scoregate.tags.dataset import build_tags_dataset
-from scoregate.tags.gold import GOLD_SCHEMA, validate_gold
-from scoregate.tags.run_summary import GATE_METRIC_KEYS
+from scoregate.tracks.tags.dataset import build_tags_dataset
+from scoregate.tracks.tags.gold import GOLD_SCHEMA, validate_gold
+from scoregate.tracks.tags.metrics import METRIC_KEYS, RISK_SEVERITIES, TOPIC_CATEGORIES
+from scoregate.tracks.tags.run_summary import GATE_METRIC_KEYS
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]

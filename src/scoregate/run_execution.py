@@ -40,7 +40,8 @@ from scoregate.store.repeats import done_by_repeat, iter_all_results
 from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
-from scoregate.tracks import TrackSettings, gate_metrics, track_reports
+from scoregate.tracks.base import TrackSettings
+from scoregate.tracks.registry import gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""

@@ -20,10 +20,10 @@ from scoregate.analysis.stats import describe
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
-from scoregate.extraction.aggregation import labelled
 from scoregate.store.invalidation import refuse_invalid
 from scoregate.store.run_labels import identity, run_labels
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.extraction.aggregation import labelled
 
 RUN_METRICS_COMPARED = ("success_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd_total")
 

@@ -65,11 +65,11 @@ def evaluator_directions(spec: EvaluatorSpec) -> dict[str, Direction]:
     if isinstance(spec, CountersSpec):
         return {c.score_key: c.direction or COUNTER_DIRECTIONS.get(c.counter, "higher") for c in spec.counters}
     if isinstance(spec, ExtractionSpec):
-        from scoregate.scoring.extraction.scores import METRIC_KEYS
+        from scoregate.tracks.extraction.metrics.scores import METRIC_KEYS
 
         return {key: _extraction_direction(key) for key in METRIC_KEYS}
     if isinstance(spec, TagsSpec):
-        from scoregate.scoring.tags import METRIC_KEYS as TAG_KEYS
+        from scoregate.tracks.tags.metrics import METRIC_KEYS as TAG_KEYS
 
         tags: dict[str, Direction] = {key: "higher" for key in TAG_KEYS}
         tags.update({f"{key}_micro": "higher" for key in TAG_KEYS})

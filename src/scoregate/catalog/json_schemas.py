@@ -36,7 +36,7 @@ def write_schemas(directory: Path) -> list[Path]:
         path = directory / f"{kind}.schema.json"
         path.write_text(json.dumps(schema_for(kind), indent=2) + "\n", encoding="utf-8")
         written.append(path)
-    from scoregate.tags.gold import GOLD_SCHEMA, SCHEMA_FILE  # gold-label files of the tags track
+    from scoregate.tracks.tags.gold import GOLD_SCHEMA, SCHEMA_FILE  # gold-label files of the tags track
 
     path = directory / SCHEMA_FILE
     path.write_text(json.dumps(GOLD_SCHEMA, indent=2) + "\n", encoding="utf-8")

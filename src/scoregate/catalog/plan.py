@@ -75,7 +75,7 @@ def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
     if isinstance(spec, CountersSpec):
         return [c.score_key for c in spec.counters]
     if isinstance(spec, ExtractionSpec):
-        from scoregate.scoring.extraction.scores import METRIC_KEYS
+        from scoregate.tracks.extraction.metrics.scores import METRIC_KEYS
 
         return list(METRIC_KEYS)
     if isinstance(spec, FactRecallSpec):
@@ -83,8 +83,8 @@ def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
     if isinstance(spec, CustomSpec):
         return [spec.score_key]
     if isinstance(spec, TagsSpec):
-        from scoregate.scoring.tags_evaluator import TagsEvaluator
-        from scoregate.tags.run_summary import GATE_METRIC_KEYS
+        from scoregate.tracks.tags.kind import TagsEvaluator
+        from scoregate.tracks.tags.run_summary import GATE_METRIC_KEYS
 
         return [k for k, _ in TagsEvaluator(spec).score_keys()] + list(GATE_METRIC_KEYS)
     keys = [spec.score.key, *(e.key for e in spec.extra)]

@@ -19,6 +19,10 @@ def _cmd(module: str, attribute: str, help: str) -> LazyCommand:
     return LazyCommand(f"scoregate.cli.{module}", attribute, help)
 
 
+def _track_cmd(track: str, attribute: str, help: str) -> LazyCommand:
+    return LazyCommand(f"scoregate.tracks.{track}.cli", attribute, help)
+
+
 # Every command, in help order: where it lives and its one-line help (tests check it against the docstring).
 COMMANDS: dict[str, LazyCommand] = {
     "validate": _cmd(
@@ -62,8 +66,8 @@ COMMANDS: dict[str, LazyCommand] = {
         "leaderboard",
         "Rank models and prompt versions over all valid runs; write runs/leaderboard.json.",
     ),
-    "connection-test": _cmd(
-        "extraction_cmd",
+    "connection-test": _track_cmd(
+        "extraction",
         "connection_test",
         "List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema.",
     ),
@@ -81,8 +85,8 @@ COMMANDS: dict[str, LazyCommand] = {
         "promote_cmd", "promotions_command", "List the promotion history (promotions.jsonl), oldest first."
     ),
     "hardcases": _cmd("hardcases_cmd", "app", "Keep known failures as a dataset every experiment can include."),
-    "extraction": _cmd("extraction_cmd", "app", "Structured-extraction datasets: import and check."),
-    "gold": _cmd("gold_cmd", "app", "Gold labels of the semantic tags track: validate and build."),
+    "extraction": _track_cmd("extraction", "app", "Structured-extraction datasets: import and check."),
+    "gold": _track_cmd("tags", "app", "Gold labels of the semantic tags track: validate and build."),
     "runs": _cmd("runs_cmd", "app", "Inspect the local run store (runs/)."),
     "model": _cmd("model_cmd", "app", "The embedded local model (llama.cpp serving SmolLM2-135M-Instruct)."),
     "cache": _cmd("cache_cmd", "app", "The response cache (.scoregate/cache.sqlite)."),

@@ -16,8 +16,8 @@ from typing import Any
 from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.analysis.verdicts import VERDICT_RULE
 from scoregate.catalog.directions import direction_arrow
-from scoregate.extraction.aggregation import aggregation
 from scoregate.report.charts import bars, fmt, histogram, scatter
+from scoregate.tracks.extraction.aggregation import aggregation
 
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
 VERDICT_CLASS = {

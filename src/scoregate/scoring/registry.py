@@ -38,13 +38,13 @@ def _counters(spec: CountersSpec, default_judge_model: str | None) -> Evaluator:
 
 
 def _extraction(spec: ExtractionSpec, default_judge_model: str | None) -> Evaluator:
-    from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
+    from scoregate.tracks.extraction.kind import ExtractionEvaluator
 
     return ExtractionEvaluator(spec)
 
 
 def _tags(spec: TagsSpec, default_judge_model: str | None) -> Evaluator:
-    from scoregate.scoring.tags_evaluator import TagsEvaluator
+    from scoregate.tracks.tags.kind import TagsEvaluator
 
     return TagsEvaluator(spec)
 

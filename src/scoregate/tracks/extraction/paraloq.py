@@ -15,7 +15,7 @@ from typing import Any
 
 from scoregate.catalog.models import DatasetItem
 from scoregate.errors import ScoregateError
-from scoregate.extraction.items import extraction_item
+from scoregate.tracks.extraction.items import extraction_item
 
 HUB_NAME = "paraloq/json_data_extraction"
 COLUMNS = ("text", "schema", "item")

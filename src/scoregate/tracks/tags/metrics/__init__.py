@@ -3,8 +3,8 @@
 Normalise labels with `read_labels`, score one sample with `score_sample`, aggregate with `micro_metrics`.
 """
 
-from scoregate.scoring.tags.labels import Action, Risk, TagLabels, read_labels
-from scoregate.scoring.tags.matching import (
+from scoregate.tracks.tags.metrics.labels import Action, Risk, TagLabels, read_labels
+from scoregate.tracks.tags.metrics.matching import (
     ACTION_THRESHOLD,
     ActionMatch,
     Counts,
@@ -16,7 +16,7 @@ from scoregate.scoring.tags.matching import (
     risk_counts,
     topic_counts,
 )
-from scoregate.scoring.tags.metrics import (
+from scoregate.tracks.tags.metrics.scores import (
     FAMILIES,
     METRIC_KEYS,
     MicroMetric,
@@ -25,7 +25,7 @@ from scoregate.scoring.tags.metrics import (
     prf,
     score_sample,
 )
-from scoregate.scoring.tags.vocabulary import (
+from scoregate.tracks.tags.metrics.vocabulary import (
     ASSIGNEE_ROLES,
     RISK_SEVERITIES,
     SEVERITY_WEIGHTS,

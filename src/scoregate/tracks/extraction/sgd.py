@@ -9,7 +9,7 @@ from typing import Any
 
 from scoregate.catalog.models import DatasetItem
 from scoregate.errors import ScoregateError
-from scoregate.extraction.items import extraction_item
+from scoregate.tracks.extraction.items import extraction_item
 
 REQUIRED_FIELDS = ("id", "text", "json_schema", "expected")
 

@@ -4,7 +4,7 @@ Per item: precision / recall / F1 of topics, risks (type only, type + severity, 
 actions, the count of labels outside the vocabulary, and `tags_detail` (JSON: predicted vs gold topics,
 risk matches, action matches with similarity). An item without gold labels is not scored: every key is
 null with that reason. A reply that is not JSON scores as predicting nothing (recall 0, precision null).
-The run-level micro values with CIs are in summary.json under `tags` (see scoregate.tags.run_summary).
+The run-level micro values with CIs are in summary.json under `tags` (see scoregate.tracks.tags.run_summary).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 from scoregate.catalog.models import TagsSpec
 from scoregate.scoring.base import EvalContext, resolve_path
-from scoregate.scoring.tags import METRIC_KEYS, SampleTags, TagLabels, read_labels, score_sample
 from scoregate.store.records import DataType, Score
+from scoregate.tracks.tags.metrics import METRIC_KEYS, SampleTags, TagLabels, read_labels, score_sample
 
 OUTSIDE_KEY = "labels_outside_vocabulary"
 DETAIL_KEY = "tags_detail"

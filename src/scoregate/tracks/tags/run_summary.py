@@ -1,6 +1,6 @@
 """Run-level tags aggregates for summary.json: micro P/R/F1 with CIs by resampling samples, and coverage.
 
-`tags_track_report` is the tags track's hook (see scoregate.tracks): it re-scores each stored result
+`tags_track_report` is the tags track's hook (see scoregate.tracks.base): it re-scores each stored result
 (deterministic and fast) and returns `{"tags": report}`, or `{}` when the run has no tags evaluator. The
 report's `gate_metrics` (`<metric>_micro`) are what the shipped gates read.
 """
@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scoregate.scoring.base import EvalContext, Evaluator
-from scoregate.scoring.tags import METRIC_KEYS, Counts, micro_metrics, read_labels
-from scoregate.scoring.tags_evaluator import TagsEvaluator
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
-from scoregate.tracks import ItemLedger, TrackSettings, measured
+from scoregate.tracks.base import ItemLedger, TrackSettings, measured
+from scoregate.tracks.tags.kind import TagsEvaluator
+from scoregate.tracks.tags.metrics import METRIC_KEYS, Counts, micro_metrics, read_labels
 
 MICRO_SUFFIX = "_micro"
 GATE_METRIC_KEYS: tuple[str, ...] = tuple(k + MICRO_SUFFIX for k in METRIC_KEYS)

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from scoregate.analysis.stats import mean_ci, percentiles
-from scoregate.extraction.decision import production_levels, summary_recommendation
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.extraction import ExtractionAggregate, ExtractionAggregator, ExtractionScores
-from scoregate.scoring.extraction_evaluator import ExtractionEvaluator
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
-from scoregate.tracks import ItemLedger, measured
+from scoregate.tracks.base import ItemLedger, measured
+from scoregate.tracks.extraction.decision import production_levels, summary_recommendation
+from scoregate.tracks.extraction.kind import ExtractionEvaluator
+from scoregate.tracks.extraction.metrics import ExtractionAggregate, ExtractionAggregator, ExtractionScores
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -287,7 +287,7 @@ def extraction_run_summary(
 def extraction_track_report(
     evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: Any
 ) -> dict[str, Any]:
-    """The extraction track's hook in the track contract (see scoregate.tracks)."""
+    """The extraction track's hook in the track contract (see scoregate.tracks.base)."""
     return extraction_run_summary(
         evaluators, store, summary, min_coverage=settings.min_coverage, confidence=settings.confidence,
         resamples=settings.resamples, seed=settings.seed,

@@ -14,7 +14,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from scoregate.errors import ScoregateError
-from scoregate.scoring.extraction.complexity import SchemaComplexity, schema_complexity, schema_fields
+from scoregate.tracks.extraction.metrics.complexity import SchemaComplexity, schema_complexity, schema_fields
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)\r?\n?```$", re.DOTALL)
 _CACHE_SIZE = 512

@@ -4,14 +4,14 @@ Pure functions over parsed values; no I/O. Score one item with `score_extraction
 `ExtractionAggregator` (streaming) or `aggregate_extraction`.
 """
 
-from scoregate.scoring.extraction.aggregate import (
+from scoregate.tracks.extraction.metrics.aggregate import (
     BREAKDOWNS,
     SCORE_BINS,
     ExtractionAggregate,
     ExtractionAggregator,
     aggregate_extraction,
 )
-from scoregate.scoring.extraction.complexity import (
+from scoregate.tracks.extraction.metrics.complexity import (
     ComplexityBin,
     SchemaComplexity,
     SchemaField,
@@ -19,10 +19,10 @@ from scoregate.scoring.extraction.complexity import (
     schema_complexity,
     schema_fields,
 )
-from scoregate.scoring.extraction.counts import FieldCounts
-from scoregate.scoring.extraction.fields import Category, FieldResult, Severity, compare_fields, tally
-from scoregate.scoring.extraction.options import MATCH_MODES, EqsWeights, ExtractionOptions, MatchMode
-from scoregate.scoring.extraction.scores import (
+from scoregate.tracks.extraction.metrics.counts import FieldCounts
+from scoregate.tracks.extraction.metrics.fields import Category, FieldResult, Severity, compare_fields, tally
+from scoregate.tracks.extraction.metrics.options import MATCH_MODES, EqsWeights, ExtractionOptions, MatchMode
+from scoregate.tracks.extraction.metrics.scores import (
     METRIC_KEYS,
     ExtractionScores,
     Failure,
@@ -30,7 +30,7 @@ from scoregate.scoring.extraction.scores import (
     extraction_quality_score,
     score_extraction,
 )
-from scoregate.scoring.extraction.similarity import (
+from scoregate.tracks.extraction.metrics.similarity import (
     JsonType,
     StringSimilarity,
     array_jaccard,
@@ -40,7 +40,7 @@ from scoregate.scoring.extraction.similarity import (
     strict_equal,
     string_similarity,
 )
-from scoregate.scoring.extraction.validation import (
+from scoregate.tracks.extraction.metrics.validation import (
     CompiledSchema,
     ParsedOutput,
     clear_schema_cache,

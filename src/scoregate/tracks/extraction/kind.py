@@ -14,7 +14,8 @@ from typing import Any
 from scoregate.catalog.models import ExtractionSpec
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import EvalContext, resolve_path
-from scoregate.scoring.extraction import (
+from scoregate.store.records import DataType, Score
+from scoregate.tracks.extraction.metrics import (
     METRIC_KEYS,
     EqsWeights,
     ExtractionOptions,
@@ -22,7 +23,6 @@ from scoregate.scoring.extraction import (
     compile_schema,
     score_extraction,
 )
-from scoregate.store.records import DataType, Score
 
 MAX_REFERENCE_ERRORS = 3
 

@@ -22,7 +22,7 @@ def validate_command(
     project: ProjectOption = None,
 ) -> None:
     """Check gold files: JSON Schema, topic vocabulary, risk severities, required fields, sample id = file name."""
-    from scoregate.tags.gold import validate_gold
+    from scoregate.tracks.tags.gold import validate_gold
 
     report = validate_gold(project_path(project, path))
     for violation in report.violations:
@@ -43,7 +43,7 @@ def build_command(
     project: ProjectOption = None,
 ) -> None:
     """Build `<folder>.jsonl` (and its .yaml) from transcripts and gold files; every gold file is validated first."""
-    from scoregate.tags.dataset import build_tags_dataset
+    from scoregate.tracks.tags.dataset import build_tags_dataset
 
     folder = project_path(project, folder)
     target = project_path(project, out) if out is not None else folder.with_suffix(".jsonl")

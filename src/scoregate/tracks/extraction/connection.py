@@ -18,8 +18,8 @@ from scoregate.catalog.urls import check_url
 from scoregate.errors import ProviderUnavailable, ScoregateError
 from scoregate.providers.base import CompletionRequest, ProviderError
 from scoregate.providers.openai_compat import OpenAICompatibleProvider
-from scoregate.scoring.extraction import score_extraction
 from scoregate.support.redaction import redact
+from scoregate.tracks.extraction.metrics import score_extraction
 
 SAMPLE_TEXT = "Dr. Sarah Johnson, 41, works as a cardiologist at Metro General Hospital in Leeds."
 SAMPLE_SCHEMA: dict[str, Any] = {

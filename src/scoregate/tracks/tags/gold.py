@@ -11,7 +11,13 @@ from typing import Any
 import jsonschema
 
 from scoregate.errors import ScoregateError
-from scoregate.scoring.tags.vocabulary import ASSIGNEE_ROLES, RISK_SEVERITIES, SEVERITIES, TOPIC_CATEGORIES, TOPICS
+from scoregate.tracks.tags.metrics.vocabulary import (
+    ASSIGNEE_ROLES,
+    RISK_SEVERITIES,
+    SEVERITIES,
+    TOPIC_CATEGORIES,
+    TOPICS,
+)
 
 GOLD_SUFFIX = "_gold.json"
 SCHEMA_FILE = "gold-labels.schema.json"

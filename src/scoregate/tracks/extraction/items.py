@@ -17,9 +17,9 @@ import yaml
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
 from scoregate.errors import ScoregateError
-from scoregate.scoring.extraction import ExtractionOptions
-from scoregate.scoring.extraction_evaluator import reference_problem
 from scoregate.support.files import replace_atomically
+from scoregate.tracks.extraction.kind import reference_problem
+from scoregate.tracks.extraction.metrics import ExtractionOptions
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

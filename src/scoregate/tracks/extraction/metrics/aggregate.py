@@ -11,10 +11,10 @@ from dataclasses import dataclass, replace
 from statistics import fmean
 from typing import Any
 
-from scoregate.scoring.extraction.counts import FieldCounts
-from scoregate.scoring.extraction.fields import FieldResult, add_to_counts
-from scoregate.scoring.extraction.options import MATCH_MODES
-from scoregate.scoring.extraction.scores import ExtractionScores, HallucinationCounts
+from scoregate.tracks.extraction.metrics.counts import FieldCounts
+from scoregate.tracks.extraction.metrics.fields import FieldResult, add_to_counts
+from scoregate.tracks.extraction.metrics.options import MATCH_MODES
+from scoregate.tracks.extraction.metrics.scores import ExtractionScores, HallucinationCounts
 
 BREAKDOWNS = ("type", "depth", "required", "field", "complexity")
 SCORE_BINS: tuple[tuple[str, float], ...] = (

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from scoregate.scoring.tags.labels import Action, Risk
-from scoregate.scoring.tags.vocabulary import severity_weight
+from scoregate.tracks.tags.metrics.labels import Action, Risk
+from scoregate.tracks.tags.metrics.vocabulary import severity_weight
 
 ACTION_THRESHOLD = 0.8
 """Normalised Levenshtein similarity at or above which a predicted action matches a gold one."""

@@ -6,11 +6,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scoregate.scoring.extraction.complexity import SchemaComplexity
-from scoregate.scoring.extraction.counts import FieldCounts
-from scoregate.scoring.extraction.fields import FieldResult, compare_fields, tally
-from scoregate.scoring.extraction.options import DEFAULT_OPTIONS, MATCH_MODES, EqsWeights, ExtractionOptions, MatchMode
-from scoregate.scoring.extraction.validation import compile_schema, parse_output
+from scoregate.tracks.extraction.metrics.complexity import SchemaComplexity
+from scoregate.tracks.extraction.metrics.counts import FieldCounts
+from scoregate.tracks.extraction.metrics.fields import FieldResult, compare_fields, tally
+from scoregate.tracks.extraction.metrics.options import (
+    DEFAULT_OPTIONS,
+    MATCH_MODES,
+    EqsWeights,
+    ExtractionOptions,
+    MatchMode,
+)
+from scoregate.tracks.extraction.metrics.validation import compile_schema, parse_output
 
 Failure = Literal["parse_error", "schema_invalid"]
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from rapidfuzz.distance import Levenshtein
 
-from scoregate.scoring.extraction.options import ExtractionOptions
+from scoregate.tracks.extraction.metrics.options import ExtractionOptions
 
 JsonType = Literal["string", "number", "boolean", "null", "object", "array", "other"]
 

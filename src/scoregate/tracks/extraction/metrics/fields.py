@@ -10,9 +10,9 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scoregate.scoring.extraction.counts import FieldCounts
-from scoregate.scoring.extraction.options import ExtractionOptions
-from scoregate.scoring.extraction.similarity import (
+from scoregate.tracks.extraction.metrics.counts import FieldCounts
+from scoregate.tracks.extraction.metrics.options import ExtractionOptions
+from scoregate.tracks.extraction.metrics.similarity import (
     JsonType,
     StringSimilarity,
     canonical,

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from scoregate.scoring.tags.labels import TagLabels
-from scoregate.scoring.tags.matching import (
+from scoregate.tracks.tags.metrics.labels import TagLabels
+from scoregate.tracks.tags.metrics.matching import (
     ACTION_THRESHOLD,
     ActionMatch,
     Counts,

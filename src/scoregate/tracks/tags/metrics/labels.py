@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoregate.scoring.tags.vocabulary import normalise_risk_type, normalise_severity, normalise_topic
+from scoregate.tracks.tags.metrics.vocabulary import normalise_risk_type, normalise_severity, normalise_topic
 
 
 @dataclass(frozen=True, slots=True)

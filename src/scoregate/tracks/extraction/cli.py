@@ -15,11 +15,13 @@ from scoregate.errors import ExitCode
 
 if TYPE_CHECKING:
     from scoregate.catalog.models import StructuredOutputStyle
-    from scoregate.extraction.items import ItemProblem
+    from scoregate.tracks.extraction.items import ItemProblem
 
 app = typer.Typer(help="Structured-extraction datasets: import and check.", no_args_is_help=True)
 console = lazy_console()
-HUB_NAME = "paraloq/json_data_extraction"  # scoregate.extraction.paraloq.HUB_NAME, kept here so --help imports nothing
+HUB_NAME = (
+    "paraloq/json_data_extraction"  # scoregate.tracks.extraction.paraloq.HUB_NAME, kept here so --help imports nothing
+)
 
 OutOption = Annotated[Path, typer.Option("--out", "-o", help="Dataset file to write, e.g. datasets/sgd_v1.jsonl.")]
 
@@ -44,7 +46,7 @@ def connection_test(
     project: ProjectOption = None,
 ) -> None:
     """List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema."""
-    from scoregate.extraction.connection import run_connection_test
+    from scoregate.tracks.extraction.connection import run_connection_test
 
     styles: dict[str, StructuredOutputStyle] = {
         "json_schema": "json_schema",
@@ -84,8 +86,8 @@ def import_sgd(
     project: ProjectOption = None,
 ) -> None:
     """Convert SGD extraction records into a scoregate dataset (plus its .yaml); report unscorable references."""
-    from scoregate.extraction.items import write_dataset
-    from scoregate.extraction.sgd import load_sgd
+    from scoregate.tracks.extraction.items import write_dataset
+    from scoregate.tracks.extraction.sgd import load_sgd
 
     source, out = project_path(project, source), project_path(project, out)
     if source.is_dir():
@@ -108,8 +110,8 @@ def import_hf(
     project: ProjectOption = None,
 ) -> None:
     """Import paraloq/json_data_extraction (columns text, schema, item); the hub needs `pip install datasets`."""
-    from scoregate.extraction.items import write_dataset
-    from scoregate.extraction.paraloq import load_paraloq
+    from scoregate.tracks.extraction.items import write_dataset
+    from scoregate.tracks.extraction.paraloq import load_paraloq
 
     out = project_path(project, out)
     if Path(source).suffix in (".parquet", ".jsonl"):
@@ -145,7 +147,7 @@ def check(
     project: ProjectOption = None,
 ) -> None:
     """Check every item's schema and reference (it must obey its own schema); exit 1 if any item cannot be scored."""
-    from scoregate.extraction.items import check_dataset
+    from scoregate.tracks.extraction.items import check_dataset
 
     count, problems = check_dataset(_dataset_file(project, dataset))
     _print_problems(problems, count)

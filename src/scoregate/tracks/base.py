@@ -1,8 +1,8 @@
 """Tracks: evaluator families with a run-level block in summary.json (`extraction`, `tags`, ...).
 
-A track is one idea in three places: its metrics under `scoring/<track>/` (pure functions), its evaluator
-kind in `scoring/<track>_evaluator.py`, and its loaders and run summary in `scoregate/<track>/`. The contract
-a track follows here is small:
+A track is one package, `tracks/<track>/`: its metrics in `metrics/` (pure functions), its evaluator kind in
+`kind.py`, its loaders, run summary and CLI sub-app beside them; `tracks/registry.py` asks each track for its
+block. The contract a track follows here is small:
 
 - `report(evaluators, store, summary, settings)` returns `{block_key: report}` for a run holding the track's
   evaluator, else `{}`; it re-scores stored results (deterministic), so results.jsonl stays small;
@@ -100,25 +100,3 @@ class ItemLedger:
         self.unscored_count += 1
         if len(self.unscored) < MAX_LISTED:
             self.unscored.append({"item_id": item_id, "reason": reason})
-
-
-def track_reports(
-    evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: TrackSettings
-) -> dict[str, Any]:
-    """Return every track block of a run (`{}` when it has no track evaluator)."""
-    from scoregate.extraction.run_summary import extraction_track_report
-    from scoregate.tags.run_summary import tags_track_report
-
-    blocks: dict[str, Any] = {}
-    for report in (extraction_track_report, tags_track_report):
-        blocks.update(report(evaluators, store, summary, settings))
-    return blocks
-
-
-def gate_metrics(blocks: dict[str, Any]) -> dict[str, Any]:
-    """Take the run-level metrics every track block offers to gates out of the blocks, by name."""
-    found: dict[str, Any] = {}
-    for block in blocks.values():
-        if isinstance(block, dict):
-            found.update(block.pop("gate_metrics", None) or {})
-    return found

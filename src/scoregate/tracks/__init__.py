@@ -1,0 +1,1 @@
+"""Evaluation tracks as plug-ins: one package per track (metrics, evaluator kind, loaders, run report, CLI)."""
