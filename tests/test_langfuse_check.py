@@ -9,7 +9,7 @@ import pytest
 
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.sinks.langfuse.client import NOT_CONFIGURED, SDK_VERSION
+from scoregate.integrations.langfuse.client import NOT_CONFIGURED, SDK_VERSION
 
 LANGFUSE_VARS = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL")
 

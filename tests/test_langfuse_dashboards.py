@@ -23,10 +23,10 @@ from conftest import REPO, write_yaml
 from fake_langfuse import FakeLangfuse
 from scoregate.catalog.project import load_project
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.sinks.langfuse.annotation import mirrored_traces
-from scoregate.sinks.langfuse.dashboards_sync import sync_dashboards
+from scoregate.integrations.langfuse.annotation import mirrored_traces
+from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
+from scoregate.integrations.langfuse.scores_import import import_scores
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
-from scoregate.sinks.langfuse.scores_import import import_scores
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from test_langfuse_check import point_at

@@ -29,12 +29,12 @@ from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ScoregateError
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.sinks.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
-from scoregate.sinks.langfuse.delivery import ScoreLedger, trace_id_for
+from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
+from scoregate.integrations.langfuse.delivery import ScoreLedger, trace_id_for
+from scoregate.integrations.langfuse.prompt_source import resolve_prompts
+from scoregate.integrations.langfuse.prompts_sync import to_langfuse
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse, sync_run
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
-from scoregate.sinks.langfuse.prompt_source import resolve_prompts
-from scoregate.sinks.langfuse.prompts_sync import to_langfuse
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scripted_openai import ScriptedOpenAI

@@ -18,10 +18,10 @@ from conftest import DATASET_IDS, REPO, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.catalog.project import load_project
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.sinks.langfuse.check import CHECK_TIMEOUT_S
-from scoregate.sinks.langfuse.client import SDK_MAJOR
-from scoregate.sinks.langfuse.datasets_sync import langfuse_item_id, sync_datasets
-from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.integrations.langfuse.check import CHECK_TIMEOUT_S
+from scoregate.integrations.langfuse.client import SDK_MAJOR
+from scoregate.integrations.langfuse.datasets_sync import langfuse_item_id, sync_datasets
+from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.store.run_store import RunStore

@@ -15,11 +15,11 @@ from conftest import DATASET_IDS, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse import datasets_sync
-from scoregate.sinks.langfuse.client import LangfuseSettings
-from scoregate.sinks.langfuse.datasets_sync import LOCAL_ID_KEY, langfuse_item_id, sync_datasets
-from scoregate.sinks.langfuse.remote import Remote
-from scoregate.sinks.langfuse.throttle import Throttle
+from scoregate.integrations.langfuse import datasets_sync
+from scoregate.integrations.langfuse.client import LangfuseSettings
+from scoregate.integrations.langfuse.datasets_sync import LOCAL_ID_KEY, langfuse_item_id, sync_datasets
+from scoregate.integrations.langfuse.remote import Remote
+from scoregate.integrations.langfuse.throttle import Throttle
 from test_langfuse_check import langfuse_env_fixture  # noqa: F401
 
 Cli = Callable[..., CliResult]

@@ -26,6 +26,7 @@ from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.experiment import RunOptions, run_experiment
+from scoregate.integrations.langfuse.prompts_sync import to_langfuse
 from scoregate.sinks.langfuse.promotion import (
     AUDIT_TAG,
     PROMOTIONS_LOG,
@@ -35,7 +36,6 @@ from scoregate.sinks.langfuse.promotion import (
     rollback,
 )
 from scoregate.sinks.langfuse.promotion_evidence import experiment_gates_hash
-from scoregate.sinks.langfuse.prompts_sync import to_langfuse
 from scoregate.sinks.mlflow_sink import RUN_ID_TAG
 from scripted_openai import ScriptedOpenAI
 

@@ -16,7 +16,7 @@ from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse
 from scoregate.analysis.consistency import consistency
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.sinks.langfuse.experiment_mirror import sync_run
 from scoregate.sinks.langfuse.mirror_state import trace_seed
 from scoregate.store.records import ItemResult, Score

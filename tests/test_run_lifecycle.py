@@ -20,7 +20,7 @@ from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.errors import ExitCode
 from scoregate.experiment import RunOptions, run_experiment
-from scoregate.sinks.langfuse.delivery import trace_id_for
+from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.sinks.langfuse.mirror_state import trace_seed
 from scripted_openai import ScriptedOpenAI
 from test_compare import cli, small_runs  # noqa: F401 - the compare CLI fixture

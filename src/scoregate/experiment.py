@@ -269,7 +269,7 @@ def _use_langfuse_prompts(
 
     Returns prompt name → version for the receipts; empty when the local files are used.
     """
-    from scoregate.sinks.langfuse.prompt_choice import choose_prompt_source
+    from scoregate.integrations.langfuse.prompt_choice import choose_prompt_source
 
     asked = options.prompt_label is not None or options.prompt_version is not None
     spec = project.config.experiments.get(experiment)
@@ -277,7 +277,7 @@ def _use_langfuse_prompts(
     from_langfuse = choose_prompt_source(options.prompt_source, asked=asked, resumed=any(versions.values()))
     if not from_langfuse or spec is None:
         return {}
-    from scoregate.sinks.langfuse.prompt_source import resolve_prompts
+    from scoregate.integrations.langfuse.prompt_source import resolve_prompts
 
     names = route_prompts(spec.prompt)
     if resumed is not None:

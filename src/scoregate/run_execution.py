@@ -227,7 +227,7 @@ def _write_report(store: RunStore, project: Project, outcome: RunOutcome) -> Non
 
 
 def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> None:
-    from scoregate.sinks.langfuse.client import NOT_CONFIGURED, LangfuseSettings
+    from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
 
     if LangfuseSettings.from_env() is None:
         outcome.mirror_notes.append(f"langfuse: skipped — {NOT_CONFIGURED}")

@@ -80,7 +80,7 @@ def _mark_mlflow(store: RunStore, root: Path, record: dict[str, Any], report: In
 
 
 def _mark_langfuse(store: RunStore, root: Path, report: InvalidationReport) -> None:
-    from scoregate.sinks.langfuse.client import LangfuseSettings
+    from scoregate.integrations.langfuse.client import LangfuseSettings
 
     if not store.links.get("langfuse_experiment_id"):
         report.skipped.append("langfuse: the run was not mirrored")

@@ -108,7 +108,7 @@ def promote_command(
     project: ProjectOption = None,
 ) -> None:
     """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
-    from scoregate.sinks.langfuse.client import LangfuseSettings
+    from scoregate.integrations.langfuse.client import LangfuseSettings
     from scoregate.sinks.langfuse.promotion import PromotionRefused, promote, rollback
 
     if force and not (reason and reason.strip()):

@@ -1,1 +1,1 @@
-"""Langfuse: datasets and prompts sync, runs as Langfuse experiments, scores, promotion."""
+"""The Langfuse mirror: a stored run as a Langfuse experiment (dataset run, traces, item and run-level scores)."""

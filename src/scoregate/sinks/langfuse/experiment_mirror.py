@@ -23,9 +23,10 @@ import httpx
 
 from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
-from scoregate.sinks.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
-from scoregate.sinks.langfuse.delivery import MirrorClient, trace_id_for
+from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
+from scoregate.integrations.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
+from scoregate.integrations.langfuse.delivery import MirrorClient, trace_id_for
+from scoregate.integrations.langfuse.remote import is_not_found, path_part
 from scoregate.sinks.langfuse.mirror_state import (
     ItemMirror,
     MirrorState,
@@ -35,7 +36,6 @@ from scoregate.sinks.langfuse.mirror_state import (
     score_timestamp,
     trace_seed,
 )
-from scoregate.sinks.langfuse.remote import is_not_found, path_part
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
 from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
@@ -242,8 +242,8 @@ def _trace_lost(session: MirrorClient, trace_id: str) -> bool:
 
 def _load_score_configs(session: MirrorClient, ctx: _Context, report: MirrorReport, *, first: bool) -> None:
     """Set up the score configs before a run's first mirror, then read them; a server without them is noted."""
-    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
-    from scoregate.sinks.langfuse.score_configs import server_configs, setup_score_configs
+    from scoregate.integrations.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.integrations.langfuse.score_configs import server_configs, setup_score_configs
 
     api = PublicApi(session.settings)
     try:
@@ -491,7 +491,7 @@ def _post(
     lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, ctx: _Context, **target: str | None
 ) -> str:
     """Queue one score with its fixed id and time (and its config id when it fits the config); return the id."""
-    from scoregate.sinks.langfuse.score_configs import fits
+    from scoregate.integrations.langfuse.score_configs import fits
 
     config = ctx.configs.get(post.name)
     if config is not None and fits(config, post.value, post.data_type):

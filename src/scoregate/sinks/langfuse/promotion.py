@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.sinks.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
+from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
+from scoregate.integrations.langfuse.prompts_sync import MANAGED_LABEL
+from scoregate.integrations.langfuse.remote import Remote, path_part
 from scoregate.sinks.langfuse.promotion_evidence import Evidence, experiment_gates_hash, gather_evidence, version_name
-from scoregate.sinks.langfuse.prompts_sync import MANAGED_LABEL
-from scoregate.sinks.langfuse.remote import Remote, path_part
 from scoregate.sinks.mlflow_sink import tracking_uri
 
 PROMOTIONS_LOG = "promotions.jsonl"

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from scoregate.sinks.langfuse.client import SDK_MAJOR
+from scoregate.integrations.langfuse.client import SDK_MAJOR
+from scoregate.integrations.langfuse.remote import is_not_found
 from scoregate.sinks.langfuse.mirror_state import experiment_id_for
-from scoregate.sinks.langfuse.remote import is_not_found
 
 if TYPE_CHECKING:
     from langfuse import Langfuse

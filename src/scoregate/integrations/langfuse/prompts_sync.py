@@ -14,10 +14,10 @@ from typing import Any, Literal
 from scoregate.catalog.models import PromptSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
+from scoregate.integrations.langfuse.canonical import canonical_hash
+from scoregate.integrations.langfuse.client import require_settings
+from scoregate.integrations.langfuse.remote import Remote, path_part
 from scoregate.receipts import git_commit
-from scoregate.sinks.langfuse.canonical import canonical_hash
-from scoregate.sinks.langfuse.client import require_settings
-from scoregate.sinks.langfuse.remote import Remote, path_part
 
 PROTECTED_LABEL = "production"
 MANAGED_LABEL = "latest"
@@ -218,8 +218,8 @@ def sync_prompts(
 
 def setup_configs_line(project: Project, remote: Remote) -> str:
     """Run `langfuse setup` (score configs) after a sync; return one line saying what it did or why not."""
-    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
-    from scoregate.sinks.langfuse.score_configs import setup_score_configs
+    from scoregate.integrations.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.integrations.langfuse.score_configs import setup_score_configs
 
     api = PublicApi(remote.settings)
     try:

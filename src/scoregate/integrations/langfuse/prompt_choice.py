@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse.client import LangfuseSettings, require_settings
+from scoregate.integrations.langfuse.client import LangfuseSettings, require_settings
 
 PROMPT_SOURCES = ("auto", "langfuse", "local")
 

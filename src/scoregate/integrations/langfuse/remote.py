@@ -11,8 +11,8 @@ import httpx
 from pydantic import ValidationError
 
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse.client import LangfuseSettings, open_client
-from scoregate.sinks.langfuse.throttle import RPM_ENV, Throttle, rpm_from_env
+from scoregate.integrations.langfuse.client import LangfuseSettings, open_client
+from scoregate.integrations.langfuse.throttle import RPM_ENV, Throttle, rpm_from_env
 from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:

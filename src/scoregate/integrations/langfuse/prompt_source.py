@@ -16,9 +16,9 @@ from pydantic import ValidationError
 from scoregate.catalog.models import PromptConfig, PromptSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse.client import require_settings
-from scoregate.sinks.langfuse.prompts_sync import MANAGED_LABEL, PROTECTED_LABEL, VARIABLES_KEY
-from scoregate.sinks.langfuse.remote import Remote, path_part
+from scoregate.integrations.langfuse.client import require_settings
+from scoregate.integrations.langfuse.prompts_sync import MANAGED_LABEL, PROTECTED_LABEL, VARIABLES_KEY
+from scoregate.integrations.langfuse.remote import Remote, path_part
 
 DEFAULT_LABELS = ("candidate", PROTECTED_LABEL)
 """Without --prompt-label or --prompt-version: the `candidate` version if there is one, else `production`."""

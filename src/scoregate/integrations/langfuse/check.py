@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import httpx
 
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse.client import SDK_VERSION, LangfuseSettings, require_settings
-from scoregate.sinks.langfuse.remote import HOST_HINT, Remote
-from scoregate.sinks.langfuse.throttle import Throttle
+from scoregate.integrations.langfuse.client import SDK_VERSION, LangfuseSettings, require_settings
+from scoregate.integrations.langfuse.remote import HOST_HINT, Remote
+from scoregate.integrations.langfuse.throttle import Throttle
 
 CONNECT_TIMEOUT_S = 3.0
 CHECK_TIMEOUT_S = 5

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.sinks.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
+from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
+from scoregate.integrations.langfuse.remote import Remote
+from scoregate.integrations.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE
-from scoregate.sinks.langfuse.remote import Remote
-from scoregate.sinks.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
 from scoregate.store.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
@@ -174,8 +174,8 @@ def _keep_locally(
 
 def _score_configs(remote: Remote, scores: Sequence[FeedbackScore], report: ImportReport) -> dict[str, dict[str, Any]]:
     """The server's configs of the imported keys by name (the missing ones created); none when it has no such API."""
-    from scoregate.sinks.langfuse.public_api import MissingApi, PublicApi
-    from scoregate.sinks.langfuse.score_configs import ensure_configs, feedback_configs
+    from scoregate.integrations.langfuse.public_api import MissingApi, PublicApi
+    from scoregate.integrations.langfuse.score_configs import ensure_configs, feedback_configs
 
     used = {score.key for score in scores}
     api = PublicApi(remote.settings)
@@ -195,7 +195,7 @@ def _post(
     configs: dict[str, dict[str, Any]],
 ) -> list[str]:
     """Send the scores (with their config ids) through the SDK and flush; return the SDK's warnings."""
-    from scoregate.sinks.langfuse.score_configs import fits
+    from scoregate.integrations.langfuse.score_configs import fits
 
     client: Any = remote.client  # create_score's overloads type `value` per data type; ours is checked already
     with SdkLogCapture() as capture:

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from scoregate.catalog.dashboards import DashboardSpec, WidgetSpec, load_dashboards
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse.canonical import canonical
-from scoregate.sinks.langfuse.public_api import PublicApi
+from scoregate.integrations.langfuse.canonical import canonical
+from scoregate.integrations.langfuse.public_api import PublicApi
 
 FEATURE = "dashboards"
 WIDGETS = "/api/public/unstable/dashboard-widgets"

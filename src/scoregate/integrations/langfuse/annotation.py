@@ -17,11 +17,11 @@ from typing import Any
 
 from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
+from scoregate.integrations.langfuse.public_api import PublicApi
+from scoregate.integrations.langfuse.score_configs import setup_score_configs
+from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
+from scoregate.integrations.langfuse.scores_import import feedback_path, load_feedback
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE
-from scoregate.sinks.langfuse.public_api import PublicApi
-from scoregate.sinks.langfuse.score_configs import setup_score_configs
-from scoregate.sinks.langfuse.scores_file import SCORE_KEYS
-from scoregate.sinks.langfuse.scores_import import feedback_path, load_feedback
 from scoregate.store.run_store import RUN_ID, RunStore, list_runs
 
 FEATURE = "annotation queues"

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 
 from scoregate.errors import ScoregateError
-from scoregate.sinks.langfuse.client import LangfuseSettings, require_settings
-from scoregate.sinks.langfuse.remote import HOST_HINT, KEYS_HINT
+from scoregate.integrations.langfuse.client import LangfuseSettings, require_settings
+from scoregate.integrations.langfuse.remote import HOST_HINT, KEYS_HINT
 from scoregate.support.redaction import redact
 
 KNOWN_GOOD_SERVER = "v4.16"

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from scoregate.catalog.models import CompositeSpec, LlmJudgeSpec, ScoreKey
 from scoregate.catalog.project import Project
-from scoregate.sinks.langfuse.canonical import canonical
-from scoregate.sinks.langfuse.public_api import PublicApi
-from scoregate.sinks.langfuse.scores_file import SCORE_KEYS
+from scoregate.integrations.langfuse.canonical import canonical
+from scoregate.integrations.langfuse.public_api import PublicApi
+from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
 
 FEATURE = "score configs"
 PATH = "/api/public/score-configs"

@@ -20,9 +20,9 @@ from scoregate.catalog.datasets import DatasetRef, iter_items, scan
 from scoregate.catalog.models import DatasetItem
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.sinks.langfuse.canonical import canonical, canonical_hash, parsed
-from scoregate.sinks.langfuse.client import require_settings
-from scoregate.sinks.langfuse.remote import Remote, path_part
+from scoregate.integrations.langfuse.canonical import canonical, canonical_hash, parsed
+from scoregate.integrations.langfuse.client import require_settings
+from scoregate.integrations.langfuse.remote import Remote, path_part
 
 ITEM_ID_NAMESPACE = uuid.UUID("6f1c3c1e-5b7a-4d2e-9a59-3c0de5ca1e01")
 LOCAL_ID_KEY = "scoregate_item_id"

@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import format_trace_id
 
-from scoregate.sinks.langfuse.client import SDK_VERSION, LangfuseSettings
+from scoregate.integrations.langfuse.client import SDK_VERSION, LangfuseSettings
 from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:

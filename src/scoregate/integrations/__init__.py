@@ -1,0 +1,1 @@
+"""Outside systems that are not mirrors of a run: Langfuse transport, catalog sync, prompt source, feedback import."""
