@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from report_runs import summarization_project  # noqa: E402
 from scoregate.experiment import RunOptions, run_experiment  # noqa: E402
-from scoregate.sinks.mlflow_eval_rows import log_item_rows  # noqa: E402
+from scoregate.sinks.mlflow.eval_rows import log_item_rows  # noqa: E402
 from scripted_openai import ScriptedOpenAI  # noqa: E402
 
 

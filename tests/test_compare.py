@@ -538,7 +538,7 @@ def test_per_item_scores_become_mlflow_evaluation_rows_replayed_offline(
     import mlflow
     from mlflow.tracking import MlflowClient
 
-    from scoregate.sinks.mlflow_compare import log_evaluation_rows
+    from scoregate.sinks.mlflow.compare import log_evaluation_rows
 
     _, b = small_runs(project_dir / "runs")
 

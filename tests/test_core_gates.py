@@ -171,7 +171,7 @@ def test_every_item_gate_below_the_coverage_floor_fails_once_a_measured_item_bre
     from mlflow.tracking import MlflowClient
 
     from scoregate.sinks.langfuse.score_mapping import run_scores
-    from scoregate.sinks.mlflow_sink import tracking_uri
+    from scoregate.sinks.mlflow.client import tracking_uri
 
     def responder(body: dict[str, Any]) -> str:
         text = "\n".join(str(m["content"]) for m in body["messages"])

@@ -77,7 +77,7 @@ def test_gate_breakers_reach_mlflow_and_the_langfuse_gate_score(
     from mlflow.tracking import MlflowClient
 
     from scoregate.sinks.langfuse.score_mapping import run_scores
-    from scoregate.sinks.mlflow_sink import tracking_uri
+    from scoregate.sinks.mlflow.client import tracking_uri
 
     t = titles(project_dir)
     script(scripted_server, hallucinations={t[2]: 2}, scores={})

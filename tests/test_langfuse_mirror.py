@@ -471,7 +471,7 @@ def test_mlflow_run_and_langfuse_experiment_are_linked_both_ways(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    from scoregate.sinks.mlflow_sink import mirror_run
+    from scoregate.sinks.mlflow.run_mirror import mirror_run
 
     mlflow_run_id = mirror_run(finished_run, project_root=project_dir)
     langfuse_on()

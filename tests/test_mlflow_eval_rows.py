@@ -14,7 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from conftest import CliResult, Runs
-from scoregate.sinks.mlflow_eval_rows import trace_id_of
+from scoregate.sinks.mlflow.eval_rows import trace_id_of
 from scripted_openai import ScriptedOpenAI, request_schema
 
 pytestmark = pytest.mark.usefixtures("mlflow_store")
@@ -69,7 +69,7 @@ def test_eval_rows_hold_each_item_with_every_score_as_an_assessment(
 
 
 def test_the_expected_output_becomes_an_expectation(tmp_path: Any) -> None:
-    from scoregate.sinks.mlflow_eval_rows import _assessments
+    from scoregate.sinks.mlflow.eval_rows import _assessments
     from scoregate.store.records import ItemResult, Score
 
     result = ItemResult(0, "i1", "p@1", {"text": "x"}, {"a": 1}, expected_output={"a": 2},

@@ -46,7 +46,7 @@ def test_a_new_experiment_and_the_comparisons_one_declare_the_machine_learning_k
     compared = scoregate("compare", a, b)
 
     assert compared.code == 0, compared.output
-    # the kind MLflow 3 UIs without the GenAI / Model training switch open on the Runs tab (mlflow_experiments.py)
+    # the kind MLflow 3 UIs without the GenAI / Model training switch open on the Runs tab (sinks/mlflow/experiments.py)
     assert kind_of("scripted-project/counters") == "custom_model_development"
     assert kind_of("scripted-project/comparisons") == "custom_model_development"
 

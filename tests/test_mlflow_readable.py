@@ -14,7 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from conftest import CliResult, Runs
-from scoregate.sinks.mlflow_readable import rounded
+from scoregate.sinks.mlflow.readable import rounded
 from scripted_openai import ScriptedOpenAI, request_schema
 
 pytestmark = pytest.mark.usefixtures("mlflow_store")

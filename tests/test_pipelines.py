@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, CliResult, Runs
-from scoregate.sinks.mlflow_readable import readable_metrics
+from scoregate.sinks.mlflow.readable import readable_metrics
 from scripted_openai import ScriptedOpenAI
 
 FACTS_ASK = "List the episode's main facts"

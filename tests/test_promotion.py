@@ -36,7 +36,7 @@ from scoregate.sinks.langfuse.promotion import (
     rollback,
 )
 from scoregate.sinks.langfuse.promotion_evidence import experiment_gates_hash
-from scoregate.sinks.mlflow_sink import RUN_ID_TAG
+from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
 from scripted_openai import ScriptedOpenAI
 
 PROMPT = "summarization-catchup"

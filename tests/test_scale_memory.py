@@ -20,7 +20,7 @@ from conftest import SCOREGATE_BIN
 from scoregate.analysis.compare_runs import compare_runs
 from scoregate.analysis.items import item_table
 from scoregate.analysis.summary import RunAggregator
-from scoregate.sinks.mlflow_sink import mirror_run
+from scoregate.sinks.mlflow.run_mirror import mirror_run
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RESULTS, RunStore
 from test_langfuse_mirror import make_run

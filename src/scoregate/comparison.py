@@ -2,7 +2,7 @@
 
 The numbers are computed first (`scoregate.analysis.compare_runs`, no model and no sink), then, when
 asked, the pairwise judge (`scoregate.scoring.preference`) calls a model, and the MLflow mirror
-(`scoregate.sinks.mlflow_compare`) records the outcome — as `scoregate.experiment` does for runs.
+(`scoregate.sinks.mlflow.compare`) records the outcome — as `scoregate.experiment` does for runs.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOpti
             confidence=settings.confidence_level,
         )
     if options.mirror_mlflow:
-        from scoregate.sinks.mlflow_compare import log_evaluation_rows, mirror_comparison
+        from scoregate.sinks.mlflow.compare import log_evaluation_rows, mirror_comparison
 
         mirrored = mirror_comparison(outcome, store_a, store_b, project_root=root)
         outcome.mlflow_run_id, outcome.mlflow_warnings = mirrored.run_id, mirrored.warnings

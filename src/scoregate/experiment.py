@@ -92,7 +92,7 @@ def _finish_mirror(store: RunStore, project: Project, options: RunOptions, reaso
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
     if not options.mirror_mlflow or "mlflow_run_id" in store.links:
         return outcome
-    from scoregate.sinks.mlflow_sink import mirror_run
+    from scoregate.sinks.mlflow.run_mirror import mirror_run
 
     try:  # the caller holds the run's lock
         outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)

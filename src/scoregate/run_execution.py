@@ -190,12 +190,12 @@ def execute_run(
     if options.write_report:
         _write_report(store, project, outcome)
     if options.mirror_mlflow:
-        from scoregate.sinks.mlflow_sink import mirror_run  # mlflow imports slowly; load it only when used
+        from scoregate.sinks.mlflow.run_mirror import mirror_run  # mlflow imports slowly; load it only when used
 
         try:
             outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
             if options.eval_rows:
-                from scoregate.sinks.mlflow_eval_rows import log_item_rows
+                from scoregate.sinks.mlflow.eval_rows import log_item_rows
 
                 rows = log_item_rows(store, project_root=project.root, mlflow_run_id=outcome.mirrors["mlflow"])
                 outcome.mirror_notes.append(f"mlflow: {rows} evaluation rows (one per item) on the run")

@@ -67,7 +67,7 @@ def _mark_mlflow(store: RunStore, root: Path, record: dict[str, Any], report: In
         return
     from mlflow.tracking import MlflowClient  # mlflow imports slowly; load it only when used
 
-    from scoregate.sinks.mlflow_sink import tracking_uri
+    from scoregate.sinks.mlflow.client import tracking_uri
 
     try:
         client = MlflowClient(tracking_uri=tracking_uri(root))

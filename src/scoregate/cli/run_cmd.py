@@ -269,12 +269,12 @@ def mlflow_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
-    from scoregate.sinks.mlflow_sink import resync_run
+    from scoregate.sinks.mlflow.run_mirror import resync_run
 
     mlflow_run = resync_run(project_root(project), run_id)
     print_wrapped(console, f"mlflow: run {mlflow_run} is up to date with {run_id}")
     if eval_rows:
-        from scoregate.sinks.mlflow_eval_rows import log_stored_run_rows
+        from scoregate.sinks.mlflow.eval_rows import log_stored_run_rows
 
         rows = log_stored_run_rows(project_root(project), run_id, mlflow_run)
         print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")

@@ -179,8 +179,8 @@ def show_command(
 
 def _mlflow_ui(root: Path, experiment_id: str | None) -> str | None:
     """The MLflow UI page of the run's experiment (its Runs tab), when the run is mirrored and the store has a UI."""
-    from scoregate.sinks.mlflow_experiments import ui_link
-    from scoregate.sinks.mlflow_sink import tracking_uri
+    from scoregate.sinks.mlflow.client import tracking_uri
+    from scoregate.sinks.mlflow.experiments import ui_link
 
     return ui_link(tracking_uri(root), str(experiment_id)) if experiment_id else None
 

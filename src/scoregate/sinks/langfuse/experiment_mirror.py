@@ -578,7 +578,7 @@ def _tag_mlflow(store: RunStore, project: Project, state: MirrorState, report: M
     try:
         from mlflow.tracking import MlflowClient
 
-        from scoregate.sinks.mlflow_sink import tracking_uri
+        from scoregate.sinks.mlflow.client import tracking_uri
 
         client = MlflowClient(tracking_uri=tracking_uri(project.root))
         client.set_tag(mlflow_run_id, "langfuse.experiment_url", state.experiment_url)

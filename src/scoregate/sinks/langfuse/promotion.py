@@ -25,7 +25,7 @@ from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSetti
 from scoregate.integrations.langfuse.prompts_sync import MANAGED_LABEL
 from scoregate.integrations.langfuse.remote import Remote, path_part
 from scoregate.sinks.langfuse.promotion_evidence import Evidence, experiment_gates_hash, gather_evidence, version_name
-from scoregate.sinks.mlflow_sink import tracking_uri
+from scoregate.sinks.mlflow.client import tracking_uri
 
 PROMOTIONS_LOG = "promotions.jsonl"
 MLFLOW_VERSION_TAG = "langfuse_version"

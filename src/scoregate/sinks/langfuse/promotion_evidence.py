@@ -14,7 +14,8 @@ from typing import Any
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.receipts import sha256_text
-from scoregate.sinks.mlflow_sink import RUN_ID_TAG, tracking_uri
+from scoregate.sinks.mlflow.client import tracking_uri
+from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
 
 MAX_RUNS = 200
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scoregate.sinks.mlflow_sink import RUN_METRIC_KEYS
+from scoregate.sinks.mlflow.run_mirror import RUN_METRIC_KEYS
 from scoregate.store.records import ItemResult, Score
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.sinks.mlflow_experiments import experiment_id as scoregate_experiment
-from scoregate.sinks.mlflow_sink import find_or_create_run, mirror_run, quiet_mlflow_logs, tracking_uri
+from scoregate.sinks.mlflow.client import tracking_uri
+from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experiment
+from scoregate.sinks.mlflow.run_mirror import find_or_create_run, mirror_run, quiet_mlflow_logs
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class MirroredComparison:
 
 
 def _client(project_root: Path) -> Any:
-    from scoregate.sinks.mlflow_store import tracking_client
+    from scoregate.sinks.mlflow.client import tracking_client
 
     quiet_mlflow_logs()
     return tracking_client(tracking_uri(project_root))

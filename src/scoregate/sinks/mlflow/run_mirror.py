@@ -9,8 +9,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scoregate.sinks.mlflow_experiments import experiment_id as scoregate_experiment
-from scoregate.sinks.mlflow_readable import log_dataset_input, readable_metrics, readable_tags
+from scoregate.sinks.mlflow.client import tracking_uri
+from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experiment
+from scoregate.sinks.mlflow.readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store.identity import mirror_run_name
 from scoregate.store.invalidation import invalidation_of, invalidation_tags
 from scoregate.store.run_store import RunStore
@@ -30,11 +31,6 @@ RUN_METRIC_KEYS = (
     "calls",
     "failed_calls",
 )
-
-
-def tracking_uri(project_root: Path) -> str:
-    """Return `MLFLOW_TRACKING_URI`, or the embedded default `sqlite:///<project>/mlflow.db`."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{project_root.resolve() / 'mlflow.db'}"
 
 
 def _ms(iso: str | None) -> int | None:
@@ -172,7 +168,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     """Create or update the MLflow run of a stored run; return the MLflow run id."""
     from mlflow.entities import Metric, Param, RunTag
 
-    from scoregate.sinks.mlflow_store import creation_lock, tracking_client
+    from scoregate.sinks.mlflow.client import creation_lock, tracking_client
 
     quiet_mlflow_logs()
     manifest, summary = store.manifest, store.summary

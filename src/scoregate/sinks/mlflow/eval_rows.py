@@ -122,7 +122,7 @@ def log_item_rows(store: RunStore, *, project_root: Path, mlflow_run_id: str | N
     """Write every item of a mirrored run as an MLflow evaluation row (replacing earlier ones); return the count."""
     from mlflow.tracking import MlflowClient
 
-    from scoregate.sinks.mlflow_sink import tracking_uri
+    from scoregate.sinks.mlflow.client import tracking_uri
 
     mlflow_run_id = mlflow_run_id or store.links.get("mlflow_run_id")
     if not mlflow_run_id:

@@ -1,4 +1,5 @@
-"""The MLflow tracking store a mirror writes to, created once even when several runs start at the same moment.
+"""The one MLflow client factory: where the tracking store is, and the store created once even when several
+runs start at the same moment.
 
 MLflow creates and migrates an embedded sqlite store on its first use. Two processes doing that at once race
 on the schema (`table _alembic_tmp_... already exists`): mirrors are lost and the store can be left half
@@ -16,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 SQLITE = "sqlite:///"
+
+
+def tracking_uri(project_root: Path) -> str:
+    """Return `MLFLOW_TRACKING_URI`, or the embedded default `sqlite:///<project>/mlflow.db`."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{project_root.resolve() / 'mlflow.db'}"
 
 
 @contextmanager

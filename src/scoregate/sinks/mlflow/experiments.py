@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scoregate.sinks.mlflow_store import creation_lock
+from scoregate.sinks.mlflow.client import creation_lock
 
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from scoregate.sinks.mlflow_description import run_description
+from scoregate.sinks.mlflow.description import run_description
 
 SCORE_STATS = ("mean", "ci_low", "ci_high", "coverage")
 """Per numeric score, the statistics logged as metrics (what a person compares across runs)."""
