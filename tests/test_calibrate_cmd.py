@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from conftest import REPO, CliResult, Runs
-from scoregate.analysis.calibration_runs import calibration_status
+from scoregate.app.calibration_runs import calibration_status
 from scoregate.catalog.project import load_project
 from scripted_openai import ScriptedOpenAI, json_for_schema, markdown_summary, request_schema
 

@@ -21,8 +21,8 @@ from scipy import stats
 import scoregate.cli as scoregate_cli
 from conftest import CliResult, Runs
 from scoregate.analysis.compare_runs import compare_runs
+from scoregate.app.comparison import CompareOutcome
 from scoregate.cli import compare_cmd, run_cmd
-from scoregate.comparison import CompareOutcome
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page

@@ -15,10 +15,10 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import write_yaml
+from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import ExtractionSpec
 from scoregate.errors import ScoregateError
-from scoregate.experiment import RunOptions, run_experiment
 from scoregate.scoring.base import EvalContext
 from scoregate.tracks.extraction import check_items, load_paraloq, load_sgd
 from scoregate.tracks.extraction import cli as extraction_cli

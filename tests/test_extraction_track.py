@@ -12,13 +12,13 @@ import yaml
 from pydantic import ValidationError
 
 from conftest import copy_shipped, write_yaml
+from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem, ExtractionSpec, PromptSpec
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import load_project
 from scoregate.engine.item import ItemPipeline
 from scoregate.errors import ScoregateError
-from scoregate.experiment import RunOptions, run_experiment
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.registry import build_evaluator
 from scoregate.store.records import CallRecord, ItemResult

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from conftest import REPO, CliResult, Runs
+from scoregate.app.hardcases import parse_where
 from scoregate.catalog.datasets import iter_items
-from scoregate.hardcases import parse_where
 from scripted_openai import ScriptedOpenAI
 from test_calibrate_cmd import script_replies, smoke_titles
 

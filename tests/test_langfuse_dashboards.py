@@ -21,8 +21,8 @@ from langfuse import Langfuse, propagate_attributes
 
 from conftest import REPO, write_yaml
 from fake_langfuse import FakeLangfuse
+from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.project import load_project
-from scoregate.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.annotation import mirrored_traces
 from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
 from scoregate.integrations.langfuse.scores_import import import_scores

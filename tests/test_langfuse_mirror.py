@@ -24,11 +24,11 @@ from langfuse import Langfuse
 import scoregate.cli as scoregate_cli
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
+from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
 from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ScoregateError
-from scoregate.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
 from scoregate.integrations.langfuse.delivery import ScoreLedger, trace_id_for
 from scoregate.integrations.langfuse.prompt_source import resolve_prompts

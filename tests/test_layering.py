@@ -1,4 +1,5 @@
-"""Numbers are computed before they are mirrored: `analysis/` imports no provider, engine or sink."""
+"""Numbers are computed before they are mirrored: `analysis/` imports no provider, model call, engine, outside
+system, sink or use case."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from pathlib import Path
 import scoregate
 
 ANALYSIS = Path(scoregate.__file__).parent / "analysis"
-FORBIDDEN = ("scoregate.providers", "scoregate.sinks", "scoregate.engine", "scoregate.scoring.preference")
+FORBIDDEN = (
+    "scoregate.providers",
+    "scoregate.calls",
+    "scoregate.engine",
+    "scoregate.integrations",
+    "scoregate.sinks",
+    "scoregate.app",
+    "scoregate.scoring.preference",
+)
 
 
 def imported_modules(path: Path) -> list[str]:

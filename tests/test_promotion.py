@@ -21,21 +21,14 @@ from mlflow.tracking import MlflowClient
 import scoregate.cli as scoregate_cli
 from conftest import ALL_GATES, CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
+from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.promotion import AUDIT_TAG, PROMOTIONS_LOG, PromotionRefused, promote, promotion_history, rollback
+from scoregate.app.promotion_evidence import experiment_gates_hash
 from scoregate.catalog.models import PromptSpec
 from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.prompts_sync import to_langfuse
-from scoregate.sinks.langfuse.promotion import (
-    AUDIT_TAG,
-    PROMOTIONS_LOG,
-    PromotionRefused,
-    promote,
-    promotion_history,
-    rollback,
-)
-from scoregate.sinks.langfuse.promotion_evidence import experiment_gates_hash
 from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
 from scripted_openai import ScriptedOpenAI
 
@@ -362,6 +355,6 @@ def test_repeated_rollbacks_walk_back_through_the_history_and_say_from_which_ver
 
 def rollback_evidence(root: Path) -> list[Any]:
     """The evidence the newest rollback record carries."""
-    from scoregate.sinks.langfuse.promotion_evidence import Evidence
+    from scoregate.app.promotion_evidence import Evidence
 
     return [Evidence(**e) for e in promotion_history(root, PROMPT)[-1]["evidence"]]

@@ -15,7 +15,7 @@ import pytest
 from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse
 from scoregate.analysis.consistency import consistency
-from scoregate.experiment import RunOptions, run_experiment
+from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.sinks.langfuse.experiment_mirror import sync_run
 from scoregate.sinks.langfuse.mirror_state import trace_seed

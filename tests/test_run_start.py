@@ -103,9 +103,18 @@ def test_the_background_check_sends_one_request_per_model(tmp_path: Path, script
 
 
 def test_the_run_entry_point_loads_no_execution_machinery() -> None:
-    late = ["scoregate.run_execution", "rich.progress", "numpy", "scipy", "jsonschema", "mlflow", "langfuse", "openai"]
+    late = [
+        "scoregate.app.run_execution",
+        "rich.progress",
+        "numpy",
+        "scipy",
+        "jsonschema",
+        "mlflow",
+        "langfuse",
+        "openai",
+    ]
     code = (
-        "import sys, scoregate.experiment; "
+        "import sys, scoregate.app.experiment; "
         f"print(' '.join(m for m in {late!r} if any(k == m or k.startswith(m + '.') for k in sys.modules)))"
     )
 

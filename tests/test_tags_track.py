@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from conftest import CliResult, copy_shipped, write_yaml
+from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.json_schemas import write_schemas
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import load_project
-from scoregate.experiment import RunOptions, run_experiment
 from scoregate.tracks.tags.dataset import build_tags_dataset
 from scoregate.tracks.tags.gold import GOLD_SCHEMA, validate_gold
 from scoregate.tracks.tags.metrics import METRIC_KEYS, RISK_SEVERITIES, TOPIC_CATEGORIES

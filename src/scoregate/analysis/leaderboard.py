@@ -11,8 +11,6 @@ Rules (from the benchmark teams' practice):
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,8 +18,6 @@ from typing import Any
 
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import DamagedRun, RunStore, list_runs
-
-LEADERBOARD = "leaderboard.json"
 
 
 @dataclass
@@ -217,22 +213,3 @@ def _row(entry: _Entry, min_coverage: float) -> dict[str, Any]:
         "run_ids": sorted(entry.runs),
         "best_run": link,
     }
-
-
-def write_leaderboard(runs_dir: Path, board: dict[str, Any]) -> Path:
-    """Write `runs/leaderboard.json` atomically; return its path."""
-    path = runs_dir / LEADERBOARD
-    tmp = path.with_name(f"{LEADERBOARD}.{os.getpid()}.tmp")
-    try:
-        runs_dir.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(board, indent=2), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        if tmp.is_file():
-            tmp.unlink()
-        raise ScoregateError(
-            f"cannot write the leaderboard: {exc.strerror}",
-            where=str(path),
-            hint="make runs/leaderboard.json a writable file (remove a folder of that name)",
-        ) from None
-    return path

@@ -12,7 +12,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
-from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.paired import PairedComparison, compare_paired, holm, holm_intervals
@@ -20,7 +19,6 @@ from scoregate.analysis.stats import describe
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
-from scoregate.store.invalidation import refuse_invalid
 from scoregate.store.run_labels import identity, run_labels
 from scoregate.store.run_store import RunStore
 from scoregate.tracks.extraction.aggregation import labelled
@@ -401,25 +399,3 @@ def _notes(runs: Sequence[_Run]) -> list[str]:
         listed = ", ".join(f"{k}: {v}" for k, v in counts.items())
         return [f"the runs hold different numbers of items ({listed}); each pair compares its shared items only"]
     return []
-
-
-def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str | None = None) -> ModelRanking:
-    """Open runs by id in the project's run store and rank them (the `scoregate rank` entry point)."""
-    from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
-
-    if len(run_ids) < 2:
-        raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
-    project = load_project(root)
-    settings = project.config.settings
-    stores = [RunStore.open(root / "runs", run_id) for run_id in run_ids]
-    for store in stores:
-        refuse_invalid(store, "rank")
-    return rank_runs(
-        stores,
-        metric=metric,
-        directions=project_directions(project),
-        alpha=1 - settings.confidence_level,
-        resamples=settings.bootstrap_resamples,
-        seed=settings.seed,
-    )

@@ -112,8 +112,8 @@ def calibrate(
 
     Column names in --file are dotted paths into each record (predict_scores.consistency); an exact key wins.
     """
-    from scoregate.analysis.calibration_runs import calibrate_runs
     from scoregate.analysis.judge_calibration import calibrate_file, parse_scale
+    from scoregate.app.calibration_runs import calibrate_runs
     from scoregate.catalog.project import load_project
 
     if (run is None) == (file is None):

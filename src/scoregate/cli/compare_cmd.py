@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from scoregate.analysis.compare_runs import RunSide, ScoreComparison
-    from scoregate.comparison import CompareOutcome
+    from scoregate.app.comparison import CompareOutcome
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -269,7 +269,7 @@ def compare(
     if more_runs or rank:
         if metric and len(metric) > 1:
             raise typer.BadParameter("ranking takes one --metric")
-        from scoregate.analysis.model_ranking import rank_stored_runs
+        from scoregate.app.ranking import rank_stored_runs
 
         ranking = rank_stored_runs(
             project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric[0] if metric else None
@@ -281,7 +281,7 @@ def compare(
         _report(project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json)
         return
     from scoregate.analysis.compare_runs import parse_margins
-    from scoregate.comparison import CompareOptions, compare_stored_runs
+    from scoregate.app.comparison import CompareOptions, compare_stored_runs
 
     options = CompareOptions(
         metrics=tuple(metric or ()),

@@ -12,11 +12,11 @@ from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 
 if TYPE_CHECKING:
-    from scoregate.hardcases import HardcasesReport
+    from scoregate.app.hardcases import HardcasesReport
 
 app = typer.Typer(help="Keep known failures as a dataset every experiment can include.", no_args_is_help=True)
 console = lazy_console()
-DEFAULT_DATASET = "hardcases"  # scoregate.hardcases.DEFAULT_DATASET, kept here so --help imports nothing
+DEFAULT_DATASET = "hardcases"  # scoregate.app.hardcases.DEFAULT_DATASET, kept here so --help imports nothing
 
 
 def _print(report: HardcasesReport) -> None:
@@ -54,7 +54,7 @@ def add_command(
     project: ProjectOption = None,
 ) -> None:
     """Append a run's items matching --where, worst first, to datasets/hardcases.jsonl (ids already there skipped)."""
-    from scoregate.hardcases import add_hardcases
+    from scoregate.app.hardcases import add_hardcases
 
     report = add_hardcases(project_root(project), run_id, where, limit=limit, dataset=dataset, dry_run=dry_run)
     if as_json:

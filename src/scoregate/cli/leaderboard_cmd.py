@@ -25,7 +25,8 @@ def leaderboard(
     project: ProjectOption = None,
 ) -> None:
     """Rank models and prompt versions over all valid runs; write runs/leaderboard.json."""
-    from scoregate.analysis.leaderboard import build_leaderboard, write_leaderboard
+    from scoregate.analysis.leaderboard import build_leaderboard
+    from scoregate.app.leaderboard import write_leaderboard
     from scoregate.catalog.project import load_project
     from scoregate.cli.console import lazy_console
     from scoregate.cli.layout import print_wrapped

@@ -13,7 +13,7 @@ from scoregate.cli.render import STATUS_STYLE
 from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:
-    from scoregate.sinks.langfuse.promotion import PromotionResult
+    from scoregate.app.promotion import PromotionResult
 
 console = lazy_console()
 
@@ -36,7 +36,7 @@ def langfuse_sync(
 def _print_evidence(result: PromotionResult) -> None:
     from rich.table import Table
 
-    from scoregate.sinks.langfuse.promotion_evidence import version_name
+    from scoregate.app.promotion_evidence import version_name
 
     title = f"evidence for {version_name(result.prompt, result.version)}"
     if result.action == "rollback":
@@ -56,8 +56,8 @@ def _print_evidence(result: PromotionResult) -> None:
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
-    from scoregate.sinks.langfuse.promotion import NO_LANGFUSE
-    from scoregate.sinks.langfuse.promotion_evidence import version_name
+    from scoregate.app.promotion import NO_LANGFUSE
+    from scoregate.app.promotion_evidence import version_name
 
     _print_evidence(result)
     if not result.langfuse:
@@ -108,8 +108,8 @@ def promote_command(
     project: ProjectOption = None,
 ) -> None:
     """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
+    from scoregate.app.promotion import PromotionRefused, promote, rollback
     from scoregate.integrations.langfuse.client import LangfuseSettings
-    from scoregate.sinks.langfuse.promotion import PromotionRefused, promote, rollback
 
     if force and not (reason and reason.strip()):
         raise typer.BadParameter("--force needs --reason TEXT", param_hint="--reason")
@@ -148,7 +148,7 @@ def promotions_command(
     """List the promotion history (promotions.jsonl), oldest first."""
     from rich.table import Table
 
-    from scoregate.sinks.langfuse.promotion import promotion_history
+    from scoregate.app.promotion import promotion_history
 
     records = promotion_history(project_root(project), prompt)
     if not records:

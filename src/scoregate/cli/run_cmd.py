@@ -17,7 +17,7 @@ from scoregate.errors import ExitCode
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.experiment import RunOutcome
+    from scoregate.app.experiment import RunOutcome
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -89,7 +89,7 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.experiment import RunOptions, run_experiment, run_models
+    from scoregate.app.experiment import RunOptions, run_experiment, run_models
 
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
@@ -289,7 +289,7 @@ def rank(
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
-    from scoregate.analysis.model_ranking import rank_stored_runs
+    from scoregate.app.ranking import rank_stored_runs
 
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
     if as_json:

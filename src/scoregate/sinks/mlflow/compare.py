@@ -31,7 +31,7 @@ from scoregate.sinks.mlflow.run_mirror import find_or_create_run, mirror_run, qu
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
-    from scoregate.comparison import CompareOutcome
+    from scoregate.app.comparison import CompareOutcome
 
 COMPARISON_TAG = "scoregate.comparison"
 ROWS_TAG = "scoregate.eval_rows"

@@ -19,12 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from scoregate.app.promotion_evidence import Evidence, experiment_gates_hash, gather_evidence, version_name
 from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
 from scoregate.integrations.langfuse.prompts_sync import MANAGED_LABEL
 from scoregate.integrations.langfuse.remote import Remote, path_part
-from scoregate.sinks.langfuse.promotion_evidence import Evidence, experiment_gates_hash, gather_evidence, version_name
 from scoregate.sinks.mlflow.client import tracking_uri
 
 PROMOTIONS_LOG = "promotions.jsonl"
@@ -137,7 +137,7 @@ def _refuse(result: PromotionResult) -> None:
 def _evidence_only(project: Project, prompt: str, version: int | str | None, label: str) -> PromotionResult:
     """A dry run without Langfuse: the gate evidence of `version` (default: the prompt file's), read from MLflow."""
     if version is None:
-        from scoregate.receipts import local_prompt_version
+        from scoregate.app.receipts import local_prompt_version
         from scoregate.support.suggest import unknown_name
 
         if prompt not in project.prompts:

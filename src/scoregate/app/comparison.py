@@ -2,7 +2,7 @@
 
 The numbers are computed first (`scoregate.analysis.compare_runs`, no model and no sink), then, when
 asked, the pairwise judge (`scoregate.scoring.preference`) calls a model, and the MLflow mirror
-(`scoregate.sinks.mlflow.compare`) records the outcome — as `scoregate.experiment` does for runs.
+(`scoregate.sinks.mlflow.compare`) records the outcome — as `scoregate.app.experiment` does for runs.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOpti
     )
     outcome = CompareOutcome(comparison)
     if options.judge:
-        from scoregate.scoring.preference import judge_runs
+        from scoregate.app.pairwise import judge_runs
 
         outcome.preference = judge_runs(
             project,

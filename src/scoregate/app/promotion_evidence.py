@@ -11,9 +11,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from scoregate.app.receipts import sha256_text
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.receipts import sha256_text
 from scoregate.sinks.mlflow.client import tracking_uri
 from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
 

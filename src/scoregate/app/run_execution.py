@@ -1,6 +1,6 @@
 """A planned run in its store: execute the items (resumable), summarise, gate, write the report, mirror.
 
-`scoregate.experiment` sets a run up (plan, receipts, the models' check, the store) and imports this module
+`scoregate.app.experiment` sets a run up (plan, receipts, the models' check, the store) and imports this module
 while the check waits on the network: everything here is needed only once a run exists.
 """
 
@@ -17,6 +17,7 @@ from rich.console import Console
 
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -31,7 +32,6 @@ from scoregate.engine.runner import execute, pending_items
 from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
-from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.registry import build_evaluator
 from scoregate.store.invalidation import with_invalidation
@@ -124,7 +124,7 @@ def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan
     need = gate.requires_calibration
     if need is None or result.status == "fail":
         return result
-    from scoregate.analysis.calibration_runs import calibration_status
+    from scoregate.app.calibration_runs import calibration_status
 
     status, detail = calibration_status(
         project, need.evaluator, plan.judge_model_name, floor=need.floor, metric=need.metric,

@@ -1,7 +1,7 @@
 """Run an experiment end to end: plan, check the models, open the store, then execute. The library entry point.
 
 The models' one-token check is sent only once every file check has passed (and a resumed run's lock is held),
-so a rejected run spends no request; it runs in a thread while the imports of `scoregate.run_execution` go on.
+so a rejected run spends no request; it runs in a thread while the imports of `scoregate.app.run_execution` go on.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scoregate.app.receipts import build_receipts, local_prompt_version, resume_conflicts
+from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
-from scoregate.receipts import build_receipts, local_prompt_version, resume_conflicts
-from scoregate.run_outcome import RunOptions, RunOutcome, runs_dir
 from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id
@@ -190,7 +190,7 @@ def _plan_check_and_run(
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
         _say_whose_local_server(project, names, caller, console)
-        from scoregate.run_execution import execute_run
+        from scoregate.app.run_execution import execute_run
 
         check.wait()
         store = _open_or_create(project, plan, options, receipts, resumed, check.records)

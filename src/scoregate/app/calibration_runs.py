@@ -20,11 +20,11 @@ from typing import Any, Literal, get_args
 
 from scoregate import __version__
 from scoregate.analysis.judge_calibration import CalibrationReport, compute, pairs_from_runs
+from scoregate.app.receipts import sha256_text
 from scoregate.catalog.models import EvaluatorSpec, LlmJudgeSpec
 from scoregate.catalog.plan import evaluator_score_keys
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.receipts import sha256_text
 from scoregate.store.run_store import RunStore
 
 CALIBRATIONS_DIR = "calibrations"
