@@ -9,7 +9,7 @@ Sources of pairs:
   `metadata.human` when the run's output is the item's `expected_output` (gold ratings rate the
   gold summary, so they say nothing about another output).
 
-Saving, and checking that a saved calibration still holds, live in `calibration_runs`.
+Saving, and checking that a saved calibration still holds, live in `scoregate.app.calibration_runs`.
 """
 
 from __future__ import annotations
