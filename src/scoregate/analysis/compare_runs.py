@@ -176,7 +176,7 @@ def _collect(store: RunStore, *, pair_with: dict[str, int] | None = None) -> _Ru
     """Read a run's numeric scores (9 bytes per item and score, streamed from disk) and each score's data type;
     with `pair_with` (the other run's positions), where each shared item sits in both runs, else this run's."""
     run = _RunValues()
-    for position, result in enumerate(store.iter_results_in_order()):
+    for position, result in enumerate(store.iter_results()):
         row = _item_values(result, run.types)
         for name, value in row.items():
             if name not in run.columns:  # a score first met here: the items before it lack it

@@ -155,7 +155,7 @@ def gate_breakers(store: RunStore, gate_name: str) -> tuple[list[str], str]:
     compare = _OPS[str(gate["op"])]
     threshold = float(gate["threshold"])
     broke = []
-    for result in store.iter_results_in_order():
+    for result in store.iter_results():
         score = result.score(str(gate["metric"]))
         if score is None or score.value is None or isinstance(score.value, str):
             continue
@@ -290,7 +290,7 @@ def item_detail(store: RunStore, item_id: str) -> dict[str, Any]:
         if result.item_id == item_id:
             facts = {s.name: groups for s in result.scores if (groups := fact_groups(s.value)) is not None}
             return {"run_id": store.run_id, **result.to_json_dict(), "fact_groups": facts}
-    ids = [r.item_id for r in store.iter_results_in_order()]
+    ids = [r.item_id for r in store.iter_results()]
     close = difflib.get_close_matches(item_id, ids, n=3)
     raise ScoregateError(
         f"run {store.run_id} has no item {item_id!r}",

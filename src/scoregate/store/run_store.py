@@ -206,7 +206,7 @@ class RunStore:
     def done_ids(self, *, retry_errors: bool = False) -> set[str]:
         """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded
         and whose every call (task, stage, judge) succeeded."""
-        return {r.item_id for r in self.iter_results() if not (retry_errors and r.needs_retry)}
+        return {r.item_id for r in self._newest(repeats=False) if not (retry_errors and r.needs_retry)}
 
     def _index(self, *, repeats: bool) -> ResultsIndex:
         """Where the newest record of each item (or item and repeat) sits in results.jsonl (one cheap pass)."""
@@ -246,15 +246,13 @@ class RunStore:
         return OrderedResults(self, self._index(repeats=False))
 
     def iter_results(self) -> Iterator[ItemResult]:
-        """Yield the newest stored record of each item id, in file order, streaming from disk.
+        """Yield the newest stored record of each item id in dataset order (by item index), streaming from disk.
 
+        Dataset order, not the order items finished in: every statistic over a run (bootstrap CIs resample
+        by position) is then the same for the same results, however the concurrent items interleaved.
         Older records of an item (a failure later retried with `--retry-errors`) stay in the file as history.
         Memory holds three integers per item (`scoregate.store.results_index`), never the records.
         """
-        yield from self._newest(repeats=False)
-
-    def iter_results_in_order(self) -> Iterator[ItemResult]:
-        """Like `iter_results`, in dataset order (by item index): the order tables and files list items in."""
         yield from self.ordered_results()
 
     def iter_all_records(self) -> Iterator[ItemResult]:

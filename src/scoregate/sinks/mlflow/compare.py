@@ -236,7 +236,7 @@ def log_evaluation_rows(store: RunStore, *, project_root: Path) -> int:
     rows: dict[str, dict[str, Any]] = {}
     data: list[dict[str, Any]] = []
     keys: dict[str, None] = {}
-    for result in store.iter_results_in_order():
+    for result in store.iter_results():
         rows[result.item_id] = {
             s.name: {"value": s.value, "reason": s.reason, "comment": s.comment, "evaluator": s.evaluator}
             for s in result.scores

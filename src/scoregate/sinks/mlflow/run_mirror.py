@@ -101,7 +101,7 @@ def write_scores_csv(store: RunStore, path: Path, keys: list[str]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["item_id", "index", "prompt", "error", *keys])
-        for result in store.iter_results_in_order():  # streamed: one item in memory at a time
+        for result in store.iter_results():  # streamed: one item in memory at a time
             by_name = {s.name: s.value for s in result.scores}
             writer.writerow(
                 [result.item_id, result.index, result.prompt, result.error or "",
