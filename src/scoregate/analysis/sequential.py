@@ -1,10 +1,10 @@
-"""Stop early, validly: an anytime-valid confidence sequence for a paired mean difference, and the stop rule on it.
+"""Stop early, validly: an anytime-valid confidence sequence for a paired mean difference (the rule: `sequential_stop`).
 
 Pure statistics, no I/O. Each item's difference d = candidate − reference of the primary score lies in a
 declared range [lo, hi] (a score on [a, b] gives [a − b, b − a]); it is mapped to x = (d − lo)/(hi − lo) in
 [0, 1] and the sequence for the mean of x is mapped back. Both methods are from Waudby-Smith & Ramdas,
-"Estimating means of bounded random variables by betting", J. R. Stat. Soc. B 86(1):1–27 (read 2023,
-published 2024; arXiv:2010.09686), with their predictable plug-ins (μ̂₀ = 1/2, σ̂²₀ = 1/4):
+"Estimating means of bounded random variables by betting", J. R. Stat. Soc. B 86(1):1–27 (discussion paper
+read 2023, printed 2024; arXiv:2010.09686), with their predictable plug-ins (μ̂₀ = 1/2, σ̂²₀ = 1/4):
 
     μ̂_t = (1/2 + Σ_{i≤t} x_i)/(t + 1),   σ̂²_t = (1/4 + Σ_{i≤t} (x_i − μ̂_i)²)/(t + 1),
     λ̇_t = sqrt(2 log(2/α) / (σ̂²_{t−1} · t · log(1 + t)))      (uses items 1..t−1 only: predictable).
