@@ -191,6 +191,18 @@ def test_simulated_stops_are_the_monitors_own_decisions(method: str, question: s
     assert len(set(many.verdict)) == 3  # both verdicts and inconclusive occur
 
 
+def test_a_settled_run_continued_to_the_end_keeps_its_verdict() -> None:
+    """What `--resume` past a stop does: the same monitor takes the rest; the bounds only close in."""
+    d = judge_with_dz(0.5).sample(np.random.default_rng(13), 1, ITEMS)[0]
+    monitor = SequentialMonitor(StopRule(lo=-4, hi=4), total=ITEMS)
+    decisions = [monitor.add(d[start : start + BATCH]) for start in range(0, ITEMS, BATCH)]
+    first = next(x for x in decisions if x.stop)
+    assert first.n < ITEMS and first.verdict == "better"
+    later = decisions[decisions.index(first) :]
+    assert all(x.verdict == "better" and x.lower >= first.lower and x.upper <= first.upper for x in later)
+    assert decisions[-1].n == ITEMS and decisions[-1].stop_reason == "settled"
+
+
 def _bounds(lower: float, upper: float, n: int = 50) -> SequenceBounds:
     return SequenceBounds("betting", 0.05, -4, 4, (n,), (lower,), (upper,), 0.0)
 
