@@ -35,6 +35,7 @@ from scoregate.integrations.langfuse.prompt_source import resolve_prompts
 from scoregate.integrations.langfuse.prompts_sync import to_langfuse
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse, sync_run
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
+from scoregate.sinks.langfuse.score_mapping import item_scores
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scripted_openai import ScriptedOpenAI
@@ -268,6 +269,30 @@ def test_langfuse_sync_twice_posts_nothing_twice(
     assert second.experiment_id == first.experiment_id
     assert len(fake_langfuse.state.spans) == spans
     assert sorted(score_ids(fake_langfuse)) == scores and len(set(scores)) == len(scores)
+
+
+def test_the_mirror_record_keeps_a_digest_per_item_and_still_reads_the_record_of_every_item(
+    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    assert mirror(finished_run, project_dir).complete
+    path = finished_run.directory / STATE_FILE
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["items"] == {} and record["done"]["count"] == 6  # each item confirmed under its derived trace id
+    older = {k: v for k, v in record.items() if k not in ("format", "done", "probe_trace")}
+    older["items"] = {  # what a record held before: every item with its ids
+        r.item_id: {"trace_id": trace_id_for(trace_seed(finished_run.run_id, r.item_id)), "observation_id": "1" * 16,
+                    "trace": True, "scores": r.index != 0}
+        for r in results(finished_run)
+    }  # fmt: skip
+    path.write_text(json.dumps(older), encoding="utf-8")
+
+    again = mirror(finished_run, project_dir)
+
+    first = results(finished_run)[0]
+    assert again.complete and again.items_sent == 0
+    assert again.scores_sent == len(item_scores(first))  # only the scores of the item they were not confirmed for
+    assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores)
 
 
 def test_langfuse_sync_killed_9_at_any_moment_then_redone_leaves_each_span_and_score_once(

@@ -7,8 +7,10 @@ flake on a busy machine). `bench/scale.py` measures the same commands' peak RSS 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -17,9 +19,11 @@ from typing import Any
 import pytest
 
 from conftest import SCOREGATE_BIN
+from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.analysis.compare_runs import compare_runs
 from scoregate.analysis.items import item_table
 from scoregate.analysis.summary import RunAggregator
+from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.sinks.mlflow.run_mirror import mirror_run
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RESULTS, RunStore
@@ -174,3 +178,43 @@ def test_the_summary_keeps_one_float_per_item_and_score(run_store: RunStore) -> 
 
     # a float and a measured flag per score (9 bytes), and room for the item's id (kept to name gate breakers)
     assert growth < 20 * len(keys), f"the summary grows by {growth:.0f} bytes per item for {len(keys)} scores"
+
+
+MIRROR_PEAK = """
+import json, sys, tracemalloc
+from pathlib import Path
+import langfuse, opentelemetry.exporter.otlp.proto.http.trace_exporter  # imported before the measure
+from scoregate.catalog.project import load_project
+from scoregate.sinks.langfuse import experiment_mirror
+from scoregate.store.run_store import RunStore
+root, run_id, experiment_mirror.CHUNK = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+project, store = load_project(root), RunStore.open(root / "runs", run_id)
+tracemalloc.start()
+start = tracemalloc.get_traced_memory()[0]
+report = experiment_mirror.mirror_run_to_langfuse(store, project)
+peak = tracemalloc.get_traced_memory()[1] - start
+print(json.dumps({"peak": peak, "confirmed": report.items_confirmed, "problems": report.problems}))
+"""
+MIRROR_CHUNK = 100
+"""Items per runner call in this test (the mirror's is 500): both sizes hold whole chunks, so only growth differs."""
+
+
+def test_the_langfuse_mirror_holds_a_digest_per_item_not_its_ids(
+    run_store: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse
+) -> None:
+    env = {**os.environ, **fake_langfuse.env(), "SCOREGATE_LANGFUSE_RPM": "0"}
+    peaks = {}
+    for n in (300, 3_000):  # in a child process: the Langfuse double serving it here is not measured
+        inflate(run_store, n)
+        (run_store.directory / STATE_FILE).unlink(missing_ok=True)
+        done = subprocess.run(
+            [sys.executable, "-c", MIRROR_PEAK, str(project_dir), run_store.run_id, str(MIRROR_CHUNK)],
+            capture_output=True, text=True, env=env, timeout=600, check=True,
+        )  # fmt: skip
+        measured = json.loads(done.stdout.strip().splitlines()[-1])
+        assert (measured["confirmed"], measured["problems"]) == (n, []), done.stderr[-2000:]
+        peaks[n] = measured["peak"]
+    growth = (peaks[3_000] - peaks[300]) / (3_000 - 300)
+
+    # a 16-byte digest per confirmed item in the record, and its base64 text when it is saved
+    assert growth < 150, f"the Langfuse mirror grows by {growth:.0f} bytes per item"

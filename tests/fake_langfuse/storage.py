@@ -91,6 +91,8 @@ class State:
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     prompts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     scores: list[dict[str, Any]] = field(default_factory=list)
+    score_positions: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    """Where each score id is in `scores` (an upsert looks there, not through every score: benches post 10^5)."""
     spans: list[dict[str, Any]] = field(default_factory=list)
     runs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     run_items: list[dict[str, Any]] = field(default_factory=list)
@@ -291,14 +293,17 @@ class State:
             "createdAt": now,
             "updatedAt": now,
         }
-        for index, old in enumerate(self.scores):
+        positions = self.score_positions.setdefault(score["id"], [])
+        for index in positions:
+            old = self.scores[index]
             same_day = parse_time(old["timestamp"]).date() == moment.date()
-            if old["id"] == score["id"] and old["name"] == score["name"] and same_day:
+            if old["name"] == score["name"] and same_day:
                 score["createdAt"] = old["createdAt"]
                 if given_time is None:
                     score["timestamp"] = old["timestamp"]
                 self.scores[index] = score
                 return score
+        positions.append(len(self.scores))
         self.scores.append(score)
         return score
 

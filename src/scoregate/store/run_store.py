@@ -302,13 +302,9 @@ class RunStore:
 
     def forget_mirrored_items(self, item_ids: set[str]) -> None:
         """Mark items as not yet mirrored to Langfuse, so their newer records are sent again (same ids: upserts)."""
-        path = self.directory / "langfuse.json"
-        if not item_ids or not path.is_file():
-            return
-        state = json.loads(path.read_text(encoding="utf-8"))
-        state["items"] = {k: v for k, v in state.get("items", {}).items() if k not in item_ids}
-        state["run_scores_digest"] = None
-        _write_json(path, state)
+        from scoregate.sinks.langfuse.mirror_state import forget_items  # the mirror's record: its own format
+
+        forget_items(self, item_ids)
 
     def set_link(self, key: str, value: Any) -> None:
         """Record a mirror's id (mutable, unlike the manifest's receipts)."""

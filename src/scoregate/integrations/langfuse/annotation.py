@@ -21,7 +21,8 @@ from scoregate.integrations.langfuse.public_api import PublicApi
 from scoregate.integrations.langfuse.score_configs import setup_score_configs
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
 from scoregate.integrations.langfuse.scores_import import feedback_path, load_feedback
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE
+from scoregate.sinks.langfuse.mirror_state import recorded_state
+from scoregate.store.repeats import iter_all_results, repeat_key
 from scoregate.store.run_store import RUN_ID, RunStore, list_runs
 
 FEATURE = "annotation queues"
@@ -31,10 +32,18 @@ PULL_SOURCE = "langfuse-annotation"
 
 
 def mirrored_traces(store: RunStore) -> dict[str, str]:
-    """Return item id → trace id for every item whose trace the Langfuse mirror confirmed."""
-    path = store.directory / STATE_FILE
-    state = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    return {k: v["trace_id"] for k, v in state.get("items", {}).items() if v.get("trace")}
+    """Return item id → trace id for every item whose trace the Langfuse mirror confirmed (repeats 2..K of
+    `run --repeat` under `<item>#repeat-N`)."""
+    state = recorded_state(store)
+    if state is None or not state.counts()[0]:
+        return {}
+    keys = (repeat_key(r.item_id, r.repeat) for r in iter_all_results(store))
+    return {key: trace for key in keys if (trace := state.trace_of(key)) is not None}
+
+
+def _mirrored(store: RunStore) -> bool:
+    state = recorded_state(store)
+    return state is not None and state.counts()[0] > 0
 
 
 def resolve_run(root: Path, target: str) -> RunStore:
@@ -44,7 +53,7 @@ def resolve_run(root: Path, target: str) -> RunStore:
         store = RunStore.open(runs_dir, target)
     else:
         of_dataset = [s for s in list_runs(runs_dir) if s.manifest["receipts"]["dataset"]["name"] == target]
-        mirrored = [s for s in of_dataset if mirrored_traces(s)]
+        mirrored = [s for s in of_dataset if _mirrored(s)]
         if not mirrored:
             what = (
                 f"no run of dataset {target!r} is mirrored to Langfuse"
@@ -57,7 +66,7 @@ def resolve_run(root: Path, target: str) -> RunStore:
                 "or mirror a run with `scoregate langfuse-sync RUN_ID`",
             )
         store = mirrored[0]
-    if not mirrored_traces(store):
+    if not _mirrored(store):
         raise ScoregateError(
             f"run {store.run_id} has no trace in Langfuse yet",
             hint=f"mirror it first: `scoregate langfuse-sync {store.run_id}`",

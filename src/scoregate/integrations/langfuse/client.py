@@ -62,6 +62,9 @@ def open_client(settings: LangfuseSettings, *, timeout_s: int = 20) -> Langfuse:
     )
 
 
+MAX_MESSAGES = 100
+
+
 class SdkLogCapture(logging.Handler):
     """Collects the `langfuse` logger's warnings and errors: the only trace of data the SDK dropped."""
 
@@ -78,8 +81,9 @@ class SdkLogCapture(logging.Handler):
         message = record.getMessage()
         if "expected object, received array" in message:  # the server's answer: logged at debug level only
             self._array_rejected = True
-        if record.levelno >= logging.WARNING:
-            self.messages.append(f"{record.levelname.lower()}: {message}")
+        line = f"{record.levelname.lower()}: {message}"
+        if record.levelno >= logging.WARNING and len(self.messages) < MAX_MESSAGES and line not in self.messages:
+            self.messages.append(line)  # distinct lines only: an SDK that warns once per item must not fill memory
 
     def __enter__(self) -> SdkLogCapture:
         self._logger.addHandler(self)

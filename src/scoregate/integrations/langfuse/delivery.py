@@ -14,7 +14,7 @@ import hashlib
 import json
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,8 @@ ARRAY_REJECTED = "expected object, received array"
 SCORES_PATH = "/api/public/scores"
 INGESTION_PATH = "/api/public/ingestion"
 FLUSH_AT = 50
+MAX_ERRORS = 20
+"""Distinct server error messages kept (a failing server answers every batch with the same few)."""
 FLUSH_INTERVAL_S = 0.2  # a mirror ends with flush(): a short interval keeps the last partial batch from waiting
 
 
@@ -127,6 +129,12 @@ class Retimer:
         with self._lock:
             self._spans[span_id] = (start_ns, max(start_ns, end_ns))
 
+    def forget(self) -> None:
+        """Drop every recorded time: the spans they were for are exported (a mirror calls this after a flush)."""
+        with self._lock:
+            self._spans.clear()
+            self._traces.clear()
+
     def trace(self, trace_id: int, start_ns: int, end_ns: int) -> None:
         """Give every other span of a trace the item's recorded window."""
         with self._lock:
@@ -174,6 +182,12 @@ class ConfirmingSpanExporter(SpanExporter):
         with self._lock:
             return trace_id in self.exported and trace_id not in self.failed
 
+    def forget(self, trace_ids: Collection[str]) -> None:
+        """Drop what is recorded of these traces (confirmed and recorded elsewhere, or to be sent again)."""
+        with self._lock:
+            self.exported.difference_update(trace_ids)
+            self.failed.difference_update(trace_ids)
+
     def shutdown(self) -> None:
         """Shut the wrapped exporter down."""
         self._inner.shutdown()
@@ -219,10 +233,10 @@ class ScoreLedger:
             self.partial |= ids
             self.partial_accepted += int(answer.get("accepted") or 0)
             self.partial_rejected += int(answer.get("rejected") or 0)
-            self.server_errors.append(f"HTTP 207 (part of a batch refused): {_describe(answer.get('errors'))}")
+            self._error(f"HTTP 207 (part of a batch refused): {_describe(answer.get('errors'))}")
             return
         self.array_rejected |= ARRAY_REJECTED in json.dumps(answer)
-        self.server_errors.append(f"HTTP {status}: {_describe(answer)}")
+        self._error(f"HTTP {status}: {_describe(answer)}")
         self.rejected |= ids
 
     def _ingestion_answer(self, status: int, body: Any, answer: Any) -> None:
@@ -235,10 +249,14 @@ class ScoreLedger:
             for error in answer.get("errors") or []:
                 if error.get("id") in score_of:
                     self.rejected.add(score_of[error["id"]])
-                    self.server_errors.append(f"HTTP {error.get('status')}: {_describe(error)}")
+                    self._error(f"HTTP {error.get('status')}: {_describe(error)}")
             return
         self.rejected |= set(score_of.values())
-        self.server_errors.append(f"HTTP {status}: {_describe(answer)}")
+        self._error(f"HTTP {status}: {_describe(answer)}")
+
+    def _error(self, message: str) -> None:
+        if len(self.server_errors) < MAX_ERRORS and message not in self.server_errors:
+            self.server_errors.append(message)
 
     def counts(self, score_ids: list[str]) -> tuple[int, int]:
         """Return (accepted, rejected) among `score_ids`; partly refused batches count as the server said."""
@@ -253,6 +271,12 @@ class ScoreLedger:
         """True when the server answered that it accepted this score."""
         with self._lock:
             return score_id in self.accepted
+
+    def forget(self) -> None:
+        """Drop the answers read so far (a mirror calls this once it has counted a flushed chunk's scores)."""
+        with self._lock:
+            self.accepted, self.rejected, self.partial = set(), set(), set()
+            self.partial_accepted = self.partial_rejected = 0
 
 
 def _describe(answer: Any) -> str:

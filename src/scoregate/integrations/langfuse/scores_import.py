@@ -22,7 +22,7 @@ from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
 from scoregate.integrations.langfuse.remote import Remote
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE
+from scoregate.sinks.langfuse.mirror_state import STATE_FILE, confirmed_traces
 from scoregate.store.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
@@ -35,18 +35,17 @@ def run_store_traces(root: Path) -> TraceLookup:
     """Return a lookup (run id, item id) → Langfuse trace id that reads runs/<run_id>/links.json."""
     from scoregate.store.run_store import run_directory
 
-    cache: dict[str, dict[str, str]] = {}
+    cache: dict[str, tuple[Callable[[str], str | None], dict[str, str]]] = {}
 
     def lookup(run_id: str, item_id: str) -> str | None:
         if run_id not in cache:
             run_dir = run_directory(root / "runs", run_id)
-            mirror = run_dir / STATE_FILE  # written by the Langfuse mirror: each item's confirmed trace id
-            state = json.loads(mirror.read_text(encoding="utf-8")) if mirror.is_file() else {}
-            traces = {k: v["trace_id"] for k, v in state.get("items", {}).items() if v.get("trace")}
             links_path = run_dir / "links.json"
             links = json.loads(links_path.read_text(encoding="utf-8")) if links_path.is_file() else {}
-            cache[run_id] = {**(links.get(TRACE_LINKS_KEY) or {}), **traces}
-        return cache[run_id].get(item_id)
+            # the Langfuse mirror's record (runs/<id>/langfuse.json) knows each item's confirmed trace
+            cache[run_id] = (confirmed_traces(run_dir), links.get(TRACE_LINKS_KEY) or {})
+        mirrored, linked = cache[run_id]
+        return mirrored(item_id) or linked.get(item_id)
 
     return lookup
 

@@ -23,10 +23,12 @@ import httpx
 
 from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ScoregateError
-from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
+from scoregate.integrations.langfuse.client import SDK_MAJOR, SdkLogCapture, require_settings
 from scoregate.integrations.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
 from scoregate.integrations.langfuse.delivery import MirrorClient, trace_id_for
 from scoregate.integrations.langfuse.remote import is_not_found, path_part
+from scoregate.sinks.langfuse.mirror_batch import RUN_LEVEL, PostedBatch
+from scoregate.sinks.langfuse.mirror_report import MirrorReport, judge
 from scoregate.sinks.langfuse.mirror_state import (
     ItemMirror,
     MirrorState,
@@ -45,68 +47,13 @@ from scoregate.store.lock import SYNC_HINT, RunLock
 from scoregate.store.records import ItemResult
 from scoregate.store.repeats import iter_all_results, repeat_key
 from scoregate.store.run_store import RunStore
+from scoregate.support.key_digests import KeyDigests
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
     from langfuse.model import PromptClient
 
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
-MAX_SDK_LINES = 20
-
-
-@dataclass
-class MirrorReport:
-    """What one mirror sent and what the server confirmed; `problems` empty means the run is fully mirrored."""
-
-    run_id: str
-    host: str
-    experiment_id: str | None = None
-    experiment_url: str | None = None
-    items_total: int = 0
-    items_sent: int = 0
-    items_confirmed: int = 0
-    scores_sent: int = 0
-    scores_accepted: int = 0
-    scores_rejected: int = 0
-    problems: list[str] = field(default_factory=list)
-    hint: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    dataset: str | None = None
-    dataset_linked: bool | None = None
-    """True: items linked to the synced Langfuse dataset; False: not synced; None: no item was sent now."""
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def complete(self) -> bool:
-        """True when every item's trace and scores and the run-level scores are confirmed."""
-        return not self.problems
-
-    @property
-    def scores_unconfirmed(self) -> int:
-        """Scores sent that the server neither accepted nor rejected (no answer came)."""
-        return self.scores_sent - self.scores_accepted - self.scores_rejected
-
-    def lines(self) -> list[str]:
-        """Return the report as the CLI prints it."""
-        out = [
-            f"langfuse: experiment {self.experiment_id or '-'} {self.experiment_url or ''}".rstrip(),
-            f"  items: {self.items_confirmed}/{self.items_total} mirrored ({self.items_sent} traces sent now)",
-            f"  scores: {self.scores_sent} sent, {self.scores_accepted} accepted, {self.scores_rejected} rejected, "
-            f"{self.scores_unconfirmed} unanswered",
-        ]
-        out += [f"  {n}" for n in self.notes]
-        out += [f"  sdk: {w}" for w in self.warnings[:MAX_SDK_LINES]]
-        out += [f"  problem: {p}" for p in self.problems]
-        return out
-
-    def raise_for_problems(self) -> None:
-        """Raise a ScoregateError naming every problem (the `langfuse-sync` exit path)."""
-        if self.problems:
-            listing = "\n".join([f"  - {p}" for p in self.problems] + [f"  sdk: {w}" for w in self.warnings[:5]])
-            resync = f"fix the cause, then `scoregate langfuse-sync {self.run_id}` sends only what is missing"
-            raise ScoregateError(
-                f"run {self.run_id} is not fully mirrored to Langfuse:\n{listing}", hint=self.hint or resync
-            )
 
 
 @dataclass
@@ -120,10 +67,13 @@ class _Context:
     timestamp: datetime
     project: Project | None = None
     prompts: dict[str, PromptClient] = field(default_factory=dict)
-    posted: dict[str, list[str]] = field(default_factory=dict)
+    batch: PostedBatch = field(default_factory=PostedBatch)
+    """What was posted since the last confirmation."""
     unordered: bool = False
     dataset_id: str | None = None
     dropped_metadata: list[str] = field(default_factory=list)
+    """The first values left out of span attributes (item.key); `dropped` counts them all."""
+    dropped: int = 0
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Langfuse score configs by name: a score that fits its config is posted with the config id."""
 
@@ -163,16 +113,16 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
         store.set_link("langfuse_synced", False)
         return report
     _confirm(session, ctx, report)
-    if ctx.dropped_metadata:
-        more = len(ctx.dropped_metadata) - 8
-        shown = ", ".join(ctx.dropped_metadata[:8]) + (f" and {more} more" if more > 0 else "")
+    if ctx.dropped:
+        more = ctx.dropped - len(ctx.dropped_metadata)
+        shown = ", ".join(ctx.dropped_metadata) + (f" and {more} more" if more > 0 else "")
         report.notes.append(
             f"metadata: values over {ATTRIBUTE_LIMIT} characters are not in the traces (the SDK's attribute limit): "
             f"{shown}; the full values are in runs/{store.run_id}/results.jsonl and the Langfuse dataset items"
         )
     old_server = session.ledger.array_rejected or capture.score_batches_rejected_as_array()
     state.save(store)
-    _judge(report, state, session, old_server)
+    judge(report, state, session.ledger.server_errors, old_server)
     store.set_link("langfuse_experiment_id", state.experiment_id)
     store.set_link("langfuse_experiment_url", state.experiment_url)
     store.set_link("langfuse_synced", report.complete)
@@ -214,7 +164,7 @@ def _prepare(
         state.experiment_id = experiment_id_for(store.run_id) if SDK_MAJOR >= 5 else None
     manifest = store.manifest
     ctx = _Context(store, manifest, state, project_id, score_timestamp(manifest), project)
-    _load_score_configs(session, ctx, report, first=not state.items)
+    _load_score_configs(session, ctx, report, first=state.confirmed_trace() is None)
     for name, info in manifest["receipts"]["prompts"].items():
         version = str(info["version"])
         if version.isdigit():
@@ -284,11 +234,12 @@ def _link_dataset(lf: Langfuse, ctx: _Context, report: MirrorReport) -> None:
     sync = f"`scoregate datasets sync {name}` before the next run links its experiment to the dataset"
     try:
         dataset = lf.api.datasets.get(path_part(name), request_options=options)
-        there: set[str] = set()
+        there = KeyDigests()  # 16 bytes per item the server lists
         page = 1
         while True:
             listed = lf.api.dataset_items.list(dataset_name=name, page=page, limit=PAGE_SIZE, request_options=options)
-            there |= {item.id for item in listed.data}
+            for item in listed.data:
+                there.add(item.id)
             if not listed.data or page >= (listed.meta.total_pages or 0):
                 break
             page += 1
@@ -298,16 +249,19 @@ def _link_dataset(lf: Langfuse, ctx: _Context, report: MirrorReport) -> None:
         else:
             report.warnings.append(f"dataset {name} could not be read ({type(exc).__name__}: {exc}); not linked")
         return
-    wanted = [r.item_id for r in ctx.store.iter_results()]
-    missing = [i for i in wanted if langfuse_item_id(name, i) not in there]
+    wanted, missing, first_missing = 0, 0, None
+    for result in ctx.store.iter_results():
+        wanted += 1
+        if langfuse_item_id(name, result.item_id) not in there:
+            missing, first_missing = missing + 1, first_missing or result.item_id
     if missing:
         report.notes.append(
-            f"dataset: {len(missing)} of {len(wanted)} items of this run are not in Langfuse dataset {name} "
-            f"(e.g. {missing[0]}), so the run is not linked to it; {sync}"
+            f"dataset: {missing} of {wanted} items of this run are not in Langfuse dataset {name} "
+            f"(e.g. {first_missing}), so the run is not linked to it; {sync}"
         )
         return
     ctx.dataset_id, report.dataset_linked = dataset.id, True
-    report.notes.append(f"dataset: linked to Langfuse dataset {name} ({len(wanted)} items)")
+    report.notes.append(f"dataset: linked to Langfuse dataset {name} ({wanted} items)")
 
 
 def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
@@ -324,19 +278,23 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
         report.items_total += 1
         known = state.items.get(mirror_key(result))
         if known is not None and known.trace and not known.scores:
+            ctx.batch.placed[mirror_key(result)] = known
             _post_item_scores(lf, ctx, result, known)
-    if any(not _traced(state, mirror_key(r)) for r in iter_all_results(ctx.store)):
+    if any(not state.traced(mirror_key(r)) for r in iter_all_results(ctx.store)):
         _link_dataset(lf, ctx, report)
-    pending = (r for r in iter_all_results(ctx.store) if not _traced(state, mirror_key(r)))
+    pending = (r for r in iter_all_results(ctx.store) if not state.traced(mirror_key(r)))
     for chunk in _chunks(pending):
         _run_chunk(lf, session, ctx, chunk)
         report.items_sent += len(chunk)
+        if SDK_MAJOR >= 5:  # its runner flushed: every answer about the chunk is in; record it, forget its ids
+            ctx.batch.confirm(session, state, report, lambda: _run_scores_digest(ctx))
+            state.save(ctx.store)
     if not state.experiment_id:
         return
     links = ctx.store.links
     posts = run_scores(with_invalidation(ctx.store, ctx.store.summary or {}), links.get("mlflow_run_id"))
     if state.run_scores_digest != digest(posts, state.experiment_id):
-        ids = ctx.posted.setdefault("", [])
+        ids = ctx.batch.posted.setdefault(RUN_LEVEL, [])
         for post in posts:
             ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp, ctx,
                              dataset_run_id=state.experiment_id))  # fmt: skip
@@ -345,11 +303,6 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
 def mirror_key(result: ItemResult) -> str:
     """The id a stored record is mirrored under: the item id, suffixed `#repeat-N` for repeats 2..K."""
     return repeat_key(result.item_id, result.repeat)
-
-
-def _traced(state: MirrorState, item_id: str) -> bool:
-    known = state.items.get(item_id)
-    return known is not None and known.trace
 
 
 def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]:
@@ -380,7 +333,9 @@ def _short_metadata(ctx: _Context, item_id: str, metadata: dict[str, Any]) -> di
     for key, value in metadata.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         if len(text) > ATTRIBUTE_LIMIT:
-            ctx.dropped_metadata.append(f"{item_id}.{key}")
+            ctx.dropped += 1
+            if len(ctx.dropped_metadata) < 8:
+                ctx.dropped_metadata.append(f"{item_id}.{key}")
         else:
             kept[key] = value
     return kept
@@ -412,7 +367,7 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
         trace_id = lf.get_current_trace_id() or ""
         ctx.unordered |= trace_id != trace_id_for(trace_seed(run_id, mirror_key(result)))
         placed = ItemMirror(trace_id=trace_id, observation_id=lf.get_current_observation_id())
-        ctx.state.items[mirror_key(result)] = placed
+        ctx.batch.placed[mirror_key(result)] = placed
         attributes = trace_attributes(ctx.project, ctx.manifest, run_id, result)
         with traced_with(session.roots.get(trace_id), attributes):
             _record_generations(lf, session, ctx, result, trace_id)
@@ -513,30 +468,23 @@ def _post(
 def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: ItemMirror) -> None:
     run_id = ctx.store.run_id
     target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
-    ctx.posted[mirror_key(result)] = [
+    ctx.batch.posted[mirror_key(result)] = [
         _post(lf, post, item_score_id(run_id, mirror_key(result), post.name), ctx.timestamp, ctx, **target)
         for post in item_scores(result)
     ]
 
 
+def _run_scores_digest(ctx: _Context) -> str:
+    """The digest of the run-level scores as posted now (recorded once the server accepted every one)."""
+    summary = with_invalidation(ctx.store, ctx.store.summary or {})
+    return digest(run_scores(summary, ctx.store.links.get("mlflow_run_id")), str(ctx.state.experiment_id))
+
+
 def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
-    """After the flush: mark what the server confirmed, count scores sent vs accepted."""
-    ledger, state = session.ledger, ctx.state
-    every = [i for ids in ctx.posted.values() for i in ids]
-    report.scores_sent = len(every)
-    report.scores_accepted, report.scores_rejected = ledger.counts(every)
-    for key, ids in ctx.posted.items():
-        accepted = all(ledger.is_accepted(i) for i in ids)
-        if key == "":
-            if accepted and state.experiment_id:
-                summary = with_invalidation(ctx.store, ctx.store.summary or {})
-                posts = run_scores(summary, ctx.store.links.get("mlflow_run_id"))
-                state.run_scores_digest = digest(posts, state.experiment_id)
-            continue
-        item = state.items[key]
-        item.trace = item.trace or session.exporter.confirmed(item.trace_id)
-        item.scores = accepted
-    report.items_confirmed = sum(state.is_done(r) for r in state.items)
+    """After the last flush: record what is left to confirm, and the totals."""
+    state = ctx.state
+    ctx.batch.confirm(session, state, report, lambda: _run_scores_digest(ctx))
+    report.items_confirmed = state.counts()[1]
     if ctx.unordered:
         report.warnings.append("the SDK runner did not start items in order: trace ids are not the derived ones")
     if state.experiment_id and ctx.project_id:
@@ -544,30 +492,6 @@ def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None
             f"{report.host}/project/{ctx.project_id}/experiments/results?baseline={quote(state.experiment_id, safe='')}"
         )
     report.experiment_id, report.experiment_url = state.experiment_id, state.experiment_url
-
-
-def _judge(report: MirrorReport, state: MirrorState, session: MirrorClient, old_server: bool) -> None:
-    """Turn what is still missing into problems, with the hint that fixes it."""
-    missing_traces = report.items_total - sum(1 for i in state.items.values() if i.trace)
-    if missing_traces:
-        report.problems.append(f"{missing_traces} item trace(s) were not accepted by the server")
-    if state.other_experiment_ids:
-        report.warnings.append(
-            f"langfuse SDK {SDK_MAJOR} cannot reuse an experiment id: later items landed in experiment(s) "
-            f"{', '.join(state.other_experiment_ids)}"
-        )
-    if report.scores_rejected:
-        errors = "; ".join(list(dict.fromkeys(session.ledger.server_errors))[:3])
-        report.problems.append(f"{report.scores_rejected} of {report.scores_sent} scores were rejected: {errors}")
-    if report.scores_unconfirmed:
-        report.problems.append(f"{report.scores_unconfirmed} scores got no answer from the server (not confirmed)")
-    not_done = report.items_total - report.items_confirmed
-    if not_done and not report.problems:
-        report.problems.append(f"{not_done} item(s) are not confirmed")
-    if state.experiment_id and state.run_scores_digest is None and not report.problems:
-        report.problems.append("the run-level scores are not confirmed")
-    if old_server:
-        report.hint = OLD_SERVER_HINT
 
 
 def _tag_mlflow(store: RunStore, project: Project, state: MirrorState, report: MirrorReport) -> None:
