@@ -124,7 +124,9 @@ def compare_paired(
     - `margin` (≥ 0, in score units; the largest loss tolerated) adds `non_inferior` and the words
       "equivalent" and "non-inferior"; a gate should read `non_inferior`.
     """
-    from scipy import stats  # ~70 MB: importing this module (the run's regression gate) must not load it
+    from scipy.special import ndtri  # not scipy.stats (~45-75 MB): see `paired_tests`
+
+    from scoregate.analysis.paired_tests import ttest_rel_p, wilcoxon_pratt_p
 
     if margin is not None and not margin >= 0:
         raise ValueError(f"compare_paired: margin must be ≥ 0 (the largest tolerated loss), got {margin}")
@@ -144,16 +146,16 @@ def compare_paired(
         low, high, _ = mean_ci(d, confidence=level, resamples=resamples, seed=seed)
         sd = float(np.std(d, ddof=1))
         if np.any(d != 0):
-            wilcoxon_p = _optional(stats.wilcoxon(d, zero_method="pratt", alternative="two-sided").pvalue)
+            wilcoxon_p = _optional(wilcoxon_pratt_p(d))
         if sd > 0:
-            ttest_p = _optional(stats.ttest_rel(y, x).pvalue)
+            ttest_p = _optional(ttest_rel_p(y, x))
             cohens_dz = float(np.mean(d)) / sd
         if not np.any(d != 0):
             reason = "every paired difference is 0: wilcoxon_p, p_adjusted, ttest_p, cohens_dz and mde are undefined"
         elif sd == 0:
             reason = f"every paired difference is {float(d[0]):g} (no spread): ttest_p, cohens_dz and mde are undefined"
         else:  # with no spread in the differences there is no variance to size a detectable effect from
-            z = stats.norm.ppf(1 - (1 - level) / 2) + stats.norm.ppf(POWER)
+            z = ndtri(1 - (1 - level) / 2) + ndtri(POWER)  # scipy.stats.norm.ppf
             mde = float(z * sd / math.sqrt(n))
     verdict, non_inferior = interval_verdict(low, high, direction=direction, margin=margin)
     return PairedComparison(

@@ -7,6 +7,7 @@ asked, the pairwise judge (`scoregate.scoring.preference`) calls a model, and th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,8 +55,19 @@ class CompareOutcome:
         }
 
 
-def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOptions) -> CompareOutcome:
-    """Compare two runs of the project at `root`; judge their outputs pairwise and mirror to MLflow when asked."""
+def compare_stored_runs(
+    root: Path,
+    run_a: str,
+    run_b: str,
+    options: CompareOptions,
+    *,
+    before_mirror: Callable[[CompareOutcome], None] | None = None,
+) -> CompareOutcome:
+    """Compare two runs of the project at `root`; judge their outputs pairwise and mirror to MLflow when asked.
+
+    `before_mirror(outcome)` runs once the comparison is complete and before MLflow is imported (~150 MB):
+    what it holds in between is freed before the mirror's modules are loaded.
+    """
     from scoregate.catalog.project import load_project
 
     project = load_project(root)
@@ -90,6 +102,8 @@ def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOpti
             use_cache=options.use_cache,
             confidence=settings.confidence_level,
         )
+    if before_mirror is not None:
+        before_mirror(outcome)
     if options.mirror_mlflow:
         from scoregate.sinks.mlflow.compare import log_evaluation_rows, mirror_comparison
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -158,7 +159,8 @@ def unchanged(outcome: CompareOutcome) -> list[str]:
 
 
 def print_outcome(outcome: CompareOutcome) -> None:
-    """Print the pairing counts, the score tables, each verdict in words, the preference and the mirror."""
+    """Print the pairing counts, the score tables, each verdict in words and the preference (`print_mirror`: the
+    MLflow mirror)."""
     from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
 
     c = outcome.comparison
@@ -219,6 +221,10 @@ def print_outcome(outcome: CompareOutcome) -> None:
         )
         for reason, count in p.null_reasons.items():
             print_wrapped(console, reason, first=f"  not judged ({count}): ", indent="    ", first_style="yellow")
+
+
+def print_mirror(outcome: CompareOutcome) -> None:
+    """Print the comparison's MLflow run, and what could not be mirrored."""
     if outcome.mlflow_run_id:
         print_wrapped(console, f"mlflow: comparison run {outcome.mlflow_run_id}  (browse with `make mlflow-ui`)")
     for warning in outcome.mlflow_warnings:
@@ -278,7 +284,9 @@ def compare(
             typer.echo(json.dumps(ranking.to_dict(), indent=2, default=str))
         else:
             print_ranking(console, ranking)
-        _report(project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json)
+        _report(
+            project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json
+        )()
         return
     from scoregate.analysis.compare_runs import parse_margins
     from scoregate.app.comparison import CompareOptions, compare_stored_runs
@@ -293,22 +301,31 @@ def compare(
         mirror_mlflow=not no_mlflow,
         eval_rows=eval_rows,
     )
-    outcome = compare_stored_runs(project_root(project), run_a, run_b, options)
+    said: list[Callable[[], None]] = []
+
+    def before_mirror(outcome: CompareOutcome) -> None:
+        # the report is written before MLflow is imported, so the process never holds both (issue 19: 250 MB)
+        if not as_json:
+            print_outcome(outcome)
+        said.append(_report(project_root(project), [run_a, run_b], None, quiet=as_json))
+
+    outcome = compare_stored_runs(project_root(project), run_a, run_b, options, before_mirror=before_mirror)
     if as_json:
         typer.echo(json.dumps(outcome.to_dict(), indent=2, default=str))
     else:
-        print_outcome(outcome)
-    _report(project_root(project), [run_a, run_b], None, quiet=as_json)
+        print_mirror(outcome)
+    for say in said:
+        say()
 
 
-def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) -> None:
-    """Write the comparison's HTML report and say where (on stderr with --json, so stdout stays JSON)."""
+def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) -> Callable[[], None]:
+    """Write the comparison's HTML report; return what says where (on stderr with --json, so stdout stays JSON)."""
     from scoregate.errors import ScoregateError
     from scoregate.report.write import report_runs
 
     try:
         path = report_runs(root, run_ids, metric=metric)
     except ScoregateError as exc:  # the comparison is printed; its page is not essential to it
-        print_wrapped(err_console, f"report not written: {exc.render()}")
-        return
-    print_wrapped(err_console if quiet else console, keep("report:", str(path)))
+        message = f"report not written: {exc.render()}"
+        return lambda: print_wrapped(err_console, message)
+    return lambda: print_wrapped(err_console if quiet else console, keep("report:", str(path)))
