@@ -218,3 +218,24 @@ def test_the_langfuse_mirror_holds_a_digest_per_item_not_its_ids(
 
     # a 16-byte digest per confirmed item in the record, and its base64 text when it is saved
     assert growth < 150, f"the Langfuse mirror grows by {growth:.0f} bytes per item"
+
+
+def test_the_report_charts_and_leaderboard_keep_a_few_bytes_per_item(run_store: RunStore, project_dir: Path) -> None:
+    from scoregate.report.data import ReportOptions, build_report
+
+    other = make_run(project_dir, "counters")  # a second run of the experiment: the report shows the leaderboard
+    options = ReportOptions(max_items=50, resamples=200)  # the item table stays 50 rows: only the charts grow
+    peaks = []
+    for n in (SMALL, LARGE):
+        inflate(run_store, n)
+        inflate(other, n, variant=1)
+        report = build_report([run_store], options)  # warm
+        peaks.append(peak_bytes(lambda: build_report([run_store], options)))
+    growth = (peaks[1] - peaks[0]) / (LARGE - SMALL)
+    charts = len(report["distributions"][0]["values"]) + 2  # each numeric score, the latency and the cost
+
+    assert report["leaderboard"] is not None and len(report["items"]) == 50
+    # held: a float and a measured flag per item and chart (9 bytes); passing: the run store's index of each run
+    # (~90 bytes an item while it is built) and the leaderboard's sort of both runs' 16-byte digests and floats
+    # (~200). Lists of floats and a dict of ids per item took 570.
+    assert growth < 9 * charts + 300, f"the report grows by {growth:.0f} bytes per item for {charts} charts"

@@ -11,13 +11,18 @@ Rules (from the benchmark teams' practice):
 
 from __future__ import annotations
 
+import math
+from array import array
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import DamagedRun, RunStore, list_runs
+from scoregate.support.key_digests import DIGEST_DTYPE, key_digest
 
 
 @dataclass
@@ -26,7 +31,10 @@ class _Entry:
     model: str
     prompts: str
     dataset_items: int = 0
-    best: dict[str, float] = field(default_factory=dict)
+    items: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=DIGEST_DTYPE))
+    """The digests of the items covered, sorted (16 bytes each, not an id string and a dict slot)."""
+    best: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Each covered item's best score, aligned with `items`."""
     runs: dict[str, int] = field(default_factory=dict)
     started: dict[str, str] = field(default_factory=dict)
     tokens: int | None = None
@@ -148,7 +156,6 @@ def build_leaderboard(
             else "run an experiment first (`scoregate run EXPERIMENT`)",
         )
     entries: dict[tuple[str, str, str], _Entry] = {}
-    better = (lambda new, old: new < old) if lower_is_better else (lambda new, old: new > old)
     for store, manifest, summary in candidates:
         if metric not in summary["scores"]:
             skipped.append({"run_id": store.run_id, "reason": f"no score {metric!r}"})
@@ -158,17 +165,22 @@ def build_leaderboard(
         key = (receipts["dataset"]["name"], receipts["model"]["name"], prompts)
         entry = entries.setdefault(key, _Entry(*key))
         entry.dataset_items = max(entry.dataset_items, int(receipts["dataset"]["items"]))
-        covered: set[str] = set()
+        digests, values = bytearray(), array("d")
         for result in store.iter_all_records():
             score = result.score(metric)
             value = _number(score.value) if score is not None else None
-            if value is None:
-                continue
-            covered.add(result.item_id)
-            old = entry.best.get(result.item_id)
-            if old is None or better(value, old):
-                entry.best[result.item_id] = value
-        entry.runs[store.run_id] = len(covered)
+            if value is not None:
+                digests += key_digest(result.item_id)
+                values.append(value)
+        items, best = _best_per_item(
+            np.frombuffer(digests, dtype=DIGEST_DTYPE), np.frombuffer(values, dtype=np.float64), lower_is_better
+        )
+        entry.runs[store.run_id] = len(items)
+        if entry.items.size:  # another run of the entry: the best of both per item
+            items, best = _best_per_item(
+                np.concatenate([entry.items, items]), np.concatenate([entry.best, best]), lower_is_better
+            )
+        entry.items, entry.best = items, best
         entry.started[store.run_id] = manifest.get("started_at", "")
         _add_usage(entry, store, summary)
     rows = [_row(e, min_coverage) for e in entries.values()]
@@ -186,6 +198,16 @@ def build_leaderboard(
     }
 
 
+def _best_per_item(items: np.ndarray, values: np.ndarray, lower_is_better: bool) -> tuple[np.ndarray, np.ndarray]:
+    """One entry per distinct item, with its best value (an item that ran several times counts once); sorted."""
+    order = np.lexsort((values if lower_is_better else -values, items))  # by item, the best value first
+    ordered = items[order]
+    first = np.ones(items.size, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    kept = order[first]
+    return items[kept], values[kept]
+
+
 def _order(score: float | None, lower_is_better: bool) -> float:
     if score is None:
         return 0.0
@@ -193,14 +215,14 @@ def _order(score: float | None, lower_is_better: bool) -> float:
 
 
 def _row(entry: _Entry, min_coverage: float) -> dict[str, Any]:
-    covered = len(entry.best)
+    covered = int(entry.items.size)
     coverage = covered / entry.dataset_items if entry.dataset_items else 0.0
     link = max(entry.runs, key=lambda run_id: (entry.runs[run_id], entry.started[run_id]))
     return {
         "dataset": entry.dataset,
         "model": entry.model,
         "prompts": entry.prompts,
-        "score": round(sum(entry.best.values()) / covered, 6) if covered else None,
+        "score": round(math.fsum(entry.best.tolist()) / covered, 6) if covered else None,
         "items_covered": covered,
         "dataset_items": entry.dataset_items,
         "coverage": round(coverage, 4),

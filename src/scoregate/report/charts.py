@@ -10,6 +10,10 @@ import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
+import numpy as np
+
+from scoregate.analysis.columns import FloatColumn
+
 WIDTH, HEIGHT = 360, 150
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 40, 12, 10, 30
 MARK_COLOURS = ("#b45309", "#b91c1c", "#7c3aed")
@@ -35,26 +39,33 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
     )
 
 
-def _scale_values(distinct: Sequence[float], count: int, scale: tuple[float, float] | None) -> list[float] | None:
+def _scale_values(distinct: np.ndarray, count: int, scale: tuple[float, float] | None) -> list[float] | None:
     """Every whole value from the lowest to the highest, the declared `scale`'s ends included, so an absent value
     draws a zero-height bar (1, 3, 5 of a 1-5 judge score keep their gaps); None when the values need ranges
     (not whole numbers, or more than `count` of them). A single value, whole or not, is one bar."""
-    if all(v.is_integer() for v in distinct):
-        low, high = distinct[0], distinct[-1]
+    if bool(np.all(np.floor(distinct) == distinct)):
+        low, high = float(distinct[0]), float(distinct[-1])
         if scale is not None and all(float(b).is_integer() for b in scale):
             low, high = min(low, float(scale[0])), max(high, float(scale[1]))
         if high - low + 1 <= count:
             return [low + k for k in range(int(high - low) + 1)]
-    return list(distinct) if len(distinct) == 1 else None
+    return [float(distinct[0])] if len(distinct) == 1 else None
 
 
-def _bins(values: Sequence[float], count: int) -> tuple[float, float, list[int]]:
-    low, high = min(values), max(values)
+def _bins(values: np.ndarray, count: int) -> tuple[float, float, list[int]]:
+    low, high = float(values.min()), float(values.max())
     width = (high - low) / count
-    counts = [0] * count
-    for v in values:
-        counts[min(int((v - low) / width), count - 1)] += 1
-    return low, high, counts
+    slots = np.minimum(((values - low) / width).astype(np.int64), count - 1)  # int() of a value ≥ 0: its floor
+    return low, high, [int(n) for n in np.bincount(slots, minlength=count)]
+
+
+def _measured(values: Sequence[float | None]) -> np.ndarray:
+    """The finite measured values as a float array (a FloatColumn's without a Python object per item)."""
+    if isinstance(values, FloatColumn):
+        x = values.measured()
+    else:
+        x = np.array([float(v) for v in values if v is not None], dtype=np.float64)
+    return x[np.isfinite(x)]
 
 
 def histogram(
@@ -69,14 +80,14 @@ def histogram(
 
     Whole values (counts, booleans, a judge's 1-5) get a bar per value of their `scale` (the declared range) and
     every value between, absent ones at zero height; other values are binned into `bins` ranges."""
-    measured = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    if not measured:
+    measured = _measured(values)
+    if not measured.size:
         return ""
-    distinct = sorted(set(measured))
+    distinct = np.unique(measured)
     on_scale = _scale_values(distinct, bins, scale)
     discrete = on_scale is not None
     if on_scale is not None:
-        low, high, counts = on_scale[0], on_scale[-1], [measured.count(v) for v in on_scale]
+        low, high, counts = on_scale[0], on_scale[-1], [int(np.count_nonzero(measured == v)) for v in on_scale]
     else:
         low, high, counts = _bins(measured, bins)
     pad_top = PAD_TOP + (14 if marks and not discrete else 0)  # room for the marks' legend above the bars
@@ -128,7 +139,7 @@ def histogram(
         legend_x += 6.5 * len(caption) + 8
     body.append(
         f'<text x="{PAD_LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" class="label" text-anchor="middle">'
-        f"{escape(label)} · {len(measured)} measured</text>"
+        f"{escape(label)} · {measured.size} measured</text>"
     )
     return _svg(WIDTH, HEIGHT, body, f"histogram of {label}")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.compare_runs import gate_directions
 from scoregate.analysis.items import fact_groups
 from scoregate.analysis.model_ranking import lower_is_better
@@ -188,9 +189,10 @@ class _RunReader:
         scores = summary.get("scores") or {}
         gated = [g["metric"] for g in self.gates if g.get("metric") in scores]
         self.order = list(dict.fromkeys([*gated, *scores]))
-        self.values: dict[str, list[float | None]] = {k: [] for k in self.order if scores[k]["data_type"] in NUMERIC}
-        self.latencies: list[float | None] = []
-        self.costs: list[float | None] = []
+        self.values = {k: FloatColumn() for k in self.order if scores[k]["data_type"] in NUMERIC}
+        """The charts' values: 9 bytes an item and score (a float and a measured flag), every item of the run."""
+        self.latencies = FloatColumn()
+        self.costs = FloatColumn()
         self.keys: dict[tuple[str, str], int] = {}
         """(score name, evaluator) → its index in the run's key table; item rows name scores by index."""
         self.purposes: dict[str, int] = {}
