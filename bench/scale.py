@@ -77,6 +77,13 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workdir", type=Path, default=None, help="scratch dir (default: a new temp dir, removed)")
     parser.add_argument("--python", type=Path, default=REPO / ".venv" / "bin" / "python")
     parser.add_argument("--scoregate", type=Path, default=REPO / ".venv" / "bin" / "scoregate")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another scoregate executable (an older commit's): the commands in BASELINE_ROWS are measured with it "
+        "too, on the same runs, after the rest, as rows '<command> (baseline)'",
+    )
     return parser.parse_args(argv)
 
 
@@ -158,9 +165,9 @@ class SizeBench:
             env.update(self.langfuse_env)
         return env
 
-    def cli(self, name: str, *argv: str, langfuse: bool = False) -> dict[str, Any]:
-        """Measure `scoregate ARGV -C project` and print one line about it."""
-        cmd = [str(self.args.scoregate), *argv, "-C", str(self.project)]
+    def cli(self, name: str, *argv: str, langfuse: bool = False, baseline: bool = False) -> dict[str, Any]:
+        """Measure `scoregate ARGV -C project` (the `--baseline` executable when asked) and print one line about it."""
+        cmd = [str(self.args.baseline if baseline else self.args.scoregate), *argv, "-C", str(self.project)]
         log = self.logs / f"{name}-{self.n}.log"
         result = measure(cmd, env=self.env(langfuse=langfuse), cwd=self.project, log=log, timeout_s=self.timeout_s)
         result["log"] = str(log)
@@ -187,11 +194,12 @@ class SizeBench:
             "local",
         ]
 
-    def run(self, name: str, *, langfuse: bool) -> tuple[dict[str, Any], str]:
+    def run(self, name: str, *, langfuse: bool, baseline: bool = False) -> tuple[dict[str, Any], str]:
         """Measure one `scoregate run` mirrored to MLflow (and Langfuse when asked); return it and the new run id."""
         before = run_dirs(self.project / "runs")
         langfuse = langfuse and self.langfuse_env is not None
-        result = self.cli(name, *self.run_argv(), *([] if langfuse else ["--no-langfuse"]), langfuse=langfuse)
+        argv = [*self.run_argv(), *([] if langfuse else ["--no-langfuse"])]
+        result = self.cli(name, *argv, langfuse=langfuse, baseline=baseline)
         (run_dir,) = sorted(run_dirs(self.project / "runs") - before)
         links = json.loads((run_dir / "links.json").read_text(encoding="utf-8"))
         summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
@@ -222,6 +230,16 @@ class SizeBench:
         out["mlflow-sync"] = self.cli("mlflow-sync", "mlflow-sync", a)
         if self.n <= self.args.eval_rows_max:
             out["mlflow-sync --eval-rows"] = self.cli("eval-rows", "mlflow-sync", a, "--eval-rows")
+        if self.args.baseline is not None:  # last: its run A is a run more in the project, which a leaderboard counts
+            base = {
+                "compare": ("compare", a, b),
+                "report A": ("report", a, "-o", str(self.logs / "base-a.html")),
+                "report A B": ("report", a, b, "-o", str(self.logs / "base-ab.html")),
+                "leaderboard": ("leaderboard",),
+            }
+            for name, argv in base.items():
+                out[f"{name} (baseline)"] = self.cli("base-" + name.replace(" ", "-"), *argv, baseline=True)
+            out[f"{every} (baseline)"] = self.run("base-run-A", langfuse=True, baseline=True)[0]
         return out
 
 
@@ -270,7 +288,7 @@ def ratios(sizes: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def verdicts(sizes: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """The issue's targets at the largest size: every command under 250 MB, the first page of items in under 2 s."""
-    big = sizes[max(sizes)]
+    big = {name: m for name, m in sizes[max(sizes)].items() if not name.endswith("(baseline)")}
     worst = max(big.values(), key=lambda m: m["peak_rss_mb"])
     first = big["runs show --items"]["first_line_s"]
     return {
@@ -339,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine,
         "command": "BENCH_KIT=../shared/bench .venv/bin/python bench/scale.py "
         f"--sizes {','.join(map(str, sizes))} --langfuse-max {args.langfuse_max} --eval-rows-max {args.eval_rows_max} "
-        f"--langfuse-rpm {args.langfuse_rpm:g}",
+        f"--langfuse-rpm {args.langfuse_rpm:g}" + (f" --baseline {args.baseline}" if args.baseline else ""),
         "config": {
             "sizes": sizes,
             "concurrency": args.concurrency,
