@@ -16,6 +16,8 @@ from wait4, wall time, time to its first line on stdout):
   report           `scoregate report A` and `scoregate report A B`
   leaderboard      `scoregate leaderboard`
   mlflow-sync      `scoregate mlflow-sync A`, and with `--eval-rows` at sizes up to --eval-rows-max
+  langfuse-sync    `scoregate langfuse-sync B` (never mirrored to Langfuse): the Langfuse mirror alone
+  (baseline)       with --baseline: compare, report, leaderboard and langfuse-sync B (its record removed) again
 
 Results: bench/results/scale.json and scale.md (ratios to the smallest size, machine, load averages).
 """
@@ -230,7 +232,9 @@ class SizeBench:
         out["mlflow-sync"] = self.cli("mlflow-sync", "mlflow-sync", a)
         if self.n <= self.args.eval_rows_max:
             out["mlflow-sync --eval-rows"] = self.cli("eval-rows", "mlflow-sync", a, "--eval-rows")
-        if self.args.baseline is not None:  # last: its run A is a run more in the project, which a leaderboard counts
+        if self.langfuse_env is not None:  # the Langfuse mirror alone, of a run never mirrored there
+            out["langfuse-sync"] = self.cli("langfuse-sync", "langfuse-sync", b, langfuse=True)
+        if self.args.baseline is not None:
             base = {
                 "compare": ("compare", a, b),
                 "report A": ("report", a, "-o", str(self.logs / "base-a.html")),
@@ -239,7 +243,11 @@ class SizeBench:
             }
             for name, argv in base.items():
                 out[f"{name} (baseline)"] = self.cli("base-" + name.replace(" ", "-"), *argv, baseline=True)
-            out[f"{every} (baseline)"] = self.run("base-run-A", langfuse=True, baseline=True)[0]
+            if self.langfuse_env is not None:  # run B again, its record removed: all of it sent again (same ids)
+                (self.project / "runs" / b / "langfuse.json").unlink()
+                out["langfuse-sync (baseline)"] = self.cli(
+                    "base-lf-sync", "langfuse-sync", b, langfuse=True, baseline=True
+                )
         return out
 
 
