@@ -69,10 +69,11 @@ def _open_or_create(
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
     changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
     if options.retry_errors:
+        from scoregate.sinks.langfuse.mirror_state import forget_items
         from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
-        store.forget_mirrored_items({repeat_key(item_id, repeat) for item_id, repeat in retried})
+        forget_items(store, {repeat_key(item_id, repeat) for item_id, repeat in retried})  # sent again by the mirror
         changes["revision"] = int(store.manifest.get("revision", 0)) + 1
     store.update_manifest(**changes, pid=os.getpid())
     return store

@@ -300,12 +300,6 @@ class RunStore:
         hint = f"delete {LINKS}: `scoregate mlflow-sync {self.run_id}` finds the MLflow run again by its run id"
         return read_run_json(path, hint=hint) if os.path.lexists(path) else {}
 
-    def forget_mirrored_items(self, item_ids: set[str]) -> None:
-        """Mark items as not yet mirrored to Langfuse, so their newer records are sent again (same ids: upserts)."""
-        from scoregate.sinks.langfuse.mirror_state import forget_items  # the mirror's record: its own format
-
-        forget_items(self, item_ids)
-
     def set_link(self, key: str, value: Any) -> None:
         """Record a mirror's id (mutable, unlike the manifest's receipts)."""
         _write_json(self.directory / LINKS, {**self.links, key: value})
