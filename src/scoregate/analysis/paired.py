@@ -126,7 +126,7 @@ def compare_paired(
     """
     from scipy.special import ndtri  # not scipy.stats (~45-75 MB): see `paired_tests`
 
-    from scoregate.analysis.paired_tests import ttest_rel_p, wilcoxon_pratt_p
+    from scoregate.analysis.paired_tests import ttest_rel, wilcoxon_pratt
 
     if margin is not None and not margin >= 0:
         raise ValueError(f"compare_paired: margin must be ≥ 0 (the largest tolerated loss), got {margin}")
@@ -146,9 +146,9 @@ def compare_paired(
         low, high, _ = mean_ci(d, confidence=level, resamples=resamples, seed=seed)
         sd = float(np.std(d, ddof=1))
         if np.any(d != 0):
-            wilcoxon_p = _optional(wilcoxon_pratt_p(d))
+            wilcoxon_p = _optional(wilcoxon_pratt(d).pvalue)
         if sd > 0:
-            ttest_p = _optional(ttest_rel_p(y, x))
+            ttest_p = _optional(ttest_rel(y, x).pvalue)
             cohens_dz = float(np.mean(d)) / sd
         if not np.any(d != 0):
             reason = "every paired difference is 0: wilcoxon_p, p_adjusted, ttest_p, cohens_dz and mde are undefined"
