@@ -23,7 +23,7 @@ from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.analysis.compare_runs import compare_runs
 from scoregate.analysis.items import item_table
 from scoregate.analysis.summary import RunAggregator
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE
+from scoregate.sinks.langfuse.mirror_state import STATE_FILE, ItemMirror
 from scoregate.sinks.mlflow.run_mirror import mirror_run
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RESULTS, RunStore
@@ -239,3 +239,26 @@ def test_the_report_charts_and_leaderboard_keep_a_few_bytes_per_item(run_store: 
     # (~90 bytes an item while it is built) and the leaderboard's sort of both runs' 16-byte digests and floats
     # (~200). Lists of floats and a dict of ids per item took 570.
     assert growth < 9 * charts + 300, f"the report grows by {growth:.0f} bytes per item for {charts} charts"
+
+
+def test_saving_the_langfuse_mirror_record_holds_no_text_of_its_digests(run_store: RunStore) -> None:
+    from scoregate.integrations.langfuse.delivery import trace_id_for
+    from scoregate.sinks.langfuse.mirror_state import MirrorState, trace_seed
+
+    peaks, states = [], []
+    for n in (SMALL, LARGE):
+        state = MirrorState(host="http://127.0.0.1:1", run_id=run_store.run_id)
+        for k in range(n):
+            key = f"item-{k:06d}"
+            state.record(key, ItemMirror(trace_id=trace_id_for(trace_seed(run_store.run_id, key)), observation_id=None,
+                                         trace=True, scores=True))  # fmt: skip
+        state.save(run_store)  # warm
+        peaks.append(peak_bytes(lambda: state.save(run_store)))  # noqa: B023
+        states.append(state)
+    growth = (peaks[1] - peaks[0]) / (LARGE - SMALL)
+    loaded = MirrorState.load(run_store, "http://127.0.0.1:1")
+
+    assert len(loaded.done) == LARGE and loaded.is_done("item-000000") and loaded.is_done(f"item-{LARGE - 1:06d}")
+    assert not loaded.is_done(f"item-{LARGE:06d}")
+    # the record is written in pieces: the text of 100,000 digests (2.1 MB, and its copies) is never held whole
+    assert growth < 8, f"saving the mirror record grows by {growth:.1f} bytes per confirmed item"

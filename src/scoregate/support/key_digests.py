@@ -10,11 +10,14 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterable
+from typing import TextIO
 
 import numpy as np
 
 DIGEST_BYTES = 16
 DIGEST_DTYPE = np.dtype(f"S{DIGEST_BYTES}")
+_WRITE_STEP = 3 * 512
+"""Digests base64-encoded at a time by `write_text` (a multiple of 3: the pieces join into one base64 text)."""
 _MERGE_AT = 256
 """Keys added (or removed) are kept in a small set until this many, then merged into the sorted array."""
 
@@ -65,6 +68,12 @@ class KeyDigests:
         """Return the digests, sorted, as one base64 string."""
         self._merge()
         return base64.b64encode(self._sorted.tobytes()).decode("ascii")
+
+    def write_text(self, out: TextIO) -> None:
+        """Write `to_text()` to `out` in pieces of 32 kB (the whole text is never held)."""
+        self._merge()
+        for start in range(0, len(self._sorted), _WRITE_STEP):
+            out.write(base64.b64encode(self._sorted[start : start + _WRITE_STEP].tobytes()).decode("ascii"))
 
     @classmethod
     def from_text(cls, text: str) -> KeyDigests:
