@@ -48,6 +48,7 @@ from scoregate_project import EXPERIMENT, generate_kit_data, write_project
 REPO = Path(__file__).resolve().parents[1]
 TARGET_RSS_MB = 250.0
 TARGET_FIRST_PAGE_S = 2.0
+SKIPPABLE = ("run-nomirror", "diff", "mlflow-sync")
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -67,6 +68,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--show-repeats", type=int, default=3, help="runs of `runs show --items` (median kept)")
+    parser.add_argument(
+        "--skip",
+        default="",
+        help=f"comma-separated commands left out, of: {', '.join(SKIPPABLE)} (a shorter bench on a busy machine)",
+    )
     parser.add_argument("--port", type=int, default=18700, help="port of this bench's nginx mock (0 ms)")
     parser.add_argument(
         "--resume-from",
@@ -86,7 +92,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         help="another scoregate executable (an older commit's): the commands in BASELINE_ROWS are measured with it "
         "too, on the same runs, after the rest, as rows '<command> (baseline)'",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.skip = {name.strip() for name in args.skip.split(",") if name.strip()}
+    if unknown := args.skip - set(SKIPPABLE):
+        parser.error(f"--skip: {', '.join(sorted(unknown))} is not one of {', '.join(SKIPPABLE)}")
+    return args
 
 
 def _kit() -> Path:
@@ -221,16 +231,20 @@ class SizeBench:
         every = "run A, every mirror" if self.langfuse_env is not None else "run A, MLflow mirror"
         out[every], a = self.run("run-A", langfuse=True)
         out["run B, MLflow mirror"], b = self.run("run-B", langfuse=False)
-        out["run, no mirrors"] = self.cli("run-nomirror", *self.run_argv(), "--no-mlflow", "--no-langfuse")
+        skip = self.args.skip
+        if "run-nomirror" not in skip:
+            out["run, no mirrors"] = self.cli("run-nomirror", *self.run_argv(), "--no-mlflow", "--no-langfuse")
         shows = [self.cli(f"show-items-{i}", "runs", "show", a, "--items") for i in range(self.args.show_repeats)]
         out["runs show --items"] = with_repeats(shows)
         out["compare"] = self.cli("compare", "compare", a, b)
-        out["diff"] = self.cli("diff", "diff", a, b)
+        if "diff" not in skip:
+            out["diff"] = self.cli("diff", "diff", a, b)
         out["report A"] = self.cli("report-A", "report", a, "-o", str(self.logs / f"report-{self.n}.html"))
         out["report A B"] = self.cli("report-AB", "report", a, b, "-o", str(self.logs / f"compare-{self.n}.html"))
         out["leaderboard"] = self.cli("leaderboard", "leaderboard")
-        out["mlflow-sync"] = self.cli("mlflow-sync", "mlflow-sync", a)
-        if self.n <= self.args.eval_rows_max:
+        if "mlflow-sync" not in skip:
+            out["mlflow-sync"] = self.cli("mlflow-sync", "mlflow-sync", a)
+        if "mlflow-sync" not in skip and self.n <= self.args.eval_rows_max:
             out["mlflow-sync --eval-rows"] = self.cli("eval-rows", "mlflow-sync", a, "--eval-rows")
         if self.langfuse_env is not None:  # the Langfuse mirror alone, of a run never mirrored there
             out["langfuse-sync"] = self.cli("langfuse-sync", "langfuse-sync", b, langfuse=True)
@@ -365,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine,
         "command": "BENCH_KIT=../shared/bench .venv/bin/python bench/scale.py "
         f"--sizes {','.join(map(str, sizes))} --langfuse-max {args.langfuse_max} --eval-rows-max {args.eval_rows_max} "
-        f"--langfuse-rpm {args.langfuse_rpm:g}" + (f" --baseline {args.baseline}" if args.baseline else ""),
+        f"--langfuse-rpm {args.langfuse_rpm:g} --show-repeats {args.show_repeats}"
+        + (f" --skip {','.join(sorted(args.skip))}" if args.skip else "")
+        + (f" --baseline {args.baseline}" if args.baseline else ""),
         "config": {
             "sizes": sizes,
             "concurrency": args.concurrency,
