@@ -48,7 +48,9 @@ from scoregate_project import EXPERIMENT, generate_kit_data, write_project
 REPO = Path(__file__).resolve().parents[1]
 TARGET_RSS_MB = 250.0
 TARGET_FIRST_PAGE_S = 2.0
-SKIPPABLE = ("run-nomirror", "diff", "mlflow-sync")
+SKIPPABLE = ("run-nomirror", "diff", "mlflow-sync", "run-A-langfuse", "base-lf-sync")
+"""run-A-langfuse: run A mirrored to MLflow only (the Langfuse mirror is still measured alone, `langfuse-sync B`);
+base-lf-sync: no `langfuse-sync (baseline)`."""
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -228,10 +230,10 @@ class SizeBench:
     def all(self) -> dict[str, Any]:
         """Run every command once, in order; return name → measurement."""
         out: dict[str, Any] = {}
-        every = "run A, every mirror" if self.langfuse_env is not None else "run A, MLflow mirror"
-        out[every], a = self.run("run-A", langfuse=True)
-        out["run B, MLflow mirror"], b = self.run("run-B", langfuse=False)
         skip = self.args.skip
+        every = self.langfuse_env is not None and "run-A-langfuse" not in skip
+        out["run A, every mirror" if every else "run A, MLflow mirror"], a = self.run("run-A", langfuse=every)
+        out["run B, MLflow mirror"], b = self.run("run-B", langfuse=False)
         if "run-nomirror" not in skip:
             out["run, no mirrors"] = self.cli("run-nomirror", *self.run_argv(), "--no-mlflow", "--no-langfuse")
         shows = [self.cli(f"show-items-{i}", "runs", "show", a, "--items") for i in range(self.args.show_repeats)]
@@ -257,7 +259,7 @@ class SizeBench:
             }
             for name, argv in base.items():
                 out[f"{name} (baseline)"] = self.cli("base-" + name.replace(" ", "-"), *argv, baseline=True)
-            if self.langfuse_env is not None:  # run B again, its record removed: all of it sent again (same ids)
+            if self.langfuse_env is not None and "base-lf-sync" not in skip:  # run B again, its record removed
                 (self.project / "runs" / b / "langfuse.json").unlink()
                 out["langfuse-sync (baseline)"] = self.cli(
                     "base-lf-sync", "langfuse-sync", b, langfuse=True, baseline=True
