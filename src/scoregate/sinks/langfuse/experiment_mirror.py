@@ -10,6 +10,7 @@ confirmed is recorded in `runs/<id>/langfuse.json`; a later sync sends only the 
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -289,6 +290,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
         if SDK_MAJOR >= 5:  # its runner flushed: every answer about the chunk is in; record it, forget its ids
             ctx.batch.confirm(session, state, report, lambda: _run_scores_digest(ctx))
             state.save(ctx.store)
+            gc.collect()  # the chunk's spans and SDK objects are cyclic garbage: freed now, not as the heap grows
     if not state.experiment_id:
         return
     links = ctx.store.links
