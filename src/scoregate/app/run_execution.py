@@ -62,6 +62,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     """Aggregate the stored results, judge the gates, write and return summary.json."""
     from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
     from scoregate.analysis.summary import RunAggregator
+    from scoregate.app.slice_gates import evaluate_slice_gate
 
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
@@ -83,7 +84,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             continue
         if is_regression_gate(gate):
             gates.append(
-                evaluate_regression_gate(
+                (evaluate_slice_gate if gate.slices else evaluate_regression_gate)(
                     gate, store, project_root=project.root, runs_dir=runs_dir(project),
                     min_coverage=settings.min_coverage, confidence=settings.confidence_level,
                     resamples=settings.bootstrap_resamples, seed=settings.seed,

@@ -423,6 +423,10 @@ class CalibrationRequirement(Strict):
     min_pairs: int = Field(default=2, ge=2)
 
 
+DEFAULT_MIN_SLICE_ITEMS = 10
+"""Fewest paired items a slice of a slice gate needs to be tested (a gate's `min_slice_items` overrides it)."""
+
+
 class GateSpec(Strict):
     """A threshold on a metric; pass / fail / incomplete."""
 
@@ -444,6 +448,18 @@ class GateSpec(Strict):
     requires_calibration: CalibrationRequirement | None = Field(
         default=None, description="INCOMPLETE unless the judge's saved calibration reaches this floor."
     )
+    slices: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None,
+        min_length=1,
+        description="A regression gate also compared per slice of these item fields (`input.<f>`, `metadata.<f>` "
+        "or a bare name: input, else metadata), Holm-adjusted across slices; it fails when a slice is worse by "
+        "more than `margin`.",
+    )
+    min_slice_items: int = Field(
+        default=DEFAULT_MIN_SLICE_ITEMS,
+        ge=2,
+        description="A slice with fewer paired items is reported as too small: neither passed nor tested.",
+    )
 
     @model_validator(mode="after")
     def _regression_fields_go_together(self) -> GateSpec:
@@ -451,6 +467,10 @@ class GateSpec(Strict):
             raise ValueError("`stat: paired_noninferiority` and `compare_to:` go together (a regression gate)")
         if self.margin is not None and self.compare_to is None:
             raise ValueError("`margin:` applies only to a regression gate (`compare_to:`)")
+        if self.slices is not None and self.compare_to is None:
+            raise ValueError("`slices:` applies only to a regression gate (`compare_to:`): slices compare with its run")
+        if self.slices is not None and len(set(self.slices)) != len(self.slices):
+            raise ValueError(f"`slices:` names a field twice: {self.slices}")
         return self
 
 

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from scoregate.analysis.slices import slice_score_rows
 from scoregate.sinks.mlflow.run_mirror import RUN_METRIC_KEYS
 from scoregate.store.records import ItemResult, Score
 
@@ -118,6 +119,10 @@ def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[Score
     for gate in summary["gates"]:
         detail = {k: gate.get(k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
         posts.append(ScorePost(f"gate.{gate['name']}", str(gate["status"]), "CATEGORICAL", gate.get("detail"), detail))
+    posts += [
+        ScorePost(name, status, "CATEGORICAL", why, meta)
+        for name, status, why, meta in slice_score_rows(summary["gates"])
+    ]
     posts.append(ScorePost("verdict", str(summary["verdict"]), "CATEGORICAL"))
     posts += validity_posts(summary)
     if mlflow_run_id:
