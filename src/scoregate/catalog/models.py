@@ -543,6 +543,18 @@ class ExperimentSpec(Strict):
         return self
 
 
+class FlakySettings(Strict):
+    """When an item counts as flaky on an `every_item` gate (see docs/running/flaky-items.md)."""
+
+    threshold: float = Field(
+        default=0.2, ge=0, lt=1, description="Flaky when the verdict flip rate is above this (flips / comparisons)."
+    )
+    min_observations: int = Field(
+        default=3, ge=2, description="Fewest measured observations (runs × repeats) before an item can be flaky."
+    )
+    window_runs: int = Field(default=20, ge=1, description="How many of the experiment's newest runs are read.")
+
+
 class Settings(Strict):
     """Project-wide defaults."""
 
@@ -558,6 +570,10 @@ class Settings(Strict):
         ge=0,
         description="Stop a run (interrupted, resumable) after this many calls in a row could not connect or got "
         "401/403/404 after their retries; 0 never stops.",
+    )
+    flaky: FlakySettings = Field(
+        default_factory=FlakySettings,
+        description="Items whose verdict flips between runs are kept out of `every_item` gates and listed.",
     )
     local_port: int | None = Field(
         default=None,

@@ -49,7 +49,7 @@ def flaky_line(summary: Mapping[str, Any]) -> str | None:
     named = [keep(f"{i['item_id']} ({i['gate']}, {i['flips']}/{i['comparisons']} flips)") for i in items]
     more = f", … (+{len(named) - SHOWN_FLAKY} more)" if len(named) > SHOWN_FLAKY else ""
     return (
-        f"flaky: {len(items)} item verdict(s) flip between runs (rate above {flaky['threshold']:.0%} over "
+        f"flaky: {len(items)} item verdict(s) flip between runs and repeats (rate above {flaky['threshold']:.0%} over "
         f"{flaky['runs']} run(s)), kept out of the every_item gates: {', '.join(named[:SHOWN_FLAKY])}{more}; "
         f"`scoregate runs show {summary.get('run_id')} --flaky` shows their history"
     )

@@ -65,9 +65,9 @@ def flaky_section(report: dict[str, Any]) -> str:
             )
         out.append(
             f'<section id="flaky"><h2>Flaky items ({_e(run["run_id"])})</h2><p class="warn">'
-            f"{len(flaky['items'])} item verdict(s) flip between runs of {_e(run.get('experiment'))} (flip rate above "
-            f"{flaky['threshold']:.0%} over {flaky['runs']} run(s)): kept out of the every_item gates, listed here, "
-            "oldest observation first.</p>"
+            f"{len(flaky['items'])} item verdict(s) flip between runs and repeats of {_e(run.get('experiment'))} "
+            f"(flip rate above {flaky['threshold']:.0%} over {flaky['runs']} run(s)): kept out of the every_item "
+            "gates, listed here, oldest observation first.</p>"
             '<div class="table-wrap"><table class="grid flaky"><thead><tr><th>item</th><th>gate</th><th>flips</th>'
             f"<th>history (verdict(value), #r = repeat)</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
             "</section>"
