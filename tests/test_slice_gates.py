@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,26 @@ def test_slices_need_a_regression_gate() -> None:
         gate(slices=["feed", "feed"])
     with pytest.raises(ValidationError, match="greater than or equal to 2"):
         gate(slices=["feed"], min_slice_items=1)
+
+
+def test_each_slice_becomes_an_mlflow_metric_set_and_a_langfuse_run_score(tmp_path: Path) -> None:
+    from scoregate.sinks.langfuse.score_mapping import run_scores
+    from scoregate.sinks.mlflow.readable import readable_metrics
+
+    promotions(tmp_path, (PROMPT, "promote", 3))
+    store_run(tmp_path, "prod", lambda i, f, k: base_value(i), version="3", day=1)
+    current = store_run(tmp_path, "cand", one_feed_regresses, version="4", day=2)
+    gate_result = judge(tmp_path, current, gate(slices=["feed_category"]))
+    summary = {"scores": {}, "run_metrics": {}, "gates": [gate_result.to_dict()], "verdict": "fail"}
+
+    metrics = readable_metrics(summary)
+    posts = {p.name: p for p in run_scores(summary, None)}
+
+    assert metrics["slice.no_regression.feed_category.security.pass"] == 0.0
+    assert metrics["slice.no_regression.feed_category.security.n"] == 12.0
+    assert metrics["slice.no_regression.feed_category.devtools.pass"] == 1.0
+    assert math.isnan(metrics["slice.no_regression.feed_category.cloud.pass"])  # too small: not a pass, not a fail
+    security = posts["slice.no_regression.feed_category=security"]
+    assert (security.value, security.data_type) == ("fail", "CATEGORICAL")
+    assert security.comment is not None and security.comment.startswith("n=12, worse, Δ -1")
+    assert posts["slice.no_regression.feed_category=cloud"].value == "too_small"
