@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import SCOREGATE_BIN, Runs
-from scoregate.analysis.flaky import GateRule, Observation, flaky_items, flips
+from scoregate.analysis.flaky import FlipCounter, GateRule, Observation, flaky_items, flips
 from scoregate.app.flaky_items import find_flaky
 from scoregate.catalog.models import ProjectConfig
 from scoregate.store.records import ItemResult, Score
@@ -43,6 +44,25 @@ def test_an_item_is_flaky_above_the_threshold_with_enough_observations() -> None
     assert [(f.item_id, f.flips, f.comparisons) for f in found] == [("a", 2, 2)]  # b: 2 observations; c: 1/5 = 0.2
     assert [h["verdict"] for h in found[0].history] == ["pass", "fail", "pass"]
     assert found[0].flip_rate == 1.0
+
+
+def test_the_streaming_counter_finds_the_items_the_rule_finds() -> None:
+    rng = random.Random(3)
+    histories = []
+    for k in range(300):
+        observations = [
+            Observation(f"r{i}", 1, rng.choice("ab"), rng.choice([0, 0, 0, 2])) for i in range(rng.randint(1, 8))
+        ]
+        histories.append((RULE, f"item-{k}", observations))
+    counter = FlipCounter()
+    for rule, item_id, observations in histories:
+        for o in observations:
+            counter.add(rule, item_id, o)
+
+    expected = {(f.gate, f.item_id) for f in flaky_items(histories, threshold=0.2, min_observations=3)}
+
+    assert counter.flaky(threshold=0.2, min_observations=3) == expected
+    assert 20 < len(expected) < 280  # the sample holds both kinds
 
 
 def config(**flaky: Any) -> ProjectConfig:

@@ -80,6 +80,38 @@ def flips(observations: Sequence[Observation], rule: GateRule) -> tuple[int, int
     return flipped, compared
 
 
+class FlipCounter:
+    """Counts flips as observations stream past (oldest first), holding a few numbers per item, gate and conditions."""
+
+    def __init__(self) -> None:
+        self._state: dict[tuple[str, str, str], list[Any]] = {}
+
+    def add(self, rule: GateRule, item_id: str, observation: Observation) -> None:
+        """Count one observation of `item_id` on `rule`."""
+        verdict = item_verdict(observation.value, rule)
+        state = self._state.get((rule.name, item_id, observation.conditions))
+        if state is None:
+            self._state[(rule.name, item_id, observation.conditions)] = [verdict, 1, 0, 0]
+            return
+        state[2] += state[0] != verdict
+        state[3] += 1
+        state[0] = verdict
+        state[1] += 1
+
+    def flaky(self, *, threshold: float, min_observations: int) -> set[tuple[str, str]]:
+        """The (gate, item id) pairs whose counts make them flaky (the rule of `flaky_items`)."""
+        totals: dict[tuple[str, str], list[int]] = {}
+        for (gate, item_id, _), (_, seen, flipped, compared) in self._state.items():
+            total = totals.setdefault((gate, item_id), [0, 0, 0])
+            total[0] += seen
+            total[1] += flipped
+            total[2] += compared
+        return {
+            key for key, (seen, flipped, compared) in totals.items()
+            if seen >= min_observations and compared and flipped / compared > threshold
+        }  # fmt: skip
+
+
 def flaky_items(
     histories: Iterable[tuple[GateRule, str, Sequence[Observation]]],
     *,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from scoregate.analysis.flaky import FlakyItem, GateRule, Observation, flaky_items
+from scoregate.analysis.flaky import FlakyItem, FlipCounter, GateRule, Observation, flaky_items
 from scoregate.analysis.gates import GateResult
 from scoregate.catalog.models import GateSpec, ProjectConfig
 from scoregate.errors import ScoregateError
@@ -98,8 +98,8 @@ def _runs_of(
     return ([*chosen, current] if current is not None else chosen), skipped
 
 
-def _observations(stores: Sequence[RunStore], rules: list[GateRule]) -> dict[tuple[str, str], list[Observation]]:
-    histories: dict[tuple[str, str], list[Observation]] = {}
+def _observations(stores: Sequence[RunStore], rules: list[GateRule]) -> Iterator[tuple[GateRule, str, Observation]]:
+    """Every observation of every item on every rule, oldest first, streaming from the stores."""
     for store in stores:
         manifest = store.manifest
         for result in sorted(store.iter_all_records(), key=lambda r: (r.repeat, r.index)):
@@ -107,9 +107,32 @@ def _observations(stores: Sequence[RunStore], rules: list[GateRule]) -> dict[tup
                 score = result.score(rule.metric)
                 if score is None or score.value is None or isinstance(score.value, str):
                     continue
-                observation = Observation(store.run_id, result.repeat, conditions(manifest, result), float(score.value))
-                histories.setdefault((rule.name, result.item_id), []).append(observation)
-    return histories
+                value = float(score.value)
+                yield (
+                    rule,
+                    result.item_id,
+                    Observation(store.run_id, result.repeat, conditions(manifest, result), value),
+                )
+
+
+def _histories(stores: Sequence[RunStore], rules: list[GateRule], settings: Any) -> list[FlakyItem]:
+    """Count flips in one streaming pass; read again the histories of only the items found flaky."""
+    counter = FlipCounter()
+    for rule, item_id, observation in _observations(stores, rules):
+        counter.add(rule, item_id, observation)
+    flaky = counter.flaky(threshold=settings.threshold, min_observations=settings.min_observations)
+    if not flaky:
+        return []
+    histories: dict[tuple[str, str], list[Observation]] = {key: [] for key in sorted(flaky)}
+    for rule, item_id, observation in _observations(stores, rules):
+        if (rule.name, item_id) in histories:
+            histories[(rule.name, item_id)].append(observation)
+    by_rule = {rule.name: rule for rule in rules}
+    return flaky_items(
+        ((by_rule[gate], item_id, obs) for (gate, item_id), obs in histories.items()),
+        threshold=settings.threshold,
+        min_observations=settings.min_observations,
+    )
 
 
 def find_flaky(
@@ -125,13 +148,7 @@ def find_flaky(
     settings = config.settings.flaky
     rules = every_item_rules(config, experiment)
     stores, skipped = _runs_of(runs_dir, experiment, settings.window_runs, current)
-    histories = _observations(stores, rules) if rules else {}
-    by_rule = {rule.name: rule for rule in rules}
-    found = flaky_items(
-        ((by_rule[gate], item_id, obs) for (gate, item_id), obs in histories.items()),
-        threshold=settings.threshold,
-        min_observations=settings.min_observations,
-    )
+    found = _histories(stores, rules, settings) if rules else []
     return FlakyReport(
         experiment, settings.threshold, settings.min_observations, settings.window_runs, len(stores),
         [s.run_id for s in stores], skipped, [r.name for r in rules], found,
