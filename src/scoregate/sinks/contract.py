@@ -67,7 +67,7 @@ class RunSink(Protocol):
     """A tracker that mirrors stored runs. Build one with a factory taking a `SinkContext` (see the registry)."""
 
     name: str
-    """The registry name: `--no-<name>`, `<name>-sync` and the run's final lines use it."""
+    """The registry name: the run's final lines, `--json`'s `mirrors`/`mirror_errors` and `mirror_all(only=)` use it."""
 
     def configured(self) -> str | None:
         """Return why this sink is off (a missing key...), or None when it can mirror."""
