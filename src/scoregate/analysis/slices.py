@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from scoregate.analysis.gates import GateResult
-from scoregate.analysis.paired import compare_many
-from scoregate.catalog.models import Direction
+if TYPE_CHECKING:  # the mirrors read slice rows through this module: it must not load numpy or the catalog
+    from scoregate.analysis.gates import GateResult
+    from scoregate.catalog.models import Direction
 
 SliceStatus = Literal["pass", "fail", "too_small"]
 SHOWN_SLICES = 5
@@ -72,6 +72,8 @@ def compare_slices(
     seed: int = 0,
 ) -> list[SliceResult]:
     """Return one result per slice of each field (fields in order, slices by value), Holm across the tested ones."""
+    from scoregate.analysis.paired import compare_many
+
     groups: dict[tuple[str, str], list[PairedItem]] = {}
     for field in fields:
         for value in sorted({item.slices[field] for item in items}):

@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scoregate.analysis.slices import slice_score_rows
 from scoregate.store.records import ItemResult, Score
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
@@ -127,6 +126,8 @@ def _aggregate_posts(key: str, stats: dict[str, Any]) -> list[ScorePost]:
 
 def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[ScorePost]:
     """Return the run-level scores: per-key mean and coverage, run metrics, gate statuses, verdict, MLflow id."""
+    from scoregate.analysis.slices import slice_score_rows
+
     posts = [p for key, stats in summary["scores"].items() for p in _aggregate_posts(key, stats)]
     for key in RUN_METRIC_KEYS:
         value = _number(summary["run_metrics"].get(key))

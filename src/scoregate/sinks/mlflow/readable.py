@@ -11,7 +11,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from scoregate.analysis.slices import slice_metrics
 from scoregate.sinks.mlflow.description import run_description
 
 SCORE_STATS = ("mean", "ci_low", "ci_high", "coverage")
@@ -64,6 +63,8 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     gates = summary.get("gates") or []
     for gate in gates:
         metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
+    from scoregate.analysis.slices import slice_metrics
+
     metrics.update({key: rounded(value) for key, value in slice_metrics(gates).items()})
     metrics["gates_passed"] = float(sum(g["status"] == "pass" for g in gates))
     metrics["gates_total"] = float(len(gates))
