@@ -12,6 +12,7 @@ from pathlib import Path
 
 from scoregate.calls.breaker import STOP_STATUSES, CircuitBreaker
 from scoregate.calls.cache import ResponseCache, cache_key
+from scoregate.calls.errors import ModelCallFailed
 from scoregate.calls.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.catalog.models import ModelSpec
 from scoregate.errors import ProviderUnavailable
@@ -19,7 +20,6 @@ from scoregate.providers.base import Completion, CompletionRequest, Provider, Pr
 from scoregate.providers.local_server import OWN_SERVER_HINT, local_base_url, port_of, server_owner, server_pid
 from scoregate.providers.openai_compat import DEFAULT_BASE_URL
 from scoregate.providers.registry import build_provider
-from scoregate.scoring.base import ModelCallFailed
 from scoregate.store.records import CallRecord
 from scoregate.support.redaction import redact
 from scoregate.support.storable import replace_surrogates, surrogate_note
