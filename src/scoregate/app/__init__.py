@@ -9,14 +9,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scoregate.app.budget_gate import forecast_experiment
     from scoregate.app.flaky_items import FlakyReport, flaky_report
+    from scoregate.app.forecast import RunForecast
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.flaky_items": ("FlakyReport", "flaky_report"),
+    "scoregate.app.budget_gate": ("forecast_experiment",),
+    "scoregate.app.forecast": ("RunForecast",),
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
-__all__ = ["FlakyReport", "flaky_report"]
+__all__ = ["FlakyReport", "RunForecast", "flaky_report", "forecast_experiment"]
 
 
 def __getattr__(name: str) -> Any:

@@ -88,6 +88,9 @@ def run(
             min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
         ),
     ] = 1,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Forecast the calls, tokens, cost and wall time; call no model.")
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -100,6 +103,8 @@ def run(
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    if dry_run and (resume is not None or models is not None):
+        raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
     human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
@@ -120,6 +125,16 @@ def run(
         write_report=not no_report,
         repeat=repeat,
     )
+    if dry_run:
+        from scoregate.app import forecast_experiment
+        from scoregate.cli.forecast_render import print_forecast
+
+        planned = forecast_experiment(project_root(project), experiment or "", options)
+        if as_json:
+            typer.echo(json.dumps(planned.to_dict(), indent=2))
+        else:
+            print_forecast(console, planned)
+        return
     if models is not None:
         names = _model_names(models)
         outcomes = run_models(project_root(project), experiment or "", names, options)

@@ -1,0 +1,40 @@
+"""Before a run's first request: its forecast (`run --dry-run`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scoregate.app.forecast import RunForecast, forecast_run, planned_items
+from scoregate.app.run_options import RunOptions, runs_dir
+from scoregate.catalog.plan import ExperimentPlan, plan_experiment
+from scoregate.catalog.project import Project, load_project
+from scoregate.store.run_store import RunStore
+
+
+def _done(resumed: RunStore | None, options: RunOptions) -> int:
+    """Item runs a resumed run already holds (with --retry-errors its failed ones are to do again)."""
+    if resumed is None:
+        return 0
+    from scoregate.store.repeats import done_by_repeat
+
+    if options.repeat > 1:
+        return sum(len(ids) for ids in done_by_repeat(resumed, retry_errors=options.retry_errors).values())
+    return len(resumed.done_ids(retry_errors=options.retry_errors))
+
+
+def forecast_plan(
+    project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None = None
+) -> RunForecast:
+    """Forecast the run `options` ask for (the items still to do of a resumed one); no model is called."""
+    concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
+    items = planned_items(plan, limit=options.limit, repeat=options.repeat, done=_done(resumed, options))
+    return forecast_run(project, plan, runs_dir(project), items=items, concurrency=concurrency)
+
+
+def forecast_experiment(root: Path, experiment: str, options: RunOptions) -> RunForecast:
+    """`scoregate run EXPERIMENT --dry-run`: check the files and forecast the run's bill; no model is called."""
+    project = load_project(root)
+    plan = plan_experiment(
+        project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
+    )
+    return forecast_plan(project, plan, options)
