@@ -1,14 +1,19 @@
-"""Before a run's first request: its forecast (`run --dry-run`)."""
+"""Before a run's first request: its forecast (`run --dry-run`) and the budget check that may refuse it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from scoregate.app.budget import budget_of, check_forecast
 from scoregate.app.forecast import RunForecast, forecast_run, planned_items
 from scoregate.app.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
 from scoregate.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _done(resumed: RunStore | None, options: RunOptions) -> int:
@@ -34,7 +39,22 @@ def forecast_plan(
 def forecast_experiment(root: Path, experiment: str, options: RunOptions) -> RunForecast:
     """`scoregate run EXPERIMENT --dry-run`: check the files and forecast the run's bill; no model is called."""
     project = load_project(root)
+    budget_of(project.config.settings, options.budget_usd, options.budget_minutes)  # a bad budget is refused here too
     plan = plan_experiment(
         project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
     )
     return forecast_plan(project, plan, options)
+
+
+def refuse_over_budget(
+    project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None, console: Console
+) -> None:
+    """With a budget (options or scoregate.yaml), raise BudgetRefused when the forecast's upper end exceeds it."""
+    budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
+    if not budget.any:
+        return
+    planned = forecast_plan(project, plan, options, resumed)
+    from rich.text import Text
+
+    for note in check_forecast(planned, budget, resumed.run_id if resumed is not None else None):
+        console.print(Text(note, style="yellow"), soft_wrap=True)

@@ -91,6 +91,12 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Forecast the calls, tokens, cost and wall time; call no model.")
     ] = False,
+    budget_usd: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may cost more (USD); stop at it.")
+    ] = None,
+    budget_minutes: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may take longer (minutes); stop at it.")
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -103,6 +109,9 @@ def run(
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    for option, value in (("--budget-usd", budget_usd), ("--budget-minutes", budget_minutes)):
+        if value is not None and not value > 0:
+            raise typer.BadParameter(f"{value:g}: a budget must be more than 0 (0 allows no call)", param_hint=option)
     if dry_run and (resume is not None or models is not None):
         raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
     human = err_console if as_json else console
@@ -124,6 +133,8 @@ def run(
         eval_rows=eval_rows,
         write_report=not no_report,
         repeat=repeat,
+        budget_usd=budget_usd,
+        budget_minutes=budget_minutes,
     )
     if dry_run:
         from scoregate.app import forecast_experiment
