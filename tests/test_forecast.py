@@ -94,3 +94,24 @@ def test_dry_run_after_runs_forecasts_from_their_calls_and_the_interval_holds_th
 def test_dry_run_of_a_limited_repeated_run_counts_its_item_runs(priced: Path) -> None:
     data = json.loads(run_cli(priced, "run", "smoke", "--dry-run", "--json", "--limit", "2", "--repeat", "3").out)
     assert data["items"] == 6 and data["calls"] == 6 * CALLS_PER_ITEM
+
+
+def test_items_whose_reply_is_cached_are_forecast_free_and_no_cache_counts_them_again(
+    priced: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    assert run_cli(priced, "run", "smoke", "--no-mlflow", "--no-report", "--limit", "4").code == 0  # fills the cache
+    scripted_server.clear_requests()
+    data = json.loads(run_cli(priced, "run", "smoke", "--dry-run", "--json").out)
+    assert scripted_server.requests == []
+    assert (data["cached_items"], data["cached_calls"], data["calls"]) == (
+        4,
+        4 * CALLS_PER_ITEM,
+        ITEMS * CALLS_PER_ITEM,
+    )
+    assert data["new_calls"] == 2 * CALLS_PER_ITEM
+    shown = run_cli(priced, "run", "smoke", "--dry-run")
+    assert f"({4 * CALLS_PER_ITEM} answered from the response cache: free, instant)" in shown.output
+    uncached = json.loads(run_cli(priced, "run", "smoke", "--dry-run", "--json", "--no-cache").out)
+    assert uncached["cached_calls"] == 0 and uncached["new_calls"] == ITEMS * CALLS_PER_ITEM
+    # three times the new item runs, about three times the cost (the past's mix of prompts, not these items')
+    assert uncached["cost_usd"]["expected"] == pytest.approx(data["cost_usd"]["expected"] * ITEMS / 2, rel=0.02)

@@ -76,7 +76,7 @@ def check_forecast(planned: RunForecast, budget: Budget, resume_id: str | None =
     if over:
         again = f"scoregate run --resume {resume_id}" if resume_id else "scoregate run EXPERIMENT"
         raise BudgetRefused(
-            f"not started: the forecast of {planned.items} item run(s), {fc.calls} calls, exceeds the budget: "
+            f"not started: the forecast of {planned.items} item run(s), {planned.calls} calls, exceeds the budget: "
             + "; ".join(over)
             + f" (forecast from {fc.basis})",
             hint=f"raise the budget (--budget-usd / --budget-minutes or settings.budget), run fewer items "

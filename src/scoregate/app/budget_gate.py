@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scoregate.app.budget import budget_of, check_forecast
-from scoregate.app.forecast import RunForecast, forecast_run, planned_items
+from scoregate.app.forecast import RunForecast, cached_items, forecast_run, planned_items
 from scoregate.app.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project, load_project
@@ -14,6 +14,11 @@ from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+def _done_ids(resumed: RunStore | None, options: RunOptions) -> set[str]:
+    """Ids a resumed run holds in repeat 1 (whose items the response cache may answer)."""
+    return set() if resumed is None else resumed.done_ids(retry_errors=options.retry_errors)
 
 
 def _done(resumed: RunStore | None, options: RunOptions) -> int:
@@ -33,7 +38,10 @@ def forecast_plan(
     """Forecast the run `options` ask for (the items still to do of a resumed one); no model is called."""
     concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
     items = planned_items(plan, limit=options.limit, repeat=options.repeat, done=_done(resumed, options))
-    return forecast_run(project, plan, runs_dir(project), items=items, concurrency=concurrency)
+    cached = 0
+    if options.use_cache:
+        cached = cached_items(project, plan, limit=options.limit, done=_done_ids(resumed, options))
+    return forecast_run(project, plan, runs_dir(project), items=items, concurrency=concurrency, cached_items=cached)
 
 
 def forecast_experiment(root: Path, experiment: str, options: RunOptions) -> RunForecast:

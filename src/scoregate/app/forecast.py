@@ -170,6 +170,14 @@ class RunForecast:
     items: int
     past_runs: list[str]
     concurrency: int
+    cached_items: int = 0
+    """Item runs whose task reply is in the response cache: their calls are counted, free and instant."""
+    cached_calls: int = 0
+
+    @property
+    def calls(self) -> int:
+        """Every call the run is expected to make, cached ones included."""
+        return self.forecast.calls + self.cached_calls
 
     def to_dict(self) -> dict[str, object]:
         """The forecast as JSON."""
@@ -178,23 +186,34 @@ class RunForecast:
             "past_runs": self.past_runs,
             "concurrency": self.concurrency,
             **self.forecast.to_dict(),
+            "calls": self.calls,
+            "new_calls": self.forecast.calls,
+            "cached_items": self.cached_items,
+            "cached_calls": self.cached_calls,
         }
 
 
 def forecast_run(
-    project: Project, plan: ExperimentPlan, runs_dir: Path, *, items: int, concurrency: int
+    project: Project, plan: ExperimentPlan, runs_dir: Path, *, items: int, concurrency: int, cached_items: int = 0
 ) -> RunForecast:
-    """Forecast the calls, tokens, cost and wall time of `items` item runs of `plan`; no model is called."""
+    """Forecast the calls, tokens, cost and wall time of `items` item runs of `plan`, `cached_items` of them
+    answered from the response cache (counted as calls, free and instant); no model is called."""
     settings = project.config.settings
     past = read_past(runs_dir, plan.name, plan.model_name)
+    new = items - cached_items
+    cached_calls = 0
     if any(v.tokens_in for v in past.values.values()):  # a past of cache hits only says nothing of new calls
         groups = [
-            CallGroup(stage, model, prompt, round(items * count / past.items), past.values.get((stage, model, prompt)))
+            CallGroup(stage, model, prompt, round(new * count / past.items), past.values.get((stage, model, prompt)))
             for (stage, model, prompt), count in sorted(past.rows.items())
         ]
         groups = [_priced_group(project, g) for g in groups]
+        cached_calls = sum(round(cached_items * count / past.items) for count in past.rows.values())
     else:
-        groups = _prompt_groups(project, plan, items)
+        groups = _prompt_groups(project, plan, new)
+        cached_calls = (
+            sum(round(g.calls * cached_items / new) for g in _prompt_groups(project, plan, new)) if new else 0
+        )
     result = forecast(
         groups,
         concurrency=concurrency,
@@ -203,7 +222,37 @@ def forecast_run(
         resamples=settings.bootstrap_resamples,
         seed=settings.seed,
     )
-    return RunForecast(result, items, past.runs, concurrency)
+    return RunForecast(result, items, past.runs, concurrency, cached_items, cached_calls)
+
+
+def cached_items(project: Project, plan: ExperimentPlan, *, limit: int | None, done: set[str]) -> int:
+    """How many of the items still to do have their task reply in the response cache (repeat 1; none for a
+    pipeline of stages or a run scored on expected_output, whose first call this does not rebuild)."""
+    path = project.root / ".scoregate" / "cache.sqlite"
+    if plan.spec.stages or plan.spec.output_from != "model" or not path.is_file():
+        return 0
+    from itertools import islice
+
+    from scoregate.calls.cache import ResponseCache, cache_key
+    from scoregate.engine.item import task_request
+    from scoregate.providers.base import ProviderContext
+    from scoregate.providers.registry import build_provider
+
+    provider = build_provider(plan.model_name, plan.model, ProviderContext(project.root, project.config.settings))
+    cache = ResponseCache(path)
+    try:
+        count = 0
+        for _line, item in islice(iter_items(plan.dataset.path), limit):
+            if item.id in done:
+                continue
+            try:
+                prompt = plan.prompts[choose_prompt(plan.route, item.input)]
+            except RouteError:
+                continue
+            count += cache.get(cache_key(provider.model, provider.endpoint, task_request(prompt, item))) is not None
+        return count
+    finally:
+        cache.close()
 
 
 def _priced_group(project: Project, group: CallGroup) -> CallGroup:

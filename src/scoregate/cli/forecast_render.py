@@ -46,8 +46,9 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
         basis = "from the prompt lengths and max_tokens only: no past run of this experiment on this model"
     print_wrapped(
         console,
-        f"forecast: {planned.items} item run(s), {data['calls']} model calls at concurrency {planned.concurrency}, "
-        f"{basis}; each figure: expected (low to high, {level} interval); no model was called",
+        f"forecast: {planned.items} item run(s), {data['calls']} model calls at concurrency {planned.concurrency}"
+        + (f" ({planned.cached_calls} answered from the response cache: free, instant)" if planned.cached_calls else "")
+        + f", {basis}; each figure: expected (low to high, {level} interval); no model was called",
     )
     unknown_cost = "unknown: no price for " + ", ".join(planned.forecast.unknown_cost)
     unknown_wall = "unknown without past runs (no call latency to go on)"
