@@ -6,7 +6,8 @@ each resample's mean μ and standard deviation σ, and the group's total for n p
 standard normal: the spread of a sum of n calls). The resamples' totals summed over groups give the interval's
 quantiles; the point is n × the past mean. So the interval holds both the doubt about the mean (few past calls:
 wide) and the call-to-call spread of the new run. Wall time is the summed call durations over the parallelism
-the past runs reached (call time / elapsed), at most the planned concurrency.
+the past runs reached (call time / elapsed, the median run's): it assumes the past runs' concurrency and
+connection limits, as a call's duration holds its wait for a connection.
 
 A group without past values is forecast from its prompt length and `max_tokens` only: input tokens are the
 prompt's characters / 4 (interval: / 6 to / 3), output tokens at most `max_tokens` a call (the point and the high
@@ -111,6 +112,7 @@ class Forecast:
     retries: Interval | None
     parallelism: float | None
     groups: list[GroupForecast]
+    concurrency: int = 1
     unknown_cost: list[str] = field(default_factory=list)
     """Models whose price is unknown (the cost is null: never guessed)."""
 
@@ -198,7 +200,8 @@ def forecast(
     resamples: int = 2000,
     seed: int = 0,
 ) -> Forecast:
-    """Forecast the bill of `groups` of planned calls; `parallelism` is what past runs reached (None: unknown)."""
+    """Forecast the bill of `groups` of planned calls; `parallelism` is what past runs reached (None: unknown);
+    `concurrency` is the planned one, kept in the forecast for the record."""
     rng = np.random.default_rng(seed)
     sums = {name: _Sum(resamples) for name in ("tokens_in", "tokens_out", "cost_usd", "duration_ms", "retries")}
     rows: list[GroupForecast] = []
@@ -240,7 +243,7 @@ def forecast(
             GroupForecast(group.stage, group.model, group.prompt, group.calls, basis, past_n, row_in, row_out, cost)
         )
     wall = None
-    effective = min(parallelism, float(concurrency)) if parallelism else None
+    effective = parallelism  # a call's duration holds its wait for a connection: no cap by the concurrency
     if wall_known and effective:
         calls_s = sums["duration_ms"].interval(level)
         wall = Interval(*(v / 1000 / effective for v in (calls_s.expected, calls_s.low, calls_s.high)))
@@ -258,6 +261,7 @@ def forecast(
         retries=sums["retries"].interval(level) if retries_known else None,
         parallelism=effective,
         groups=rows,
+        concurrency=concurrency,
         unknown_cost=sorted(set(unknown_cost)),
     )
 

@@ -47,7 +47,7 @@ def _money(value: float) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def check_forecast(planned: RunForecast, budget: Budget, resume_id: str | None = None) -> list[str]:
+def check_forecast(planned: RunForecast, budget: Budget, experiment: str) -> list[str]:
     """Raise BudgetRefused when the forecast's upper end exceeds a limit; return notes on limits it cannot check."""
     fc, notes, over = planned.forecast, [], []
     level = f"{fc.level:.0%}"
@@ -74,13 +74,12 @@ def check_forecast(planned: RunForecast, budget: Budget, resume_id: str | None =
                 f"({level} interval) > budget {budget.minutes:g} min"
             )
     if over:
-        again = f"scoregate run --resume {resume_id}" if resume_id else "scoregate run EXPERIMENT"
         raise BudgetRefused(
             f"not started: the forecast of {planned.items} item run(s), {planned.calls} calls, exceeds the budget: "
             + "; ".join(over)
             + f" (forecast from {fc.basis})",
             hint=f"raise the budget (--budget-usd / --budget-minutes or settings.budget), run fewer items "
-            f"(--limit), or see the forecast with `{again} --dry-run`",
+            f"(--limit), or see the forecast of a whole new run with `scoregate run {experiment} --dry-run`",
         )
     return notes
 

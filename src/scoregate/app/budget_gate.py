@@ -64,5 +64,5 @@ def refuse_over_budget(
     planned = forecast_plan(project, plan, options, resumed)
     from rich.text import Text
 
-    for note in check_forecast(planned, budget, resumed.run_id if resumed is not None else None):
+    for note in check_forecast(planned, budget, plan.name):
         console.print(Text(note, style="yellow"), soft_wrap=True)
