@@ -47,6 +47,10 @@ def _money(value: float) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.1f} s"
+
+
 def check_forecast(planned: RunForecast, budget: Budget, experiment: str) -> list[str]:
     """Raise BudgetRefused when the forecast's upper end exceeds a limit; return notes on limits it cannot check."""
     fc, notes, over = planned.forecast, [], []
@@ -123,4 +127,4 @@ class BudgetWatch:
 
     def out_of_time(self) -> str:
         """Why the time budget stopped the run."""
-        return f"took {self.elapsed_s / 60:.1f} min of the budget {self.budget.minutes:g} min"
+        return f"took {_duration(self.elapsed_s)} of the budget {self.budget.minutes:g} min"
