@@ -183,7 +183,7 @@ def _plan_check_and_run(
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
             _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
-        names = models_used(project, plan.spec, plan.model_name, plan.judge_model_name)
+        names = models_used(plan)
         check = BackgroundPreflight(
             project.config.models, names, default_judge=plan.judge_model_name, project_root=project.root
         ).start()  # before the run directory exists: an unreachable URL leaves no run
@@ -237,7 +237,7 @@ def _receipts(
     from scoregate.engine.repeats import repeats_receipt
     from scoregate.engine.stages import stages_receipt
 
-    names = [plan.model_name, *models_used(project, plan.spec, plan.model_name, plan.judge_model_name)]
+    names = [plan.model_name, *models_used(plan)]
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys(names)}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))

@@ -197,13 +197,14 @@ def _reply_schema_problems(name: str, prompt: PromptSpec, item: DatasetItem) -> 
     ]
 
 
-def models_used(project: Project, spec: ExperimentSpec, model_name: str, judge_name: str) -> list[str]:
-    """Every model a run of `spec` calls, once each: the stages', the task's, then the judges'."""
-    evaluators = [project.evaluators[e] for e in spec.evaluators]
-    evaluators += [project.evaluators[e] for stage in spec.stages[:-1] for e in stage.evaluators]
-    judges = [e.model or judge_name for e in evaluators if isinstance(e, LlmJudgeSpec | FactRecallSpec)]
-    task = [model_name] if spec.output_from == "model" else []
-    return list(dict.fromkeys([*stage_models(spec, model_name), *task, *judges]))
+def models_used(plan: ExperimentPlan) -> list[str]:
+    """Every model a run of `plan` calls, once each: the stages', the task's (unless outputs come from the data),
+    then those of every evaluator of the run and of its stages (judges)."""
+    spec = plan.spec
+    evaluators = [*plan.evaluators.values(), *(e for stage in plan.stage_evaluators.values() for e in stage.values())]
+    judges = [e.model or plan.judge_model_name for e in evaluators if isinstance(e, LlmJudgeSpec | FactRecallSpec)]
+    task = [plan.model_name] if spec.output_from == "model" else []
+    return list(dict.fromkeys([*stage_models(spec, plan.model_name), *task, *judges]))
 
 
 def plan_experiment(
