@@ -65,7 +65,7 @@ def evaluator_directions(spec: EvaluatorSpec) -> dict[str, Direction]:
     if isinstance(spec, CountersSpec):
         return {c.score_key: c.direction or COUNTER_DIRECTIONS.get(c.counter, "higher") for c in spec.counters}
     if isinstance(spec, ExtractionSpec):
-        from scoregate.tracks.extraction.metrics.scores import METRIC_KEYS
+        from scoregate.tracks.extraction.keys import METRIC_KEYS
 
         return {key: _extraction_direction(key) for key in METRIC_KEYS}
     if isinstance(spec, TagsSpec):

@@ -75,7 +75,7 @@ def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
     if isinstance(spec, CountersSpec):
         return [c.score_key for c in spec.counters]
     if isinstance(spec, ExtractionSpec):
-        from scoregate.tracks.extraction.metrics.scores import METRIC_KEYS
+        from scoregate.tracks.extraction.keys import METRIC_KEYS
 
         return list(METRIC_KEYS)
     if isinstance(spec, FactRecallSpec):
