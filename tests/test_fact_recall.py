@@ -17,13 +17,14 @@ import yaml
 from conftest import copy_shipped, write_yaml
 from headless_chromium import Chromium, find_chromium
 from scoregate.app.experiment import RunOptions, run_experiment
-from scoregate.catalog.models import CustomSpec, FactRecallSpec
 from scoregate.catalog.plan import plan_experiment
-from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.scoring.base import EvalContext, ModelCallFailed
 from scoregate.scoring.custom import CustomEvaluator
 from scoregate.scoring.facts import Fact, FactRecallEvaluator, fact_detail, fact_score, read_facts
+from scoregate.scoring.kinds.custom import CustomSpec
+from scoregate.scoring.kinds.fact_recall import FactRecallSpec
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]

@@ -26,7 +26,6 @@ from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
-from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
@@ -37,6 +36,7 @@ from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_
 from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 LANGFUSE_ENV = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL")

@@ -17,9 +17,9 @@ import pytest
 from conftest import CliResult, Runs
 from scoregate.catalog.models import ModelSpec
 from scoregate.catalog.plan import models_used, plan_experiment
-from scoregate.catalog.project import load_project
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ExitCode, ProviderUnavailable
+from scoregate.tracks.project import load_project
 from scripted_openai import PREFLIGHT, ScriptedOpenAI
 from test_core_resume import wait_for_stored_items
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from conftest import CliResult, Runs
 from scoregate.app.run_execution import summarize_run
 from scoregate.catalog.plan import plan_experiment
-from scoregate.catalog.project import load_project
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 
 
 def test_a_run_summarised_from_its_results_in_another_order_is_the_same(

@@ -16,7 +16,7 @@ from scoregate.app.receipts import build_receipts, local_prompt_version, resume_
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
@@ -25,6 +25,7 @@ from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
+from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
     from rich.console import Console

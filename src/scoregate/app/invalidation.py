@@ -88,8 +88,8 @@ def _mark_langfuse(store: RunStore, root: Path, report: InvalidationReport) -> N
     if LangfuseSettings.from_env() is None:
         report.skipped.append("langfuse: not configured (set LANGFUSE_* and run `scoregate langfuse-sync` to mark it)")
         return
-    from scoregate.catalog.project import load_project
     from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
+    from scoregate.tracks.project import load_project
 
     try:
         mirrored = mirror_run_to_langfuse(store, load_project(root))

@@ -26,7 +26,7 @@ err_console = lazy_console(stderr=True)
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
     from scoregate.catalog.plan import validate_project
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     for line in validate_project(load_project(project_root(project))):
         print_wrapped(console, line, first="ok ", first_style="green")
@@ -182,8 +182,8 @@ def _model_names(models: str) -> list[str]:
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
-    from scoregate.catalog.project import load_project
     from scoregate.catalog.routing import route_prompts
+    from scoregate.tracks.project import load_project
 
     config = load_project(project_root(project)).config
     datasets_of = {gate.name: gate.datasets for gate in config.gates}
@@ -220,10 +220,10 @@ def counted(n: int, noun: str) -> str:
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
     from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
     from scoregate.store.identity import manifest_run_name
+    from scoregate.tracks.project import load_project
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
     if "repeats" in outcome.summary:

@@ -415,6 +415,7 @@ def _add_comparisons(
 ) -> None:
     from scoregate.analysis.compare_runs import compare_runs
     from scoregate.analysis.model_ranking import rank_runs
+    from scoregate.tracks.registry import ranked_metrics
 
     for item in report["items"]:
         a, b = item["r"][0], item["r"][1]
@@ -444,6 +445,7 @@ def _add_comparisons(
                 alpha=alpha,
                 resamples=options.resamples,
                 seed=options.seed,
+                tracks=ranked_metrics(),
             )
             report["ranking"] = ranking.to_dict()
         except ScoregateError as exc:

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import httpx
 
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR, SdkLogCapture, require_settings
 from scoregate.integrations.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
@@ -45,6 +45,7 @@ from scoregate.store.lock import SYNC_HINT, RunLock
 from scoregate.store.records import ItemResult
 from scoregate.store.repeats import iter_all_results, repeat_key
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
