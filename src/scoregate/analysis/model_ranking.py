@@ -9,14 +9,15 @@ CI, Holm-adjusted across the pairs (the rule of `scoregate.analysis.paired.VERDI
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
 from scoregate.analysis.paired import PairedComparison, compare_paired, holm, holm_intervals
+from scoregate.analysis.pareto import pareto_front
 from scoregate.analysis.stats import describe
-from scoregate.analysis.track_metrics import TrackMetrics
+from scoregate.analysis.track_metrics import TrackMetrics, track_label
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
@@ -206,21 +207,6 @@ def _ranks(means: list[float | None], higher_is_better: bool) -> list[int | None
     return ranks
 
 
-def _dominates(p: tuple[float, float], q: tuple[float, float]) -> bool:
-    """p = (accuracy, cost) dominates q: no worse on both (higher accuracy, lower cost), better on one."""
-    return p[0] >= q[0] and p[1] <= q[1] and (p[0] > q[0] or p[1] < q[1])
-
-
-def pareto_front(
-    points: Mapping[str, tuple[float | None, float | None]], *, higher_is_better: bool = True
-) -> dict[str, Any]:
-    """Return the labels on the accuracy-vs-cost frontier (cheapest first) and those left out for lack of data."""
-    known = {k: (a if higher_is_better else -a, c) for k, (a, c) in points.items() if a is not None and c is not None}
-    frontier = [k for k, p in known.items() if not any(_dominates(q, p) for o, q in known.items() if o != k)]
-    frontier.sort(key=lambda k: (known[k][1], -known[k][0]))
-    return {"frontier": frontier, "not_measured": sorted(set(points) - set(known))}
-
-
 def _best(
     runs: Sequence[_Run], metric: str, read: Any, directions: Mapping[str, Direction] | None = None
 ) -> dict[str, Any] | None:
@@ -380,13 +366,8 @@ def rank_runs(
         best_by_metric=best_by_metric,
         notes=_notes(runs),
         metric_source=metric_source,
-        labels={m: _label(m, best_by_metric, tracks) for m in best_by_metric},
+        labels={m: track_label(m, best_by_metric, tracks) for m in best_by_metric},
     )
-
-
-def _label(metric: str, names: Collection[str], tracks: Sequence[TrackMetrics]) -> str:
-    """The first track's name for `metric` that differs from it, else `metric`."""
-    return next((found for t in tracks if (found := t.label(metric, names)) != metric), metric)
 
 
 def _best_by_metric(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,3 +20,8 @@ class TrackMetrics:
     """summary.json → the track's run-level metrics by key (`{}` for a run without the track)."""
     label: Callable[[str, Collection[str]], str] = _same_name
     """(metric, every metric shown) → how tables name it (e.g. telling a micro value from a per-item mean)."""
+
+
+def track_label(metric: str, names: Collection[str], tracks: Sequence[TrackMetrics]) -> str:
+    """The first track's name for `metric` that differs from it, else `metric`."""
+    return next((found for t in tracks if (found := t.label(metric, names)) != metric), metric)

@@ -56,6 +56,9 @@ class Track:
     """summary.json → the track's run-level metrics a ranking compares (name → value); `{}` when it has none."""
     label: Callable[[str, Collection[str]], str] = lambda name, names: name
     """(metric, every metric a ranking shows) → how its tables name it (e.g. micro value vs per-item mean)."""
+    report_view: Callable[[Mapping[str, Any] | None], dict[str, Any] | None] = lambda block: None
+    """The run's block (summary.json[name]) → what the HTML report shows of it in the track's section (the form is
+    in `tracks/extraction/report_view.py`), or None: no section."""
     schemas: Callable[[], dict[str, dict[str, Any]]] = dict
     """File name → JSON Schema of the track's own files (`make schemas` publishes them beside the project's)."""
 

@@ -18,6 +18,3 @@ METRIC_KEYS: tuple[str, ...] = (
     "omission_rate",
 )
 """The per-item metric keys of `ExtractionScores.metric_values()`, in a stable order."""
-
-LOWER_IS_BETTER = frozenset({"hallucination_rate", "omission_rate", "parse_failure_rate", "schema_failure_rate"})
-"""Extraction metrics where smaller is better; every other extraction metric is higher-is-better."""

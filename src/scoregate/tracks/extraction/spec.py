@@ -6,9 +6,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from scoregate.catalog.directions import default_direction
 from scoregate.catalog.evaluators import EvaluatorKind, EvaluatorSpec
 from scoregate.catalog.models import Direction, Strict
-from scoregate.tracks.extraction.keys import LOWER_IS_BETTER, METRIC_KEYS
+from scoregate.tracks.extraction.keys import METRIC_KEYS
 
 SOURCE_PATH = r"^(input|metadata)(\.[A-Za-z_][A-Za-z0-9_]*)+$"
 
@@ -74,8 +75,9 @@ class ExtractionSpec(EvaluatorSpec):
         return list(METRIC_KEYS)
 
     def directions(self) -> dict[str, Direction]:
-        """Lower is better for the failure and hallucination rates, higher for every other metric."""
-        return {key: "lower" if key in LOWER_IS_BETTER else "higher" for key in METRIC_KEYS}
+        """Lower is better for the hallucination and omission rates, higher for every other metric (the
+        directions the catalog gives these names when no file is at hand, e.g. comparing old runs)."""
+        return {key: default_direction(key) for key in METRIC_KEYS}
 
 
 def _build(spec: ExtractionSpec, default_judge_model: str | None) -> Any:

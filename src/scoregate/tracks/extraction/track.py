@@ -9,6 +9,7 @@ from scoregate.scoring.base import Evaluator
 from scoregate.store.run_store import RunStore
 from scoregate.tracks.base import Track, TrackSettings
 from scoregate.tracks.extraction.aggregation import labelled
+from scoregate.tracks.extraction.report_view import extraction_view
 from scoregate.tracks.extraction.spec import KIND
 
 
@@ -25,4 +26,12 @@ def headline(summary: Mapping[str, Any]) -> dict[str, Any]:
     return dict((summary.get("extraction") or {}).get("metrics") or {})
 
 
-TRACK = Track(name="extraction", kind=KIND, report=_report, title="Extraction", headline=headline, label=labelled)
+TRACK = Track(
+    name="extraction",
+    kind=KIND,
+    report=_report,
+    title="Extraction",
+    headline=headline,
+    label=labelled,
+    report_view=extraction_view,
+)
