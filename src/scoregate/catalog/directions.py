@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.models import CompositeSpec, Direction
 
 if TYPE_CHECKING:
@@ -40,12 +39,6 @@ def _extraction_direction(key: str) -> Direction:
     return "lower" if key.removeprefix("extraction.") in EXTRACTION_LOWER else "higher"
 
 
-def evaluator_directions(spec: EvaluatorSpec) -> dict[str, Direction]:
-    """Return score key → direction for every numeric or boolean score an evaluator file declares (its kind
-    answers, from the file's `direction:` fields and the kind's defaults)."""
-    return spec.directions()
-
-
 def composite_direction(spec: CompositeSpec, directions: Mapping[str, Direction]) -> Direction:
     """Return the direction the weighted parts of a composite share (a negative weight flips it), else none."""
     parts: set[Direction] = set()
@@ -62,7 +55,7 @@ def project_directions(project: Project) -> dict[str, Direction]:
     """Return metric → direction for every evaluator key, composite and run metric of a project."""
     directions: dict[str, Direction] = dict(RUN_METRIC_DIRECTIONS)
     for spec in project.evaluators.values():
-        directions.update(evaluator_directions(spec))
+        directions.update(spec.directions())
     for name, composite in project.config.composites.items():
         directions[name] = composite_direction(composite, directions)
     return directions

@@ -64,17 +64,12 @@ class ExperimentPlan:
         return self.spec.prompt
 
 
-def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
-    """Return the score keys an evaluator file declares (its kind answers)."""
-    return spec.score_keys()
-
-
 def known_metrics(project: Project, evaluators: list[str], composites: list[str]) -> set[str]:
     """Return every metric name a gate of this experiment may name."""
     names = set(RUN_METRICS) | set(composites)
     for name in evaluators:
         if name in project.evaluators:
-            names.update(evaluator_score_keys(project.evaluators[name]))
+            names.update(project.evaluators[name].score_keys())
     return names
 
 
@@ -90,7 +85,7 @@ def _evaluator_problems(project: Project, name: str, spec: ExperimentSpec, judge
         except ScoregateError as exc:
             problems.append(f"{source}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
             continue
-        for key in evaluator_score_keys(evaluator):
+        for key in evaluator.score_keys():
             if key in writers and writers[key] != e:
                 problems.append(
                     f"{project.config_path}: experiments.{name}.evaluators: score key {key!r} is written by both "

@@ -53,12 +53,10 @@ def stage_models(spec: ExperimentSpec, model_name: str) -> list[str]:
 
 def stage_metric_names(project: Project, spec: ExperimentSpec) -> set[str]:
     """The `<stage>.<key>` scores the stages' evaluators write, which gates and composites may name."""
-    from scoregate.catalog.plan import evaluator_score_keys  # plan imports this module
-
     return {
         f"{stage.name}.{key}"
         for stage in spec.stages[:-1]
         for name in stage.evaluators
         if name in project.evaluators
-        for key in evaluator_score_keys(project.evaluators[name])
+        for key in project.evaluators[name].score_keys()
     }
