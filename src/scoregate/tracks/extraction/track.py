@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scoregate.scoring.base import Evaluator
-from scoregate.store.run_store import RunStore
 from scoregate.tracks.base import Track, TrackSettings
 from scoregate.tracks.extraction.aggregation import labelled
 from scoregate.tracks.extraction.report_view import extraction_view
 from scoregate.tracks.extraction.spec import KIND
+
+if TYPE_CHECKING:
+    from scoregate.scoring.base import Evaluator
+    from scoregate.store.run_store import RunStore
 
 
 def _report(

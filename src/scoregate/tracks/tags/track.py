@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scoregate.scoring.base import Evaluator
-from scoregate.store.run_store import RunStore
 from scoregate.tracks.base import Track, TrackSettings
 from scoregate.tracks.tags.spec import KIND
+
+if TYPE_CHECKING:
+    from scoregate.scoring.base import Evaluator
+    from scoregate.store.run_store import RunStore
 
 
 def _report(
