@@ -33,7 +33,6 @@ from scoregate.engine.stages import stage_evaluators, stage_score_columns, stage
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.registry import build_evaluator
 from scoregate.store.invalidation import with_invalidation
 from scoregate.store.records import DataType
 from scoregate.store.repeats import done_by_repeat, iter_all_results
@@ -41,7 +40,7 @@ from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import gate_metrics, track_reports
+from scoregate.tracks.registry import build_evaluator, gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""

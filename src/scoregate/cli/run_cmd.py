@@ -28,7 +28,7 @@ REDO_COMMANDS = ("report", "mlflow", "langfuse")
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
     from scoregate.app.validation import validate as validate_files
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     for line in validate_files(load_project(project_root(project))):
         print_wrapped(console, line, first="ok ", first_style="green")
@@ -184,8 +184,8 @@ def _model_names(models: str) -> list[str]:
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
-    from scoregate.catalog.project import load_project
     from scoregate.catalog.routing import route_prompts
+    from scoregate.tracks.project import load_project
 
     config = load_project(project_root(project)).config
     datasets_of = {gate.name: gate.datasets for gate in config.gates}
@@ -222,10 +222,10 @@ def counted(n: int, noun: str) -> str:
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
     from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
     from scoregate.store.identity import manifest_run_name
+    from scoregate.tracks.project import load_project
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
     if "repeats" in outcome.summary:
