@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scoregate.store.record import SCHEMA_VERSION, Manifest, RunSummary, read_manifest, read_summary
+from scoregate.store.record import SCHEMA_VERSION, Manifest, RunSummary
+from scoregate.store.record_files import read_manifest, read_summary
 from scoregate.store.run_store import DamagedRun
 
 OLD_RUNS = Path(__file__).parent / "runs_before_schema_version"

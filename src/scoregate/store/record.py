@@ -8,12 +8,9 @@ before `schema_version` existed reads as version 1.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from scoregate.store.run_store import RESTART_HINT, DamagedRun, read_run_json
+from pydantic import BaseModel, ConfigDict
 
 SCHEMA_VERSION = 2
 """2: the files carry `schema_version`. 1: every file written before (read the same way)."""
@@ -23,7 +20,7 @@ Number = int | float
 """A JSON number as the file wrote it (an int stays an int)."""
 
 
-class _Record(BaseModel):
+class Record(BaseModel):
     """A part of the run record: unknown keys kept, only the keys it was given written back."""
 
     model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
@@ -33,7 +30,7 @@ class _Record(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
-class Receipts(_Record):
+class Receipts(Record):
     """What a run was made of: tool version, commit, config hash, dataset, prompts, models, evaluators, gates."""
 
     tool_version: str | None = None
@@ -57,7 +54,7 @@ class Receipts(_Record):
         return {name: info.get("version") for name, info in self.prompts.items()}
 
 
-class Manifest(_Record):
+class Manifest(Record):
     """`manifest.json`: the run's id, status, times, options and receipts."""
 
     schema_version: int = 1
@@ -71,7 +68,7 @@ class Manifest(_Record):
     model_checks: list[Any] | dict[str, Any] | None = None
 
 
-class ScoreStats(_Record):
+class ScoreStats(Record):
     """One score's statistics in a run: counts, coverage, and for numbers the mean, spread and its CI."""
 
     n_total: int = 0
@@ -95,7 +92,7 @@ class ScoreStats(_Record):
     samples_skipped: int | None = None
 
 
-class GateResult(_Record):
+class GateResult(Record):
     """One gate's verdict in a run, with the evidence behind it."""
 
     name: str
@@ -110,7 +107,7 @@ class GateResult(_Record):
     failing_items: list[str] | None = None
 
 
-class RunSummary(_Record):
+class RunSummary(Record):
     """`summary.json`: per-score statistics, run metrics, coverage, gates and the verdict (tracks add blocks)."""
 
     schema_version: int = 1
@@ -132,25 +129,3 @@ class RunSummary(_Record):
     def section(self, name: str) -> Any:
         """A block a track or a feature adds (`extraction`, `stages`, `repeats`...), or None."""
         return (self.model_extra or {}).get(name)
-
-
-def _read(path: Path, kind: type[_Record], hint: str) -> Any:
-    data = read_run_json(path, hint=hint)
-    try:
-        return kind.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise DamagedRun(f"damaged run file: `{where}`: {first['msg']}", where=str(path), hint=hint) from None
-
-
-def read_manifest(path: Path, *, hint: str = RESTART_HINT) -> Manifest:
-    """Read a run's manifest.json as a `Manifest`; a damaged file names the field."""
-    manifest: Manifest = _read(path, Manifest, hint)
-    return manifest
-
-
-def read_summary(path: Path, *, hint: str = RESTART_HINT) -> RunSummary:
-    """Read a run's summary.json as a `RunSummary`; a damaged file names the field."""
-    summary: RunSummary = _read(path, RunSummary, hint)
-    return summary
