@@ -9,14 +9,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scoregate.app.merge import MergeOutcome, merge_run
     from scoregate.app.shards import parse_shard
 
 _HOMES: dict[str, tuple[str, ...]] = {
+    "scoregate.app.merge": ("MergeOutcome", "merge_run"),
     "scoregate.app.shards": ("parse_shard",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
-__all__ = ["parse_shard"]
+__all__ = ["MergeOutcome", "merge_run", "parse_shard"]
 
 
 def __getattr__(name: str) -> Any:
