@@ -196,9 +196,11 @@ def merge_run(
         }
         write_manifest(run_dir, _manifest(inputs, run_id, previous, shards))
         outcome = _summarise(store, plan, project, names, missing_shards, missing, len(planned_ids))
-        _publish(
-            store, project, outcome, mirror_mlflow=mirror_mlflow, mirror_langfuse=mirror_langfuse, report=write_report
-        )
+        _publish(store, project, outcome, mirror_mlflow=mirror_mlflow, report=write_report)
+        if mirror_langfuse:  # after MLflow: the run-level scores carry the MLflow run's id
+            from scoregate.app.merge_langfuse import mirror_merged_run
+
+            mirror_merged_run(store, project, inputs, outcome)
         if not outcome.mirror_errors:  # recorded last: a merge cut off before this point is redone in full
             store.update_manifest(merge={**store.manifest["merge"], "inputs": digest})
         return outcome
@@ -256,10 +258,9 @@ def _publish(
     outcome: MergeOutcome,
     *,
     mirror_mlflow: bool,
-    mirror_langfuse: bool,
     report: bool,
 ) -> None:
-    """Write the report, then mirror to MLflow (the run found by its tag) and Langfuse; a failure is reported."""
+    """Write the report, then mirror to MLflow (the run found by its tag); a failure is reported."""
     if report:
         from scoregate.report.write import project_report_options, write_run_report
 

@@ -21,7 +21,7 @@ from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.catalog.datasets import iter_items
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore, run_directory
-from scoregate.store.shards import Shard, assign, shards_dir
+from scoregate.store.shards import Shard, ShardStore, assign, shards_dir
 
 if TYPE_CHECKING:
     from scoregate.catalog.models import DatasetItem
@@ -195,4 +195,26 @@ def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunO
         "run_metrics": {"items": items, "error_count": failed},
         "verdict": "no_gates",
     }
-    return RunOutcome(run_id=run_id, store=store, summary=summary, shard=shard.name)
+    outcome = RunOutcome(run_id=run_id, store=store, summary=summary, shard=shard.name)
+    if options.mirror_langfuse:
+        _mirror_items(ShardStore(store.directory, run_id), project, outcome)
+    return outcome
+
+
+def _mirror_items(store: RunStore, project: Project, outcome: RunOutcome) -> None:
+    """Send the shard's items' traces and item scores to the run's one Langfuse experiment (when configured)."""
+    from scoregate.integrations.langfuse.client import LangfuseSettings
+
+    if LangfuseSettings.from_env() is None:
+        return
+    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
+    from scoregate.support.redaction import redact
+
+    try:
+        report = mirror_run_to_langfuse(store, project)
+    except Exception as exc:  # reported; running the shard again (or the merge) sends what is missing
+        outcome.mirror_errors["langfuse"] = redact(f"{type(exc).__name__}: {exc}")
+        return
+    outcome.mirror_notes += [redact(line) for line in report.lines()]
+    if not report.complete:
+        outcome.mirror_errors["langfuse"] = redact("; ".join(report.problems))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
+from scoregate.store.run_store import RunStore
 
 SHARDS = "shards"
 """The folder of a run directory that holds its shards."""
@@ -91,3 +92,12 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     from scoregate.store.run_store import MANIFEST, _write_json
 
     _write_json(directory / MANIFEST, manifest)
+
+
+class ShardStore(RunStore):
+    """A shard's store under the id of the run it belongs to, so what it mirrors (trace, score and experiment ids,
+    all derived from the run id) is what the merged run would send: one experiment for every shard."""
+
+    def __init__(self, directory: Path, run_id: str) -> None:
+        super().__init__(directory)
+        self.run_id = run_id
