@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,3 +163,54 @@ def test_shard_auto_in_an_indexed_job(
     assert result.code == 0, result.output
     directory = project_dir / "runs" / "nightly-42" / "shards" / "2-of-3"
     assert len(_item_ids(directory)) == 2
+
+
+def test_retry_errors_redoes_a_shards_failed_items_and_the_merge_takes_the_newest(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    scripted_server.fail_next(500, times=3)  # the shard's first item fails after its retries
+    first = scoregate("run", "counters", "--shard", "0/2", "--run-id", "r-1", "--no-mlflow")
+    assert first.code == 0, first.output
+    assert "1 failed" in first.output
+    directory = project_dir / "runs" / "r-1" / "shards" / "0-of-2"
+    retried = scoregate("run", "counters", "--shard", "0/2", "--run-id", "r-1", "--no-mlflow", "--retry-errors")
+    assert retried.code == 0, retried.output
+    assert "0 failed" in retried.output
+    assert len(_item_ids(directory)) == 4  # the failed record stays as history; the newest succeeded
+    assert scoregate("run", "counters", "--shard", "1/2", "--run-id", "r-1", "--no-mlflow").code == 0
+    merged = scoregate("merge", "r-1", "--no-mlflow")
+    assert merged.code == 0, merged.output
+    summary = json.loads((project_dir / "runs" / "r-1" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["run_metrics"]["items"] == 6 and summary["run_metrics"]["error_count"] == 0
+
+
+def test_a_shard_in_use_is_refused(scoregate: Callable[..., CliResult], project_dir: Path) -> None:
+    import os
+
+    from scoregate.store.lock import RunLock
+
+    assert scoregate("run", "counters", "--shard", "0/2", "--run-id", "l-1", "--no-mlflow").code == 0
+    directory = project_dir / "runs" / "l-1" / "shards" / "0-of-2"
+    with RunLock(directory):
+        again = scoregate("run", "counters", "--shard", "0/2", "--run-id", "l-1", "--no-mlflow")
+    assert again.code != 0 and f"run 0-of-2 is in use by process {os.getpid()}" in again.output
+
+
+def test_a_stopped_shard_says_how_to_resume_it(
+    start_scoregate: Callable[..., Any], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    import signal
+    import time
+
+    scripted_server.delay_next(30, times=10)
+    process = start_scoregate("run", "counters", "--shard", "1/2", "--run-id", "t-1", "--no-mlflow")
+    deadline = time.monotonic() + 60
+    while not scripted_server.task_requests():
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 143
+    text = " ".join(err.split())
+    assert "shard 1-of-2 of run t-1 terminated (SIGTERM)" in text
+    assert "resume with `scoregate run counters --shard 1/2 --run-id t-1`" in text

@@ -18,7 +18,7 @@ from rich.console import Console
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
-from scoregate.app.shards import shard_items, shard_members
+from scoregate.app.shards import resume_command, run_label, shard_items, shard_members
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -165,17 +165,17 @@ def execute_run(
         how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
-            f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
-            hint=f"resume with `scoregate run --resume {store.run_id}`",
+            f"{run_label(store, options)} {how}; {done} finished item(s) are kept in {store.directory}",
+            hint=f"resume with `{resume_command(store, options)}`",
             exit_code=code,
         ) from None
     except CircuitOpen as exc:
         store.close()
         store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
         raise RunInterrupted(
-            f"run {store.run_id} stopped early: {exc.count} calls in a row failed, the last with: {redact(exc.reason)}",
-            hint=f"fix the endpoint, then redo the failed items with "
-            f"`scoregate run --resume {store.run_id} --retry-errors`",
+            f"{run_label(store, options)} stopped early: {exc.count} calls in a row failed, the last with: "
+            f"{redact(exc.reason)}",
+            hint=f"fix the endpoint, then redo the failed items with `{resume_command(store, options)} --retry-errors`",
         ) from None
     except BaseException as exc:
         _mark_failed(store, exc)

@@ -178,6 +178,21 @@ def shard_items(
     return ((index, item) for index, item in items if item.id in members)
 
 
+def run_label(store: RunStore, options: RunOptions) -> str:
+    """`run ID`, or `shard I-of-N of run ID` for a shard."""
+    if options.shard is None:
+        return f"run {store.run_id}"
+    return f"shard {options.shard.name} of run {options.run_id}"
+
+
+def resume_command(store: RunStore, options: RunOptions) -> str:
+    """The command that resumes this run: `--resume ID`, or for a shard the same shard command again."""
+    if options.shard is None:
+        return f"scoregate run --resume {store.run_id}"
+    experiment = store.manifest["receipts"]["experiment"]
+    return f"scoregate run {experiment} --shard {options.shard.index}/{options.shard.count} --run-id {options.run_id}"
+
+
 def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunOutcome:
     """End a shard: per-call telemetry, its items' Langfuse traces; no summary, gates, report or MLflow."""
     from scoregate.store.telemetry import write_telemetry
