@@ -11,7 +11,7 @@ import pytest
 
 from conftest import DATASET_IDS, CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.sinks.langfuse.mirror_state import experiment_id_for
+from scoregate.integrations.langfuse.mirror_state import experiment_id_for
 
 RUN = "lf-7"
 ROOT_SPAN = "experiment-item-run"

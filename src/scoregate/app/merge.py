@@ -196,11 +196,12 @@ def merge_run(
         }
         write_manifest(run_dir, _manifest(inputs, run_id, previous, shards))
         outcome = _summarise(store, plan, project, names, missing_shards, missing, len(planned_ids))
-        _publish(store, project, outcome, mirror_mlflow=mirror_mlflow, report=write_report)
-        if mirror_langfuse:  # after MLflow: the run-level scores carry the MLflow run's id
-            from scoregate.app.merge_langfuse import mirror_merged_run
+        if write_report:
+            _write_report(store, project, outcome)
+        skip = [name for name, on in (("mlflow", mirror_mlflow), ("langfuse", mirror_langfuse)) if not on]
+        from scoregate.app.merge_langfuse import mirror_merged_run
 
-            mirror_merged_run(store, project, inputs, outcome)
+        mirror_merged_run(store, project, inputs, outcome, skip)
         if not outcome.mirror_errors:  # recorded last: a merge cut off before this point is redone in full
             store.update_manifest(merge={**store.manifest["merge"], "inputs": digest})
         return outcome
@@ -252,26 +253,11 @@ def _summarise(
     return MergeOutcome(store.run_id, store, summary, names, missing_shards, missing)
 
 
-def _publish(
-    store: RunStore,
-    project: Project,
-    outcome: MergeOutcome,
-    *,
-    mirror_mlflow: bool,
-    report: bool,
-) -> None:
-    """Write the report, then mirror to MLflow (the run found by its tag); a failure is reported."""
-    if report:
-        from scoregate.report.write import project_report_options, write_run_report
+def _write_report(store: RunStore, project: Project, outcome: MergeOutcome) -> None:
+    """Write the run's report (before the mirrors: MLflow logs it); a failure is reported."""
+    from scoregate.report.write import project_report_options, write_run_report
 
-        try:
-            outcome.report = write_run_report(store, project_report_options(project.root))
-        except Exception as exc:  # the run is stored; `scoregate report RUN` writes it again
-            outcome.mirror_errors["report"] = redact(f"{type(exc).__name__}: {exc}")
-    if mirror_mlflow:
-        from scoregate.sinks.mlflow.run_mirror import mirror_run
-
-        try:
-            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
-        except Exception as exc:  # redone by the next merge (nothing is recorded as done)
-            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
+    try:
+        outcome.report = write_run_report(store, project_report_options(project.root))
+    except Exception as exc:  # the run is stored; `scoregate report RUN` writes it again
+        outcome.mirror_errors["report"] = redact(f"{type(exc).__name__}: {exc}")

@@ -1,12 +1,14 @@
-"""The merge's Langfuse step: the shards sent their items to the run's one experiment; the merge takes over what
-they recorded, sends any item a shard could not, writes the run-level scores and checks the experiment's count."""
+"""The merge's mirrors: every sink mirrors the merged run like any run (MLflow's run found by its tag). For
+Langfuse, the shards sent their items to the run's one experiment already: the merge takes over what they recorded
+(so nothing is sent twice), sends any item a shard could not, writes the run-level scores and checks that the
+experiment holds every item of the run."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from scoregate.store.shards import ShardStore
-from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:
     from scoregate.app.merge import MergeOutcome
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
 
 def adopt_shard_mirrors(store: RunStore, inputs: list[ShardInput], host: str) -> int:
     """Record in the merged run's mirror state every item a shard mirrored to `host`; return how many were added."""
-    from scoregate.sinks.langfuse.mirror_state import MirrorState
+    from scoregate.integrations.langfuse.mirror_state import MirrorState
 
     state = MirrorState.load(store, host)
     added = 0
@@ -36,27 +38,29 @@ def adopt_shard_mirrors(store: RunStore, inputs: list[ShardInput], host: str) ->
     return added
 
 
-def mirror_merged_run(store: RunStore, project: Project, inputs: list[ShardInput], outcome: MergeOutcome) -> None:
-    """Write the run-level scores to the run's experiment and check that it holds every item of the run."""
-    from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
+def mirror_merged_run(
+    store: RunStore, project: Project, inputs: list[ShardInput], outcome: MergeOutcome, skip: Collection[str]
+) -> None:
+    """Mirror the merged run to every sink not in `skip`; check the Langfuse experiment's item count."""
+    from scoregate.integrations.langfuse.client import LangfuseSettings
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Mirror, mirror_all
 
     settings = LangfuseSettings.from_env()
-    if settings is None:
-        outcome.mirror_notes.append(f"langfuse: skipped — {NOT_CONFIGURED}")
-        return
-    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
-
-    try:
+    if settings is not None and "langfuse" not in skip:
         adopt_shard_mirrors(store, inputs, settings.host)
-        report = mirror_run_to_langfuse(store, project)
-    except Exception as exc:  # reported; the next merge sends what is missing
-        outcome.mirror_errors["langfuse"] = redact(f"{type(exc).__name__}: {exc}")
-        return
-    outcome.mirror_notes += [redact(line) for line in report.lines()]
-    if report.experiment_url:
-        outcome.mirrors["langfuse"] = report.experiment_url
-    problems = list(report.problems)
-    if report.items_confirmed != report.items_total:
-        problems.append(f"the experiment holds {report.items_confirmed} of the run's {report.items_total} items")
-    if problems:
-        outcome.mirror_errors["langfuse"] = redact("; ".join(problems))
+    mirrored = mirror_all(Mirror(store), SinkContext(project.root, loaded=project), skip=skip)
+    for name, result in mirrored.results.items():
+        report = result.report
+        if report.link:
+            outcome.mirrors[name] = report.link
+        outcome.mirror_notes += [report.skipped] if report.skipped else report.lines
+        if result.trouble:
+            outcome.mirror_errors[name] = result.trouble
+    outcome.mirror_notes += mirrored.notes
+    langfuse = mirrored.results.get("langfuse")
+    detail = langfuse.report.detail if langfuse is not None else None
+    if detail is not None and detail.items_confirmed != detail.items_total and "langfuse" not in outcome.mirror_errors:
+        outcome.mirror_errors["langfuse"] = (
+            f"the experiment holds {detail.items_confirmed} of the run's {detail.items_total} items"
+        )

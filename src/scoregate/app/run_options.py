@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scoregate.catalog.project import Project
+    from scoregate.sinks.mirror_all import MirrorOutcome
     from scoregate.store.run_store import RunStore
     from scoregate.store.shards import Shard
 
@@ -43,6 +44,12 @@ class RunOptions:
     """A sharded run's id (every shard the same); None: derived from the plan, dataset and `group`."""
     group: str | None = None
 
+    @property
+    def skipped_sinks(self) -> frozenset[str]:
+        """The sinks this run must not mirror to (`--no-mlflow`, `--no-langfuse`)."""
+        off = {"mlflow": not self.mirror_mlflow, "langfuse": not self.mirror_langfuse}
+        return frozenset(name for name, skipped in off.items() if skipped)
+
 
 @dataclass
 class RunOutcome:
@@ -59,6 +66,17 @@ class RunOutcome:
     """`runs/<id>/report.html`, written at the end of the run (None when writing it failed)."""
     shard: str | None = None
     """`<I>-of-<N>` when this was one shard of a sharded run (no summary, gates or MLflow: `scoregate merge`)."""
+
+    def add_mirrors(self, mirrored: MirrorOutcome) -> None:
+        """Take in what the mirrors did: each sink's link, its lines (or why it was skipped), what went wrong."""
+        for name, result in mirrored.results.items():
+            report = result.report
+            if report.link:
+                self.mirrors[name] = report.link
+            self.mirror_notes += [report.skipped] if report.skipped else report.lines
+            if result.trouble:
+                self.mirror_errors[name] = result.trouble
+        self.mirror_notes += mirrored.notes
 
     @property
     def failed_items(self) -> int:

@@ -217,19 +217,11 @@ def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunO
 
 
 def _mirror_items(store: RunStore, project: Project, outcome: RunOutcome) -> None:
-    """Send the shard's items' traces and item scores to the run's one Langfuse experiment (when configured)."""
-    from scoregate.integrations.langfuse.client import LangfuseSettings
+    """Send the shard's items' traces and item scores to the run's one Langfuse experiment (when configured); the
+    other sinks mirror whole runs and so only the merged one."""
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Mirror, mirror_all
+    from scoregate.sinks.registry import sink_names
 
-    if LangfuseSettings.from_env() is None:
-        return
-    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
-    from scoregate.support.redaction import redact
-
-    try:
-        report = mirror_run_to_langfuse(store, project)
-    except Exception as exc:  # reported; running the shard again (or the merge) sends what is missing
-        outcome.mirror_errors["langfuse"] = redact(f"{type(exc).__name__}: {exc}")
-        return
-    outcome.mirror_notes += [redact(line) for line in report.lines()]
-    if not report.complete:
-        outcome.mirror_errors["langfuse"] = redact("; ".join(report.problems))
+    skip = [name for name in sink_names() if name != "langfuse"]
+    outcome.add_mirrors(mirror_all(Mirror(store), SinkContext(project.root, loaded=project), skip=skip))
