@@ -214,3 +214,15 @@ def test_a_stopped_shard_says_how_to_resume_it(
     text = " ".join(err.split())
     assert "shard 1-of-2 of run t-1 terminated (SIGTERM)" in text
     assert "resume with `scoregate run counters --shard 1/2 --run-id t-1`" in text
+
+
+def test_planned_ids_are_the_ids_the_run_gives_its_items(tmp_path: Path) -> None:
+    from scoregate.app.shards import planned_ids
+    from scoregate.catalog.datasets import iter_items
+
+    path = tmp_path / "d.jsonl"
+    rows = ['{"id": "a", "input": {"x": 1}}', "", '{"input": {"x": 2}}', '{"id": "é\\"q", "input": {"x": 3}}']
+    path.write_text("\ufeff" + "\n".join(rows) + "\n", encoding="utf-8")
+    expected = [str(item.id) for _line, item in iter_items(path)]
+    assert planned_ids(path, None) == expected and len(expected) == 3
+    assert planned_ids(path, 2) == expected[:2]

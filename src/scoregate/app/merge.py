@@ -8,7 +8,6 @@ read; a second merge of the same shards writes nothing, and a merge cut off part
 from __future__ import annotations
 
 import hashlib
-import itertools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 from scoregate.app.merge_inputs import MERGE_HINT, ShardInput, gather_shards
 from scoregate.app.receipts import config_parts
 from scoregate.app.run_options import runs_dir
-from scoregate.catalog.datasets import iter_items
+from scoregate.app.shards import planned_ids as planned_ids_of
 from scoregate.catalog.project import Project, load_project
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import RunLock
@@ -61,12 +60,6 @@ def _digest(inputs: list[ShardInput]) -> str:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
     return digest.hexdigest()
-
-
-def _planned(project: Project, plan: Any, limit: int | None) -> list[str]:
-    """The ids of the items the run planned: the first `limit` of the dataset."""
-    items = iter_items(plan.dataset.path)
-    return [str(item.id) for _line, item in (itertools.islice(items, limit) if limit is not None else items)]
 
 
 def _join(inputs: list[ShardInput], planned: dict[str, int], out: Path) -> set[str]:
@@ -183,7 +176,7 @@ def merge_run(
                 list((store.summary or {}).get("incomplete", {}).get("missing_items", [])),
                 nothing_to_do=f"run {run_id} is already merged from these shards ({', '.join(names)}); nothing changed",
             )  # fmt: skip
-        planned_ids = _planned(project, plan, options.get("limit"))
+        planned_ids = planned_ids_of(plan.dataset.path, options.get("limit"))
         present = _join(inputs, assign(planned_ids, count), run_dir / RESULTS)
         missing = [item_id for item_id in planned_ids if item_id not in present]
         shards = {

@@ -7,7 +7,6 @@ gates, a report or MLflow; `scoregate merge` (`scoregate.app.merge`) is the only
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.app.receipts import config_parts, prompt_fingerprint, sha256_text
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
-from scoregate.catalog.datasets import iter_items
+from scoregate.catalog.datasets import decode_line, parse_line
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore, run_directory
 from scoregate.store.shards import Shard, ShardStore, assign, shards_dir
@@ -162,10 +161,30 @@ def create_shard_store(project: Project, options: RunOptions, manifest: dict[str
     return RunStore.create(directory.parent, shard.name, manifest)
 
 
+def planned_ids(path: Path, limit: int | None) -> list[str]:
+    """The ids of the first `limit` items of the dataset at `path` (the plan checked every line already); a line's
+    `id` is read without building the item, and an item without one gets its default id as the run does."""
+    out: list[str] = []
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if limit is not None and len(out) >= limit:
+                break
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw)
+            except ValueError:  # a BOM, say: the full parse below says what the run reads
+                row = None
+            item_id = row.get("id") if isinstance(row, dict) else None
+            if not isinstance(item_id, str) or not item_id:
+                item_id = str(parse_line(path, line_no, decode_line(path, line_no, raw)).id)
+            out.append(item_id)
+    return out
+
+
 def shard_members(path: Path, limit: int | None, shard: Shard) -> set[str]:
     """The ids of the first `limit` dataset items that belong to `shard` (`scoregate.store.shards.assign`)."""
-    items = itertools.islice(iter_items(path), limit) if limit is not None else iter_items(path)
-    assignment = assign((str(item.id) for _line, item in items), shard.count)
+    assignment = assign(planned_ids(path, limit), shard.count)
     return {item_id for item_id, index in assignment.items() if index == shard.index}
 
 

@@ -75,16 +75,15 @@ def shards_dir(run_directory: Path) -> Path:
 def newest_lines(path: Path) -> Iterator[tuple[str, int, bytes]]:
     """Yield (item id, repeat, raw line) of the newest record of each (item, repeat) in a results file, in file
     order (a record retried with `--retry-errors` replaces the older one, as in the run itself)."""
-    from scoregate.store.results_index import parse_record, scan
+    from scoregate.store.results_index import record_id, scan
 
     index = scan(path, repeats=True)
     with path.open("rb") as handle:
         for position in range(len(index)):
-            line = int(index.lines[position])
             handle.seek(int(index.offsets[position]))
             raw = handle.readline()
-            record = parse_record(raw, line)
-            yield record["item_id"], int(record.get("repeat", 1) or 1), raw
+            item_id, repeat = record_id(raw, int(index.lines[position]))
+            yield item_id, repeat, raw
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
