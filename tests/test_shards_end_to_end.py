@@ -1,5 +1,6 @@
 """The done-when of sharding: 400 items as 4 real shard processes (an Indexed Job's JOB_COMPLETION_INDEX), one
-killed with SIGKILL half-way and run again, merged into the run an unsharded process makes of the same replies."""
+killed with SIGKILL half-way and run again, merged into the run an unsharded process makes of the same replies;
+one MLflow run, and one experiment of 400 items on the Langfuse test double."""
 
 from __future__ import annotations
 
@@ -10,17 +11,23 @@ import signal
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import SCOREGATE_BIN, CliResult
+from fake_langfuse import FakeLangfuse
 from scoregate.errors import ExitCode
+from scoregate.integrations.langfuse.mirror_state import experiment_id_for
 from scoregate.store.shards import assign
 from scripted_openai import ScriptedOpenAI
 
 ITEMS, SHARDS, KILLED = 400, 4, 1
 CASE = re.compile(r"\(case (\d{4})\)")
+ROOT_SPAN = "experiment-item-run"
 
 
 def _write_dataset(project_dir: Path) -> list[str]:
@@ -37,9 +44,10 @@ def _write_dataset(project_dir: Path) -> list[str]:
     return [f"item-{n:04d}" for n in range(ITEMS)]
 
 
-def _start_shard(project_dir: Path, index: int) -> subprocess.Popen[str]:
-    env = {**os.environ, "JOB_COMPLETION_INDEX": str(index)}
+def _start_shard(project_dir: Path, index: int, langfuse: dict[str, str]) -> subprocess.Popen[str]:
+    env = {**os.environ, **langfuse, "JOB_COMPLETION_INDEX": str(index)}
     args = ["run", "counters", "--shard", "auto", "--shards", str(SHARDS), "--group", "ci-77", "--no-mlflow"]
+    args += ["--prompt-source", "local"]
     return subprocess.Popen(
         [str(SCOREGATE_BIN), *args, "-C", str(project_dir)],
         env=env,
@@ -72,8 +80,11 @@ def test_four_shard_processes_one_killed_merge_into_the_unsharded_run(
     project_dir: Path,
     scripted_server: ScriptedOpenAI,
     mlflow_store: str,
+    fake_langfuse: FakeLangfuse,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ids = _write_dataset(project_dir)
+    langfuse = fake_langfuse.env()
     split = assign(ids, SHARDS)
     release = threading.Event()
 
@@ -87,7 +98,7 @@ def test_four_shard_processes_one_killed_merge_into_the_unsharded_run(
     warm = scoregate("run", "counters", "--limit", str(ITEMS // 2), "--no-mlflow", "--no-report")
     assert warm.code == 0, warm.output  # replies of the first half cached
 
-    killed = _start_shard(project_dir, KILLED)
+    killed = _start_shard(project_dir, KILLED, langfuse)
     deadline = time.monotonic() + 120
     while not any(
         CASE.search(r.text) and int(CASE.search(r.text).group(1)) >= ITEMS // 2 for r in scripted_server.task_requests()
@@ -107,7 +118,7 @@ def test_four_shard_processes_one_killed_merge_into_the_unsharded_run(
 
     second_warm = scoregate("run", "counters", "--no-mlflow", "--no-report")
     assert second_warm.code == 0, second_warm.output  # now every reply is cached: all runs below read the same
-    processes = [_start_shard(project_dir, index) for index in range(SHARDS)]  # the killed index runs again
+    processes = [_start_shard(project_dir, index, langfuse) for index in range(SHARDS)]  # the killed index runs again
     for process in processes:
         out, err = process.communicate(timeout=300)
         assert process.returncode == 0, out + err
@@ -117,8 +128,12 @@ def test_four_shard_processes_one_killed_merge_into_the_unsharded_run(
     assert reference.code == 0, reference.output
     reference_dir = Path(json.loads(reference.out)["directory"])
 
+    for name, value in langfuse.items():
+        monkeypatch.setenv(name, value)
     merged = scoregate("merge", run_dir.name)
     assert merged.code == 0, merged.output
+    for name in langfuse:
+        monkeypatch.delenv(name)
     assert _summary(run_dir) == _summary(reference_dir)
     assert json.loads((run_dir / "summary.json").read_text())["run_metrics"]["items"] == ITEMS
 
@@ -131,6 +146,15 @@ def test_four_shard_processes_one_killed_merge_into_the_unsharded_run(
     assert {k: len(client.get_metric_history(found[0].info.run_id, k)) for k in found[0].data.metrics} == {
         k: 1 for k in found[0].data.metrics
     }
+
+    experiments = fake_langfuse.state.experiments()
+    assert list(experiments) == [experiment_id_for(run_dir.name)]
+    assert (
+        experiments[experiment_id_for(run_dir.name)]["itemIds"]
+        and len(fake_langfuse.state.find_spans(ROOT_SPAN)) == ITEMS
+    )
+    assert [i for i, n in Counter(s["id"] for s in fake_langfuse.state.scores).items() if n > 1] == []
+    assert {s["name"] for s in fake_langfuse.state.scores if s.get("datasetRunId")} >= {"verdict"}
 
     files, db = _files(run_dir), Path(mlflow_store.removeprefix("sqlite:///"))
     db_before = db.stat().st_mtime_ns, db.stat().st_size
