@@ -226,3 +226,13 @@ def test_a_shard_still_running_is_refused(
     with RunLock(two_shards[0]):
         result = _bad(scoregate, project_dir)
     assert f"{two_shards[0]}: shard is still running (process {os.getpid()} holds its lock)" in result.output
+
+
+def test_a_damaged_record_in_a_shard_is_refused_naming_its_line(
+    scoregate: Callable[..., CliResult], project_dir: Path, two_shards: tuple[Path, Path]
+) -> None:
+    results = two_shards[0] / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    results.write_text(lines[0] + "{not a record}\n" + "".join(lines[1:]), encoding="utf-8")
+    result = _bad(scoregate, project_dir)
+    assert f"{results}:2: damaged result record" in result.output
