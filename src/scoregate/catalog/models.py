@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from scoregate.catalog.names import MAX_ITEM_ID
 from scoregate.support.suggest import unknown_name
@@ -347,11 +355,17 @@ EvaluatorSpec = Annotated[
 # ---------------------------------------------------------------- scoregate.yaml
 
 
+PROVIDER_NAME = r"^[a-z][a-z0-9_]*$"
+"""A provider's name in scoregate.yaml; which names exist is the provider registry's to say."""
+
+
 class ModelSpec(Strict):
     """A model endpoint an experiment or judge can use."""
 
-    provider: Literal["openai", "anthropic", "local"] = Field(
-        description="`openai` = any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, Ollama)."
+    provider: str = Field(
+        pattern=PROVIDER_NAME,
+        description="Which provider serves it: `openai` = any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, "
+        "Ollama), `anthropic`, `local` (the embedded model), `scripted` (canned replies, for tests).",
     )
     model: str
     base_url: str | None = None
@@ -366,6 +380,17 @@ class ModelSpec(Strict):
     max_retries: int = Field(default=4, ge=0)
     input_cost_per_mtok: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
     output_cost_per_mtok: float | None = Field(default=None, ge=0)
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Settings of the provider's own (`provider: scripted` takes its replies)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _no_empty_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave out empty `options`, so a model's receipts hash is what it was before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if not self.options:
+            data.pop("options", None)
+        return data
 
     @field_validator("base_url")
     @classmethod
@@ -423,6 +448,10 @@ class CalibrationRequirement(Strict):
     min_pairs: int = Field(default=2, ge=2)
 
 
+DEFAULT_MIN_SLICE_ITEMS = 10
+"""Fewest paired items a slice of a slice gate needs to be tested (a gate's `min_slice_items` overrides it)."""
+
+
 class GateSpec(Strict):
     """A threshold on a metric; pass / fail / incomplete."""
 
@@ -444,6 +473,18 @@ class GateSpec(Strict):
     requires_calibration: CalibrationRequirement | None = Field(
         default=None, description="INCOMPLETE unless the judge's saved calibration reaches this floor."
     )
+    slices: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None,
+        min_length=1,
+        description="A regression gate also compared per slice of these item fields (`input.<f>`, `metadata.<f>` "
+        "or a bare name: input, else metadata), Holm-adjusted across slices; it fails when a slice is worse by "
+        "more than `margin`.",
+    )
+    min_slice_items: int = Field(
+        default=DEFAULT_MIN_SLICE_ITEMS,
+        ge=2,
+        description="A slice with fewer paired items is reported as too small: neither passed nor tested.",
+    )
 
     @model_validator(mode="after")
     def _regression_fields_go_together(self) -> GateSpec:
@@ -451,6 +492,10 @@ class GateSpec(Strict):
             raise ValueError("`stat: paired_noninferiority` and `compare_to:` go together (a regression gate)")
         if self.margin is not None and self.compare_to is None:
             raise ValueError("`margin:` applies only to a regression gate (`compare_to:`)")
+        if self.slices is not None and self.compare_to is None:
+            raise ValueError("`slices:` applies only to a regression gate (`compare_to:`): slices compare with its run")
+        if self.slices is not None and len(set(self.slices)) != len(self.slices):
+            raise ValueError(f"`slices:` names a field twice: {self.slices}")
         return self
 
 
@@ -523,6 +568,18 @@ class ExperimentSpec(Strict):
         return self
 
 
+class FlakySettings(Strict):
+    """When an item counts as flaky on an `every_item` gate (see docs/running/flaky-items.md)."""
+
+    threshold: float = Field(
+        default=0.2, ge=0, lt=1, description="Flaky when the verdict flip rate is above this (flips / comparisons)."
+    )
+    min_observations: int = Field(
+        default=3, ge=2, description="Fewest measured observations (runs × repeats) before an item can be flaky."
+    )
+    window_runs: int = Field(default=20, ge=1, description="How many of the experiment's newest runs are read.")
+
+
 class Settings(Strict):
     """Project-wide defaults."""
 
@@ -538,6 +595,10 @@ class Settings(Strict):
         ge=0,
         description="Stop a run (interrupted, resumable) after this many calls in a row could not connect or got "
         "401/403/404 after their retries; 0 never stops.",
+    )
+    flaky: FlakySettings = Field(
+        default_factory=FlakySettings,
+        description="Items whose verdict flips between runs are kept out of `every_item` gates and listed.",
     )
     local_port: int | None = Field(
         default=None,

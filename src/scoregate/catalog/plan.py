@@ -26,6 +26,7 @@ from scoregate.catalog.models import (
 from scoregate.catalog.project import Project
 from scoregate.catalog.references import reference_problems, unknown_option_model
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
+from scoregate.catalog.slice_fields import SliceFieldsSeen
 from scoregate.catalog.stages import live_variables, stage_models, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
@@ -250,13 +251,23 @@ def plan_experiment(
         raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")
     ref = project.datasets[spec.dataset]
     collector = missing if missing is not None else MissingVariables(project)
-    dataset_scan = scan(ref.path, _item_checker(project, spec, ref, collector))
+    gates_by_name = {g.name: g for g in project.config.gates}
+    slice_fields = SliceFieldsSeen([gates_by_name[g] for g in spec.gates if g in gates_by_name], spec.dataset)
+    check = _item_checker(project, spec, ref, collector)
+
+    def check_and_note_slices(line: int, item: DatasetItem) -> list[str]:
+        slice_fields.add(item.input, item.metadata)
+        return check(line, item)
+
+    dataset_scan = scan(ref.path, check_and_note_slices)
     item_problems = dataset_scan.problems + (collector.problems() if missing is None else [])
     if item_problems:
         raise ValidationFailed(item_problems, hint="fix the dataset or the prompt; no run was started")
+    if dataset_scan.count and slice_fields.problems(project.config_path, ref.path):
+        hint = "fix the gate's `slices:` in scoregate.yaml, or the dataset; no run was started"
+        raise ValidationFailed(slice_fields.problems(project.config_path, ref.path), hint=hint)
     if dataset_scan.count == 0:
         raise ValidationFailed([f"{ref.path}: the dataset is empty; add items before running an experiment"])
-    gates_by_name = {g.name: g for g in project.config.gates}
     return ExperimentPlan(
         name=name,
         spec=spec,

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.console import escape
+from scoregate.cli.gate_view import print_gate_notes
 from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped
 
 if TYPE_CHECKING:
@@ -196,8 +197,7 @@ def print_summary(console: Console, summary: dict[str, Any], directions: Mapping
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary["gates"]:
         print_table(console, gates_table(summary))
-        if any(g["stat"] == "every_item" for g in summary["gates"]):
-            print_wrapped(console, EVERY_ITEM_OBSERVED)
+        print_gate_notes(console, summary, EVERY_ITEM_OBSERVED)  # the every_item note, slice tables, flaky items
     console.print(verdict_line(summary))
 
 

@@ -27,10 +27,10 @@ REDO_COMMANDS = ("report", "mlflow", "langfuse")
 
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
-    from scoregate.catalog.plan import validate_project
+    from scoregate.app.validation import validate as validate_files
     from scoregate.catalog.project import load_project
 
-    for line in validate_project(load_project(project_root(project))):
+    for line in validate_files(load_project(project_root(project))):
         print_wrapped(console, line, first="ok ", first_style="green")
 
 

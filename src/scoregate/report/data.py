@@ -283,6 +283,7 @@ class _RunReader:
             "verdict_words": verdict_words(s),
             "scores": scores,
             "gates": self.gates,
+            "flaky": s.get("flaky"),
             "run_metrics": s.get("run_metrics") or {},
             "extraction": _extraction_view(s.get("extraction")),
             "score_keys": [list(key) for key in self.keys],

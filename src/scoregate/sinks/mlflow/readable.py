@@ -39,7 +39,7 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     Per score `<key>_mean`, `_ci_low`, `_ci_high`, `_coverage` (text and categorical scores: `_coverage` only);
     the run metrics; the extraction track's micro metrics as `extraction_<key>`; per pipeline stage and, for
     `run --repeat`, the consistency metrics; `gate_<name>` (1 pass, 0 not)
-    with `gates_passed` and `gates_total`.
+    with `gates_passed` and `gates_total`; per slice of a slice gate `slice.<gate>.<field>.<value>.<stat>`.
     """
     metrics: dict[str, float] = {}
     for key, stats in (summary.get("scores") or {}).items():
@@ -63,6 +63,9 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     gates = summary.get("gates") or []
     for gate in gates:
         metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
+    from scoregate.analysis.slices import slice_metrics
+
+    metrics.update({key: rounded(value) for key, value in slice_metrics(gates).items()})
     metrics["gates_passed"] = float(sum(g["status"] == "pass" for g in gates))
     metrics["gates_total"] = float(len(gates))
     return metrics
