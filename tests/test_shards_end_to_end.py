@@ -59,7 +59,9 @@ def _start_shard(project_dir: Path, index: int, langfuse: dict[str, str]) -> sub
 
 def _summary(path: Path) -> dict[str, Any]:
     summary = dict(json.loads((path / "summary.json").read_text(encoding="utf-8")))
-    summary.pop("run_id")  # the one key that names the run, not what it measured
+    summary.pop("run_id")  # names the run, not what it measured
+    for key in ("runs", "run_ids", "skipped"):  # the stored runs the flaky-item check read: the store's history
+        summary.get("flaky", {}).pop(key, None)
     return summary
 
 
