@@ -11,9 +11,9 @@ import pytest
 
 from conftest import CliResult
 from scoregate.app.shards import derive_run_id, divide_budget, parse_shard
-from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
 from scoregate.store.shards import Shard, assign
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 

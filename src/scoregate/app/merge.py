@@ -17,13 +17,14 @@ from scoregate.app.merge_inputs import MERGE_HINT, ShardInput, gather_shards
 from scoregate.app.receipts import config_parts
 from scoregate.app.run_options import runs_dir
 from scoregate.app.shards import planned_ids as planned_ids_of
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import RunLock
 from scoregate.store.results_index import DamagedLine
 from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, run_directory
 from scoregate.store.shards import Shard, assign, newest_lines, write_manifest
 from scoregate.support.redaction import redact
+from scoregate.tracks.project import load_project
 
 SHOWN_MISSING = 20
 """How many missing item ids a gate's detail names (summary.json's `incomplete` block lists them all)."""
