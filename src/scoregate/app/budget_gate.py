@@ -9,8 +9,9 @@ from scoregate.app.budget import budget_of, check_forecast
 from scoregate.app.forecast import RunForecast, cached_items, forecast_run, planned_items
 from scoregate.app.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,9 +39,16 @@ def forecast_plan(
     """Forecast the run `options` ask for (the items still to do of a resumed one); no model is called."""
     concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
     items = planned_items(plan, limit=options.limit, repeat=options.repeat, done=_done(resumed, options))
+    members = None
+    if options.shard is not None:  # a shard runs its own items only
+        from scoregate.app.shards import shard_members
+
+        members = shard_members(plan.dataset.path, options.limit, options.shard)
+        items = max(0, len(members) * options.repeat - _done(resumed, options))
     cached = 0
     if options.use_cache:
-        cached = cached_items(project, plan, limit=options.limit, done=_done_ids(resumed, options))
+        done = _done_ids(resumed, options)
+        cached = cached_items(project, plan, limit=options.limit, done=done, only=members)
     return forecast_run(project, plan, runs_dir(project), items=items, concurrency=concurrency, cached_items=cached)
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from scoregate.analysis.forecast import CallGroup, Forecast, PastCalls, forecast, observed_parallelism
 from scoregate.catalog.datasets import iter_items
-from scoregate.catalog.models import FactRecallSpec, LlmJudgeSpec
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import RouteError, choose_prompt
@@ -148,17 +147,16 @@ def _prompt_groups(project: Project, plan: ExperimentPlan, items: int) -> list[C
                           _price(project, plan.model_name))
             )  # fmt: skip
     mean_input = sum(input_chars) / len(input_chars) if input_chars else 0.0
-    for name, spec in plan.evaluators.items():
-        if not isinstance(spec, LlmJudgeSpec | FactRecallSpec):
-            continue
-        model = spec.model or plan.judge_model_name
-        template = len(spec.prompt) + len(spec.reasoning_prompt) if isinstance(spec, LlmJudgeSpec) else 0
-        samples = spec.samples if isinstance(spec, LlmJudgeSpec) else 1
+    for name, spec in plan.evaluators.items():  # each model an evaluator calls: a call per item and sample
+        template = len(str(getattr(spec, "prompt", ""))) + len(str(getattr(spec, "reasoning_prompt", "")))
+        samples = int(getattr(spec, "samples", 1))
+        max_tokens = int(getattr(spec, "max_tokens", None) or DEFAULT_MAX_TOKENS)
         prompt_chars = template + mean_input + task_out * CHARS_PER_OUTPUT_TOKEN
-        groups.append(
-            CallGroup(f"judge:{name}", model, name, items * samples, None, prompt_chars, spec.max_tokens,
-                      _price(project, model))
-        )  # fmt: skip
+        for model in spec.models_called(plan.judge_model_name):
+            groups.append(
+                CallGroup(f"judge:{name}", model, name, items * samples, None, prompt_chars, max_tokens,
+                          _price(project, model))
+            )  # fmt: skip
     return groups
 
 
@@ -225,7 +223,9 @@ def forecast_run(
     return RunForecast(result, items, past.runs, concurrency, cached_items, cached_calls)
 
 
-def cached_items(project: Project, plan: ExperimentPlan, *, limit: int | None, done: set[str]) -> int:
+def cached_items(
+    project: Project, plan: ExperimentPlan, *, limit: int | None, done: set[str], only: set[str] | None = None
+) -> int:
     """How many of the items still to do have their task reply in the response cache (repeat 1; none for a
     pipeline of stages or a run scored on expected_output, whose first call this does not rebuild)."""
     path = project.root / ".scoregate" / "cache.sqlite"
@@ -243,7 +243,7 @@ def cached_items(project: Project, plan: ExperimentPlan, *, limit: int | None, d
     try:
         count = 0
         for _line, item in islice(iter_items(plan.dataset.path), limit):
-            if item.id in done:
+            if item.id in done or (only is not None and item.id not in only):
                 continue
             try:
                 prompt = plan.prompts[choose_prompt(plan.route, item.input)]
