@@ -4,6 +4,7 @@ prompt lengths and max_tokens; the real executable against the scripted server."
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SCOREGATE_BIN, CliResult
+from conftest import REPO, SCOREGATE_BIN, CliResult
 from scripted_openai import ScriptedOpenAI
 
 PRICE_IN, PRICE_OUT = 2.0, 8.0
@@ -115,3 +116,14 @@ def test_items_whose_reply_is_cached_are_forecast_free_and_no_cache_counts_them_
     assert uncached["cached_calls"] == 0 and uncached["new_calls"] == ITEMS * CALLS_PER_ITEM
     # three times the new item runs, about three times the cost (the past's mix of prompts, not these items')
     assert uncached["cost_usd"]["expected"] == pytest.approx(data["cost_usd"]["expected"] * ITEMS / 2, rel=0.02)
+
+
+def test_without_past_runs_each_stage_of_a_shipped_pipeline_is_forecast(tmp_path: Path) -> None:
+    for part in ("prompts", "evaluators", "datasets"):
+        shutil.copytree(REPO / part, tmp_path / part)
+    shutil.copy(REPO / "scoregate.yaml", tmp_path / "scoregate.yaml")
+    items = len((REPO / "datasets" / "facts_v1.jsonl").read_text(encoding="utf-8").splitlines())
+    data = json.loads(run_cli(tmp_path, "run", "facts_summary_live", "--dry-run", "--json").out)
+    stages = {(g["stage"], g["prompt"]): g["calls"] for g in data["groups"]}
+    assert stages == {("facts", "facts-extract"): items, ("summary", "summary-from-facts"): items}
+    assert data["calls"] == 2 * items and not (tmp_path / "runs").exists()

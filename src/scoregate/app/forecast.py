@@ -147,11 +147,27 @@ def _prompt_groups(project: Project, plan: ExperimentPlan, items: int) -> list[C
                           _price(project, plan.model_name))
             )  # fmt: skip
     mean_input = sum(input_chars) / len(input_chars) if input_chars else 0.0
-    for name, spec in plan.evaluators.items():  # each model an evaluator calls: a call per item and sample
+    for stage_spec in plan.spec.stages[:-1]:  # each earlier stage of a pipeline: a call per item, live or fixture
+        prompt = plan.prompts[stage_spec.prompt]
+        model = stage_spec.model or plan.model_name
+        out = prompt.config.max_tokens or project.config.models[model].max_tokens or DEFAULT_MAX_TOKENS
+        stage_chars = mean_input + sum(len(t) for t in prompt_texts(prompt))
+        groups.append(CallGroup(stage_spec.name, model, stage_spec.prompt, items, None, stage_chars, out,
+                                _price(project, model)))  # fmt: skip
+        groups += _judge_groups(project, plan, plan.stage_evaluators.get(stage_spec.name, {}), items, mean_input, out)
+    return groups + _judge_groups(project, plan, plan.evaluators, items, mean_input, task_out)
+
+
+def _judge_groups(
+    project: Project, plan: ExperimentPlan, evaluators: dict[str, Any], items: int, mean_input: float, read: int
+) -> list[CallGroup]:
+    """Each model an evaluator calls: a call per item and sample, reading the item and an output of `read` tokens."""
+    groups = []
+    for name, spec in evaluators.items():
         template = len(str(getattr(spec, "prompt", ""))) + len(str(getattr(spec, "reasoning_prompt", "")))
         samples = int(getattr(spec, "samples", 1))
         max_tokens = int(getattr(spec, "max_tokens", None) or DEFAULT_MAX_TOKENS)
-        prompt_chars = template + mean_input + task_out * CHARS_PER_OUTPUT_TOKEN
+        prompt_chars = template + mean_input + read * CHARS_PER_OUTPUT_TOKEN
         for model in spec.models_called(plan.judge_model_name):
             groups.append(
                 CallGroup(f"judge:{name}", model, name, items * samples, None, prompt_chars, max_tokens,
