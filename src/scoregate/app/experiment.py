@@ -68,6 +68,10 @@ def _open_or_create(
     store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
     changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
+    if store.manifest.get("stop_early"):  # a stopped-early run goes on to the full dataset
+        from scoregate.app.stop_early import continued_changes
+
+        changes.update(continued_changes(store.manifest))
     if options.retry_errors:
         from scoregate.store.repeats import failed_records, repeat_key
 
@@ -137,6 +141,11 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     resumed: RunStore | None = None
     lock: RunLock | None = None
     if options.resume is not None:
+        if options.stop_early or options.against is not None:
+            raise ScoregateError(
+                "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
+                hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
+            )
         resumed = RunStore.open(runs_dir(project), options.resume)
         lock = RunLock(resumed.directory)
         lock.acquire()
@@ -165,6 +174,11 @@ def _plan_check_and_run(
     plan = plan_experiment(
         project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
     )
+    stop = None
+    if options.stop_early or options.against is not None:  # a bad stop-early request is refused before any call
+        from scoregate.app.stop_early import plan_stop_early
+
+        stop = plan_stop_early(project, plan, options)
     from rich.console import Console
     from rich.text import Text
 
@@ -199,9 +213,9 @@ def _plan_check_and_run(
             cache.close()
         raise
     if lock is not None:
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
     with RunLock(store.directory):
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
 
 
 def _say_whose_local_server(project: Project, names: list[str], caller: ModelCaller, console: Console) -> None:

@@ -18,6 +18,7 @@ from rich.console import Console
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -114,6 +115,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     repeats = int(manifest.get("options", {}).get("repeat", 1))
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
+    if (stopped := stop_summary(store)) is not None:
+        summary["stop_early"] = stopped
     summary = with_invalidation(store, summary)  # a run invalidated before it finished stays invalid
     store.write_summary(summary)
     return summary
@@ -153,10 +156,13 @@ def execute_run(
     prompt_versions: dict[str, str],
     console: Console,
     cache: ResponseCache | None,
+    stop: StopEarlyPlan | None = None,
 ) -> RunOutcome:
+    if stop is not None:
+        store.update_manifest(stop_early=stop.record())
     try:
         with sigterm_as_interrupt():
-            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console))
+            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console, stop))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
@@ -183,7 +189,7 @@ def execute_run(
         if cache is not None:
             cache.close()
     store.close()
-    store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
+    store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
     summary = summarize_run(store, plan, project)
     write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
@@ -254,6 +260,7 @@ async def _execute(
     store: RunStore,
     prompt_versions: dict[str, str],
     console: Console,
+    stop: StopEarlyPlan | None = None,
 ) -> None:
     try:
         pipeline = ItemPipeline(
@@ -283,6 +290,11 @@ async def _execute(
         with RunProgress(total, already_done=already, console=console) as progress, live:
             progress.listeners.append(live.observe)
             asyncio.get_running_loop().call_later(WARM_IMPORTS_AFTER_S, warm_summary_imports)
+            if stop is not None:
+                await run_stop_early(
+                    stop, pipeline, plan, store, concurrency=concurrency, progress=progress, breaker=caller.breaker
+                )
+                return
             for repeat in range(1, options.repeat + 1):
                 await execute(
                     pipeline_for_repeat(pipeline, repeat),

@@ -36,6 +36,16 @@ class RunOptions:
     write_report: bool = True
     """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
     repeat: int = 1
+    stop_early: bool = False
+    """Run the items in a seeded order and stop once the gate's question is settled (see `app.stop_early`)."""
+    against: str | None = None
+    """The reference run of a stop-early run."""
+    max_items: int | None = None
+    """Stop-early item cap: stop, inconclusive, after this many paired items."""
+    max_cost: float | None = None
+    """Stop-early cost cap (USD): stop, inconclusive, once the run has spent this much."""
+    stop_batch: int | None = None
+    """Items between two looks of a stop-early run (default `app.stop_early.DEFAULT_BATCH`)."""
 
 
 @dataclass

@@ -86,6 +86,23 @@ def run(
             min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
         ),
     ] = 1,
+    stop_early: Annotated[
+        bool,
+        typer.Option(
+            "--stop-early",
+            help="Run the items in a seeded order; stop once the first gate's question against --against is settled.",
+        ),
+    ] = False,
+    against: Annotated[str | None, typer.Option(help="With --stop-early: the reference run's id.")] = None,
+    max_items: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: stop, inconclusive, after N paired items.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="With --stop-early: stop, inconclusive, once USD is spent.")
+    ] = None,
+    stop_batch: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: items between two looks (default 10).")
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -98,6 +115,8 @@ def run(
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    if not stop_early and any(v is not None for v in (against, max_items, max_cost, stop_batch)):
+        raise typer.BadParameter("--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it")
     human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
@@ -117,6 +136,11 @@ def run(
         eval_rows=eval_rows,
         write_report=not no_report,
         repeat=repeat,
+        stop_early=stop_early,
+        against=against,
+        max_items=max_items,
+        max_cost=max_cost,
+        stop_batch=stop_batch,
     )
     if models is not None:
         names = _model_names(models)
@@ -226,6 +250,9 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.store.identity import manifest_run_name
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
+    from scoregate.cli.stop_early_render import print_stop_early
+
+    print_stop_early(console, outcome.summary, outcome.run_id)
     if "repeats" in outcome.summary:
         from scoregate.cli.repeats_render import print_consistency
 

@@ -1,0 +1,184 @@
+"""`scoregate run EXPERIMENT --stop-early --against RUN`: stop once the gate's question is settled, validly.
+
+The real `scoregate` executable against the scripted OpenAI server: a reference run whose summaries miss their
+sections, then a candidate whose summaries have them (better), or the same as the reference (no difference).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SCOREGATE_BIN, Runs
+from scoregate.analysis.sequential import item_order
+from scripted_openai import ScriptedOpenAI
+
+ITEMS = 60
+NO_SECTIONS = "A summary in one paragraph, with no sections at all."
+
+
+def _grow_dataset(project_dir: Path) -> list[str]:
+    """Make the test dataset 60 items: ten copies of each smoke item under new ids."""
+    path = project_dir / "datasets" / "smoke_v1.jsonl"
+    base = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [{**item, "id": f"{item['id']}-{copy:02d}"} for copy in range(ITEMS // len(base)) for item in base]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return [row["id"] for row in rows]
+
+
+def _cli(project_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCOREGATE_BIN), *args, "-C", str(project_dir)], capture_output=True, text=True, timeout=300
+    )
+
+
+def _flat(result: subprocess.CompletedProcess[str]) -> str:
+    return " ".join(f"{result.stdout}\n{result.stderr}".split())
+
+
+@pytest.fixture
+def reference(project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs) -> tuple[str, list[str]]:
+    """A finished reference run of `counters` on 60 items whose summaries have no sections (the score is 0)."""
+    ids = _grow_dataset(project_dir)
+    scripted_server.responder = lambda body: NO_SECTIONS
+    done = _cli(project_dir, "run", "counters", "--no-cache", "--no-mlflow", "--no-report")
+    assert done.returncode == 0, _flat(done)
+    scripted_server.responder = scripted_server.default_reply
+    scripted_server.clear_requests()
+    return runs.latest(), ids
+
+
+def test_a_better_candidate_stops_early_and_says_where(
+    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, reference: tuple[str, list[str]]
+) -> None:
+    ref, ids = reference
+    done = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--stop-batch", "5", "--no-cache",
+                "--no-mlflow", "--no-report")  # fmt: skip
+    assert done.returncode == 0, _flat(done)
+    assert "Traceback" not in done.stderr
+    run_id = runs.latest()
+    assert run_id != ref
+    summary, manifest = runs.summary(run_id), runs.manifest(run_id)
+    block = summary["stop_early"]
+    n = block["items_run"]
+    assert 0 < n < ITEMS and n % 5 == 0
+    assert manifest["status"] == "stopped_early"
+    assert block["progress"] == f"stopped at {n} of {ITEMS}"
+    assert (block["verdict"], block["stop_reason"], block["against"]) == ("better", "settled", ref)
+    assert block["gate"] == "sections_present" and block["metric"] == "required_sections_present"
+    assert block["lower"] > 0 and block["upper"] <= 1
+    assert "Waudby-Smith & Ramdas 2023" in block["rule"]["method_reference"]
+    # the first n items of the seeded order ran, each once; the others are absent, not null and not failed
+    stored = [r["item_id"] for r in runs.results(run_id)]
+    assert sorted(stored) == sorted(item_order(ids, 0)[:n])
+    assert summary["run_metrics"]["items"] == n and summary["run_metrics"]["error_count"] == 0
+    assert len(scripted_server.task_requests()) == n
+    out = _flat(done)
+    assert f"stop early: stopped at {n} of {ITEMS} (settled): better against run {ref}" in out
+    assert f"confidence sequence [{block['lower']:.3g}, {block['upper']:.3g}]" in out
+
+
+def test_no_difference_runs_to_the_item_cap_and_says_inconclusive(
+    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, reference: tuple[str, list[str]]
+) -> None:
+    ref, _ids = reference
+    scripted_server.responder = lambda body: NO_SECTIONS  # the same answers as the reference: difference 0
+    done = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--stop-batch", "5",
+                "--max-items", "20", "--no-cache", "--no-mlflow", "--no-report")  # fmt: skip
+    assert done.returncode == 0, _flat(done)
+    block = runs.summary()["stop_early"]
+    assert (block["items_run"], block["verdict"], block["stop_reason"]) == (20, "inconclusive", "item cap")
+    assert block["lower"] < 0 < block["upper"]
+    assert runs.manifest()["status"] == "stopped_early"
+    assert len(runs.results()) == 20
+    assert "stopped at 20 of 60 (item cap): inconclusive" in _flat(done)
+
+
+def test_resume_continues_a_stopped_run_to_the_full_dataset(
+    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, reference: tuple[str, list[str]]
+) -> None:
+    ref, ids = reference
+    first = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--no-cache", "--no-mlflow",
+                 "--no-report")  # fmt: skip
+    assert first.returncode == 0, _flat(first)
+    run_id = runs.latest()
+    n = runs.summary(run_id)["stop_early"]["items_run"]
+    assert n < ITEMS
+    again = _cli(project_dir, "run", "--resume", run_id, "--no-cache", "--no-mlflow", "--no-report")
+    assert again.returncode == 0, _flat(again)
+    summary, manifest = runs.summary(run_id), runs.manifest(run_id)
+    assert manifest["status"] == "finished"
+    assert manifest["stop_early"]["continued_at"] is not None  # the record of the stop is kept in the manifest
+    assert "stop_early" not in summary  # the summary is the full run's
+    assert summary["run_metrics"]["items"] == ITEMS
+    assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(ids)
+    assert summary["scores"]["required_sections_present"]["mean"] == 1
+    assert len(scripted_server.task_requests()) == ITEMS  # the n items were not run again
+    assert "stop early" not in _flat(again)
+
+
+BadInput = Callable[[Path, str], list[str]]
+
+
+def _no_gate(project_dir: Path, ref: str) -> list[str]:
+    config = project_dir / "scoregate.yaml"
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["experiments"]["counters"]["gates"] = []
+    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return ["run", "counters", "--stop-early", "--against", ref]
+
+
+def _unbounded(project_dir: Path, ref: str) -> list[str]:
+    config = project_dir / "scoregate.yaml"
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["gates"].insert(0, {"name": "words", "metric": "word_count", "op": "<=", "threshold": 400})
+    data["experiments"]["counters"]["gates"] = ["words", "sections_present"]
+    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return ["run", "counters", "--stop-early", "--against", ref]
+
+
+def _other_dataset(project_dir: Path, ref: str) -> list[str]:
+    path = project_dir / "datasets" / "smoke_v1.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]), encoding="utf-8")  # one item fewer: another dataset version
+    return ["run", "counters", "--stop-early", "--against", ref]
+
+
+@pytest.mark.parametrize(
+    ("make_args", "words"),
+    [
+        (lambda root, ref: ["run", "counters", "--stop-early"], "--stop-early: no reference run to compare against"),
+        (lambda root, ref: ["run", "counters", "--stop-early", "--against", "nope-run"], "no run 'nope-run'"),
+        (lambda root, ref: ["run", "counters", "--against", ref], "belong to --stop-early: add it"),
+        (lambda root, ref: ["run", "counters", "--stop-early", "--against", ref, "--limit", "5"],
+         "--limit cannot be combined with it"),
+        (lambda root, ref: ["run", "--resume", ref, "--stop-early", "--against", ref], "--stop-early starts a new run"),
+        (_no_gate, "experiment counters has no gate on dataset smoke_v1, so no primary metric to decide on"),
+        (_unbounded, "score word_count (gate words) has no declared range"),
+        (_other_dataset, "was run on dataset smoke_v1 (content"),
+    ],
+    ids=["no-against", "missing-run", "against-alone", "with-limit", "with-resume", "no-gate", "unbounded",
+         "other-dataset-version"],
+)  # fmt: skip
+def test_bad_stop_early_requests_are_refused_before_any_call(
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    reference: tuple[str, list[str]],
+    make_args: BadInput,
+    words: str,
+) -> None:
+    ref, _ids = reference
+    done = _cli(project_dir, *make_args(project_dir, ref), "--no-mlflow", "--no-report")
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert words in _flat(done)
+    assert scripted_server.chat_requests() == []  # not even the model check was sent
