@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import SCOREGATE_BIN, Runs
+from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.analysis.sequential import item_order
 from scripted_openai import ScriptedOpenAI
 
@@ -182,3 +183,52 @@ def test_bad_stop_early_requests_are_refused_before_any_call(
     assert "Traceback" not in done.stderr
     assert words in _flat(done)
     assert scripted_server.chat_requests() == []  # not even the model check was sent
+
+
+def test_mlflow_langfuse_report_and_runs_show_record_where_it_stopped(
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    runs: Runs,
+    reference: tuple[str, list[str]],
+    mlflow_store: str,
+    fake_langfuse: FakeLangfuse,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ref, _ids = reference
+    for name, value in fake_langfuse.env().items():
+        monkeypatch.setenv(name, value)
+    done = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--stop-batch", "5", "--no-cache",
+                "--prompt-source", "local")  # fmt: skip
+    assert done.returncode == 0, _flat(done)
+    run_id = runs.latest()
+    block = runs.summary(run_id)["stop_early"]
+    n, progress = block["items_run"], f"stopped at {block['items_run']} of {ITEMS}"
+    assert block["stopped"] and n < ITEMS
+    # MLflow: the rule as parameters, the figures as metrics, the words as tags
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=mlflow_store)
+    links = json.loads((project_dir / "runs" / run_id / "links.json").read_text(encoding="utf-8"))
+    mlflow_run = client.get_run(links["mlflow_run_id"])
+    params, metrics, tags = mlflow_run.data.params, mlflow_run.data.metrics, mlflow_run.data.tags
+    assert (params["stop_early.against"], params["stop_early.metric"]) == (ref, "required_sections_present")
+    assert (params["stop_early.method"], params["stop_early.alpha"]) == ("betting", str(block["rule"]["alpha"]))
+    assert (metrics["stop_early.items_run"], metrics["stop_early.items_total"]) == (n, ITEMS)
+    assert metrics["stop_early.lower"] == pytest.approx(block["lower"]) and metrics["stop_early.lower"] > 0
+    assert tags["scoregate.stop_early"] == progress
+    assert tags["scoregate.stop_early.verdict"] == "better"
+    assert tags["scoregate.stop_early.reason"] == "settled"
+    assert "confidence sequence" in tags["scoregate.stop_early.rule"]
+    # Langfuse: one run-level score through the mirror, its metadata the figures and the rule
+    (posted,) = [s for s in fake_langfuse.state.scores if s["name"] == "stop_early"]
+    assert posted["datasetRunId"] and posted["value"] == "better"
+    assert posted["comment"].startswith(f"{progress} (settled): better against run {ref}")
+    assert posted["metadata"]["items_run"] == n and posted["metadata"]["lower"] == pytest.approx(block["lower"])
+    assert posted["metadata"]["rule"]["method"] == "betting"
+    # the report and `runs show`
+    html = (project_dir / "runs" / run_id / "report.html").read_text(encoding="utf-8")
+    assert f"{progress} (settled): better against run {ref}" in html
+    shown = _cli(project_dir, "runs", "show", run_id)
+    assert shown.returncode == 0
+    assert f"stop early: {progress} (settled): better" in _flat(shown)
+    assert f"scoregate run --resume {run_id}" in _flat(shown)
