@@ -100,6 +100,27 @@ def test_no_difference_runs_to_the_item_cap_and_says_inconclusive(
     assert "stopped at 20 of 60 (item cap): inconclusive" in _flat(done)
 
 
+def test_the_cost_cap_stops_an_unsettled_run_and_says_so(
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    runs: Runs,
+    reference: tuple[str, list[str]],
+    edit_yaml: Callable[[Path, Callable[[Any], None]], None],
+) -> None:
+    ref, _ids = reference
+    prices = {"input_cost_per_mtok": 1.0, "output_cost_per_mtok": 4.0}
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["models"]["scripted"].update(prices))
+    scripted_server.responder = lambda body: NO_SECTIONS
+    done = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--stop-batch", "5",
+                "--max-cost", "0.000001", "--no-cache", "--no-mlflow", "--no-report")  # fmt: skip
+    assert done.returncode == 0, _flat(done)
+    block = runs.summary()["stop_early"]
+    assert (block["items_run"], block["verdict"], block["stop_reason"]) == (5, "inconclusive", "cost cap")
+    assert block["cost_usd"] > 0.000001
+    assert runs.summary()["run_metrics"]["cost_usd_total"] == pytest.approx(block["cost_usd"])
+    assert "stopped at 5 of 60 (cost cap): inconclusive" in _flat(done)
+
+
 def test_resume_continues_a_stopped_run_to_the_full_dataset(
     project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, reference: tuple[str, list[str]]
 ) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
-from scoregate.analysis.sequential_stop import SequentialMonitor, StopDecision, StopRule
+from scoregate.analysis.sequential_stop import SequentialMonitor, StopDecision, StopRule, decide
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem, EvaluatorSpec, GateSpec, ScoreKey
 from scoregate.errors import ScoregateError
@@ -242,11 +242,16 @@ async def run_stop_early(
         differences, ids = _differences(collecting.results, stop)
         if differences:
             decision = monitor.add(differences, cost=spent, item_ids=ids)
-            store.update_manifest(stop_early={**record, "decision": _decision_record(decision, start + len(batch))})
-            if decision.stop:
+        elif stop.rule.max_cost is not None and spent >= stop.rule.max_cost:  # spent, and no new difference
+            if not monitor.n:
+                store.update_manifest(stop_early={**record, "decision": _spent_before_any_look(start + len(batch))})
                 break
-        elif stop.rule.max_cost is not None and spent >= stop.rule.max_cost:
-            break  # no look this batch, but the money is spent
+            decision = decide(monitor.bounds(), stop.rule, total=monitor.total, cost=spent)
+        else:
+            continue
+        store.update_manifest(stop_early={**record, "decision": _decision_record(decision, start + len(batch))})
+        if decision.stop and decision.stop_reason != "all items":  # every paired item seen: the rest still run
+            break
     return decision
 
 
@@ -258,6 +263,11 @@ def _differences(results: list[ItemResult], stop: StopEarlyPlan) -> tuple[list[f
             differences.append(value - before)
             ids.append(result.item_id)
     return differences, ids
+
+
+def _spent_before_any_look(items_run: int) -> dict[str, Any]:
+    return {"settled": False, "verdict": "inconclusive", "stop": True, "stop_reason": "cost cap", "n": 0,
+            "lower": None, "upper": None, "mean": None, "items_run": items_run}  # fmt: skip
 
 
 def _decision_record(decision: StopDecision, items_run: int) -> dict[str, Any]:
@@ -300,10 +310,11 @@ def stop_summary(store: RunStore) -> dict[str, Any] | None:
 
 
 def continued_changes(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The manifest changes of `run --resume` on a stopped-early run: it goes on to the full dataset."""
+    """The manifest changes of `run --resume` on a stop-early run (stopped or interrupted): it goes on to the full
+    dataset, so its summary becomes the full run's."""
     block = manifest.get("stop_early")
-    if manifest.get("status") != STOPPED_EARLY or not block:
-        return {}
+    if not block or block.get("continued_at") is not None:
+        return {}  # an interrupted stop-early run goes on to the full dataset too
     from datetime import UTC, datetime
 
     return {"stop_early": {**block, "continued_at": datetime.now(UTC).isoformat()}}
