@@ -10,7 +10,6 @@ from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
-from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:
     from scoregate.app.promotion import PromotionResult
@@ -25,11 +24,14 @@ def langfuse_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
-    from scoregate.sinks.langfuse.experiment_mirror import sync_run
+    from scoregate.app.mirror_sync import sync_stored_run
 
-    report = sync_run(project_root(project), run_id)
-    for line in report.lines():
-        print_wrapped(console, redact(line))
+    outcome = sync_stored_run(project_root(project), run_id, "langfuse")
+    outcome.raise_for("langfuse")
+    for line in outcome.results["langfuse"].report.lines:  # redacted by mirror_all
+        print_wrapped(console, line)
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
     print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
 
 
