@@ -122,7 +122,7 @@ def test_the_cost_cap_stops_an_unsettled_run_and_says_so(
 
 
 def test_resume_continues_a_stopped_run_to_the_full_dataset(
-    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, reference: tuple[str, list[str]]
+    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, reference: tuple[str, list[str]], mlflow_store: str
 ) -> None:
     ref, ids = reference
     first = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--no-cache", "--no-mlflow",
@@ -131,7 +131,7 @@ def test_resume_continues_a_stopped_run_to_the_full_dataset(
     run_id = runs.latest()
     n = runs.summary(run_id)["stop_early"]["items_run"]
     assert n < ITEMS
-    again = _cli(project_dir, "run", "--resume", run_id, "--no-cache", "--no-mlflow", "--no-report")
+    again = _cli(project_dir, "run", "--resume", run_id, "--no-cache", "--no-report")
     assert again.returncode == 0, _flat(again)
     summary, manifest = runs.summary(run_id), runs.manifest(run_id)
     assert manifest["status"] == "finished"
@@ -142,6 +142,11 @@ def test_resume_continues_a_stopped_run_to_the_full_dataset(
     assert summary["scores"]["required_sections_present"]["mean"] == 1
     assert len(scripted_server.task_requests()) == ITEMS  # the n items were not run again
     assert "stop early" not in _flat(again)
+    from mlflow.tracking import MlflowClient
+
+    links = json.loads((project_dir / "runs" / run_id / "links.json").read_text(encoding="utf-8"))
+    tags = MlflowClient(tracking_uri=mlflow_store).get_run(links["mlflow_run_id"]).data.tags
+    assert tags["scoregate.stop_early"] == f"continued to the full dataset after it stopped at {n} of {ITEMS}"
 
 
 BadInput = Callable[[Path, str], list[str]]
