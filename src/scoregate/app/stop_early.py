@@ -281,7 +281,7 @@ def stopped_status(store: RunStore) -> str:
     block = store.manifest.get("stop_early") or {}
     decision = block.get("decision") or {}
     ended = decision.get("stop") and decision.get("stop_reason") != "all items" and block.get("continued_at") is None
-    before_last = int(decision.get("items_run") or 0) < int(block.get("items") or 0)
+    before_last = len(store.done_ids()) < int(block.get("items") or 0)
     return STOPPED_EARLY if ended and before_last else "finished"
 
 
@@ -291,7 +291,7 @@ def stop_summary(store: RunStore) -> dict[str, Any] | None:
     if not block or block.get("continued_at") is not None:
         return None  # an ordinary run, or a stopped run continued to the full dataset: its summary is the full run's
     decision = block.get("decision") or {}
-    run, total = int(decision.get("items_run") or len(store.done_ids())), int(block["items"])
+    run, total = len(store.done_ids()), int(block["items"])  # the items the run holds, looked at or not
     stopped = stopped_status(store) == STOPPED_EARLY
     return {
         **{k: block[k] for k in ("against", "gate", "metric", "rule", "order_seed", "batch")},
