@@ -258,3 +258,20 @@ def test_mlflow_langfuse_report_and_runs_show_record_where_it_stopped(
     assert shown.returncode == 0
     assert f"stop early: {progress} (settled): better" in _flat(shown)
     assert f"scoregate run --resume {run_id}" in _flat(shown)
+
+
+@pytest.mark.parametrize(
+    ("experiment", "metric", "bounds"),
+    [("fact_recall", "word_recall", (0.0, 100.0)), ("smoke", "faithfulness_score", (1.0, 5.0)),
+     ("smoke", "tldr_within_cap", (0.0, 1.0)), ("smoke", "word_count", None)],
+)  # fmt: skip
+def test_the_range_of_a_score_comes_from_its_evaluator_file(
+    experiment: str, metric: str, bounds: tuple[float, float] | None
+) -> None:
+    """A custom metric's `range:`, a judge field's `range:`, a boolean; a count has none (refused, see above)."""
+    from conftest import REPO
+    from scoregate.app.stop_early import score_range
+    from scoregate.catalog.plan import plan_experiment
+    from scoregate.catalog.project import load_project
+
+    assert score_range(plan_experiment(load_project(REPO), experiment), metric) == bounds

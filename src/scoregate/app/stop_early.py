@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
 from scoregate.analysis.sequential_stop import SequentialMonitor, StopDecision, StopRule, decide
 from scoregate.catalog.datasets import iter_items
-from scoregate.catalog.models import DatasetItem, EvaluatorSpec, GateSpec, ScoreKey
+from scoregate.catalog.models import CustomSpec, DatasetItem, EvaluatorSpec, GateSpec, ScoreKey
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
@@ -98,6 +98,8 @@ def _deciding_gate(plan: ExperimentPlan) -> GateSpec:
 
 
 def _declared_range(spec: EvaluatorSpec, metric: str) -> tuple[float, float] | None:
+    if isinstance(spec, CustomSpec) and spec.score_key == metric:
+        return (float(spec.range[0]), float(spec.range[1])) if spec.range is not None else None
     fields = [getattr(spec, "score", None), *(getattr(spec, "extra", None) or [])]
     for f in fields:
         if isinstance(f, ScoreKey) and f.key == metric:
