@@ -272,6 +272,6 @@ def test_the_range_of_a_score_comes_from_its_evaluator_file(
     from conftest import REPO
     from scoregate.app.stop_early import score_range
     from scoregate.catalog.plan import plan_experiment
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     assert score_range(plan_experiment(load_project(REPO), experiment), metric) == bounds

@@ -16,15 +16,17 @@ from scoregate.app.receipts import build_receipts, local_prompt_version, resume_
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
+from scoregate.providers.base import ProviderContext
 from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
+from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,6 +60,10 @@ def _open_or_create(
             "pid": os.getpid(),
             "model_checks": checked,
         }
+        if options.shard is not None:
+            from scoregate.app.shards import create_shard_store
+
+            return create_shard_store(project, options, manifest)
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
         return RunStore.create(runs_dir(project), run_id, manifest)
@@ -102,7 +108,7 @@ def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, A
     conflicts = resume_conflicts(store.manifest["receipts"], receipts)
     if conflicts:
         raise ScoregateError(
-            f"cannot resume {options.resume}: {'; '.join(conflicts)} since the run started",
+            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
             hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
         )
 
@@ -157,13 +163,15 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.resume is not None:
-        if options.stop_early or options.against is not None:
-            raise ScoregateError(
-                "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
-                hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
-            )
+    if options.stop_early or options.against is not None:
+        _stop_early_starts_one_run(options)
+    if options.shard is not None:  # a re-run of a shard's index resumes it
+        from scoregate.app.shards import prepare_shard
+
+        options, resumed = prepare_shard(project, experiment, options)
+    elif options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
+    if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
@@ -175,6 +183,20 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     finally:
         if lock is not None:
             lock.release()
+
+
+def _stop_early_starts_one_run(options: RunOptions) -> None:
+    """Refuse `--stop-early` with `--resume` or `--shard`: it is one new run over the items in their order."""
+    if options.resume is not None:
+        raise ScoregateError(
+            "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
+            hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
+        )
+    if options.shard is not None:
+        raise ScoregateError(
+            "--stop-early runs the items in one seeded order, looking after each batch; it cannot be sharded",
+            hint="drop --shard, or drop --stop-early to split the run across machines",
+        )
 
 
 def _plan_check_and_run(
@@ -206,7 +228,10 @@ def _plan_check_and_run(
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     try:
         breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
-        caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker)
+        context = ProviderContext(project.root, project.config.settings)
+        caller = ModelCaller(
+            project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker, context=context
+        )
         prompt_versions = {
             name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
         }
@@ -214,13 +239,17 @@ def _plan_check_and_run(
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
             _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
-        names = models_used(project, plan.spec, plan.model_name, plan.judge_model_name)
+        names = models_used(plan)
         check = BackgroundPreflight(
-            project.config.models, names, default_judge=plan.judge_model_name, project_root=project.root
+            project.config.models,
+            names,
+            default_judge=plan.judge_model_name,
+            project_root=project.root,
+            settings=project.config.settings,
         ).start()  # before the run directory exists: an unreachable URL leaves no run
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
-        _say_whose_local_server(project, names, caller, console)
+        _say_what_providers_note(names, caller, console)
         from scoregate.app.run_execution import execute_run
 
         check.wait()
@@ -235,13 +264,11 @@ def _plan_check_and_run(
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
 
 
-def _say_whose_local_server(project: Project, names: list[str], caller: ModelCaller, console: Console) -> None:
-    """Say so when a `provider: local` model of the run is served by a server another project started."""
-    from scoregate.providers.local_server import sharing_note
-
-    urls = {caller.provider(n).endpoint for n in names if project.config.models[n].provider == "local"}
-    for url in sorted(urls):
-        note = sharing_note(project.root, url)
+def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Console) -> None:
+    """Print what the run's providers say at its start (the local model: whose shared server it queues on)."""
+    providers = {caller.provider(name).endpoint: caller.provider(name) for name in names}
+    for _endpoint, provider in sorted(providers.items()):
+        note = provider.start_note()
         if note is not None:
             from rich.text import Text
 
@@ -268,7 +295,7 @@ def _receipts(
     from scoregate.engine.repeats import repeats_receipt
     from scoregate.engine.stages import stages_receipt
 
-    names = [plan.model_name, *models_used(project, plan.spec, plan.model_name, plan.judge_model_name)]
+    names = [plan.model_name, *models_used(plan)]
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys(names)}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))

@@ -18,6 +18,7 @@ from rich.console import Console
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.shards import resume_command, run_label, shard_items, shard_members
 from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
@@ -34,7 +35,6 @@ from scoregate.engine.stages import stage_evaluators, stage_score_columns, stage
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.registry import build_evaluator
 from scoregate.store.invalidation import with_invalidation
 from scoregate.store.records import DataType
 from scoregate.store.repeats import done_by_repeat, iter_all_results
@@ -42,7 +42,7 @@ from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import gate_metrics, track_reports
+from scoregate.tracks.registry import build_evaluator, gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""
@@ -59,10 +59,16 @@ def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tup
     return keys + [(name, "numeric") for name in plan.composites]
 
 
+def _every_item(plan: ExperimentPlan) -> bool:
+    return any(g.stat == "every_item" and (g.datasets is None or plan.dataset.name in g.datasets) for g in plan.gates)
+
+
 def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
     """Aggregate the stored results, judge the gates, write and return summary.json."""
     from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
     from scoregate.analysis.summary import RunAggregator
+    from scoregate.app.flaky_items import find_flaky, keep_out_flaky, without_items
+    from scoregate.app.slice_gates import evaluate_slice_gate
 
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
@@ -79,12 +85,13 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     for block in tracks.values():  # each label kind a track counts joins the run's coverage block
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     gates: list[GateResult] = []
+    flaky = find_flaky(project.config, runs_dir(project), plan.name, current=store) if _every_item(plan) else None
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
             continue
         if is_regression_gate(gate):
             gates.append(
-                evaluate_regression_gate(
+                (evaluate_slice_gate if gate.slices else evaluate_regression_gate)(
                     gate, store, project_root=project.root, runs_dir=runs_dir(project),
                     min_coverage=settings.min_coverage, confidence=settings.confidence_level,
                     resamples=settings.bootstrap_resamples, seed=settings.seed,
@@ -92,9 +99,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             )  # fmt: skip
             continue
         column = aggregator.column(gate.metric) if aggregator.has_column(gate.metric) else None
-        verdict = evaluate_gate(
-            gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids
-        )
+        leave_out = flaky.kept_out(gate.name) if flaky is not None and gate.stat == "every_item" else set()
+        gated, item_ids, kept_out = without_items(column, aggregator.item_ids, leave_out)
+        verdict = evaluate_gate(gate, summary, column=gated, min_coverage=settings.min_coverage, item_ids=item_ids)
+        verdict = keep_out_flaky(verdict, kept_out, plan.name)
         gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest
     summary = {
@@ -108,6 +116,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         "verdict": overall_verdict(gates),
     }
     summary.update(tracks)
+    if flaky is not None:
+        summary["flaky"] = flaky.to_dict()
     if plan.spec.stages:
         from scoregate.analysis.stage_summary import stage_summary
 
@@ -170,17 +180,17 @@ def execute_run(
         how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
-            f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
-            hint=f"resume with `scoregate run --resume {store.run_id}`",
+            f"{run_label(store, options)} {how}; {done} finished item(s) are kept in {store.directory}",
+            hint=f"resume with `{resume_command(store, options)}`",
             exit_code=code,
         ) from None
     except CircuitOpen as exc:
         store.close()
         store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
         raise RunInterrupted(
-            f"run {store.run_id} stopped early: {exc.count} calls in a row failed, the last with: {redact(exc.reason)}",
-            hint=f"fix the endpoint, then redo the failed items with "
-            f"`scoregate run --resume {store.run_id} --retry-errors`",
+            f"{run_label(store, options)} stopped early: {exc.count} calls in a row failed, the last with: "
+            f"{redact(exc.reason)}",
+            hint=f"fix the endpoint, then redo the failed items with `{resume_command(store, options)} --retry-errors`",
         ) from None
     except BaseException as exc:
         _mark_failed(store, exc)
@@ -190,6 +200,10 @@ def execute_run(
             cache.close()
     store.close()
     store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
+    if options.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
+        from scoregate.app.shards import finish_shard
+
+        return finish_shard(store, project, options)
     summary = summarize_run(store, plan, project)
     write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
@@ -253,6 +267,8 @@ async def _execute(
             pipeline = staged_pipeline(pipeline, plan)
         done = store.done_ids(retry_errors=options.retry_errors)
         per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        members = shard_members(plan.dataset.path, options.limit, options.shard) if options.shard else None
+        per_repeat = per_repeat if members is None else len(members)
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
         later = (
             done_by_repeat(store, retry_errors=options.retry_errors) if options.repeat > 1 else {}
@@ -274,7 +290,7 @@ async def _execute(
             for repeat in range(1, options.repeat + 1):
                 await execute(
                     pipeline_for_repeat(pipeline, repeat),
-                    pending_items(plan.dataset.path, done_by[repeat], options.limit),
+                    shard_items(pending_items(plan.dataset.path, done_by[repeat], options.limit), members),
                     store,
                     concurrency=concurrency,
                     progress=progress,

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
 from scoregate.analysis.sequential_stop import SequentialMonitor, StopDecision, StopRule, decide
 from scoregate.catalog.datasets import iter_items
-from scoregate.catalog.models import CustomSpec, DatasetItem, EvaluatorSpec, GateSpec, ScoreKey
+from scoregate.catalog.evaluators import EvaluatorSpec
+from scoregate.catalog.models import DatasetItem, GateSpec, ScoreKey
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
@@ -98,8 +99,9 @@ def _deciding_gate(plan: ExperimentPlan) -> GateSpec:
 
 
 def _declared_range(spec: EvaluatorSpec, metric: str) -> tuple[float, float] | None:
-    if isinstance(spec, CustomSpec) and spec.score_key == metric:
-        return (float(spec.range[0]), float(spec.range[1])) if spec.range is not None else None
+    declared = getattr(spec, "range", None)  # a one-score kind's own `range:` (kind: custom)
+    if getattr(spec, "score_key", None) == metric and isinstance(declared, tuple | list):
+        return (float(declared[0]), float(declared[1]))
     fields = [getattr(spec, "score", None), *(getattr(spec, "extra", None) or [])]
     for f in fields:
         if isinstance(f, ScoreKey) and f.key == metric:
@@ -111,7 +113,7 @@ def _declared_range(spec: EvaluatorSpec, metric: str) -> tuple[float, float] | N
 
 def _score_columns(plan: ExperimentPlan) -> list[tuple[str, str]]:
     from scoregate.app.run_execution import score_columns
-    from scoregate.scoring.registry import build_evaluator
+    from scoregate.tracks.registry import build_evaluator
 
     evaluators = [build_evaluator(s, default_judge_model=plan.judge_model_name) for s in plan.evaluators.values()]
     return list(score_columns(evaluators, plan))
