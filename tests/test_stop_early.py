@@ -189,12 +189,14 @@ def _other_dataset(project_dir: Path, ref: str) -> list[str]:
         (lambda root, ref: ["run", "counters", "--stop-early", "--against", ref, "--limit", "5"],
          "--limit cannot be combined with it"),
         (lambda root, ref: ["run", "--resume", ref, "--stop-early", "--against", ref], "--stop-early starts a new run"),
+        (lambda root, ref: ["run", "counters", "--stop-early", "--against", ref, "--shard", "0/2"],
+         "it cannot be sharded"),
         (_no_gate, "experiment counters has no gate on dataset smoke_v1, so no primary metric to decide on"),
         (_unbounded, "score word_count (gate words) has no declared range"),
         (_other_dataset, "was run on dataset smoke_v1 (content"),
     ],
-    ids=["no-against", "missing-run", "against-alone", "with-limit", "with-resume", "no-gate", "unbounded",
-         "other-dataset-version"],
+    ids=["no-against", "missing-run", "against-alone", "with-limit", "with-resume", "with-shard", "no-gate",
+         "unbounded", "other-dataset-version"],
 )  # fmt: skip
 def test_bad_stop_early_requests_are_refused_before_any_call(
     project_dir: Path,
