@@ -21,6 +21,7 @@ from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.app.budget import BudgetExceeded, BudgetWatch, budget_of
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.app.shards import resume_command, run_label, shard_items, shard_members
+from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -126,6 +127,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     repeats = int(manifest.get("options", {}).get("repeat", 1))
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
+    if (stopped := stop_summary(store)) is not None:
+        summary["stop_early"] = stopped
     summary = with_invalidation(store, summary)  # a run invalidated before it finished stays invalid
     store.write_summary(summary)
     return summary
@@ -165,10 +168,13 @@ def execute_run(
     prompt_versions: dict[str, str],
     console: Console,
     cache: ResponseCache | None,
+    stop: StopEarlyPlan | None = None,
 ) -> RunOutcome:
+    if stop is not None:
+        store.update_manifest(stop_early=stop.record())
     try:
         with sigterm_as_interrupt():
-            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console))
+            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console, stop))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
@@ -205,7 +211,7 @@ def execute_run(
         if cache is not None:
             cache.close()
     store.close()
-    store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
+    store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
     if options.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
         from scoregate.app.shards import finish_shard
 
@@ -256,6 +262,7 @@ async def _execute(
     store: RunStore,
     prompt_versions: dict[str, str],
     console: Console,
+    stop: StopEarlyPlan | None = None,
 ) -> None:
     try:
         pipeline = ItemPipeline(
@@ -291,6 +298,11 @@ async def _execute(
             if budget.any:
                 progress.listeners.append(watch.observe)  # after the live files saw the item
             asyncio.get_running_loop().call_later(WARM_IMPORTS_AFTER_S, warm_summary_imports)
+            if stop is not None:
+                await run_stop_early(
+                    stop, pipeline, plan, store, concurrency=concurrency, progress=progress, breaker=caller.breaker
+                )
+                return
             for repeat in range(1, options.repeat + 1):
                 async with _time_budget(watch):
                     await execute(

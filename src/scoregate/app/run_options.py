@@ -47,6 +47,16 @@ class RunOptions:
     run_id: str | None = None
     """A sharded run's id (every shard the same); None: derived from the plan, dataset and `group`."""
     group: str | None = None
+    stop_early: bool = False
+    """Run the items in a seeded order and stop once the gate's question is settled (see `app.stop_early`)."""
+    against: str | None = None
+    """The reference run of a stop-early run."""
+    max_items: int | None = None
+    """Stop-early item cap: stop, inconclusive, after this many paired items."""
+    max_cost: float | None = None
+    """Stop-early cost cap (USD): stop, inconclusive, once the run has spent this much."""
+    stop_batch: int | None = None
+    """Items between two looks of a stop-early run (default `app.stop_early.DEFAULT_BATCH`)."""
 
     @property
     def skipped_sinks(self) -> frozenset[str]:

@@ -110,6 +110,23 @@ def run(
     group: Annotated[
         str | None, typer.Option(help="With --shard: a name that sets one sharded run apart, e.g. the CI run id.")
     ] = None,
+    stop_early: Annotated[
+        bool,
+        typer.Option(
+            "--stop-early",
+            help="Run the items in a seeded order; stop once the first gate's question against --against is settled.",
+        ),
+    ] = False,
+    against: Annotated[str | None, typer.Option(help="With --stop-early: the reference run's id.")] = None,
+    max_items: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: stop, inconclusive, after N paired items.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="With --stop-early: stop, inconclusive, once USD is spent.")
+    ] = None,
+    stop_batch: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: items between two looks (default 10).")
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -132,6 +149,8 @@ def run(
             raise typer.BadParameter(f"{value:g}: a budget must be more than 0 (0 allows no call)", param_hint=option)
     if dry_run and (resume is not None or models is not None):
         raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
+    if not stop_early and any(v is not None for v in (against, max_items, max_cost, stop_batch)):
+        raise typer.BadParameter("--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it")
     human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
@@ -156,6 +175,11 @@ def run(
         shard=parse_shard(shard, shards=shards) if shard is not None else None,
         run_id=run_id,
         group=group,
+        stop_early=stop_early,
+        against=against,
+        max_items=max_items,
+        max_cost=max_cost,
+        stop_batch=stop_batch,
     )
     if dry_run:
         from scoregate.app import forecast_experiment
@@ -300,6 +324,9 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.tracks.project import load_project
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
+    from scoregate.cli.stop_early_render import print_stop_early
+
+    print_stop_early(console, outcome.summary, outcome.run_id)
     if "repeats" in outcome.summary:
         from scoregate.cli.repeats_render import print_consistency
 
