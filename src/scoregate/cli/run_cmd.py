@@ -17,7 +17,7 @@ from scoregate.errors import ExitCode
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.app.experiment import RunOutcome
+    from scoregate.app import RunOutcome
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -25,10 +25,9 @@ err_console = lazy_console(stderr=True)
 
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
-    from scoregate.catalog.plan import validate_project
-    from scoregate.catalog.project import load_project
+    from scoregate.app import check_project
 
-    for line in validate_project(load_project(project_root(project))):
+    for line in check_project(project_root(project)):
         print_wrapped(console, line, first="ok ", first_style="green")
 
 
@@ -89,7 +88,7 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app.experiment import RunOptions, run_experiment, run_models
+    from scoregate.app import RunOptions, run_experiment, run_models
 
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
@@ -182,22 +181,9 @@ def _model_names(models: str) -> list[str]:
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
-    from scoregate.catalog.project import load_project
-    from scoregate.catalog.routing import route_prompts
+    from scoregate.app import experiment_rows
 
-    config = load_project(project_root(project)).config
-    datasets_of = {gate.name: gate.datasets for gate in config.gates}
-    rows = [
-        {
-            "name": name,
-            "dataset": spec.dataset,
-            "prompts": route_prompts(spec.prompt),
-            "model": spec.model or config.settings.model,
-            "evaluators": list(spec.evaluators),
-            "gates": [g for g in spec.gates if datasets_of.get(g) is None or spec.dataset in (datasets_of[g] or [])],
-        }
-        for name, spec in config.experiments.items()
-    ]  # a gate limited to other datasets does not judge this experiment's runs
+    rows = experiment_rows(project_root(project))
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -219,13 +205,11 @@ def counted(n: int, noun: str) -> str:
 
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
-    from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
+    from scoregate.app import manifest_run_name, score_directions
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
-    from scoregate.store.identity import manifest_run_name
 
-    print_summary(console, outcome.summary, project_directions(load_project(root)))
+    print_summary(console, outcome.summary, score_directions(root))
     if "repeats" in outcome.summary:
         from scoregate.cli.repeats_render import print_consistency
 
@@ -269,12 +253,12 @@ def mlflow_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
-    from scoregate.sinks.mlflow.run_mirror import resync_run
+    from scoregate.app import resync_run
 
     mlflow_run = resync_run(project_root(project), run_id)
     print_wrapped(console, f"mlflow: run {mlflow_run} is up to date with {run_id}")
     if eval_rows:
-        from scoregate.sinks.mlflow.eval_rows import log_stored_run_rows
+        from scoregate.app import log_stored_run_rows
 
         rows = log_stored_run_rows(project_root(project), run_id, mlflow_run)
         print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
@@ -289,7 +273,7 @@ def rank(
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
-    from scoregate.app.ranking import rank_stored_runs
+    from scoregate.app import rank_stored_runs
 
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
     if as_json:
