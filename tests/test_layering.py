@@ -1,5 +1,7 @@
 """Numbers are computed before they are mirrored: `analysis/` imports no provider, model call, engine, outside
-system, sink or use case."""
+system, sink or use case, and opens no run, loads no project, reads or writes no file; the CLI reaches the rest
+through the use-case facade (`scoregate.app`); the run store imports only `errors` and `support`, outside systems
+import no use case, and the root package holds only `__init__` and `errors`."""
 
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def test_the_cli_imports_only_the_facade_errors_and_itself() -> None:
     allowed = ("scoregate.app", "scoregate.errors", "scoregate.cli")
     offending = {
         f"cli/{path.name}: {name}"
-        for path in sorted((SRC / "cli").glob("*.py"))
+        for path in sorted((SRC / "cli").rglob("*.py"))
         for name in scoregate_imports(path)
         if not _within(name, allowed) or name.startswith("scoregate.app.")
     }
@@ -94,7 +96,7 @@ def test_analysis_opens_no_run_loads_no_project_and_writes_no_file() -> None:
     never = ("scoregate.store.run_store", "scoregate.catalog.project", "scoregate.support.files")
     offending = {
         f"analysis/{path.name}: {name}"
-        for path in sorted(ANALYSIS.glob("*.py"))
+        for path in sorted(ANALYSIS.rglob("*.py"))
         for name in scoregate_imports(path)
         if _within(name, never)
     }
@@ -104,7 +106,7 @@ def test_analysis_opens_no_run_loads_no_project_and_writes_no_file() -> None:
 def test_store_imports_only_errors_and_support() -> None:
     offending = {
         f"store/{path.name}: {name}"
-        for path in sorted((SRC / "store").glob("*.py"))
+        for path in sorted((SRC / "store").rglob("*.py"))
         for name in scoregate_imports(path)
         if not _within(name, ("scoregate.errors", "scoregate.support", "scoregate.store"))
     }
@@ -119,3 +121,26 @@ def test_outside_systems_import_no_use_case() -> None:
         if _within(name, ("scoregate.app",))
     }
     assert offending == set()
+
+
+FILE_MODULES = ("pathlib", "os", "shutil", "tempfile", "csv", "io", "glob", "sqlite3")
+
+
+def test_analysis_reads_and_writes_no_file_itself() -> None:
+    offending = set()
+    for path in sorted(ANALYSIS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+                offending.add(f"analysis/{path.name}:{node.lineno}: open()")
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            modules += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            offending |= {
+                f"analysis/{path.name}:{node.lineno}: {module}"
+                for module in modules
+                if module.split(".")[0] in FILE_MODULES
+            }
+    assert offending == set()
+
+
+def test_the_root_package_holds_only_init_errors_and_folders() -> None:
+    assert sorted(path.name for path in SRC.glob("*.py")) == ["__init__.py", "errors.py"]
