@@ -85,7 +85,7 @@ class RunView:
         return run_limit(self.manifest)
 
     def mlflow_ui(self) -> str | None:
-        """The MLflow UI page of the run's experiment (its Runs tab), when the run is mirrored and the store has a UI."""
+        """The MLflow UI page of the run's experiment (its Runs tab), when the run is mirrored and has a UI."""
         from scoregate.sinks.mlflow.client import tracking_uri
         from scoregate.sinks.mlflow.experiments import ui_link
 
