@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     )
     from scoregate.app.leaderboard import update_leaderboard
     from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
+    from scoregate.app.mirror_sync import sync_stored_run
     from scoregate.app.project_info import check_project, experiment_rows, score_directions
     from scoregate.app.promotion import (
         NO_LANGFUSE,
@@ -59,9 +60,6 @@ if TYPE_CHECKING:
     from scoregate.integrations.langfuse.score_configs import ScoreConfigReport
     from scoregate.integrations.langfuse.scores_import import ImportReport, import_scores
     from scoregate.report.write import report_runs
-    from scoregate.sinks.langfuse.experiment_mirror import sync_run
-    from scoregate.sinks.mlflow.eval_rows import log_stored_run_rows
-    from scoregate.sinks.mlflow.run_mirror import resync_run
     from scoregate.store.identity import RunOverview, manifest_run_name
     from scoregate.support.redaction import redact
     from scoregate.tracks.extraction.aggregation import labelled
@@ -83,6 +81,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "scoregate.app.leaderboard": ("update_leaderboard",),
     "scoregate.app.local_model": ("local_model_status", "serve_local_model", "stop_local_model"),
+    "scoregate.app.mirror_sync": ("sync_stored_run",),
     "scoregate.app.project_info": ("check_project", "experiment_rows", "score_directions"),
     "scoregate.app.promotion": (
         "NO_LANGFUSE",
@@ -115,9 +114,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.integrations.langfuse.score_configs": ("ScoreConfigReport",),
     "scoregate.integrations.langfuse.scores_import": ("ImportReport", "import_scores"),
     "scoregate.report.write": ("report_runs",),
-    "scoregate.sinks.langfuse.experiment_mirror": ("sync_run",),
-    "scoregate.sinks.mlflow.eval_rows": ("log_stored_run_rows",),
-    "scoregate.sinks.mlflow.run_mirror": ("resync_run",),
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
     "scoregate.support.redaction": ("redact",),
     "scoregate.tracks.extraction.aggregation": ("labelled",),
@@ -166,7 +162,6 @@ __all__ = [
     "langfuse_configured",
     "listed_runs",
     "local_model_status",
-    "log_stored_run_rows",
     "manifest_run_name",
     "output_text",
     "parse_margins",
@@ -181,7 +176,6 @@ __all__ = [
     "redact",
     "report_runs",
     "resolve_run",
-    "resync_run",
     "rollback",
     "run_experiment",
     "run_item",
@@ -193,8 +187,8 @@ __all__ = [
     "sync_project_dashboards",
     "sync_project_datasets",
     "sync_project_prompts",
-    "sync_run",
     "sync_score_configs",
+    "sync_stored_run",
     "update_leaderboard",
     "version_name",
 ]

@@ -72,10 +72,26 @@ def _open_or_create(
         from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
-        store.forget_mirrored_items({repeat_key(item_id, repeat) for item_id, repeat in retried})
+        _forget_mirrored(project, store, {repeat_key(item_id, repeat) for item_id, repeat in retried})
         changes["revision"] = int(store.manifest.get("revision", 0)) + 1
     store.update_manifest(**changes, pid=os.getpid())
     return store
+
+
+def _forget_mirrored(project: Project, store: RunStore, item_ids: set[str]) -> None:
+    """Tell every sink these items' records are about to change, so its next mirror sends the newer ones. A sink
+    that cannot forget stops the resume before an item runs: its mirror would keep the old records silently."""
+    if not item_ids:
+        return
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Forget, mirror_all
+
+    forgot = mirror_all(Forget(store, frozenset(item_ids)), SinkContext(project.root, loaded=project))
+    for name, trouble in forgot.troubles().items():
+        raise ScoregateError(
+            f"run {store.run_id}: the {name} mirror cannot mark the retried items to be sent again: {trouble}",
+            hint=f"fix the cause, then resume again: `scoregate run --resume {store.run_id} --retry-errors`",
+        )
 
 
 def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
@@ -92,12 +108,13 @@ def _finish_mirror(store: RunStore, project: Project, options: RunOptions, reaso
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
     if not options.mirror_mlflow or "mlflow_run_id" in store.links:
         return outcome
-    from scoregate.sinks.mlflow.run_mirror import mirror_run
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Mirror, mirror_all
 
-    try:  # the caller holds the run's lock
-        outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
-    except Exception as exc:  # reported; redone with `scoregate mlflow-sync`
-        outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
+    context = SinkContext(project.root, loaded=project)  # the caller holds the run's lock
+    mirrored = mirror_all(Mirror(store), context, only="mlflow")  # a failure is reported; `mlflow-sync` redoes it
+    outcome.mirrors.update(mirrored.links())
+    outcome.mirror_errors.update(mirrored.troubles())
     done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
     outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
     return outcome

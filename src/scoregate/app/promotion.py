@@ -25,7 +25,7 @@ from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
 from scoregate.integrations.langfuse.prompts_sync import MANAGED_LABEL
 from scoregate.integrations.langfuse.remote import Remote, path_part
-from scoregate.sinks.mlflow.client import tracking_uri
+from scoregate.sinks.mlflow.client import project_client
 
 PROMOTIONS_LOG = "promotions.jsonl"
 MLFLOW_VERSION_TAG = "langfuse_version"
@@ -292,9 +292,7 @@ def _audit_record(
 def _move_mlflow_alias(project: Project, result: PromotionResult) -> int | None:
     """Point the same alias at the registry version mirroring the Langfuse version; None when not mirrored."""
     try:
-        from mlflow.tracking import MlflowClient
-
-        client = MlflowClient(tracking_uri=tracking_uri(project.root))
+        client = project_client(project.root)
         versions = list(client.search_prompt_versions(result.prompt))
     except Exception:  # the prompt is not in MLflow's registry: nothing to mirror
         return None
@@ -317,9 +315,7 @@ def _tag_evidence(project: Project, result: PromotionResult) -> None:
     if not runs or result.record is None:
         return
     try:
-        from mlflow.tracking import MlflowClient
-
-        client = MlflowClient(tracking_uri=tracking_uri(project.root))
+        client = project_client(project.root)
         keys = ("action", "prompt", "label", "version", "previous_version", "forced", "reason", "user", "time")
         short = {k: result.record[k] for k in keys}
         for run_id in runs:

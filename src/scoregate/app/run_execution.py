@@ -190,21 +190,17 @@ def execute_run(
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
     if options.write_report:
         _write_report(store, project, outcome)
-    if options.mirror_mlflow:
-        from scoregate.sinks.mlflow.run_mirror import mirror_run  # mlflow imports slowly; load it only when used
-
-        try:
-            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
-            if options.eval_rows:
-                from scoregate.sinks.mlflow.eval_rows import log_item_rows
-
-                rows = log_item_rows(store, project_root=project.root, mlflow_run_id=outcome.mirrors["mlflow"])
-                outcome.mirror_notes.append(f"mlflow: {rows} evaluation rows (one per item) on the run")
-        except Exception as exc:  # a sink failure must not lose the run; it is reported and can be redone
-            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
-    if options.mirror_langfuse:
-        _mirror_langfuse(store, project, outcome)
+    _mirror(store, project, options, outcome)
     return outcome
+
+
+def _mirror(store: RunStore, project: Project, options: RunOptions, outcome: RunOutcome) -> None:
+    """Mirror the finished run to every sink the options leave on; a sink's failure is reported, never raised."""
+    from scoregate.sinks.contract import SinkContext  # the sinks load only when a run mirrors
+    from scoregate.sinks.mirror_all import Mirror, mirror_all
+
+    context = SinkContext(project.root, loaded=project, item_rows=options.eval_rows)
+    outcome.add_mirrors(mirror_all(Mirror(store), context, skip=options.skipped_sinks))
 
 
 def warm_summary_imports() -> None:
@@ -225,26 +221,6 @@ def _write_report(store: RunStore, project: Project, outcome: RunOutcome) -> Non
         outcome.report = write_run_report(store, project_report_options(project.root))
     except Exception as exc:  # the run is stored; `scoregate report RUN` writes it again
         outcome.mirror_errors["report"] = redact(f"{type(exc).__name__}: {exc}")
-
-
-def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> None:
-    from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
-
-    if LangfuseSettings.from_env() is None:
-        outcome.mirror_notes.append(f"langfuse: skipped — {NOT_CONFIGURED}")
-        return
-    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse  # the SDK: only when configured
-
-    try:
-        report = mirror_run_to_langfuse(store, project)
-    except Exception as exc:  # reported, and redone later with `scoregate langfuse-sync`
-        outcome.mirror_errors["langfuse"] = redact(f"{type(exc).__name__}: {exc}")
-        return
-    outcome.mirror_notes += [redact(line) for line in report.lines()]
-    if report.experiment_url:
-        outcome.mirrors["langfuse"] = report.experiment_url
-    if not report.complete:
-        outcome.mirror_errors["langfuse"] = redact("; ".join(report.problems))
 
 
 async def _execute(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scoregate.catalog.project import Project
+    from scoregate.sinks.mirror_all import MirrorOutcome
     from scoregate.store.run_store import RunStore
 
 
@@ -37,6 +38,12 @@ class RunOptions:
     """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
     repeat: int = 1
 
+    @property
+    def skipped_sinks(self) -> frozenset[str]:
+        """The sinks this run must not mirror to (`--no-mlflow`, `--no-langfuse`)."""
+        off = {"mlflow": not self.mirror_mlflow, "langfuse": not self.mirror_langfuse}
+        return frozenset(name for name, skipped in off.items() if skipped)
+
 
 @dataclass
 class RunOutcome:
@@ -51,6 +58,17 @@ class RunOutcome:
     nothing_to_do: str | None = None
     report: Path | None = None
     """`runs/<id>/report.html`, written at the end of the run (None when writing it failed)."""
+
+    def add_mirrors(self, mirrored: MirrorOutcome) -> None:
+        """Take in what the mirrors did: each sink's link, its lines (or why it was skipped), what went wrong."""
+        for name, result in mirrored.results.items():
+            report = result.report
+            if report.link:
+                self.mirrors[name] = report.link
+            self.mirror_notes += [report.skipped] if report.skipped else report.lines
+            if result.trouble:
+                self.mirror_errors[name] = result.trouble
+        self.mirror_notes += mirrored.notes
 
     @property
     def failed_items(self) -> int:

@@ -24,11 +24,14 @@ def langfuse_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
-    from scoregate.app import redact, sync_run
+    from scoregate.app import sync_stored_run
 
-    report = sync_run(project_root(project), run_id)
-    for line in report.lines():
-        print_wrapped(console, redact(line))
+    outcome = sync_stored_run(project_root(project), run_id, "langfuse")
+    outcome.raise_for("langfuse")
+    for line in outcome.results["langfuse"].report.lines:  # redacted by mirror_all
+        print_wrapped(console, line)
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
     print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
 
 

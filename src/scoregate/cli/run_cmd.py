@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
+REDO_COMMANDS = ("report", "mlflow", "langfuse")
+"""What the run's final lines can point to for a failed step: `scoregate report`, `mlflow-sync`, `langfuse-sync`."""
 
 
 def validate(project: ProjectOption = None) -> None:
@@ -235,14 +237,13 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
         )
     if outcome.report is not None:
         print_wrapped(console, keep("report:", str(outcome.report)))
-    if "mlflow" in outcome.mirrors:
-        print_wrapped(console, f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
-    for note in outcome.mirror_notes:
+    for note in outcome.mirror_notes:  # each sink's lines: MLflow's run, Langfuse's experiment...
         print_wrapped(console, note)
     for sink, error in outcome.mirror_errors.items():
         redo = f"scoregate report {outcome.run_id}" if sink == "report" else f"scoregate {sink}-sync {outcome.run_id}"
         what = "report not written" if sink == "report" else f"{sink} mirror failed"
-        print_wrapped(console, f"{what}: {error} — redo with `{redo}`", style="yellow")
+        again = f" — redo with `{redo}`" if sink in REDO_COMMANDS else ""  # a plug-in sink may have no sync command
+        print_wrapped(console, f"{what}: {error}{again}", style="yellow")
 
 
 def mlflow_sync(
@@ -253,15 +254,18 @@ def mlflow_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
-    from scoregate.app import resync_run
+    from scoregate.app import sync_stored_run
 
-    mlflow_run = resync_run(project_root(project), run_id)
-    print_wrapped(console, f"mlflow: run {mlflow_run} is up to date with {run_id}")
-    if eval_rows:
-        from scoregate.app import log_stored_run_rows
-
-        rows = log_stored_run_rows(project_root(project), run_id, mlflow_run)
+    outcome = sync_stored_run(project_root(project), run_id, "mlflow", item_rows=eval_rows)
+    mlflow = outcome.results["mlflow"]
+    if mlflow.report.link:
+        print_wrapped(console, f"mlflow: run {mlflow.report.link} is up to date with {run_id}")
+    outcome.raise_for("mlflow")
+    rows, mlflow_run = mlflow.report.item_rows, mlflow.report.link
+    if rows is not None:
         print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
 
 
 def rank(

@@ -300,16 +300,6 @@ class RunStore:
         hint = f"delete {LINKS}: `scoregate mlflow-sync {self.run_id}` finds the MLflow run again by its run id"
         return read_run_json(path, hint=hint) if os.path.lexists(path) else {}
 
-    def forget_mirrored_items(self, item_ids: set[str]) -> None:
-        """Mark items as not yet mirrored to Langfuse, so their newer records are sent again (same ids: upserts)."""
-        path = self.directory / "langfuse.json"
-        if not item_ids or not path.is_file():
-            return
-        state = json.loads(path.read_text(encoding="utf-8"))
-        state["items"] = {k: v for k, v in state.get("items", {}).items() if k not in item_ids}
-        state["run_scores_digest"] = None
-        _write_json(path, state)
-
     def set_link(self, key: str, value: Any) -> None:
         """Record a mirror's id (mutable, unlike the manifest's receipts)."""
         _write_json(self.directory / LINKS, {**self.links, key: value})

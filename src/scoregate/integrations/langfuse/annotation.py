@@ -17,11 +17,11 @@ from typing import Any
 
 from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
+from scoregate.integrations.langfuse.mirror_state import confirmed_traces
 from scoregate.integrations.langfuse.public_api import PublicApi
 from scoregate.integrations.langfuse.score_configs import setup_score_configs
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
 from scoregate.integrations.langfuse.scores_import import feedback_path, load_feedback
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.store.run_store import RUN_ID, RunStore, list_runs
 
 FEATURE = "annotation queues"
@@ -32,9 +32,7 @@ PULL_SOURCE = "langfuse-annotation"
 
 def mirrored_traces(store: RunStore) -> dict[str, str]:
     """Return item id → trace id for every item whose trace the Langfuse mirror confirmed."""
-    path = store.directory / STATE_FILE
-    state = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    return {k: v["trace_id"] for k, v in state.get("items", {}).items() if v.get("trace")}
+    return confirmed_traces(store.directory)
 
 
 def resolve_run(root: Path, target: str) -> RunStore:

@@ -20,9 +20,9 @@ from typing import Any
 
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
+from scoregate.integrations.langfuse.mirror_state import STATE_FILE, confirmed_traces
 from scoregate.integrations.langfuse.remote import Remote
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from scoregate.store.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
@@ -40,9 +40,7 @@ def run_store_traces(root: Path) -> TraceLookup:
     def lookup(run_id: str, item_id: str) -> str | None:
         if run_id not in cache:
             run_dir = run_directory(root / "runs", run_id)
-            mirror = run_dir / STATE_FILE  # written by the Langfuse mirror: each item's confirmed trace id
-            state = json.loads(mirror.read_text(encoding="utf-8")) if mirror.is_file() else {}
-            traces = {k: v["trace_id"] for k, v in state.get("items", {}).items() if v.get("trace")}
+            traces = confirmed_traces(run_dir)  # written by the Langfuse mirror: each item's confirmed trace id
             links_path = run_dir / "links.json"
             links = json.loads(links_path.read_text(encoding="utf-8")) if links_path.is_file() else {}
             cache[run_id] = {**(links.get(TRACE_LINKS_KEY) or {}), **traces}

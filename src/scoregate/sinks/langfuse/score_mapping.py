@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scoregate.sinks.mlflow.run_mirror import RUN_METRIC_KEYS
 from scoregate.store.records import ItemResult, Score
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
@@ -22,6 +21,23 @@ TASK_ERROR = "task_error"
 UNMEASURED = "unmeasured"
 TEXT_LIMIT = 500  # Langfuse accepts TEXT score values of 1 to 500 characters
 EMPTY_TEXT = "(empty)"
+
+
+RUN_METRIC_KEYS = (
+    "success_rate",
+    "error_count",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_mean_ms",
+    "tokens_in_total",
+    "tokens_out_total",
+    "cost_usd_total",
+    "retries_total",
+    "calls",
+    "failed_calls",
+)
+"""The run metrics posted as run-level scores."""
 
 
 @dataclass(frozen=True)

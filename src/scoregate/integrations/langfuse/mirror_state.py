@@ -4,6 +4,9 @@ Ids are derived, never random: a trace per item from `scoregate:<run>/item/<item
 (run, item, key), an experiment id per run. A mirror repeated from the same run store therefore
 addresses the same objects; the state file says which of them the server has confirmed, so a
 repeated `langfuse-sync` sends only what is missing.
+
+The Langfuse mirror (`scoregate.sinks.langfuse`) writes the file; the feedback commands (`scores import`,
+`annotate queue`) read the confirmed trace ids from it, so it lives below both.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import os
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from scoregate.store.run_store import RunStore
@@ -111,3 +115,23 @@ class MirrorState:
         """True when the item's trace and all its scores are confirmed."""
         item = self.items.get(item_id)
         return item is not None and item.trace and item.scores
+
+
+def confirmed_traces(run_dir: Path) -> dict[str, str]:
+    """Return item id → trace id for every item of the run whose trace the Langfuse mirror confirmed."""
+    path = run_dir / STATE_FILE
+    state = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return {k: v["trace_id"] for k, v in state.get("items", {}).items() if v.get("trace")}
+
+
+def forget_items(store: RunStore, item_ids: set[str]) -> None:
+    """Mark items as not yet mirrored, so their newer records are sent again (same ids: upserts)."""
+    path = store.directory / STATE_FILE
+    if not item_ids or not path.is_file():
+        return
+    state = json.loads(path.read_text(encoding="utf-8"))
+    state["items"] = {k: v for k, v in state.get("items", {}).items() if k not in item_ids}
+    state["run_scores_digest"] = None
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(state, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,64 @@
+"""What one Langfuse mirror sent and what the server confirmed (`MirrorReport`), as the CLI prints it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scoregate.errors import ScoregateError
+
+MAX_SDK_LINES = 20
+
+
+@dataclass
+class MirrorReport:
+    """What one mirror sent and what the server confirmed; `problems` empty means the run is fully mirrored."""
+
+    run_id: str
+    host: str
+    experiment_id: str | None = None
+    experiment_url: str | None = None
+    items_total: int = 0
+    items_sent: int = 0
+    items_confirmed: int = 0
+    scores_sent: int = 0
+    scores_accepted: int = 0
+    scores_rejected: int = 0
+    problems: list[str] = field(default_factory=list)
+    hint: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    dataset: str | None = None
+    dataset_linked: bool | None = None
+    """True: items linked to the synced Langfuse dataset; False: not synced; None: no item was sent now."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """True when every item's trace and scores and the run-level scores are confirmed."""
+        return not self.problems
+
+    @property
+    def scores_unconfirmed(self) -> int:
+        """Scores sent that the server neither accepted nor rejected (no answer came)."""
+        return self.scores_sent - self.scores_accepted - self.scores_rejected
+
+    def lines(self) -> list[str]:
+        """Return the report as the CLI prints it."""
+        out = [
+            f"langfuse: experiment {self.experiment_id or '-'} {self.experiment_url or ''}".rstrip(),
+            f"  items: {self.items_confirmed}/{self.items_total} mirrored ({self.items_sent} traces sent now)",
+            f"  scores: {self.scores_sent} sent, {self.scores_accepted} accepted, {self.scores_rejected} rejected, "
+            f"{self.scores_unconfirmed} unanswered",
+        ]
+        out += [f"  {n}" for n in self.notes]
+        out += [f"  sdk: {w}" for w in self.warnings[:MAX_SDK_LINES]]
+        out += [f"  problem: {p}" for p in self.problems]
+        return out
+
+    def problems_error(self) -> ScoregateError | None:
+        """The error naming every problem (what `langfuse-sync` exits with), or None when there is none."""
+        if not self.problems:
+            return None
+        listing = "\n".join([f"  - {p}" for p in self.problems] + [f"  sdk: {w}" for w in self.warnings[:5]])
+        resync = f"fix the cause, then `scoregate langfuse-sync {self.run_id}` sends only what is missing"
+        message = f"run {self.run_id} is not fully mirrored to Langfuse:\n{listing}"
+        return ScoregateError(message, hint=self.hint or resync)
