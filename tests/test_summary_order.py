@@ -8,11 +8,19 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from conftest import CliResult, Runs
 from scoregate.app.run_execution import summarize_run
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import load_project
 from scoregate.store.run_store import RunStore
+
+
+@pytest.fixture
+def project_dir(canned_project_dir: Path) -> Path:
+    """These runs need only canned replies: the project's model is `provider: scripted`, no server."""
+    return canned_project_dir
 
 
 def test_a_run_summarised_from_its_results_in_another_order_is_the_same(

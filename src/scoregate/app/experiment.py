@@ -20,6 +20,7 @@ from scoregate.catalog.project import Project, load_project
 from scoregate.catalog.routing import route_prompts
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
+from scoregate.providers.base import ProviderContext
 from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id
@@ -192,7 +193,10 @@ def _plan_check_and_run(
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     try:
         breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
-        caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker)
+        context = ProviderContext(project.root, project.config.settings)
+        caller = ModelCaller(
+            project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker, context=context
+        )
         prompt_versions = {
             name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
         }
@@ -202,11 +206,15 @@ def _plan_check_and_run(
             _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
         names = models_used(project, plan.spec, plan.model_name, plan.judge_model_name)
         check = BackgroundPreflight(
-            project.config.models, names, default_judge=plan.judge_model_name, project_root=project.root
+            project.config.models,
+            names,
+            default_judge=plan.judge_model_name,
+            project_root=project.root,
+            settings=project.config.settings,
         ).start()  # before the run directory exists: an unreachable URL leaves no run
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
-        _say_whose_local_server(project, names, caller, console)
+        _say_what_providers_note(names, caller, console)
         from scoregate.app.run_execution import execute_run
 
         check.wait()
@@ -221,13 +229,11 @@ def _plan_check_and_run(
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
 
 
-def _say_whose_local_server(project: Project, names: list[str], caller: ModelCaller, console: Console) -> None:
-    """Say so when a `provider: local` model of the run is served by a server another project started."""
-    from scoregate.providers.local_server import sharing_note
-
-    urls = {caller.provider(n).endpoint for n in names if project.config.models[n].provider == "local"}
-    for url in sorted(urls):
-        note = sharing_note(project.root, url)
+def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Console) -> None:
+    """Print what the run's providers say at its start (the local model: whose shared server it queues on)."""
+    providers = {caller.provider(name).endpoint: caller.provider(name) for name in names}
+    for _endpoint, provider in sorted(providers.items()):
+        note = provider.start_note()
         if note is not None:
             from rich.text import Text
 

@@ -10,12 +10,12 @@ if TYPE_CHECKING:
 
 
 def check_project(root: Path) -> list[str]:
-    """Check every dataset, prompt, evaluator and experiment of the project at `root` (no model is called);
-    return a line per checked thing, raise ValidationFailed on problems."""
-    from scoregate.catalog.plan import validate_project
+    """Check every dataset, prompt, evaluator and experiment of the project at `root`, and every model's provider and
+    options (no model is called); return a line per checked thing, raise ValidationFailed on problems."""
+    from scoregate.app.validation import validate
     from scoregate.catalog.project import load_project
 
-    return validate_project(load_project(root))
+    return validate(load_project(root))
 
 
 def experiment_rows(root: Path) -> list[dict[str, Any]]:

@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from scoregate.catalog.names import MAX_ITEM_ID
 from scoregate.support.suggest import unknown_name
@@ -347,11 +355,17 @@ EvaluatorSpec = Annotated[
 # ---------------------------------------------------------------- scoregate.yaml
 
 
+PROVIDER_NAME = r"^[a-z][a-z0-9_]*$"
+"""A provider's name in scoregate.yaml; which names exist is the provider registry's to say."""
+
+
 class ModelSpec(Strict):
     """A model endpoint an experiment or judge can use."""
 
-    provider: Literal["openai", "anthropic", "local"] = Field(
-        description="`openai` = any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, Ollama)."
+    provider: str = Field(
+        pattern=PROVIDER_NAME,
+        description="Which provider serves it: `openai` = any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, "
+        "Ollama), `anthropic`, `local` (the embedded model), `scripted` (canned replies, for tests).",
     )
     model: str
     base_url: str | None = None
@@ -366,6 +380,17 @@ class ModelSpec(Strict):
     max_retries: int = Field(default=4, ge=0)
     input_cost_per_mtok: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
     output_cost_per_mtok: float | None = Field(default=None, ge=0)
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Settings of the provider's own (`provider: scripted` takes its replies)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _no_empty_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave out empty `options`, so a model's receipts hash is what it was before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if not self.options:
+            data.pop("options", None)
+        return data
 
     @field_validator("base_url")
     @classmethod

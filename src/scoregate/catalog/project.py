@@ -69,27 +69,13 @@ def load_project(root: Path) -> Project:
     problems.extend(loaded_config[1])
     if config is not None:  # every command that reads the project masks its models' keys
         register_secret_env(spec.api_key_env for spec in config.models.values())
-    project = Project(root=root, config=_at_local_port(config) if config else ProjectConfig())
+    project = Project(root=root, config=config if config is not None else ProjectConfig())
     _load_named(root / "prompts", "prompt", _PROMPT, project, problems)
     _load_named(root / "evaluators", "evaluator", _EVALUATOR, project, problems)
     _load_datasets(root / "datasets", project, problems)
     if problems:
         raise ValidationFailed(problems, hint="fix the files above, then run `scoregate validate`")
     return project
-
-
-def _at_local_port(config: ProjectConfig) -> ProjectConfig:
-    """With `settings.local_port` set, point every `provider: local` model without a base_url at that port."""
-    if config.settings.local_port is None:
-        return config
-    from scoregate.providers.local_server import local_base_url, local_port
-
-    url = local_base_url(local_port(config.settings.local_port))
-    models = {
-        name: spec.model_copy(update={"base_url": url}) if spec.provider == "local" and not spec.base_url else spec
-        for name, spec in config.models.items()
-    }
-    return config.model_copy(update={"models": models})
 
 
 def configured_local_port(root: Path) -> int | None:

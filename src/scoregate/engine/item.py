@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoregate.calls.caller import ModelCaller
+from scoregate.calls.errors import ModelCallFailed
 from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec, ResponseFormat
 from scoregate.catalog.routing import choose_prompt, inferred_fields
 from scoregate.catalog.templates import instruction_lines, render_messages
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import CompletionRequest
-from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed
+from scoregate.scoring.base import EvalContext, Evaluator
 from scoregate.store.records import CallRecord, ItemResult, Score
 
 
