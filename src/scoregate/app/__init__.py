@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from scoregate.app.calibration_sources import calibrate_file
     from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_stored_runs
     from scoregate.app.experiment import run_experiment, run_models
+    from scoregate.app.flaky_items import FlakyReport, flaky_report
     from scoregate.app.hardcases import HardcasesReport, add_hardcases
     from scoregate.app.invalidation import invalidate_run
     from scoregate.app.langfuse_catalog import (
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
     from scoregate.report.write import report_runs
     from scoregate.store.identity import RunOverview, manifest_run_name
     from scoregate.support.redaction import redact
-    from scoregate.tracks.extraction.aggregation import labelled
 
 _HOMES: dict[str, tuple[str, ...]] = {
     # the use cases
@@ -70,6 +70,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),
     "scoregate.app.experiment": ("run_experiment", "run_models"),
+    "scoregate.app.flaky_items": ("FlakyReport", "flaky_report"),
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.langfuse_catalog": (
@@ -116,7 +117,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.report.write": ("report_runs",),
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
     "scoregate.support.redaction": ("redact",),
-    "scoregate.tracks.extraction.aggregation": ("labelled",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -127,6 +127,7 @@ __all__ = [
     "CompareOptions",
     "CompareOutcome",
     "DatasetSyncReport",
+    "FlakyReport",
     "HardcasesReport",
     "ImportReport",
     "ModelRanking",
@@ -155,10 +156,10 @@ __all__ = [
     "ending_line",
     "experiment_rows",
     "find_root",
+    "flaky_report",
     "follow",
     "import_scores",
     "invalidate_run",
-    "labelled",
     "langfuse_configured",
     "listed_runs",
     "local_model_status",

@@ -22,8 +22,8 @@ def langfuse_configured() -> bool:
 
 def sync_score_configs(root: Path, *, dry_run: bool = False) -> ScoreConfigReport:
     """Create or update one Langfuse score config per score key of the project's evaluator files (idempotent)."""
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.score_configs import setup_score_configs
+    from scoregate.tracks.project import load_project
 
     return setup_score_configs(load_project(root), dry_run=dry_run)
 
@@ -32,8 +32,8 @@ def sync_project_dashboards(
     root: Path, names: Sequence[str] = (), *, dry_run: bool = False, prune: bool = False
 ) -> DashboardSyncReport:
     """Create or update each dashboard of the project's dashboards/ (or those named) and its widgets by name."""
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
+    from scoregate.tracks.project import load_project
 
     return sync_dashboards(load_project(root), names, dry_run=dry_run, prune=prune)
 
@@ -42,8 +42,8 @@ def sync_project_datasets(
     root: Path, names: Sequence[str] = (), *, dry_run: bool = False, prune: bool = False
 ) -> DatasetSyncReport:
     """Create missing datasets, upsert changed items, archive removed ones (`prune`) of the project's datasets/."""
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.datasets_sync import sync_datasets
+    from scoregate.tracks.project import load_project
 
     return sync_datasets(load_project(root), names, dry_run=dry_run, prune=prune)
 
@@ -52,7 +52,7 @@ def sync_project_prompts(
     root: Path, names: Sequence[str] = (), *, label: Sequence[str] = (), dry_run: bool = False
 ) -> PromptSyncReport:
     """Create a Langfuse version of each changed prompt of the project's prompts/ (never labelled production)."""
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.prompts_sync import sync_prompts
+    from scoregate.tracks.project import load_project
 
     return sync_prompts(load_project(root), names, label=label, dry_run=dry_run)

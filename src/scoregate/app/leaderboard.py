@@ -43,7 +43,7 @@ def update_leaderboard(
     root: Path, *, experiment: str | None = None, metric: str | None = None, lower_is_better: bool = False
 ) -> Leaderboard:
     """Rank the project's valid runs (its `min_coverage` flags thin entries) and write `runs/leaderboard.json`."""
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     settings = load_project(root).config.settings
     runs_dir = root / "runs"

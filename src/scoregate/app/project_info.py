@@ -13,7 +13,7 @@ def check_project(root: Path) -> list[str]:
     """Check every dataset, prompt, evaluator and experiment of the project at `root`, and every model's provider and
     options (no model is called); return a line per checked thing, raise ValidationFailed on problems."""
     from scoregate.app.validation import validate
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     return validate(load_project(root))
 
@@ -21,8 +21,8 @@ def check_project(root: Path) -> list[str]:
 def experiment_rows(root: Path) -> list[dict[str, Any]]:
     """The experiments of scoregate.yaml (what `scoregate run NAME` accepts): dataset, prompts, model, evaluators,
     and the gates that judge its runs (a gate limited to other datasets does not)."""
-    from scoregate.catalog.project import load_project
     from scoregate.catalog.routing import route_prompts
+    from scoregate.tracks.project import load_project
 
     config = load_project(root).config
     datasets_of = {gate.name: gate.datasets for gate in config.gates}
@@ -42,6 +42,6 @@ def experiment_rows(root: Path) -> list[dict[str, Any]]:
 def score_directions(root: Path) -> dict[str, Direction]:
     """Metric → the way it improves (higher, lower, none) for every score and run metric of the project."""
     from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     return project_directions(load_project(root))

@@ -33,7 +33,6 @@ from scoregate.engine.stages import stage_evaluators, stage_score_columns, stage
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.registry import build_evaluator
 from scoregate.store.invalidation import with_invalidation
 from scoregate.store.records import DataType
 from scoregate.store.repeats import done_by_repeat, iter_all_results
@@ -41,7 +40,7 @@ from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import gate_metrics, track_reports
+from scoregate.tracks.registry import build_evaluator, gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""
@@ -58,11 +57,17 @@ def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tup
     return keys + [(name, "numeric") for name in plan.composites]
 
 
+def _every_item(plan: ExperimentPlan) -> bool:
+    return any(g.stat == "every_item" and (g.datasets is None or plan.dataset.name in g.datasets) for g in plan.gates)
+
+
 def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
     """Aggregate the stored results, judge the gates, write and return summary.json."""
     from scoregate.analysis.regression import is_regression_gate
     from scoregate.analysis.summary import RunAggregator
+    from scoregate.app.flaky_items import find_flaky, keep_out_flaky, without_items
     from scoregate.app.regression_gate import evaluate_regression_gate
+    from scoregate.app.slice_gates import evaluate_slice_gate
 
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
@@ -79,12 +84,13 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     for block in tracks.values():  # each label kind a track counts joins the run's coverage block
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     gates: list[GateResult] = []
+    flaky = find_flaky(project.config, runs_dir(project), plan.name, current=store) if _every_item(plan) else None
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
             continue
         if is_regression_gate(gate):
             gates.append(
-                evaluate_regression_gate(
+                (evaluate_slice_gate if gate.slices else evaluate_regression_gate)(
                     gate, store, project_root=project.root, runs_dir=runs_dir(project),
                     min_coverage=settings.min_coverage, confidence=settings.confidence_level,
                     resamples=settings.bootstrap_resamples, seed=settings.seed,
@@ -92,9 +98,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             )  # fmt: skip
             continue
         column = aggregator.column(gate.metric) if aggregator.has_column(gate.metric) else None
-        verdict = evaluate_gate(
-            gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids
-        )
+        leave_out = flaky.kept_out(gate.name) if flaky is not None and gate.stat == "every_item" else set()
+        gated, item_ids, kept_out = without_items(column, aggregator.item_ids, leave_out)
+        verdict = evaluate_gate(gate, summary, column=gated, min_coverage=settings.min_coverage, item_ids=item_ids)
+        verdict = keep_out_flaky(verdict, kept_out, plan.name)
         gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest
     summary = {
@@ -108,6 +115,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         "verdict": overall_verdict(gates),
     }
     summary.update(tracks)
+    if flaky is not None:
+        summary["flaky"] = flaky.to_dict()
     if plan.spec.stages:
         from scoregate.analysis.stage_summary import stage_summary
 

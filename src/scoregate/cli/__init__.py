@@ -88,6 +88,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "extraction": _track_cmd("extraction", "app", "Structured-extraction datasets: import and check."),
     "gold": _track_cmd("tags", "app", "Gold labels of the semantic tags track: validate and build."),
     "runs": _cmd("runs_cmd", "app", "Inspect the local run store (runs/)."),
+    "items": _cmd("items_cmd", "app", "Items across the runs of an experiment."),
     "model": _cmd("model_cmd", "app", "The embedded local model (llama.cpp serving SmolLM2-135M-Instruct)."),
     "cache": _cmd("cache_cmd", "app", "The response cache (.scoregate/cache.sqlite)."),
     "langfuse": _cmd(

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.console import escape
+from scoregate.cli.gate_view import print_gate_notes
 from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped
 
 if TYPE_CHECKING:
@@ -195,8 +196,7 @@ def print_summary(console: Console, summary: dict[str, Any], directions: Mapping
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary["gates"]:
         print_table(console, gates_table(summary))
-        if any(g["stat"] == "every_item" for g in summary["gates"]):
-            print_wrapped(console, EVERY_ITEM_OBSERVED)
+        print_gate_notes(console, summary, EVERY_ITEM_OBSERVED)  # the every_item note, slice tables, flaky items
     console.print(verdict_line(summary))
 
 
@@ -263,10 +263,8 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
     print_table_or_lines(console, wins, win_lines)
     for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
         print_wrapped(console, f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}")
-    from scoregate.app import labelled
-
     best = Table(title="best by metric (scores with a direction)", title_justify="left")
-    names = {m: labelled(m, ranking.best_by_metric) for m in ranking.best_by_metric}
+    names = {m: ranking.label(m) for m in ranking.best_by_metric}
     best.add_column("metric", no_wrap=True, min_width=_key_width(list(names.values())))
     best.add_column("best", overflow="fold")
     best.add_column("value", justify="right", no_wrap=True)

@@ -9,6 +9,7 @@ import typer
 
 from scoregate.cli import invalidate_cmd, watch_cmd
 from scoregate.cli.console import lazy_console
+from scoregate.cli.gate_view import print_run_flaky
 from scoregate.cli.item_pages import print_item_table
 from scoregate.cli.layout import join_units, keep_name, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
@@ -100,9 +101,12 @@ def show_command(
     failed: Annotated[bool, typer.Option("--failed", help="Only items whose call or output failed.")] = False,
     gate: Annotated[str | None, typer.Option("--gate", help="Only the items that broke this gate.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (summary.json, or the items asked for).")] = False,
+    flaky: Annotated[
+        bool, typer.Option("--flaky", help="Only the flaky items kept out of gates, with history.")
+    ] = False,
     project: ProjectOption = None,
 ) -> None:
-    """Show a run's scores, gates and receipts; or its items (--items, --worst, --failed, --gate); or one --item."""
+    """Show a run's scores, gates and receipts; its items (--items, --worst, --failed, --gate, --flaky); one --item."""
     from scoregate.app import run_item, run_view
 
     root = project_root(project)
@@ -122,6 +126,9 @@ def show_command(
             print_item_table(console, table, view.directions)
         return
     summary = view.summary
+    if flaky:
+        print_run_flaky(console, summary)
+        return
     if as_json:
         typer.echo(json.dumps(summary or {"manifest": view.manifest}, indent=2))
         return

@@ -126,6 +126,8 @@ def _aggregate_posts(key: str, stats: dict[str, Any]) -> list[ScorePost]:
 
 def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[ScorePost]:
     """Return the run-level scores: per-key mean and coverage, run metrics, gate statuses, verdict, MLflow id."""
+    from scoregate.analysis.slices import slice_score_rows
+
     posts = [p for key, stats in summary["scores"].items() for p in _aggregate_posts(key, stats)]
     for key in RUN_METRIC_KEYS:
         value = _number(summary["run_metrics"].get(key))
@@ -134,6 +136,10 @@ def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[Score
     for gate in summary["gates"]:
         detail = {k: gate.get(k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
         posts.append(ScorePost(f"gate.{gate['name']}", str(gate["status"]), "CATEGORICAL", gate.get("detail"), detail))
+    posts += [
+        ScorePost(name, status, "CATEGORICAL", why, meta)
+        for name, status, why, meta in slice_score_rows(summary["gates"])
+    ]
     posts.append(ScorePost("verdict", str(summary["verdict"]), "CATEGORICAL"))
     posts += validity_posts(summary)
     if mlflow_run_id:
