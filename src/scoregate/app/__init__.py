@@ -1,4 +1,5 @@
-"""The use cases (run, compare, rank, leaderboard, calibrate, hard cases, invalidate, promote) and the facade.
+"""The use cases (run, compare, rank, leaderboard, calibrate, hard cases, invalidate, promote, shard, merge) and the
+facade.
 
 The facade is what the CLI imports, and all it imports past itself besides `scoregate.errors`: every function
 and result type a command needs, by name. A name loads its module on first use (PEP 562), so `import
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     )
     from scoregate.app.leaderboard import update_leaderboard
     from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
+    from scoregate.app.merge import MergeOutcome, merge_run
     from scoregate.app.mirror_sync import sync_stored_run
     from scoregate.app.project_info import check_project, experiment_rows, score_directions
     from scoregate.app.promotion import (
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from scoregate.app.response_cache import cache_stats, clear_cache
     from scoregate.app.run_options import RunOptions, RunOutcome
     from scoregate.app.runs import RunView, diff_stored_runs, listed_runs, run_item, run_view
+    from scoregate.app.shards import parse_shard
     from scoregate.catalog.directions import direction_arrow
     from scoregate.catalog.project import find_root
     from scoregate.engine.watch import ending_line, follow, progress_line, resolve_run
@@ -82,6 +85,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "scoregate.app.leaderboard": ("update_leaderboard",),
     "scoregate.app.local_model": ("local_model_status", "serve_local_model", "stop_local_model"),
+    "scoregate.app.merge": ("MergeOutcome", "merge_run"),
     "scoregate.app.mirror_sync": ("sync_stored_run",),
     "scoregate.app.project_info": ("check_project", "experiment_rows", "score_directions"),
     "scoregate.app.promotion": (
@@ -97,6 +101,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
     "scoregate.app.run_options": ("RunOptions", "RunOutcome"),
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
+    "scoregate.app.shards": ("parse_shard",),
     # what the commands print, from the layers below (the CLI names none of them itself)
     "scoregate": ("__version__",),
     "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),
@@ -130,6 +135,7 @@ __all__ = [
     "FlakyReport",
     "HardcasesReport",
     "ImportReport",
+    "MergeOutcome",
     "ModelRanking",
     "PromotionRefused",
     "PromotionResult",
@@ -164,9 +170,11 @@ __all__ = [
     "listed_runs",
     "local_model_status",
     "manifest_run_name",
+    "merge_run",
     "output_text",
     "parse_margins",
     "parse_scale",
+    "parse_shard",
     "progress_line",
     "promote",
     "promotion_history",

@@ -60,6 +60,10 @@ def _open_or_create(
             "pid": os.getpid(),
             "model_checks": checked,
         }
+        if options.shard is not None:
+            from scoregate.app.shards import create_shard_store
+
+            return create_shard_store(project, options, manifest)
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
         return RunStore.create(runs_dir(project), run_id, manifest)
@@ -100,7 +104,7 @@ def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, A
     conflicts = resume_conflicts(store.manifest["receipts"], receipts)
     if conflicts:
         raise ScoregateError(
-            f"cannot resume {options.resume}: {'; '.join(conflicts)} since the run started",
+            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
             hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
         )
 
@@ -155,8 +159,13 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.resume is not None:
+    if options.shard is not None:  # a re-run of a shard's index resumes it
+        from scoregate.app.shards import prepare_shard
+
+        options, resumed = prepare_shard(project, experiment, options)
+    elif options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
+    if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:

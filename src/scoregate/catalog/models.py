@@ -402,6 +402,11 @@ class Settings(Strict):
         description="Port of the embedded local model server for this project (default 8765, shared by every "
         "project on the machine that leaves it unset); SCOREGATE_LOCAL_PORT overrides it.",
     )
+    shard_budget: Literal["divided", "whole"] = Field(
+        default="divided",
+        description="`divided`: each of N shards of a run gets 1/N of every model's max_connections; `whole`: each "
+        "shard gets all of it (shards on separate endpoints or accounts).",
+    )
 
 
 EXPERIMENT_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
