@@ -21,11 +21,13 @@ if TYPE_CHECKING:
     from scoregate.analysis.model_ranking import ModelRanking
     from scoregate.analysis.null_reasons import reason_lines
     from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
+    from scoregate.app.budget_gate import forecast_experiment
     from scoregate.app.calibration_runs import calibrate_stored_runs
     from scoregate.app.calibration_sources import calibrate_file
     from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_stored_runs
     from scoregate.app.experiment import run_experiment, run_models
     from scoregate.app.flaky_items import FlakyReport, flaky_report
+    from scoregate.app.forecast import RunForecast
     from scoregate.app.hardcases import HardcasesReport, add_hardcases
     from scoregate.app.invalidation import invalidate_run
     from scoregate.app.langfuse_catalog import (
@@ -69,11 +71,13 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, tuple[str, ...]] = {
     # the use cases
+    "scoregate.app.budget_gate": ("forecast_experiment",),
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),
     "scoregate.app.experiment": ("run_experiment", "run_models"),
     "scoregate.app.flaky_items": ("FlakyReport", "flaky_report"),
+    "scoregate.app.forecast": ("RunForecast",),
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.langfuse_catalog": (
@@ -141,6 +145,7 @@ __all__ = [
     "PromotionResult",
     "PromptPlan",
     "PromptSyncReport",
+    "RunForecast",
     "RunOptions",
     "RunOutcome",
     "RunOverview",
@@ -164,6 +169,7 @@ __all__ = [
     "find_root",
     "flaky_report",
     "follow",
+    "forecast_experiment",
     "import_scores",
     "invalidate_run",
     "langfuse_configured",

@@ -38,6 +38,10 @@ class RunOptions:
     write_report: bool = True
     """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
     repeat: int = 1
+    budget_usd: float | None = None
+    """Refuse to start above this forecast cost, stop at this spending (default: `settings.budget.usd`)."""
+    budget_minutes: float | None = None
+    """Refuse to start above this forecast wall time, stop at it (default: `settings.budget.minutes`)."""
     shard: Shard | None = None
     """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.shards`)."""
     run_id: str | None = None
