@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from scoregate import __version__
-from scoregate.analysis.judge_calibration import CalibrationReport, compute, pairs_from_runs
+from scoregate.analysis.judge_calibration import CalibrationReport, compute
+from scoregate.app.calibration_sources import pairs_from_runs
 from scoregate.app.receipts import sha256_text
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
@@ -178,6 +179,27 @@ def calibrate_runs(
     runs = [s.run_id for s in stores]
     saved_to = save_calibration(project, report, identity, stores) if identity else None
     return RunCalibration(report, runs, identity, saved_to)
+
+
+def calibrate_stored_runs(
+    root: Path,
+    run_ids: Sequence[str],
+    judge_key: str,
+    human_key: str,
+    *,
+    document_key: str | None = None,
+    scale: tuple[int, int] | None = None,
+    resamples: int | None = None,
+    seed: int | None = None,
+    save: bool = False,
+) -> RunCalibration:
+    """`calibrate_runs` for the project at `root` (the `scoregate calibrate --run` entry point)."""
+    from scoregate.tracks.project import load_project
+
+    return calibrate_runs(
+        load_project(root), run_ids, judge_key, human_key, document_key=document_key, scale=scale,
+        resamples=resamples, seed=seed, save=save,
+    )  # fmt: skip
 
 
 def calibration_path(project: Project, evaluator: str) -> Path:

@@ -112,9 +112,7 @@ def calibrate(
 
     Column names in --file are dotted paths into each record (predict_scores.consistency); an exact key wins.
     """
-    from scoregate.analysis.judge_calibration import calibrate_file, parse_scale
-    from scoregate.app.calibration_runs import calibrate_runs
-    from scoregate.tracks.project import load_project
+    from scoregate.app import calibrate_file, calibrate_stored_runs, parse_scale
 
     if (run is None) == (file is None):
         raise typer.BadParameter("give either --run RUN_ID (repeatable) or --file FILE", param_hint="--run/--file")
@@ -134,8 +132,8 @@ def calibrate(
         data = report.to_dict()
     else:
         assert run is not None
-        result = calibrate_runs(
-            load_project(project_root(project)),
+        result = calibrate_stored_runs(
+            project_root(project),
             run,
             judge_key,
             human_key,
