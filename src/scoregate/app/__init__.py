@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scoregate.app.flaky_items import FlakyReport, flaky_report
+    from scoregate.app.judge_canary import CanaryResult, run_canaries
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.flaky_items": ("FlakyReport", "flaky_report"),
+    "scoregate.app.judge_canary": ("CanaryResult", "run_canaries"),
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
-__all__ = ["FlakyReport", "flaky_report"]
+__all__ = ["CanaryResult", "FlakyReport", "flaky_report", "run_canaries"]
 
 
 def __getattr__(name: str) -> Any:
