@@ -138,3 +138,28 @@ def test_a_canary_set_without_human_ratings_is_refused_before_any_call(
     assert "has a human rating 'human_relevance' (metadata.human.relevance)" in text
     assert scripted_server.requests == [] and not (pinned / "runs").exists()
     assert "Traceback" not in refused.output
+
+
+def test_the_report_shows_the_drift_of_a_runs_judges(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    calibrate_baseline(scoregate, runs)
+    plain = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    assert 'id="judge-drift"' not in plain  # no judge of that run had a calibration yet
+
+    judge_answers(scripted_server, LOST)
+    assert scoregate("calibrate", "--canary").code == 0
+    canary_run = runs.latest()
+    drift = runs.summary(canary_run)["judge_drift"][0]["drift"]
+    page = (runs.root / canary_run / "report.html").read_text(encoding="utf-8")
+    assert '<section id="judge-drift"><h2>Judge drift</h2>' in page
+    row = re.search(rf"<tr><td>{JUDGE}</td><td>actionability_score</td>(.*?)</tr>", page)
+    assert row is not None, page
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
+    assert cells[:5] == ["DRIFTED", "spearman", "1.000", f"{drift['canary']:.3f}", f"{drift['change']['value']:+.3f}"]
+    assert cells[5].startswith("[-") and cells[6] == "0.1" and cells[8] == canary_run
+
+    assert scoregate("run", "gold_judges", "--no-mlflow").code == 0  # a later run shows the judge's state too
+    later = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    assert f'<td>{JUDGE}</td><td>actionability_score</td><td class="bad">DRIFTED</td>' in later

@@ -154,7 +154,23 @@ def run_canaries(
     for judge, spec in chosen.items():
         store = RunStore.open(project.root / "runs", run_ids[spec.experiment])
         results.append(_compare(project, judge, spec, store, baselines[judge], n_resamples, seed))
+    for experiment, run_id in run_ids.items():
+        _record_in_run(project, experiment, RunStore.open(project.root / "runs", run_id))
     return results
+
+
+def _record_in_run(project: Project, experiment: str, store: RunStore) -> None:
+    """Put the canary's drift into the canary run's summary and report (they were written before it was known)."""
+    from scoregate.app.judge_gates import judge_calibration_rows  # it imports this module
+    from scoregate.report.write import project_report_options, write_run_report
+
+    summary = store.summary
+    if summary is None:
+        return
+    plan = plan_experiment(project, experiment)
+    summary["judge_drift"] = judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name)
+    store.write_summary(summary)
+    write_run_report(store, project_report_options(project.root))
 
 
 def _compare(

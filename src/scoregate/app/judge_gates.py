@@ -88,3 +88,40 @@ def judge_checks(project: Project, experiments: list[str]) -> list[JudgeCheck]:
             if judge not in checks:
                 checks[judge] = _check(project, judge, [f"{experiment}.{g}" for g in gates], judge_model_name)
     return list(checks.values())
+
+
+def _row(judge: str, key: str, record: dict[str, Any], evaluator: Any, model: Any) -> dict[str, Any]:
+    """One judge score's calibration state as the report shows it: drift of its current canary, or why none."""
+    pooled = (record.get("metrics") or {}).get("pooled") or {}
+    row: dict[str, Any] = {"judge": judge, "score_key": key, "human_key": record.get("human_key"),
+                           "calibrated_at": record.get("calibrated_at"), "checked_at": None, "canary_run": None,
+                           "spearman": (pooled.get("spearman") or {}).get("value"), "drift": None}  # fmt: skip
+    canary = record.get("canary")
+    if isinstance(canary, dict) and judge_change(canary, evaluator, model) is None:
+        drift = canary.get("drift") or {}
+        row.update(status=drift.get("status"), detail=drift.get("detail"), drift=drift)
+        row.update(checked_at=canary.get("checked_at"), canary_run=canary.get("run"))
+        return row
+    changed = judge_change(record, evaluator, model)
+    if changed is None:
+        row.update(status="calibrated", detail="calibrated; no canary of this judge since")
+    else:
+        row.update(status="changed", detail=f"changed since its calibration: {changed}")
+    return row
+
+
+def judge_calibration_rows(project: Project, evaluators: list[str], judge_model_name: str) -> list[dict[str, Any]]:
+    """Return the calibration and drift state of each judge among `evaluators` that has a saved calibration."""
+    rows = []
+    for name in evaluators:
+        evaluator = project.evaluators.get(name)
+        path = calibration_path(project, name)
+        if not isinstance(evaluator, LlmJudgeSpec) or not path.is_file():
+            continue
+        try:
+            scores = read_calibrations(path)["scores"]
+        except ValueError:
+            continue  # a gate requiring the calibration says so; the report shows what it can read
+        model = judge_model(project, evaluator, judge_model_name)
+        rows += [_row(name, key, rec, evaluator, model) for key, rec in scores.items() if isinstance(rec, dict)]
+    return rows

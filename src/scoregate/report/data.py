@@ -284,6 +284,7 @@ class _RunReader:
             "scores": scores,
             "gates": self.gates,
             "flaky": s.get("flaky"),
+            "judge_drift": s.get("judge_drift"),
             "run_metrics": s.get("run_metrics") or {},
             "extraction": _extraction_view(s.get("extraction")),
             "score_keys": [list(key) for key in self.keys],
