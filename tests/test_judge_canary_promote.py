@@ -76,6 +76,7 @@ def test_promote_refuses_an_uncalibrated_changed_or_drifted_judge_and_passes_a_r
     text = flat(drifted)
     assert f"judged.actionable: judge {JUDGE} has drifted (canary run {runs.latest()} of" in text
     assert "spearman 1.000 at calibration, -0." in text and "beyond the tolerance of -0.1" in text
+    assert "bring each judge named back in line and check it with `scoregate calibrate --canary`" in text
 
     judge_answers(scripted_server, HUMAN)
     assert scoregate("calibrate", "--canary").code == 0

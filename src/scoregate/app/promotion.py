@@ -138,9 +138,12 @@ def promote(
 
 def _refuse(result: PromotionResult) -> None:
     listing = "\n".join(f"  - {f}" for f in result.failures)
+    judges = "; bring each judge named back in line and check it with `scoregate calibrate --canary`"
     raise PromotionRefused(
         f"refusing to move {result.label!r} to {version_name(result.prompt, result.version)}:\n{listing}",
-        hint="pass the gates with a full run of each experiment, or --force --reason TEXT (audited)",
+        hint="pass the gates with a full run of each experiment"
+        + (judges if any(j.problem for j in result.judges) else "")
+        + ", or --force --reason TEXT (audited)",
         result=result,
     )
 
