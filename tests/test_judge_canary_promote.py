@@ -12,8 +12,8 @@ import pytest
 from conftest import CliResult, Runs
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.app.promotion import promote, promotion_history
-from scoregate.catalog.project import load_project
 from scoregate.errors import ExitCode
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 from test_judge_canary import HUMAN, JUDGE, LOST, PROMPT, calibrate_baseline, judge_answers, pinned  # noqa: F401
 from test_promotion import logged_run, upload

@@ -27,7 +27,6 @@ from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from langfuse_sync import sync_run
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
-from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
@@ -38,6 +37,7 @@ from scoregate.integrations.langfuse.prompts_sync import to_langfuse
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 LANGFUSE_ENV = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL")

@@ -13,8 +13,8 @@ import pytest
 from conftest import CliResult, Runs
 from scoregate.app.run_execution import summarize_run
 from scoregate.catalog.plan import plan_experiment
-from scoregate.catalog.project import load_project
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The use cases (run, compare, rank, leaderboard, calibrate, hard cases, invalidate, promote) and the facade.
+"""The use cases (run, compare, rank, leaderboard, calibrate, hard cases, invalidate, promote, shard, merge) and the
+facade.
 
 A name the CLI imports from here loads its module on first use (PEP 562), so `import scoregate.app` imports none.
 """
@@ -11,14 +12,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scoregate.app.flaky_items import FlakyReport, flaky_report
     from scoregate.app.judge_canary import CanaryResult, run_canaries
+    from scoregate.app.merge import MergeOutcome, merge_run
+    from scoregate.app.shards import parse_shard
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.flaky_items": ("FlakyReport", "flaky_report"),
     "scoregate.app.judge_canary": ("CanaryResult", "run_canaries"),
+    "scoregate.app.merge": ("MergeOutcome", "merge_run"),
+    "scoregate.app.shards": ("parse_shard",),
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
-__all__ = ["CanaryResult", "FlakyReport", "flaky_report", "run_canaries"]
+__all__ = ["CanaryResult", "FlakyReport", "MergeOutcome", "flaky_report", "merge_run", "parse_shard", "run_canaries"]
 
 
 def __getattr__(name: str) -> Any:

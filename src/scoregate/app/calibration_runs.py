@@ -21,10 +21,10 @@ from typing import Any, Literal, get_args
 from scoregate import __version__
 from scoregate.analysis.judge_calibration import CalibrationReport, ScorePairs, compute, pairs_from_runs
 from scoregate.app.receipts import sha256_text
-from scoregate.catalog.models import EvaluatorSpec, LlmJudgeSpec
-from scoregate.catalog.plan import evaluator_score_keys
+from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.run_store import RunStore
 
 CALIBRATIONS_DIR = "calibrations"
@@ -97,10 +97,11 @@ def _file_hash(path: Path | None) -> str | None:
 
 
 def judge_model(project: Project, spec: EvaluatorSpec, default_model: str) -> dict[str, str | None] | None:
-    """Return name, provider and model id of the model judging with `spec` (None for a counter)."""
-    if not isinstance(spec, LlmJudgeSpec):
+    """Return name, provider and model id of the model judging with `spec` (None for a kind that calls none)."""
+    called = spec.models_called(default_model)
+    if not called:
         return None
-    name = spec.model or default_model
+    name = called[0]
     model = project.config.models.get(name)
     return {"name": name, "provider": model.provider if model else None, "model": model.model if model else None}
 
@@ -135,7 +136,7 @@ def judge_identity(project: Project, stores: Sequence[RunStore], judge_key: str)
                 hint="calibrate a run scored by the evaluator as it is now (rerun the experiment)",
             )
         default = receipts["judge_model"]
-        if isinstance(spec, LlmJudgeSpec) and spec.model is None:  # the run's judge, as its receipts say
+        if spec.models_called(default["name"]) and not spec.named_models():  # the run's judge, as its receipts say
             models.append({k: default.get(k) for k in ("name", "provider", "model")})
         else:
             models.append(judge_model(project, spec, default["name"]))
@@ -149,14 +150,13 @@ def judge_identity(project: Project, stores: Sequence[RunStore], judge_key: str)
 def _default_scale(project: Project, judge_key: str) -> tuple[int, int] | None:
     """The judge key's integer range from its evaluator file, or (0, 1) for a boolean; None otherwise."""
     for spec in project.evaluators.values():
-        if isinstance(spec, LlmJudgeSpec):
-            for key in (spec.score, *spec.extra):
-                if key.key != judge_key:
-                    continue
-                if key.data_type == "boolean":
-                    return (0, 1)
-                if key.range and all(float(b).is_integer() for b in key.range):
-                    return int(key.range[0]), int(key.range[1])
+        for key in spec.described_scores() or []:
+            if key.key != judge_key:
+                continue
+            if key.data_type == "boolean":
+                return (0, 1)
+            if key.range and all(float(b).is_integer() for b in key.range):
+                return int(key.range[0]), int(key.range[1])
     return None
 
 
@@ -301,7 +301,7 @@ def calibration_status(
     spec = project.evaluators.get(evaluator_name)
     if spec is None:
         return "incomplete", f"no evaluator {evaluator_name!r} in evaluators/"
-    key = score_key or (spec.score.key if isinstance(spec, LlmJudgeSpec) else evaluator_score_keys(spec)[0])
+    key = score_key or spec.score_keys()[0]
     path = calibration_path(project, evaluator_name)
     how = f"run `scoregate calibrate --run RUN_ID --judge-key {key} --human-key HUMAN_KEY --save`"
     if not path.is_file():

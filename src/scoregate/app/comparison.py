@@ -57,7 +57,7 @@ class CompareOutcome:
 
 def compare_stored_runs(root: Path, run_a: str, run_b: str, options: CompareOptions) -> CompareOutcome:
     """Compare two runs of the project at `root`; judge their outputs pairwise and mirror to MLflow when asked."""
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     project = load_project(root)
     runs = root / "runs"

@@ -16,7 +16,7 @@ from scoregate.app.receipts import build_receipts, local_prompt_version, resume_
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
@@ -26,6 +26,7 @@ from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
+from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,6 +60,10 @@ def _open_or_create(
             "pid": os.getpid(),
             "model_checks": checked,
         }
+        if options.shard is not None:
+            from scoregate.app.shards import create_shard_store
+
+            return create_shard_store(project, options, manifest)
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
         return RunStore.create(runs_dir(project), run_id, manifest)
@@ -99,7 +104,7 @@ def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, A
     conflicts = resume_conflicts(store.manifest["receipts"], receipts)
     if conflicts:
         raise ScoregateError(
-            f"cannot resume {options.resume}: {'; '.join(conflicts)} since the run started",
+            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
             hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
         )
 
@@ -154,8 +159,13 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.resume is not None:
+    if options.shard is not None:  # a re-run of a shard's index resumes it
+        from scoregate.app.shards import prepare_shard
+
+        options, resumed = prepare_shard(project, experiment, options)
+    elif options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
+    if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
@@ -204,7 +214,7 @@ def _plan_check_and_run(
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
             _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
-        names = models_used(project, plan.spec, plan.model_name, plan.judge_model_name)
+        names = models_used(plan)
         check = BackgroundPreflight(
             project.config.models,
             names,
@@ -260,7 +270,7 @@ def _receipts(
     from scoregate.engine.repeats import repeats_receipt
     from scoregate.engine.stages import stages_receipt
 
-    names = [plan.model_name, *models_used(project, plan.spec, plan.model_name, plan.judge_model_name)]
+    names = [plan.model_name, *models_used(plan)]
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys(names)}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))

@@ -183,7 +183,7 @@ def without_items(
 def flaky_report(root: Path, experiment: str) -> FlakyReport:
     """Return the flaky items of `experiment` in the project at `root` (what `scoregate items flaky` lists)."""
     from scoregate.app.run_options import runs_dir
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     project = load_project(root)
     return find_flaky(project.config, runs_dir(project), experiment)

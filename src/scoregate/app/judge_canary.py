@@ -29,11 +29,12 @@ from scoregate.app.calibration_runs import (
 )
 from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.datasets import iter_items
-from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.plan import plan_experiment
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 
 
 @dataclass(frozen=True)

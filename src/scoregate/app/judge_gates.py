@@ -7,9 +7,9 @@ from typing import Any
 
 from scoregate.app.calibration_runs import calibration_path, judge_change, judge_model, read_calibrations
 from scoregate.app.judge_canary import judge_score_key
-from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import Project
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 
 
 @dataclass(frozen=True)

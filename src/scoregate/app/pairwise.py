@@ -6,11 +6,11 @@ import asyncio
 
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
-from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import ProviderContext
 from scoregate.scoring.judge import LlmJudge
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.scoring.preference import (
     DEFAULT_EVALUATOR,
     FIRST_VARIABLE,

@@ -27,12 +27,13 @@ from scoregate.app.promotion_evidence import (
     promotion_experiments,
     version_name,
 )
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
 from scoregate.integrations.langfuse.prompts_sync import MANAGED_LABEL
 from scoregate.integrations.langfuse.remote import Remote, path_part
 from scoregate.sinks.mlflow.client import project_client
+from scoregate.tracks.project import load_project
 
 PROMOTIONS_LOG = "promotions.jsonl"
 MLFLOW_VERSION_TAG = "langfuse_version"

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from scoregate import __version__
-from scoregate.catalog.models import LlmJudgeSpec, ModelSpec, PromptSpec
-from scoregate.catalog.plan import ExperimentPlan
+from scoregate.catalog.models import ModelSpec, PromptSpec
+from scoregate.catalog.plan import ExperimentPlan, models_used
 from scoregate.catalog.project import Project
 
 
@@ -59,17 +59,10 @@ def model_receipt(name: str, spec: ModelSpec, endpoint: str) -> dict[str, Any]:
 
 # Fields that change how a run goes, not what it measures: editing them never blocks a resume.
 _OPERATIONAL = {
-    "settings": {"model", "judge_model", "concurrency"},  # a resume takes its models from the receipts
+    "settings": {"model", "judge_model", "concurrency", "shard_budget"},  # a resume takes its models from the receipts
     "experiment": {"model", "judge_model", "concurrency"},
     "model": {"max_connections", "timeout_s", "max_retries"},
 }
-
-
-def models_used(plan: ExperimentPlan) -> list[str]:
-    """Return the models a run of `plan` calls: the task model (unless outputs come from the data), then judges."""
-    task = [plan.model_name] if plan.spec.output_from == "model" else []
-    judges = [s.model or plan.judge_model_name for s in plan.evaluators.values() if isinstance(s, LlmJudgeSpec)]
-    return list(dict.fromkeys(task + judges))
 
 
 def config_parts(project: Project, plan: ExperimentPlan) -> dict[str, str]:

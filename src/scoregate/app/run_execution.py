@@ -18,6 +18,7 @@ from rich.console import Console
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.shards import resume_command, run_label, shard_items, shard_members
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -33,7 +34,6 @@ from scoregate.engine.stages import stage_evaluators, stage_score_columns, stage
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.registry import build_evaluator
 from scoregate.store.invalidation import with_invalidation
 from scoregate.store.records import DataType
 from scoregate.store.repeats import done_by_repeat, iter_all_results
@@ -41,7 +41,7 @@ from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import gate_metrics, track_reports
+from scoregate.tracks.registry import build_evaluator, gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""
@@ -178,17 +178,17 @@ def execute_run(
         how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
-            f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
-            hint=f"resume with `scoregate run --resume {store.run_id}`",
+            f"{run_label(store, options)} {how}; {done} finished item(s) are kept in {store.directory}",
+            hint=f"resume with `{resume_command(store, options)}`",
             exit_code=code,
         ) from None
     except CircuitOpen as exc:
         store.close()
         store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
         raise RunInterrupted(
-            f"run {store.run_id} stopped early: {exc.count} calls in a row failed, the last with: {redact(exc.reason)}",
-            hint=f"fix the endpoint, then redo the failed items with "
-            f"`scoregate run --resume {store.run_id} --retry-errors`",
+            f"{run_label(store, options)} stopped early: {exc.count} calls in a row failed, the last with: "
+            f"{redact(exc.reason)}",
+            hint=f"fix the endpoint, then redo the failed items with `{resume_command(store, options)} --retry-errors`",
         ) from None
     except BaseException as exc:
         _mark_failed(store, exc)
@@ -198,6 +198,10 @@ def execute_run(
             cache.close()
     store.close()
     store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
+    if options.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
+        from scoregate.app.shards import finish_shard
+
+        return finish_shard(store, project, options)
     summary = summarize_run(store, plan, project)
     write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
@@ -260,6 +264,8 @@ async def _execute(
             pipeline = staged_pipeline(pipeline, plan)
         done = store.done_ids(retry_errors=options.retry_errors)
         per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        members = shard_members(plan.dataset.path, options.limit, options.shard) if options.shard else None
+        per_repeat = per_repeat if members is None else len(members)
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
         later = (
             done_by_repeat(store, retry_errors=options.retry_errors) if options.repeat > 1 else {}
@@ -276,7 +282,7 @@ async def _execute(
             for repeat in range(1, options.repeat + 1):
                 await execute(
                     pipeline_for_repeat(pipeline, repeat),
-                    pending_items(plan.dataset.path, done_by[repeat], options.limit),
+                    shard_items(pending_items(plan.dataset.path, done_by[repeat], options.limit), members),
                     store,
                     concurrency=concurrency,
                     progress=progress,

@@ -149,7 +149,7 @@ def calibrate(
         raise typer.BadParameter("give --judge-key and --human-key (or --canary)", param_hint="--judge-key")
     from scoregate.analysis.judge_calibration import calibrate_file, parse_scale
     from scoregate.app.calibration_runs import calibrate_runs
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     if (run is None) == (file is None):
         raise typer.BadParameter("give either --run RUN_ID (repeatable) or --file FILE", param_hint="--run/--file")

@@ -66,8 +66,8 @@ def _print_configs(report: ScoreConfigReport) -> None:
 @langfuse_app.command("setup")
 def setup(dry_run: DryRunOption = False, project: ProjectOption = None) -> None:
     """Create or update one Langfuse score config per score key of the evaluator files (idempotent)."""
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.score_configs import setup_score_configs
+    from scoregate.tracks.project import load_project
 
     _print_configs(setup_score_configs(load_project(project_root(project)), dry_run=dry_run))
 
@@ -82,8 +82,8 @@ def dashboards_sync(
     """Create or update each dashboard of dashboards/ and its widgets by name; print the dashboard URL."""
     from rich.table import Table
 
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
+    from scoregate.tracks.project import load_project
 
     report = sync_dashboards(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
     for plan in report.plans:
@@ -152,8 +152,8 @@ def datasets_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create missing datasets, upsert changed items, archive removed ones (--prune); unchanged items are not sent."""
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.datasets_sync import sync_datasets
+    from scoregate.tracks.project import load_project
 
     report = sync_datasets(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
     _print_datasets(report)
@@ -200,8 +200,8 @@ def prompts_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create a Langfuse version for each changed prompt (never labelled production); print version numbers."""
-    from scoregate.catalog.project import load_project
     from scoregate.integrations.langfuse.prompts_sync import sync_prompts
+    from scoregate.tracks.project import load_project
 
     report = sync_prompts(load_project(project_root(project)), names or [], label=label or [], dry_run=dry_run)
     _print_prompts(report)

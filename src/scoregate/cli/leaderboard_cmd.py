@@ -27,9 +27,9 @@ def leaderboard(
     """Rank models and prompt versions over all valid runs; write runs/leaderboard.json."""
     from scoregate.analysis.leaderboard import build_leaderboard
     from scoregate.app.leaderboard import write_leaderboard
-    from scoregate.catalog.project import load_project
     from scoregate.cli.console import lazy_console
     from scoregate.cli.layout import print_wrapped
+    from scoregate.tracks.project import load_project
 
     root = project_root(project)
     settings = load_project(root).config.settings

@@ -264,10 +264,8 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
     print_table_or_lines(console, wins, win_lines)
     for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
         print_wrapped(console, f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}")
-    from scoregate.tracks.extraction.aggregation import labelled
-
     best = Table(title="best by metric (scores with a direction)", title_justify="left")
-    names = {m: labelled(m, ranking.best_by_metric) for m in ranking.best_by_metric}
+    names = {m: ranking.label(m) for m in ranking.best_by_metric}
     best.add_column("metric", no_wrap=True, min_width=_key_width(list(names.values())))
     best.add_column("best", overflow="fold")
     best.add_column("value", justify="right", no_wrap=True)

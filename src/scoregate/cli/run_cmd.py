@@ -28,7 +28,7 @@ REDO_COMMANDS = ("report", "mlflow", "langfuse")
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
     from scoregate.app.validation import validate as validate_files
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     for line in validate_files(load_project(project_root(project))):
         print_wrapped(console, line, first="ok ", first_style="green")
@@ -88,15 +88,33 @@ def run(
             min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
         ),
     ] = 1,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="Run one shard: I/N (0-based) or auto (JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)."),
+    ] = None,
+    shards: Annotated[
+        int | None, typer.Option(min=1, help="With --shard auto: the shard count (else SCOREGATE_SHARDS).")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="With --shard: the run id all shards share (default: derived).")
+    ] = None,
+    group: Annotated[
+        str | None, typer.Option(help="With --shard: a name that sets one sharded run apart, e.g. the CI run id.")
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
+    from scoregate.app import parse_shard
     from scoregate.app.experiment import RunOptions, run_experiment, run_models
 
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    if (retry_errors or quarantine) and resume is None:
+    if shard is None and (shards is not None or run_id is not None or group is not None):
+        raise typer.BadParameter("--shards, --run-id and --group belong to a sharded run: add --shard I/N or auto")
+    if shard is not None and (resume is not None or models is not None):
+        raise typer.BadParameter("--shard resumes by itself (run the same index again); drop --resume / --models")
+    if (retry_errors or quarantine) and resume is None and shard is None:
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
@@ -119,6 +137,9 @@ def run(
         eval_rows=eval_rows,
         write_report=not no_report,
         repeat=repeat,
+        shard=parse_shard(shard, shards=shards) if shard is not None else None,
+        run_id=run_id,
+        group=group,
     )
     if models is not None:
         names = _model_names(models)
@@ -142,6 +163,9 @@ def run(
         for sink, error in outcome.mirror_errors.items():
             print_wrapped(human, f"{sink} mirror failed: {error}", style="yellow")
         return
+    if outcome.shard is not None:
+        _report_shard(outcome, human, as_json=as_json)
+        return
     _report(outcome, project_root(project), human)
     if as_json:
         typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
@@ -150,6 +174,28 @@ def run(
         raise typer.Exit(int(ExitCode.ERROR))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
+
+
+def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None:
+    """One shard's end: its items, where they are, how to merge; exit 1 when none succeeded."""
+    from scoregate.cli.layout import keep
+
+    metrics = outcome.summary["run_metrics"]
+    print_wrapped(
+        human,
+        f"shard {outcome.shard} of run {outcome.run_id}: {metrics['items']} item(s), {metrics['error_count']} failed",
+    )
+    print_wrapped(human, keep("stored in", str(outcome.store.directory)))
+    print_wrapped(human, f"when every shard is done: `scoregate merge {outcome.run_id}`")
+    for note in outcome.mirror_notes:
+        print_wrapped(human, note)
+    for sink, error in outcome.mirror_errors.items():
+        print_wrapped(human, f"{sink} mirror failed: {error} — run this shard again to redo it", style="yellow")
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
+    if metrics["items"] and outcome.succeeded_items == 0:
+        print_wrapped(human, f"no item of shard {outcome.shard} succeeded", first="error: ", first_style="bold red")
+        raise typer.Exit(int(ExitCode.ERROR))
 
 
 def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
@@ -184,8 +230,8 @@ def _model_names(models: str) -> list[str]:
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
-    from scoregate.catalog.project import load_project
     from scoregate.catalog.routing import route_prompts
+    from scoregate.tracks.project import load_project
 
     config = load_project(project_root(project)).config
     datasets_of = {gate.name: gate.datasets for gate in config.gates}
@@ -222,10 +268,10 @@ def counted(n: int, noun: str) -> str:
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
     from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
     from scoregate.store.identity import manifest_run_name
+    from scoregate.tracks.project import load_project
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
     if "repeats" in outcome.summary:

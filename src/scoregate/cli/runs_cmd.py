@@ -131,9 +131,9 @@ def show_command(
     """Show a run's scores, gates and receipts; its items (--items, --worst, --failed, --gate, --flaky); one --item."""
     from scoregate.analysis.items import item_detail, item_table
     from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
     from scoregate.store.identity import run_limit
     from scoregate.store.run_store import RunStore
+    from scoregate.tracks.project import load_project
 
     root = project_root(project)
     store = RunStore.open(root / "runs", run_id)

@@ -32,7 +32,7 @@ class SinkContext:
     def project(self) -> Project:
         """The project at `project_root`, loaded once."""
         if self.loaded is None:
-            from scoregate.catalog.project import load_project
+            from scoregate.tracks.project import load_project
 
             self.loaded = load_project(self.project_root)
         return self.loaded

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.mirror_state import confirmed_traces
 from scoregate.integrations.langfuse.public_api import PublicApi
@@ -23,6 +22,7 @@ from scoregate.integrations.langfuse.score_configs import setup_score_configs
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
 from scoregate.integrations.langfuse.scores_import import feedback_path, load_feedback
 from scoregate.store.run_store import RUN_ID, RunStore, list_runs
+from scoregate.tracks.project import load_project
 
 FEATURE = "annotation queues"
 QUEUES = "/api/public/annotation-queues"
