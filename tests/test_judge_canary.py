@@ -163,3 +163,30 @@ def test_the_report_shows_the_drift_of_a_runs_judges(
     assert scoregate("run", "gold_judges", "--no-mlflow").code == 0  # a later run shows the judge's state too
     later = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
     assert f'<td>{JUDGE}</td><td>actionability_score</td><td class="bad">DRIFTED</td>' in later
+
+
+def test_a_run_after_the_judge_changed_re_scores_its_set_once(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    calibrate_baseline(scoregate, runs)
+    assert scoregate("run", "smoke", "--no-mlflow").code == 0  # the judge as calibrated: no canary
+    assert len(runs.ids()) == 2
+
+    edit_yaml(pinned / "evaluators" / f"{JUDGE}.yaml", lambda spec: spec.update(prompt=spec["prompt"] + "\nBe strict."))
+    judge_answers(scripted_server, LOST)
+    after = scoregate("run", "smoke", "--no-mlflow")
+
+    assert after.code == 0, after.output
+    text = " ".join(after.output.split())
+    assert f"judge {JUDGE} changed since its last calibration or canary: re-scoring its calibration set" in text
+    assert len(runs.ids()) == 4  # the run and the canary's run of gold_judges
+    canary = json.loads((pinned / "calibrations" / f"{JUDGE}.json").read_text())["scores"]["actionability_score"]
+    assert canary["canary"]["drift"]["status"] == "drifted"
+    assert f"canary of {JUDGE} ({canary['canary']['run']}): drifted: spearman 1.000 at calibration" in text
+    smoke = [r for r in runs.ids() if r.startswith("smoke-")]
+    latest_smoke = max(smoke, key=lambda r: runs.manifest(r)["started_at"])
+    assert runs.summary(latest_smoke)["judge_drift"][0]["status"] == "drifted"
+
+    assert scoregate("run", "smoke", "--no-mlflow").code == 0  # the canary is newer than the change: none again
+    assert len(runs.ids()) == 5

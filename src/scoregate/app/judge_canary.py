@@ -15,7 +15,7 @@ import os
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.judge_calibration import compute, gold_field, pairs_from_runs
 from scoregate.analysis.judge_drift import Drift, judge_drift
@@ -34,6 +34,9 @@ from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from rich.console import Console
 from scoregate.tracks.project import load_project
 
 
@@ -144,7 +147,9 @@ def run_canaries(
     project = load_project(root)
     chosen = check_canaries(project, judges)
     baselines = {j: _baseline(project, j, judge_score_key(project, j, s)) for j, s in chosen.items()}
-    options = RunOptions(use_cache=False, mirror_mlflow=False, mirror_langfuse=False, prompt_source="local")
+    options = RunOptions(
+        use_cache=False, mirror_mlflow=False, mirror_langfuse=False, prompt_source="local", canary_on_change=False
+    )
     run_ids: dict[str, str] = {}
     for experiment in dict.fromkeys(spec.experiment for spec in chosen.values()):
         run_ids[experiment] = run_experiment(root, experiment, options).run_id
@@ -224,3 +229,44 @@ def _compare(
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return CanaryResult(judge, key, spec.human_key, store.run_id, report.to_dict(), drift, path)
+
+
+def canary_on_change(project: Project, store: RunStore, console: Console | None) -> list[CanaryResult]:
+    """After a run: re-score the set of each pinned judge of it that changed since its last calibration or canary.
+
+    A failed canary (a bad pin, no calibration to compare with, an unreachable model) is reported, never
+    raised: the run it follows is stored and stays valid.
+    """
+    from rich.console import Console
+    from rich.text import Text
+
+    from scoregate.app.judge_gates import judge_calibration_rows  # it imports this module
+
+    name = str(store.manifest["receipts"].get("experiment"))
+    experiment = project.config.experiments.get(name)
+    if experiment is None:
+        return []
+    judge_model_name = str((store.manifest["receipts"].get("judge_model") or {}).get("name"))
+    rows = judge_calibration_rows(project, experiment.evaluators, judge_model_name)
+    pins = project.config.canaries
+    changed = sorted({
+        r["judge"] for r in rows
+        if r["judge"] in pins and r["status"] == "changed"
+        and r["score_key"] == judge_score_key(project, r["judge"], pins[r["judge"]])
+    })  # fmt: skip
+    if not changed:
+        return []
+    out = console or Console(stderr=True)
+    for judge in changed:
+        out.print(Text(f"judge {judge} changed since its last calibration or canary: re-scoring its calibration "
+                       f"set (experiment {pins[judge].experiment})"), soft_wrap=True)  # fmt: skip
+    try:
+        results = run_canaries(project.root, changed)
+    except ScoregateError as exc:
+        out.print(Text(f"canary not run: {exc.render()}"), style="yellow", soft_wrap=True)
+        return []
+    for result in results:
+        out.print(Text(f"canary of {result.judge} ({result.run_id}): {result.drift.status}: {result.drift.detail}"),
+                  soft_wrap=True)  # fmt: skip
+    _record_in_run(project, name, store)
+    return results

@@ -38,6 +38,9 @@ class RunOptions:
     write_report: bool = True
     """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
     repeat: int = 1
+    canary_on_change: bool = True
+    """After a full run, re-score the calibration set of each pinned judge of it that changed since its last
+    calibration or canary (`scoregate.app.judge_canary`); a canary's own runs set it False."""
     shard: Shard | None = None
     """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.shards`)."""
     run_id: str | None = None
