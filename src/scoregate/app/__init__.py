@@ -10,7 +10,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scoregate.app.budget_gate import forecast_experiment
     from scoregate.app.flaky_items import FlakyReport, flaky_report
+    from scoregate.app.forecast import RunForecast
     from scoregate.app.judge_canary import CanaryResult, run_canaries
     from scoregate.app.merge import MergeOutcome, merge_run
     from scoregate.app.shards import parse_shard
@@ -20,10 +22,22 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.judge_canary": ("CanaryResult", "run_canaries"),
     "scoregate.app.merge": ("MergeOutcome", "merge_run"),
     "scoregate.app.shards": ("parse_shard",),
+    "scoregate.app.budget_gate": ("forecast_experiment",),
+    "scoregate.app.forecast": ("RunForecast",),
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 
-__all__ = ["CanaryResult", "FlakyReport", "MergeOutcome", "flaky_report", "merge_run", "parse_shard", "run_canaries"]
+__all__ = [
+    "CanaryResult",
+    "FlakyReport",
+    "MergeOutcome",
+    "RunForecast",
+    "flaky_report",
+    "forecast_experiment",
+    "merge_run",
+    "parse_shard",
+    "run_canaries",
+]
 
 
 def __getattr__(name: str) -> Any:

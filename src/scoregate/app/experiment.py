@@ -201,10 +201,14 @@ def _plan_check_and_run(
     from rich.console import Console
     from rich.text import Text
 
+    from scoregate.app.budget_gate import refuse_over_budget
+
+    console = console or Console(stderr=True)
+    refuse_over_budget(project, plan, options, resumed, console)  # before any request, the models' check included
+
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.calls.cache import ResponseCache
 
-    console = console or Console(stderr=True)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     try:
         breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from contextlib import suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +18,7 @@ from rich.console import Console
 
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.app.budget import BudgetExceeded, BudgetWatch, budget_of
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.app.shards import resume_command, run_label, shard_items, shard_members
 from scoregate.calls.breaker import CircuitOpen
@@ -182,6 +184,16 @@ def execute_run(
             hint=f"resume with `{resume_command(store, options)}`",
             exit_code=code,
         ) from None
+    except BudgetExceeded as exc:
+        store.close()
+        store.update_manifest(status="interrupted", stopped_because=f"budget: {exc.reason}")
+        raise RunInterrupted(
+            f"run {store.run_id} stopped at its budget: {exc.reason}; {len(store.done_ids())} finished item(s) "
+            f"are kept in {store.directory}",
+            hint=f"resume with `scoregate run --resume {store.run_id}` (its budget is its own: "
+            "--budget-usd / --budget-minutes, else settings.budget)",
+            exit_code=ExitCode.ERROR,
+        ) from None
     except CircuitOpen as exc:
         store.close()
         store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
@@ -276,17 +288,36 @@ async def _execute(
         live = LiveProgress(
             store, runs_dir(project), experiment=plan.name, total=total, already_done=already, final_stage=final_stage
         )
+        budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
+        watch = BudgetWatch(budget)
         with RunProgress(total, already_done=already, console=console) as progress, live:
             progress.listeners.append(live.observe)
+            if budget.any:
+                progress.listeners.append(watch.observe)  # after the live files saw the item
             asyncio.get_running_loop().call_later(WARM_IMPORTS_AFTER_S, warm_summary_imports)
             for repeat in range(1, options.repeat + 1):
-                await execute(
-                    pipeline_for_repeat(pipeline, repeat),
-                    shard_items(pending_items(plan.dataset.path, done_by[repeat], options.limit), members),
-                    store,
-                    concurrency=concurrency,
-                    progress=progress,
-                    breaker=caller.breaker,
-                )
+                async with _time_budget(watch):
+                    await execute(
+                        pipeline_for_repeat(pipeline, repeat),
+                        shard_items(pending_items(plan.dataset.path, done_by[repeat], options.limit), members),
+                        store,
+                        concurrency=concurrency,
+                        progress=progress,
+                        breaker=caller.breaker,
+                    )
     finally:
         await caller.aclose()
+
+
+@asynccontextmanager
+async def _time_budget(watch: BudgetWatch) -> AsyncIterator[None]:
+    """Cancel the items in flight when the time budget runs out (they are not stored: a resume redoes them)."""
+    left = watch.seconds_left()
+    if left is None:
+        yield
+        return
+    try:
+        async with asyncio.timeout(left):
+            yield
+    except TimeoutError:
+        raise BudgetExceeded(watch.out_of_time()) from None

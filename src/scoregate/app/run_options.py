@@ -38,6 +38,10 @@ class RunOptions:
     write_report: bool = True
     """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
     repeat: int = 1
+    budget_usd: float | None = None
+    """Refuse to start above this forecast cost, stop at this spending (default: `settings.budget.usd`)."""
+    budget_minutes: float | None = None
+    """Refuse to start above this forecast wall time, stop at it (default: `settings.budget.minutes`)."""
     canary_on_change: bool = True
     """After a full run, re-score the calibration set of each pinned judge of it that changed since its last
     calibration or canary (`scoregate.app.judge_canary`); a canary's own runs set it False."""

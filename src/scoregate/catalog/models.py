@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from scoregate.catalog.budget_settings import BudgetSettings
 from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.names import MAX_ITEM_ID
 from scoregate.support.suggest import unknown_name
@@ -395,6 +396,10 @@ class Settings(Strict):
     flaky: FlakySettings = Field(
         default_factory=FlakySettings,
         description="Items whose verdict flips between runs are kept out of `every_item` gates and listed.",
+    )
+    budget: BudgetSettings = Field(
+        default_factory=BudgetSettings,
+        description="Default budget of a run (see docs/running/budget.md); `run --budget-usd/--budget-minutes` win.",
     )
     local_port: int | None = Field(
         default=None,

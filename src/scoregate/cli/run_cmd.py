@@ -88,6 +88,15 @@ def run(
             min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
         ),
     ] = 1,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Forecast the calls, tokens, cost and wall time; call no model.")
+    ] = False,
+    budget_usd: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may cost more (USD); stop at it.")
+    ] = None,
+    budget_minutes: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may take longer (minutes); stop at it.")
+    ] = None,
     shard: Annotated[
         str | None,
         typer.Option(help="Run one shard: I/N (0-based) or auto (JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)."),
@@ -118,6 +127,11 @@ def run(
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    for option, value in (("--budget-usd", budget_usd), ("--budget-minutes", budget_minutes)):
+        if value is not None and not value > 0:
+            raise typer.BadParameter(f"{value:g}: a budget must be more than 0 (0 allows no call)", param_hint=option)
+    if dry_run and (resume is not None or models is not None):
+        raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
     human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
@@ -137,10 +151,22 @@ def run(
         eval_rows=eval_rows,
         write_report=not no_report,
         repeat=repeat,
+        budget_usd=budget_usd,
+        budget_minutes=budget_minutes,
         shard=parse_shard(shard, shards=shards) if shard is not None else None,
         run_id=run_id,
         group=group,
     )
+    if dry_run:
+        from scoregate.app import forecast_experiment
+        from scoregate.cli.forecast_render import print_forecast
+
+        planned = forecast_experiment(project_root(project), experiment or "", options)
+        if as_json:
+            typer.echo(json.dumps(planned.to_dict(), indent=2))
+        else:
+            print_forecast(console, planned)
+        return
     if models is not None:
         names = _model_names(models)
         outcomes = run_models(project_root(project), experiment or "", names, options)
