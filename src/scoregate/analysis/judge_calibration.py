@@ -39,6 +39,8 @@ class ScorePairs:
     human: list[float | None] = field(default_factory=list)
     documents: list[str] | None = None
     excluded: Counter[str] = field(default_factory=Counter)
+    items: list[str] = field(default_factory=list)
+    """Item ids of a run's pairs (same index; empty for a file)."""
 
     def add(self, judge: float | None, human: float | None, document: str | None, *, why: str | None = None) -> None:
         """Append one item; `why` (or a default) is counted when either side is missing."""
@@ -270,6 +272,7 @@ def add_run_items(
         human, human_why = _human_rating(result, run_id, traces.get(result.item_id), human_key, feedback)
         document = _run_document(result, document_key) if document_key else None
         pairs.add(judge, human, document, why=judge_why if judge is None else human_why)
+        pairs.items.append(result.item_id)
     if not seen_key:
         raise ScoregateError(
             f"run {run_id} has no score {judge_key!r}",

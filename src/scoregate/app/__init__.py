@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scoregate.app.forecast import RunForecast
     from scoregate.app.hardcases import HardcasesReport, add_hardcases
     from scoregate.app.invalidation import invalidate_run
+    from scoregate.app.judge_canary import CanaryResult, run_canaries
     from scoregate.app.langfuse_catalog import (
         langfuse_configured,
         sync_project_dashboards,
@@ -81,6 +82,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.forecast": ("RunForecast",),
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
     "scoregate.app.invalidation": ("invalidate_run",),
+    "scoregate.app.judge_canary": ("CanaryResult", "run_canaries"),
     "scoregate.app.langfuse_catalog": (
         "langfuse_configured",
         "sync_project_dashboards",
@@ -135,6 +137,7 @@ __all__ = [
     "NO_LANGFUSE",
     "VERDICT_RULE",
     "WILCOXON_VARIANT",
+    "CanaryResult",
     "CompareOptions",
     "CompareOutcome",
     "DatasetSyncReport",
@@ -194,6 +197,7 @@ __all__ = [
     "report_runs",
     "resolve_run",
     "rollback",
+    "run_canaries",
     "run_experiment",
     "run_item",
     "run_models",

@@ -121,6 +121,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     summary.update(tracks)
     if flaky is not None:
         summary["flaky"] = flaky.to_dict()
+    from scoregate.app.judge_gates import judge_calibration_rows
+
+    if judges := judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name):
+        summary["judge_drift"] = judges
     if plan.spec.stages:
         from scoregate.analysis.stage_summary import stage_summary
 

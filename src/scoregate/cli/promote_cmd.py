@@ -55,6 +55,11 @@ def _print_evidence(result: PromotionResult) -> None:
         )
     if result.evidence:
         print_table(console, table)
+    for check in result.judges:
+        gates = ", ".join(check.gates)
+        if check.problem is None:
+            figures = "within its drift tolerance" if check.figures else "calibrated; no canary since"
+            print_wrapped(console, f"judge {check.judge} ({gates}): {figures}")
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:

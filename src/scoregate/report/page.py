@@ -17,7 +17,7 @@ from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.analysis.verdicts import VERDICT_RULE
 from scoregate.catalog.directions import direction_arrow
 from scoregate.report.charts import bars, fmt, histogram, scatter
-from scoregate.report.gate_extras import flaky_section, slice_tables
+from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
 
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
 VERDICT_CLASS = {
@@ -489,6 +489,7 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
         _header(report) + notes
         + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
         + _headline(report) + _gates(report) + slice_tables(report) + flaky_section(report)
+        + judge_drift_section(report)
         + _distributions(report) + _comparison(report) + _ranking(report)
         + _leaderboard(report) + "".join(sections.values())
         + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'
