@@ -68,7 +68,7 @@ docs-serve: $(VENV)/.installed  ## the docs site on http://127.0.0.1:8000 (DOCS_
 	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$${DOCS_PORT:-8000}
 
 schemas:  ## regenerate the JSON Schemas of the user file formats
-	$(BIN)/python -m scoregate.catalog.json_schemas schemas
+	$(BIN)/python -m scoregate.tracks.project schemas
 
 mlflow-ui:  ## the MLflow UI on http://127.0.0.1:5000 over the embedded store
 	@echo "scoregate's runs are under \"Model training\" (switch at the top left; MLflow opens on GenAI, whose Overview shows no traces); \`scoregate runs show RUN\` prints the link to a run's experiment"

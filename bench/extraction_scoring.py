@@ -34,12 +34,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from scoregate.catalog.datasets import iter_items  # noqa: E402
-from scoregate.catalog.models import DatasetItem, ExtractionSpec  # noqa: E402
+from scoregate.catalog.models import DatasetItem  # noqa: E402
 from scoregate.scoring.base import EvalContext  # noqa: E402
 from scoregate.store.records import CallRecord, ItemResult  # noqa: E402
 from scoregate.tracks.extraction.kind import ExtractionEvaluator  # noqa: E402
 from scoregate.tracks.extraction.metrics import clear_schema_cache  # noqa: E402
 from scoregate.tracks.extraction.run_summary import ExtractionRunAggregator  # noqa: E402
+from scoregate.tracks.extraction.spec import ExtractionSpec  # noqa: E402
 
 TARGET_S = 10.0
 FAULTS = (

@@ -30,10 +30,10 @@ from report_runs import summarization_project  # noqa: E402
 from scoregate.app.experiment import RunOptions, run_experiment  # noqa: E402
 from scoregate.app.run_execution import summarize_run  # noqa: E402
 from scoregate.catalog.plan import plan_experiment  # noqa: E402
-from scoregate.catalog.project import load_project  # noqa: E402
 from scoregate.report import write_run_report  # noqa: E402
 from scoregate.store.records import ItemResult  # noqa: E402
 from scoregate.store.run_store import RunStore  # noqa: E402
+from scoregate.tracks.project import load_project  # noqa: E402
 from scripted_openai import ScriptedOpenAI  # noqa: E402
 
 SIZE_LIMIT_MB, OPEN_LIMIT_S = 15.0, 3.0

@@ -17,7 +17,7 @@ import yaml
 
 from fake_langfuse import fake_langfuse_fixture  # noqa: F401
 from scoregate.cli import main
-from scripted_openai import ScriptedOpenAI
+from scripted_openai import ScriptedOpenAI, markdown_summary
 
 REPO = Path(__file__).resolve().parents[1]
 SCOREGATE_BIN = Path(sys.executable).parent / "scoregate"
@@ -43,11 +43,13 @@ def copy_shipped(root: Path, files: dict[str, list[str]]) -> None:
             shutil.copy(REPO / folder / name, root / folder / name)
 
 
-def project_config(base_url: str) -> dict[str, Any]:
-    """Return the test project's scoregate.yaml: the shipped gates and evaluators on the `scripted` model."""
+def project_config(base_url: str, model: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the test project's scoregate.yaml: the shipped gates and evaluators on the `scripted` model (served at
+    `base_url`, or the `model` entry given)."""
     shipped = yaml.safe_load((REPO / "scoregate.yaml").read_text(encoding="utf-8"))
     route = shipped["experiments"]["smoke"]["prompt"]
     judges = ["ev_actionability_v1", "ev_faithfulness_v1", "ev_conciseness_v1"]
+    served = {"provider": "openai", "model": "scripted-1", "base_url": base_url, "max_retries": 2, "timeout_s": 3}
     return {
         "project": "scripted-project",
         "settings": {
@@ -57,16 +59,7 @@ def project_config(base_url: str) -> dict[str, Any]:
             "min_coverage": 0.8,
             "bootstrap_resamples": 200,
         },
-        "models": {
-            "scripted": {
-                "provider": "openai",
-                "model": "scripted-1",
-                "base_url": base_url,
-                "max_retries": 2,
-                "timeout_s": 3,
-                "max_connections": 4,
-            }
-        },
+        "models": {"scripted": {**(model or served), "max_connections": 4}},
         "composites": shipped["composites"],
         "gates": shipped["gates"],
         "experiments": {
@@ -103,9 +96,19 @@ def scripted_server() -> Iterator[ScriptedOpenAI]:
         server.close()
 
 
-@pytest.fixture
-def project_dir(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A small project (shipped prompts and evaluators, 6 smoke items) whose model and judge is the scripted server.
+def canned_model() -> dict[str, Any]:
+    """The `scripted` model as `provider: scripted`: the scripted server's summaries and judge replies, no HTTP."""
+    howto = markdown_summary({"messages": [{"content": "Step-by-step"}]})
+    replies = [{"match": "Step-by-step", "reply": howto}]
+    return {
+        "provider": "scripted",
+        "model": "scripted-1",
+        "options": {"replies": replies, "default": markdown_summary({})},
+    }
+
+
+def new_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, Any]) -> Path:
+    """Write the small test project (shipped prompts and evaluators, 6 smoke items) with `config` as scoregate.yaml.
 
     The environment is isolated per test: MLflow goes to a fresh sqlite store, no API key, no debug switch,
     and a wide console so messages are not wrapped.
@@ -119,7 +122,7 @@ def project_dir(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: py
     kept = [line for line in lines if any(f'"id": "{item_id}"' in line for item_id in DATASET_IDS)]
     assert len(kept) == len(DATASET_IDS)
     (root / "datasets" / "smoke_v1.jsonl").write_text("".join(kept), encoding="utf-8")
-    write_yaml(root / "scoregate.yaml", project_config(scripted_server.url))
+    write_yaml(root / "scoregate.yaml", config)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow' / 'mlflow.db'}")
     (tmp_path / "mlflow").mkdir()
     monkeypatch.setenv("COLUMNS", "250")
@@ -127,6 +130,21 @@ def project_dir(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: py
                  "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     return root
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path, scripted_server: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A small project (shipped prompts and evaluators, 6 smoke items) whose model and judge is the scripted server."""
+    return new_project(tmp_path, monkeypatch, project_config(scripted_server.url))
+
+
+@pytest.fixture
+def canned_project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The same project with its model as `provider: scripted` (`canned_model`): no server, no HTTP.
+
+    A test file whose runs need only canned replies overrides `project_dir` with it.
+    """
+    return new_project(tmp_path, monkeypatch, project_config("", canned_model()))
 
 
 @pytest.fixture(scope="session", autouse=True)

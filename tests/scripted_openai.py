@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from loopback_http import LoopbackHTTPServer
+from scoregate.providers.scripted import json_for_schema as generated_json
 
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
@@ -84,24 +85,12 @@ def request_schema(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def json_for_schema(schema: dict[str, Any], *, score: int | float | None = None, count: int = 0) -> Any:
-    """Return a value obeying `schema`; integer enums take `score` (None: the highest), other integers `count`."""
-    kind = schema.get("type")
-    if "enum" in schema and kind != "integer":
-        return schema["enum"][0]
-    if kind == "object":
-        props: dict[str, Any] = schema.get("properties", {})
-        return {key: json_for_schema(sub, score=score, count=count) for key, sub in props.items()}
-    if kind == "array":
-        return [json_for_schema(schema.get("items") or {"type": "string"}, score=score, count=count)]
-    if kind == "integer":
-        if "enum" in schema:
-            return score if score is not None else max(schema["enum"])
-        return max(count, int(schema.get("minimum", count)))
-    if kind == "number":
-        return score if score is not None else schema.get("maximum", 1.0)
-    if kind == "boolean":
-        return True
-    return SHORT_TEXT
+    """Return a value obeying `schema`; integer enums take `score` (None: the highest), other integers `count`.
+
+    The scripted provider's generator (`provider: scripted` answers a schema request the same way), strings as
+    `SHORT_TEXT`.
+    """
+    return generated_json(schema, score=score, count=count, text=SHORT_TEXT)
 
 
 _TITLE = re.compile(r"Episode title:\s*(.+)")

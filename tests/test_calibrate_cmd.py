@@ -15,7 +15,7 @@ from scipy import stats
 
 from conftest import REPO, CliResult, Runs
 from scoregate.app.calibration_runs import calibration_status
-from scoregate.catalog.project import load_project
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI, json_for_schema, markdown_summary, request_schema
 
 Cli = Callable[..., CliResult]

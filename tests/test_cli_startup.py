@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-HEAVY = ("openai", "scipy", "pandas", "mlflow", "langfuse")
+HEAVY = ("openai", "anthropic", "scipy", "pandas", "mlflow", "langfuse")
 _TRACK_CLI = re.compile(r"scoregate\.tracks\.\w+\.cli")
 
 

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from fake_langfuse import FakeLangfuse
-from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.scoring.judge import judge_schema
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scripted_openai import ScriptedOpenAI
 
 EVALUATORS = Path(__file__).resolve().parents[1] / "evaluators"

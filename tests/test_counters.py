@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from scoregate.catalog.models import CountersSpec
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.counters import CountersEvaluator, entry_name, find_urls
+from scoregate.scoring.kinds.counters import CountersSpec
 from scoregate.scoring.sections import SectionFinder
 from scoregate.store.records import Score
 

@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 from conftest import write_yaml
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
-from scoregate.catalog.models import ExtractionSpec
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import EvalContext
 from scoregate.tracks.extraction import check_items, load_paraloq, load_sgd
 from scoregate.tracks.extraction import cli as extraction_cli
 from scoregate.tracks.extraction.kind import ExtractionEvaluator
 from scoregate.tracks.extraction.run_summary import extraction_run_summary
+from scoregate.tracks.extraction.spec import ExtractionSpec
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,19 +14,20 @@ from pydantic import ValidationError
 from conftest import copy_shipped, write_yaml
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
-from scoregate.catalog.models import DatasetItem, ExtractionSpec, PromptSpec
+from scoregate.catalog.models import DatasetItem, PromptSpec
 from scoregate.catalog.plan import plan_experiment
-from scoregate.catalog.project import load_project
 from scoregate.engine.item import ItemPipeline
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import EvalContext
-from scoregate.scoring.registry import build_evaluator
 from scoregate.store.records import CallRecord, ItemResult
 from scoregate.tracks.extraction import check_items, level_gates, production_levels, recommend, summary_recommendation
 from scoregate.tracks.extraction.decision import LEVEL_ORDER
 from scoregate.tracks.extraction.kind import ExtractionEvaluator
 from scoregate.tracks.extraction.metrics import METRIC_KEYS, schema_complexity
 from scoregate.tracks.extraction.run_summary import aggregate_results, extraction_run_summary
+from scoregate.tracks.extraction.spec import ExtractionSpec
+from scoregate.tracks.project import load_project
+from scoregate.tracks.registry import build_evaluator
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]

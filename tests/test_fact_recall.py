@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,14 @@ import yaml
 from conftest import copy_shipped, write_yaml
 from headless_chromium import Chromium, find_chromium
 from scoregate.app.experiment import RunOptions, run_experiment
-from scoregate.catalog.models import CustomSpec, FactRecallSpec
 from scoregate.catalog.plan import plan_experiment
-from scoregate.catalog.project import load_project
-from scoregate.errors import ValidationFailed
+from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.scoring.base import EvalContext, ModelCallFailed
 from scoregate.scoring.custom import CustomEvaluator
 from scoregate.scoring.facts import Fact, FactRecallEvaluator, fact_detail, fact_score, read_facts
+from scoregate.scoring.kinds.custom import CustomSpec
+from scoregate.scoring.kinds.fact_recall import FactRecallSpec
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
@@ -284,3 +286,30 @@ def test_the_opened_item_of_the_report_shows_the_facts_by_verdict(
     assert "only expected (missed) (1)\ncustomer wants an email\n" in shown
     assert "only produced (2)\ncustomer is happy\nagent is called Priya\n" in shown
     assert '"subject"' not in opened
+
+
+def test_changing_the_model_a_fact_recall_judge_calls_blocks_resume_and_names_it(
+    facts_project: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    """The judge model of a fact_recall evaluator is part of what a run measures, like an llm_judge's."""
+    config_path = facts_project / "scoregate.yaml"
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    config["models"]["facts-judge"] = {**config["models"]["scripted"], "model": "facts-judge-1"}
+    write_yaml(config_path, config)
+    evaluator_path = facts_project / "evaluators" / "fact_recall_v1.yaml"
+    evaluator = yaml.safe_load(evaluator_path.read_text(encoding="utf-8"))
+    write_yaml(evaluator_path, {**evaluator, "model": "facts-judge"})
+    store = run_experiment(facts_project, "fact_recall", NO_RUN).store
+    manifest_path = store.directory / "manifest.json"
+    manifest_path.write_text(json.dumps({**store.manifest, "status": "interrupted"}), encoding="utf-8")
+    config["models"]["facts-judge"]["model"] = "facts-judge-2"  # another judge: the facts it lists differ
+    write_yaml(config_path, config)
+    scripted_server.clear_requests()
+
+    with pytest.raises(ScoregateError) as refused:
+        run_experiment(facts_project, "fact_recall", replace(NO_RUN, resume=store.run_id))
+
+    assert f"cannot resume {store.run_id}: scoregate.yaml changed where this run reads it (models.facts-judge)" in (
+        refused.value.message
+    )
+    assert scripted_server.chat_requests() == []

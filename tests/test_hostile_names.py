@@ -18,6 +18,12 @@ from conftest import CliResult, Runs
 Edit = Callable[[Path, Callable[[Any], None]], None]
 
 
+@pytest.fixture
+def project_dir(canned_project_dir: Path) -> Path:
+    """These runs need only canned replies: the project's model is `provider: scripted`, no server."""
+    return canned_project_dir
+
+
 def snapshot(root: Path) -> dict[str, str]:
     """Every file under `root` with the hash of its bytes."""
     files = [p for p in root.rglob("*") if p.is_file()]

@@ -9,16 +9,15 @@ from typing import Any
 
 import pytest
 import yaml
-from pydantic import TypeAdapter
 
-from scoregate.catalog.models import EvaluatorSpec, LlmJudgeSpec
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import EvalContext, ModelCallFailed
 from scoregate.scoring.counters import CountersEvaluator
 from scoregate.scoring.judge import NOT_PROVIDED, SAMPLING_TEMPERATURE, LlmJudge
-from scoregate.scoring.registry import build_evaluator
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.records import Score
+from scoregate.tracks.registry import build_evaluator, evaluator_kinds
 
 EVALUATORS = Path(__file__).resolve().parents[1] / "evaluators"
 
@@ -256,7 +255,7 @@ def test_reserved_or_duplicate_keys_fail_at_load() -> None:
 
 @pytest.mark.parametrize("path", sorted(EVALUATORS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_shipped_evaluator_loads_and_builds(path: Path) -> None:
-    spec = TypeAdapter(EvaluatorSpec).validate_python(yaml.safe_load(path.read_text()))
+    spec = evaluator_kinds().parse(yaml.safe_load(path.read_text()))
     assert spec.name == path.stem
     evaluator = build_evaluator(spec, default_judge_model="judge-model")
     assert (evaluator.name, evaluator.version) == (spec.name, spec.version)
@@ -268,9 +267,7 @@ def test_every_shipped_evaluator_loads_and_builds(path: Path) -> None:
 
 def test_raw_newline_inside_a_json_string_is_accepted() -> None:
     """llama.cpp's JSON grammar lets a raw newline into a string; the reply is otherwise valid JSON."""
-    spec = TypeAdapter(EvaluatorSpec).validate_python(
-        yaml.safe_load((EVALUATORS / "ev_conciseness_v1.yaml").read_text())
-    )
+    spec = evaluator_kinds().parse(yaml.safe_load((EVALUATORS / "ev_conciseness_v1.yaml").read_text()))
     judge = LlmJudge(spec, "judge")
     parsed = judge.parse(Completion(text='{ "reasoning": "too long,\nrepeats itself","conciseness_score": 2}'))
     assert parsed["conciseness_score"] == (2, None)

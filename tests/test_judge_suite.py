@@ -11,16 +11,18 @@ from typing import Any
 
 import pytest
 import yaml
-from pydantic import TypeAdapter
 
 from conftest import CliResult, Runs
-from scoregate.catalog.models import CountersSpec, EvaluatorSpec, LlmJudgeSpec, ProjectConfig
+from scoregate.catalog.evaluators import EvaluatorSpec
+from scoregate.catalog.models import ProjectConfig
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.counters import CountersEvaluator
 from scoregate.scoring.judge import LlmJudge
-from scoregate.scoring.registry import build_evaluator
+from scoregate.scoring.kinds.counters import CountersSpec
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.records import Score
+from scoregate.tracks.registry import build_evaluator, evaluator_kinds
 from scripted_openai import JUDGE_SYSTEM_MARK, ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,7 +91,7 @@ OUTPUT = "SUMMARY-OUT-4e81"
 
 def load(name: str) -> EvaluatorSpec:
     raw = yaml.safe_load((EVALUATORS / f"{name}.yaml").read_text(encoding="utf-8"))
-    return TypeAdapter(EvaluatorSpec).validate_python(raw)
+    return evaluator_kinds().parse(raw)
 
 
 def judge(name: str, **changes: Any) -> LlmJudge:

@@ -13,12 +13,12 @@ import yaml
 from conftest import REPO, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.app.experiment import RunOptions, run_experiment
-from scoregate.catalog.project import load_project
 from scoregate.integrations.langfuse.annotation import mirrored_traces
 from scoregate.integrations.langfuse.score_configs import wanted_configs
 from scoregate.integrations.langfuse.scores_import import load_feedback
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 from test_langfuse_check import point_at
 
 Cli = Callable[..., CliResult]

@@ -1,7 +1,7 @@
 """Runs as Langfuse experiments, exactly once: the real SDK (4.x or 5.x) against the in-process fake Langfuse.
 
 Each run is made with Langfuse switched off (what a run made while Langfuse was down or disabled leaves),
-then mirrored through the library entry point `mirror_run_to_langfuse` or `langfuse-sync`.
+then mirrored through the sink's entry point `mirror_run_to_langfuse` or `langfuse-sync` (`mirror_all`).
 """
 
 from __future__ import annotations
@@ -24,20 +24,21 @@ from langfuse import Langfuse
 import scoregate.cli as scoregate_cli
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
+from langfuse_sync import sync_run
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
-from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
 from scoregate.integrations.langfuse.delivery import ScoreLedger, trace_id_for
+from scoregate.integrations.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.integrations.langfuse.prompt_source import resolve_prompts
 from scoregate.integrations.langfuse.prompts_sync import to_langfuse
-from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse, sync_run
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
+from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse
 from scoregate.sinks.langfuse.score_mapping import item_scores
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 LANGFUSE_ENV = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL")
@@ -501,7 +502,7 @@ def test_mlflow_run_and_langfuse_experiment_are_linked_both_ways(
     mlflow_run_id = mirror_run(finished_run, project_root=project_dir)
     langfuse_on()
 
-    report = mirror(finished_run, project_dir)
+    report = sync_run(project_dir, finished_run.run_id)  # mirror_all hands the Langfuse links to the MLflow sink
 
     tags = MlflowClient(tracking_uri=mlflow_store).get_run(mlflow_run_id).data.tags
     assert tags["langfuse.experiment_url"] == report.experiment_url

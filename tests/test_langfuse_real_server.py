@@ -17,14 +17,14 @@ import pytest
 from conftest import DATASET_IDS, REPO, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.app.experiment import RunOptions, run_experiment
-from scoregate.catalog.project import load_project
 from scoregate.integrations.langfuse.check import CHECK_TIMEOUT_S
 from scoregate.integrations.langfuse.client import SDK_MAJOR
 from scoregate.integrations.langfuse.datasets_sync import langfuse_item_id, sync_datasets
 from scoregate.integrations.langfuse.delivery import trace_id_for
+from scoregate.integrations.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 from test_langfuse_check import langfuse_env_fixture  # noqa: F401
 
 Cli = Callable[..., CliResult]

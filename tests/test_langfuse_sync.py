@@ -13,13 +13,13 @@ import pytest
 
 from conftest import DATASET_IDS, CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse import datasets_sync
 from scoregate.integrations.langfuse.client import LangfuseSettings
 from scoregate.integrations.langfuse.datasets_sync import LOCAL_ID_KEY, langfuse_item_id, sync_datasets
 from scoregate.integrations.langfuse.remote import Remote
 from scoregate.integrations.langfuse.throttle import Throttle
+from scoregate.tracks.project import load_project
 from test_langfuse_check import langfuse_env_fixture  # noqa: F401
 
 Cli = Callable[..., CliResult]

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 import yaml
-from pydantic import TypeAdapter
 
 import test_local_model as local
-from scoregate.catalog.models import CountersSpec, EvaluatorSpec, LlmJudgeSpec
-from scoregate.scoring.registry import build_evaluator
+from scoregate.catalog.evaluators import EvaluatorSpec
+from scoregate.scoring.kinds.counters import CountersSpec
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
+from scoregate.tracks.registry import build_evaluator, evaluator_kinds
 
 REPO = Path(__file__).resolve().parents[1]
 ITEM_ID = "smoke-005"
@@ -44,7 +45,7 @@ pytestmark = [
 
 def shipped_evaluators() -> dict[str, EvaluatorSpec]:
     """Every judge and counters file shipped in evaluators/, by name (other kinds score other datasets)."""
-    adapter: TypeAdapter[EvaluatorSpec] = TypeAdapter(EvaluatorSpec)
+    adapter = evaluator_kinds().adapter
     specs = [
         adapter.validate_python(yaml.safe_load(p.read_text())) for p in sorted((REPO / "evaluators").glob("*.yaml"))
     ]

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from scoregate.analysis.model_ranking import pareto_front, rank_runs
+from scoregate.analysis.model_ranking import rank_runs
+from scoregate.analysis.pareto import pareto_front
 from scoregate.errors import ScoregateError
 from scoregate.store.records import CallRecord, ItemResult, Score
 from scoregate.store.run_store import RunStore

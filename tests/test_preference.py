@@ -15,13 +15,13 @@ import typer
 import scoregate.cli as scoregate_cli
 from conftest import CliResult
 from scoregate.app.pairwise import judge_runs
-from scoregate.catalog.models import LlmJudgeSpec
-from scoregate.catalog.project import load_project
 from scoregate.cli import compare_cmd
 from scoregate.errors import ScoregateError
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.scoring.preference import pair_context
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
 from scripted_openai import RecordedRequest, ScriptedOpenAI
 from test_compare import write_run
 

@@ -153,3 +153,25 @@ def test_a_local_server_still_loading_is_told_apart_from_a_stopped_one(
         "still loading",
     )  # fmt: skip
     assert "scoregate model serve" not in result.output
+
+
+def test_an_openai_model_pointed_at_the_embedded_server_gets_its_hints(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    edit_yaml: Edit,
+    scripted_server: ScriptedOpenAI,
+    runs: Runs,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(port))
+    served = {"provider": "openai", "model": "smollm2-135m", "base_url": f"http://127.0.0.1:{port}/v1"}
+    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["models"].update(llama=served))
+
+    result = scoregate("run", "counters", "--model", "llama", "--no-mlflow")
+
+    assert_stopped_before_the_run(
+        result, scripted_server, runs, f"model 'llama': cannot reach http://127.0.0.1:{port}/v1",
+        "start the local model with `scoregate model serve`",
+    )  # fmt: skip
+    assert "OPENAI_BASE_URL" not in result.output

@@ -25,11 +25,11 @@ from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.app.promotion import AUDIT_TAG, PROMOTIONS_LOG, PromotionRefused, promote, promotion_history, rollback
 from scoregate.app.promotion_evidence import experiment_gates_hash
 from scoregate.catalog.models import PromptSpec
-from scoregate.catalog.project import load_project
 from scoregate.cli import promote_cmd
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.prompts_sync import to_langfuse
 from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 PROMPT = "summarization-catchup"

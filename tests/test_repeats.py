@@ -14,11 +14,11 @@ import pytest
 
 from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse
+from langfuse_sync import sync_run
 from scoregate.analysis.consistency import consistency
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.delivery import trace_id_for
-from scoregate.sinks.langfuse.experiment_mirror import sync_run
-from scoregate.sinks.langfuse.mirror_state import trace_seed
+from scoregate.integrations.langfuse.mirror_state import trace_seed
 from scoregate.store.records import ItemResult, Score
 from scripted_openai import ScriptedOpenAI, markdown_summary
 from test_langfuse_mirror import item_of, langfuse_off, langfuse_on, root_spans, score_ids, span_metadata

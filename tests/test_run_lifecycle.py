@@ -21,7 +21,7 @@ from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.errors import ExitCode
 from scoregate.integrations.langfuse.delivery import trace_id_for
-from scoregate.sinks.langfuse.mirror_state import trace_seed
+from scoregate.integrations.langfuse.mirror_state import trace_seed
 from scripted_openai import ScriptedOpenAI
 from test_compare import cli, small_runs  # noqa: F401 - the compare CLI fixture
 from test_core_resume import wait_for_stored_items

@@ -17,9 +17,9 @@ import pytest
 from conftest import CliResult, Runs
 from scoregate.catalog.models import ModelSpec
 from scoregate.catalog.plan import models_used, plan_experiment
-from scoregate.catalog.project import load_project
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ExitCode, ProviderUnavailable
+from scoregate.tracks.project import load_project
 from scripted_openai import PREFLIGHT, ScriptedOpenAI
 from test_core_resume import wait_for_stored_items
 
@@ -75,9 +75,9 @@ def test_the_models_used_are_the_task_model_then_each_judge_once(project_dir: Pa
     project = load_project(project_dir)
     plan = plan_experiment(project, "smoke", judge_model="judge")
 
-    assert models_used(project, plan.spec, plan.model_name, plan.judge_model_name) == ["scripted", "judge"]
+    assert models_used(plan) == ["scripted", "judge"]
     counters_only = plan_experiment(project, "counters", judge_model="judge")
-    assert models_used(project, counters_only.spec, counters_only.model_name, "judge") == ["scripted"]
+    assert models_used(counters_only) == ["scripted"]
 
 
 def test_the_background_check_hands_its_error_to_the_caller(tmp_path: Path) -> None:

@@ -15,6 +15,12 @@ from conftest import DATASET_IDS, SCOREGATE_BIN, CliResult, Runs
 from scoregate.errors import ExitCode
 
 
+@pytest.fixture
+def project_dir(canned_project_dir: Path) -> Path:
+    """These runs need only canned replies: the project's model is `provider: scripted`, no server."""
+    return canned_project_dir
+
+
 def as_interrupted(runs: Runs, run_id: str, keep: int) -> None:
     """Make a finished run look interrupted after `keep` items."""
     path = runs.root / run_id / "results.jsonl"

@@ -23,7 +23,7 @@ from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.analysis.compare_runs import compare_runs
 from scoregate.analysis.items import item_table
 from scoregate.analysis.summary import RunAggregator
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE, ItemMirror
+from scoregate.integrations.langfuse.mirror_state import STATE_FILE, ItemMirror
 from scoregate.sinks.mlflow.run_mirror import mirror_run
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RESULTS, RunStore
@@ -184,7 +184,7 @@ MIRROR_PEAK = """
 import json, sys, tracemalloc
 from pathlib import Path
 import langfuse, opentelemetry.exporter.otlp.proto.http.trace_exporter  # imported before the measure
-from scoregate.catalog.project import load_project
+from scoregate.tracks.project import load_project
 from scoregate.sinks.langfuse import experiment_mirror
 from scoregate.store.run_store import RunStore
 root, run_id, experiment_mirror.CHUNK = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
@@ -243,7 +243,7 @@ def test_the_report_charts_and_leaderboard_keep_a_few_bytes_per_item(run_store: 
 
 def test_saving_the_langfuse_mirror_record_holds_no_text_of_its_digests(run_store: RunStore) -> None:
     from scoregate.integrations.langfuse.delivery import trace_id_for
-    from scoregate.sinks.langfuse.mirror_state import MirrorState, trace_seed
+    from scoregate.integrations.langfuse.mirror_state import MirrorState, trace_seed
 
     peaks, states = [], []
     for n in (SMALL, LARGE):

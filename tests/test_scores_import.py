@@ -13,10 +13,10 @@ import pytest
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR, LangfuseSettings
+from scoregate.integrations.langfuse.mirror_state import STATE_FILE
 from scoregate.integrations.langfuse.remote import Remote
 from scoregate.integrations.langfuse.scores_import import import_scores, load_feedback
 from scoregate.integrations.langfuse.throttle import Throttle
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE
 from test_langfuse_check import LANGFUSE_VARS, langfuse_env_fixture  # noqa: F401
 
 Cli = Callable[..., CliResult]

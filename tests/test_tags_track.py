@@ -14,9 +14,8 @@ import yaml
 from conftest import CliResult, copy_shipped, write_yaml
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
-from scoregate.catalog.json_schemas import write_schemas
 from scoregate.catalog.plan import plan_experiment
-from scoregate.catalog.project import load_project
+from scoregate.tracks.project import load_project, write_project_schemas
 from scoregate.tracks.tags.dataset import build_tags_dataset
 from scoregate.tracks.tags.gold import GOLD_SCHEMA, validate_gold
 from scoregate.tracks.tags.metrics import METRIC_KEYS, RISK_SEVERITIES, TOPIC_CATEGORIES
@@ -50,7 +49,7 @@ def test_the_dataset_file_is_built_from_its_folder_and_every_gold_file_is_valid(
 
 
 def test_the_published_gold_schema_is_current(tmp_path: Path) -> None:
-    write_schemas(tmp_path)
+    write_project_schemas(tmp_path)
     for path in tmp_path.iterdir():
         assert path.read_text() == (REPO / "schemas" / path.name).read_text(), f"run `make schemas` ({path.name})"
     assert json.loads((REPO / "schemas" / "gold-labels.schema.json").read_text()) == GOLD_SCHEMA

@@ -12,12 +12,13 @@ from typing import Any
 import yaml
 
 from conftest import REPO, CliResult, Runs
-from scoregate.catalog.models import CountersSpec, PromptRoute, PromptSpec
+from scoregate.catalog.models import PromptRoute, PromptSpec
 from scoregate.catalog.routing import choose_prompt
 from scoregate.catalog.templates import instruction_lines, render_messages
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.counters import CountersEvaluator
+from scoregate.scoring.kinds.counters import CountersSpec
 from scoregate.store.records import Score
 from scripted_openai import ScriptedOpenAI
 

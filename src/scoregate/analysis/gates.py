@@ -44,6 +44,10 @@ class GateResult:
     detail: str
     failing_items: list[str] | None = None
     """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
+    quarantined: list[str] | None = None
+    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`)."""
+    slices: list[dict[str, Any]] | None = None
+    """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form."""

@@ -15,13 +15,14 @@ from itertools import combinations
 from typing import Any
 
 from scoregate.analysis.paired import PairedComparison, compare_paired, holm, holm_intervals
+from scoregate.analysis.pareto import pareto_front
+from scoregate.analysis.run_source import RunSource
 from scoregate.analysis.stats import describe
+from scoregate.analysis.track_metrics import TrackMetrics, track_label
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.store.run_labels import identity, run_labels
-from scoregate.store.run_store import RunStore
-from scoregate.tracks.extraction.aggregation import labelled
 
 RUN_METRICS_COMPARED = ("success_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd_total")
 
@@ -34,8 +35,6 @@ def lower_is_better(metric: str, directions: Mapping[str, Direction] | None = No
 def _direction(metric: str, directions: Mapping[str, Direction] | None) -> Direction:
     if directions and metric in directions:
         return directions[metric]
-    if directions and metric.removeprefix("extraction.") in directions:
-        return directions[metric.removeprefix("extraction.")]
     return default_direction(metric)
 
 
@@ -87,10 +86,18 @@ class ModelRanking:
     best_by_metric: dict[str, dict[str, Any]]
     notes: list[str] = field(default_factory=list)
     metric_source: str = "--metric"
+    labels: dict[str, str] = field(default_factory=dict)
+    """Metric → how tables name it, where a track names it otherwise (not part of `to_dict()`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form."""
-        return asdict(self)
+        found = asdict(self)
+        del found["labels"]
+        return found
+
+    def label(self, metric: str) -> str:
+        """How tables name `metric`."""
+        return self.labels.get(metric, metric)
 
     def to_markdown(self) -> str:
         """Return the ranking, pairwise tests, Pareto fronts and best-by-metric as Markdown tables."""
@@ -120,8 +127,8 @@ class ModelRanking:
         for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
             lines.append(f"- {name}: {', '.join(self.pareto[name]['frontier']) or 'none'}")
         lines += ["", "## Best by metric", "", "| metric | best | value |", "|---|---|---|"]
-        best, named = self.best_by_metric, lambda m: labelled(m, self.best_by_metric)
-        lines += [f"| {named(m)} | {', '.join(b['best'])} | {fmt(b['value'])} |" for m, b in best.items()]
+        best = self.best_by_metric
+        lines += [f"| {self.label(m)} | {', '.join(b['best'])} | {fmt(b['value'])} |" for m, b in best.items()]
         return "\n".join(lines + [f"\n> {n}" for n in self.notes]) + "\n"
 
 
@@ -137,7 +144,7 @@ def _number(value: Any) -> float | None:
 
 @dataclass
 class _Run:
-    store: RunStore
+    store: RunSource
     summary: dict[str, Any]
     values: dict[str, float | None]
     label: str = ""
@@ -147,7 +154,7 @@ class _Run:
 NUMERIC_TYPES = ("numeric", "boolean")
 
 
-def _load(stores: Sequence[RunStore]) -> list[_Run]:
+def _load(stores: Sequence[RunSource]) -> list[_Run]:
     if len(stores) < 2:
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
     runs = []
@@ -176,7 +183,7 @@ def _load(stores: Sequence[RunStore]) -> list[_Run]:
     return runs
 
 
-def _dataset_hash(store: RunStore) -> str | None:
+def _dataset_hash(store: RunSource) -> str | None:
     dataset = store.manifest.get("receipts", {}).get("dataset", {})
     return dataset.get("content_hash") if isinstance(dataset, dict) else None
 
@@ -198,21 +205,6 @@ def _ranks(means: list[float | None], higher_is_better: bool) -> list[int | None
         better = sum(1 for o in means if o is not None and (o > m if higher_is_better else o < m))
         ranks.append(better + 1)
     return ranks
-
-
-def _dominates(p: tuple[float, float], q: tuple[float, float]) -> bool:
-    """p = (accuracy, cost) dominates q: no worse on both (higher accuracy, lower cost), better on one."""
-    return p[0] >= q[0] and p[1] <= q[1] and (p[0] > q[0] or p[1] < q[1])
-
-
-def pareto_front(
-    points: Mapping[str, tuple[float | None, float | None]], *, higher_is_better: bool = True
-) -> dict[str, Any]:
-    """Return the labels on the accuracy-vs-cost frontier (cheapest first) and those left out for lack of data."""
-    known = {k: (a if higher_is_better else -a, c) for k, (a, c) in points.items() if a is not None and c is not None}
-    frontier = [k for k, p in known.items() if not any(_dominates(q, p) for o, q in known.items() if o != k)]
-    frontier.sort(key=lambda k: (known[k][1], -known[k][0]))
-    return {"frontier": frontier, "not_measured": sorted(set(points) - set(known))}
 
 
 def _best(
@@ -278,7 +270,7 @@ def _choose_metric(
 
 
 def rank_runs(
-    stores: Sequence[RunStore],
+    stores: Sequence[RunSource],
     *,
     metric: str | None = None,
     directions: Mapping[str, Direction] | None = None,
@@ -286,12 +278,16 @@ def rank_runs(
     resamples: int = 2000,
     seed: int = 0,
     latency: str = "latency_p50_ms",
+    tracks: Sequence[TrackMetrics] = (),
 ) -> ModelRanking:
     """Rank runs of the same dataset by `metric` with paired tests, win rates, Pareto fronts and best-by-metric.
 
     `metric` None: the experiment's primary metric. `directions` (metric → direction, from the
-    evaluator files) say which way each score improves; unknown names fall back to their defaults.
+    evaluator files) say which way each score improves; unknown names fall back to their defaults. `tracks`:
+    the run-level metrics of each track, compared as `<track>.<key>` with the direction of `<key>`.
     """
+    if directions:
+        directions = {**directions, **{f"{t.name}.{k}": d for t in tracks for k, d in directions.items()}}
     runs = _load(stores)
     metric, metric_source = _choose_metric(runs, metric, directions)
     for r in runs:
@@ -358,6 +354,7 @@ def rank_runs(
         ),
         "latency_metric": latency,
     }
+    best_by_metric = _best_by_metric(runs, directions, tracks)
     return ModelRanking(
         metric=metric,
         higher_is_better=higher,
@@ -366,13 +363,16 @@ def rank_runs(
         pairs=pair_results,
         win_rate=win_rate,
         pareto=pareto,
-        best_by_metric=_best_by_metric(runs, directions),
+        best_by_metric=best_by_metric,
         notes=_notes(runs),
         metric_source=metric_source,
+        labels={m: track_label(m, best_by_metric, tracks) for m in best_by_metric},
     )
 
 
-def _best_by_metric(runs: Sequence[_Run], directions: Mapping[str, Direction] | None) -> dict[str, dict[str, Any]]:
+def _best_by_metric(
+    runs: Sequence[_Run], directions: Mapping[str, Direction] | None, tracks: Sequence[TrackMetrics]
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     score_keys = sorted(set.intersection(*(set(r.summary.get("scores", {})) for r in runs)))
     for key in score_keys:
@@ -383,13 +383,13 @@ def _best_by_metric(runs: Sequence[_Run], directions: Mapping[str, Direction] | 
         found = _best(runs, key, lambda r, k=key: _number(r.summary.get("run_metrics", {}).get(k)), directions)
         if found is not None:
             out[key] = found
-    if all("extraction" in r.summary for r in runs):
-        micro = sorted(set.intersection(*(set(r.summary["extraction"].get("metrics", {})) for r in runs)))
-        for key in micro:
-            name = f"extraction.{key}"
-            found = _best(runs, name, lambda r, k=key: _number(r.summary["extraction"]["metrics"].get(k)), directions)
+    for track in tracks:
+        found_in = [track.read(r.summary) for r in runs]
+        for key in sorted(set.intersection(*(set(metrics) for metrics in found_in))):
+            values = {r.label: _number(metrics.get(key)) for r, metrics in zip(runs, found_in, strict=True)}
+            found = _best(runs, f"{track.name}.{key}", lambda r, v=values: v[r.label], directions)
             if found is not None:
-                out[name] = found
+                out[f"{track.name}.{key}"] = found
     return out
 
 

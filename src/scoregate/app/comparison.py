@@ -1,8 +1,8 @@
 """Compare two stored runs and mirror the comparison: the orchestration around `analysis.compare_runs`.
 
 The numbers are computed first (`scoregate.analysis.compare_runs`, no model and no sink), then, when
-asked, the pairwise judge (`scoregate.scoring.preference`) calls a model, and the MLflow mirror
-(`scoregate.sinks.mlflow.compare`) records the outcome — as `scoregate.app.experiment` does for runs.
+asked, the pairwise judge (`scoregate.app.pairwise`) calls a model, and `scoregate.sinks.mirror_all` hands the
+outcome to the sinks that mirror comparisons (MLflow) — as `scoregate.app.run_execution` does for runs.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from scoregate.store.invalidation import refuse_invalid
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
+    from scoregate.catalog.project import Project
     from scoregate.scoring.preference import PreferenceResult
 
 
@@ -68,7 +69,7 @@ def compare_stored_runs(
     `before_mirror(outcome)` runs once the comparison is complete and before MLflow is imported (~150 MB):
     what it holds in between is freed before the mirror's modules are loaded.
     """
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     project = load_project(root)
     runs = root / "runs"
@@ -104,15 +105,24 @@ def compare_stored_runs(
         )
     if before_mirror is not None:
         before_mirror(outcome)
-    if options.mirror_mlflow:
-        from scoregate.sinks.mlflow.compare import log_evaluation_rows, mirror_comparison
-
-        mirrored = mirror_comparison(outcome, store_a, store_b, project_root=root)
-        outcome.mlflow_run_id, outcome.mlflow_warnings = mirrored.run_id, mirrored.warnings
-        if options.eval_rows:
-            for store in (store_a, store_b):
-                try:
-                    log_evaluation_rows(store, project_root=root)
-                except Exception as exc:  # the comparison is mirrored; rows can be logged again later
-                    outcome.mlflow_warnings.append(f"evaluation rows of {store.run_id} not logged: {exc}")
+    _mirror(outcome, store_a, store_b, project, options)
     return outcome
+
+
+def _mirror(
+    outcome: CompareOutcome, store_a: RunStore, store_b: RunStore, project: Project, options: CompareOptions
+) -> None:
+    """Mirror the comparison to the sinks that mirror comparisons (MLflow, unless `--no-mlflow`); a failure there
+    is a warning: the comparison is computed and printed all the same."""
+    from scoregate.sinks.contract import Comparison, SinkContext  # mlflow imports slowly: only when used
+    from scoregate.sinks.mirror_all import MirrorComparison, mirror_all
+
+    compared = Comparison(store_a, store_b, outcome.comparison, outcome.to_dict())
+    context = SinkContext(project.root, loaded=project, item_rows=options.eval_rows)
+    mirrored = mirror_all(MirrorComparison(compared), context, skip=() if options.mirror_mlflow else ("mlflow",))
+    result = mirrored.results.get("mlflow")
+    if result is not None:
+        outcome.mlflow_run_id = result.report.link
+        outcome.mlflow_warnings = list(result.report.warnings)
+        if result.error:
+            outcome.mlflow_warnings.append(f"comparison not mirrored: {result.error}")

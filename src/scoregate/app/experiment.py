@@ -16,15 +16,17 @@ from scoregate.app.receipts import build_receipts, local_prompt_version, resume_
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ScoregateError
+from scoregate.providers.base import ProviderContext
 from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
+from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,6 +60,10 @@ def _open_or_create(
             "pid": os.getpid(),
             "model_checks": checked,
         }
+        if options.shard is not None:
+            from scoregate.app.shards import create_shard_store
+
+            return create_shard_store(project, options, manifest)
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
         return RunStore.create(runs_dir(project), run_id, manifest)
@@ -68,22 +74,41 @@ def _open_or_create(
     store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
     changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
+    if store.manifest.get("stop_early"):  # a stopped-early run goes on to the full dataset
+        from scoregate.app.stop_early import continued_changes
+
+        changes.update(continued_changes(store.manifest))
     if options.retry_errors:
-        from scoregate.sinks.langfuse.mirror_state import forget_items
         from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
-        forget_items(store, {repeat_key(item_id, repeat) for item_id, repeat in retried})  # sent again by the mirror
+        _forget_mirrored(project, store, {repeat_key(item_id, repeat) for item_id, repeat in retried})
         changes["revision"] = int(store.manifest.get("revision", 0)) + 1
     store.update_manifest(**changes, pid=os.getpid())
     return store
+
+
+def _forget_mirrored(project: Project, store: RunStore, item_ids: set[str]) -> None:
+    """Tell every sink these items' records are about to change, so its next mirror sends the newer ones. A sink
+    that cannot forget stops the resume before an item runs: its mirror would keep the old records silently."""
+    if not item_ids:
+        return
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Forget, mirror_all
+
+    forgot = mirror_all(Forget(store, frozenset(item_ids)), SinkContext(project.root, loaded=project))
+    for name, trouble in forgot.troubles().items():
+        raise ScoregateError(
+            f"run {store.run_id}: the {name} mirror cannot mark the retried items to be sent again: {trouble}",
+            hint=f"fix the cause, then resume again: `scoregate run --resume {store.run_id} --retry-errors`",
+        )
 
 
 def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
     conflicts = resume_conflicts(store.manifest["receipts"], receipts)
     if conflicts:
         raise ScoregateError(
-            f"cannot resume {options.resume}: {'; '.join(conflicts)} since the run started",
+            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
             hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
         )
 
@@ -93,12 +118,13 @@ def _finish_mirror(store: RunStore, project: Project, options: RunOptions, reaso
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
     if not options.mirror_mlflow or "mlflow_run_id" in store.links:
         return outcome
-    from scoregate.sinks.mlflow.run_mirror import mirror_run
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Mirror, mirror_all
 
-    try:  # the caller holds the run's lock
-        outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
-    except Exception as exc:  # reported; redone with `scoregate mlflow-sync`
-        outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
+    context = SinkContext(project.root, loaded=project)  # the caller holds the run's lock
+    mirrored = mirror_all(Mirror(store), context, only="mlflow")  # a failure is reported; `mlflow-sync` redoes it
+    outcome.mirrors.update(mirrored.links())
+    outcome.mirror_errors.update(mirrored.troubles())
     done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
     outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
     return outcome
@@ -137,8 +163,15 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.resume is not None:
+    if options.stop_early or options.against is not None:
+        _stop_early_starts_one_run(options)
+    if options.shard is not None:  # a re-run of a shard's index resumes it
+        from scoregate.app.shards import prepare_shard
+
+        options, resumed = prepare_shard(project, experiment, options)
+    elif options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
+    if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
@@ -146,10 +179,29 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             if (reason := _nothing_to_resume(resumed, options)) is not None:
                 return _finish_mirror(resumed, project, options, reason)
             experiment, options = _resumed(resumed.manifest, options)
-        return _plan_check_and_run(project, experiment, options, resumed, lock, console)
+        outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console)
     finally:
         if lock is not None:
             lock.release()
+    if options.canary_on_change and options.shard is None and project.config.canaries:
+        from scoregate.app.judge_canary import canary_on_change
+
+        canary_on_change(project, outcome.store, console)
+    return outcome
+
+
+def _stop_early_starts_one_run(options: RunOptions) -> None:
+    """Refuse `--stop-early` with `--resume` or `--shard`: it is one new run over the items in their order."""
+    if options.resume is not None:
+        raise ScoregateError(
+            "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
+            hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
+        )
+    if options.shard is not None:
+        raise ScoregateError(
+            "--stop-early runs the items in one seeded order, looking after each batch; it cannot be sharded",
+            hint="drop --shard, or drop --stop-early to split the run across machines",
+        )
 
 
 def _plan_check_and_run(
@@ -166,17 +218,29 @@ def _plan_check_and_run(
     plan = plan_experiment(
         project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
     )
+    stop = None
+    if options.stop_early or options.against is not None:  # a bad stop-early request is refused before any call
+        from scoregate.app.stop_early import plan_stop_early
+
+        stop = plan_stop_early(project, plan, options)
     from rich.console import Console
     from rich.text import Text
+
+    from scoregate.app.budget_gate import refuse_over_budget
+
+    console = console or Console(stderr=True)
+    refuse_over_budget(project, plan, options, resumed, console)  # before any request, the models' check included
 
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.calls.cache import ResponseCache
 
-    console = console or Console(stderr=True)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     try:
         breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
-        caller = ModelCaller(project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker)
+        context = ProviderContext(project.root, project.config.settings)
+        caller = ModelCaller(
+            project.config.models, default_judge=plan.judge_model_name, cache=cache, breaker=breaker, context=context
+        )
         prompt_versions = {
             name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
         }
@@ -184,13 +248,17 @@ def _plan_check_and_run(
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
             _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
-        names = models_used(project, plan.spec, plan.model_name, plan.judge_model_name)
+        names = models_used(plan)
         check = BackgroundPreflight(
-            project.config.models, names, default_judge=plan.judge_model_name, project_root=project.root
+            project.config.models,
+            names,
+            default_judge=plan.judge_model_name,
+            project_root=project.root,
+            settings=project.config.settings,
         ).start()  # before the run directory exists: an unreachable URL leaves no run
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
-        _say_whose_local_server(project, names, caller, console)
+        _say_what_providers_note(names, caller, console)
         from scoregate.app.run_execution import execute_run
 
         check.wait()
@@ -200,18 +268,16 @@ def _plan_check_and_run(
             cache.close()
         raise
     if lock is not None:
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
     with RunLock(store.directory):
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
 
 
-def _say_whose_local_server(project: Project, names: list[str], caller: ModelCaller, console: Console) -> None:
-    """Say so when a `provider: local` model of the run is served by a server another project started."""
-    from scoregate.providers.local_server import sharing_note
-
-    urls = {caller.provider(n).endpoint for n in names if project.config.models[n].provider == "local"}
-    for url in sorted(urls):
-        note = sharing_note(project.root, url)
+def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Console) -> None:
+    """Print what the run's providers say at its start (the local model: whose shared server it queues on)."""
+    providers = {caller.provider(name).endpoint: caller.provider(name) for name in names}
+    for _endpoint, provider in sorted(providers.items()):
+        note = provider.start_note()
         if note is not None:
             from rich.text import Text
 
@@ -238,7 +304,7 @@ def _receipts(
     from scoregate.engine.repeats import repeats_receipt
     from scoregate.engine.stages import stages_receipt
 
-    names = [plan.model_name, *models_used(project, plan.spec, plan.model_name, plan.judge_model_name)]
+    names = [plan.model_name, *models_used(plan)]
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys(names)}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
     receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))

@@ -1,4 +1,5 @@
-"""Invalidating a run (`scoregate runs invalidate`): the local mark, then the MLflow tags and the Langfuse score."""
+"""Invalidating a run (`scoregate runs invalidate`): the local mark, then every mirror's (MLflow's tags, Langfuse's
+`run_valid` score), through `mirror_all`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
-from scoregate.store.invalidation import INVALIDATION_FILE, VALID_TAG, invalidation_of, invalidation_tags
+from scoregate.store.invalidation import INVALIDATION_FILE, invalidation_of
 from scoregate.store.lock import RunLock
 from scoregate.store.run_store import RunStore
 
@@ -55,48 +56,20 @@ def invalidate_run(root: Path, run_id: str, reason: str, *, superseded_by: str |
         summary = store.summary
         if summary is not None:
             store.write_summary({**summary, **record})
-        _mark_mlflow(store, root, record, report)
-        _mark_langfuse(store, root, report)
+        _mark_mirrors(store, root, record, report)
     return report
 
 
-def _mark_mlflow(store: RunStore, root: Path, record: dict[str, Any], report: InvalidationReport) -> None:
-    mlflow_run_id = store.links.get("mlflow_run_id")
-    if not mlflow_run_id:
-        report.skipped.append("mlflow: the run was not mirrored (`scoregate mlflow-sync` would carry the mark)")
-        return
-    from mlflow.tracking import MlflowClient  # mlflow imports slowly; load it only when used
+def _mark_mirrors(store: RunStore, root: Path, record: dict[str, Any], report: InvalidationReport) -> None:
+    """Carry the mark to every sink that mirrored the run; each says what it did, skipped or could not do."""
+    from scoregate.sinks.contract import SinkContext  # the sinks (mlflow, the SDK) load only when used
+    from scoregate.sinks.mirror_all import MarkInvalid, mirror_all
 
-    from scoregate.sinks.mlflow.client import tracking_uri
-
-    try:
-        client = MlflowClient(tracking_uri=tracking_uri(root))
-        for key, value in invalidation_tags(record).items():
-            client.set_tag(mlflow_run_id, key, value)
-    except Exception as exc:  # the local mark stands; the mirror can be redone
-        report.errors.append(f"mlflow: {type(exc).__name__}: {exc}")
-        return
-    report.done.append(f"mlflow: run {mlflow_run_id} tagged {VALID_TAG}=false")
-
-
-def _mark_langfuse(store: RunStore, root: Path, report: InvalidationReport) -> None:
-    from scoregate.integrations.langfuse.client import LangfuseSettings
-
-    if not store.links.get("langfuse_experiment_id"):
-        report.skipped.append("langfuse: the run was not mirrored")
-        return
-    if LangfuseSettings.from_env() is None:
-        report.skipped.append("langfuse: not configured (set LANGFUSE_* and run `scoregate langfuse-sync` to mark it)")
-        return
-    from scoregate.catalog.project import load_project
-    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
-
-    try:
-        mirrored = mirror_run_to_langfuse(store, load_project(root))
-    except Exception as exc:  # the local mark stands; `scoregate langfuse-sync RUN` redoes it
-        report.errors.append(f"langfuse: {type(exc).__name__}: {exc}")
-        return
-    if mirrored.complete:
-        report.done.append("langfuse: the run's `run_valid` score is `invalid`, with the reason in its metadata")
-    else:
-        report.errors.append("langfuse: " + "; ".join(mirrored.problems))
+    marked = mirror_all(MarkInvalid(store, record), SinkContext(root))
+    for name, result in marked.results.items():
+        if result.trouble:  # the local mark stands; the sink's sync command carries it later
+            report.errors.append(f"{name}: {result.trouble}")
+        elif result.report.skipped:
+            report.skipped.append(result.report.skipped)
+        report.done += result.report.lines
+    report.skipped += marked.notes  # a cross-link not made: the marks stand, the next sync links them

@@ -6,10 +6,11 @@ import asyncio
 
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
-from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
+from scoregate.providers.base import ProviderContext
 from scoregate.scoring.judge import LlmJudge
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.scoring.preference import (
     DEFAULT_EVALUATOR,
     FIRST_VARIABLE,
@@ -63,7 +64,8 @@ def judge_runs(
             where=str(project.config_path),
         )
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if use_cache else None
-    caller = ModelCaller(project.config.models, default_judge=str(judge.model), cache=cache)
+    context = ProviderContext(project.root, settings)
+    caller = ModelCaller(project.config.models, default_judge=str(judge.model), cache=cache, context=context)
 
     async def go() -> PreferenceResult:
         try:

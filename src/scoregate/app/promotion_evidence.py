@@ -14,7 +14,7 @@ from typing import Any
 from scoregate.app.receipts import sha256_text
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.sinks.mlflow.client import tracking_uri
+from scoregate.sinks.mlflow.client import project_client
 from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
 
 MAX_RUNS = 200
@@ -86,9 +86,7 @@ def version_name(prompt: str, version: int | str) -> str:
 
 def gather_evidence(project: Project, prompt: str, version: int | str) -> list[Evidence]:
     """Return one Evidence per experiment listed under `promotion: {prompt: [...]}` in scoregate.yaml."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri=tracking_uri(project.root))
+    client = project_client(project.root)
     return [
         _evidence(client, project, experiment, prompt, version) for experiment in promotion_experiments(project, prompt)
     ]

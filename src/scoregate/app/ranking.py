@@ -9,12 +9,13 @@ from scoregate.analysis.model_ranking import ModelRanking, rank_runs
 from scoregate.errors import ScoregateError
 from scoregate.store.invalidation import refuse_invalid
 from scoregate.store.run_store import RunStore
+from scoregate.tracks.registry import ranked_metrics
 
 
 def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str | None = None) -> ModelRanking:
     """Open runs by id in the project's run store and rank them (the `scoregate rank` entry point)."""
     from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
+    from scoregate.tracks.project import load_project
 
     if len(run_ids) < 2:
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
@@ -30,4 +31,5 @@ def rank_stored_runs(root: Path, run_ids: Sequence[str], *, metric: str | None =
         alpha=1 - settings.confidence_level,
         resamples=settings.bootstrap_resamples,
         seed=settings.seed,
+        tracks=ranked_metrics(),
     )

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from scoregate import __version__
-from scoregate.catalog.models import LlmJudgeSpec, ModelSpec, PromptSpec
-from scoregate.catalog.plan import ExperimentPlan
+from scoregate.catalog.models import ModelSpec, PromptSpec
+from scoregate.catalog.plan import ExperimentPlan, models_used
 from scoregate.catalog.project import Project
+from scoregate.support.git import git_commit
 
 
 def sha256_text(text: str) -> str:
@@ -31,20 +31,6 @@ def local_prompt_version(prompt: PromptSpec) -> str:
     return "local-" + prompt_fingerprint(prompt)[:8]
 
 
-def git_commit(root: Path) -> dict[str, Any]:
-    """Return the commit the project is at and whether the work tree has changes (None outside git)."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": commit, "dirty": bool(dirty)}
-
-
 def model_receipt(name: str, spec: ModelSpec, endpoint: str) -> dict[str, Any]:
     """Describe a model without any secret: name, provider, model id, endpoint, sampling defaults."""
     return {
@@ -59,17 +45,10 @@ def model_receipt(name: str, spec: ModelSpec, endpoint: str) -> dict[str, Any]:
 
 # Fields that change how a run goes, not what it measures: editing them never blocks a resume.
 _OPERATIONAL = {
-    "settings": {"model", "judge_model", "concurrency"},  # a resume takes its models from the receipts
+    "settings": {"model", "judge_model", "concurrency", "shard_budget"},  # a resume takes its models from the receipts
     "experiment": {"model", "judge_model", "concurrency"},
     "model": {"max_connections", "timeout_s", "max_retries"},
 }
-
-
-def models_used(plan: ExperimentPlan) -> list[str]:
-    """Return the models a run of `plan` calls: the task model (unless outputs come from the data), then judges."""
-    task = [plan.model_name] if plan.spec.output_from == "model" else []
-    judges = [s.model or plan.judge_model_name for s in plan.evaluators.values() if isinstance(s, LlmJudgeSpec)]
-    return list(dict.fromkeys(task + judges))
 
 
 def config_parts(project: Project, plan: ExperimentPlan) -> dict[str, str]:

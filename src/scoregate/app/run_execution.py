@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from contextlib import suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -17,7 +18,10 @@ from rich.console import Console
 
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.app.budget import BudgetExceeded, BudgetWatch, budget_of
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.shards import resume_command, run_label, shard_items, shard_members
+from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -33,7 +37,6 @@ from scoregate.engine.stages import stage_evaluators, stage_score_columns, stage
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
 from scoregate.scoring.base import Evaluator
-from scoregate.scoring.registry import build_evaluator
 from scoregate.store.invalidation import with_invalidation
 from scoregate.store.records import DataType
 from scoregate.store.repeats import done_by_repeat, iter_all_results
@@ -41,7 +44,7 @@ from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import gate_metrics, track_reports
+from scoregate.tracks.registry import build_evaluator, gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""
@@ -58,10 +61,17 @@ def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tup
     return keys + [(name, "numeric") for name in plan.composites]
 
 
+def _every_item(plan: ExperimentPlan) -> bool:
+    return any(g.stat == "every_item" and (g.datasets is None or plan.dataset.name in g.datasets) for g in plan.gates)
+
+
 def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
     """Aggregate the stored results, judge the gates, write and return summary.json."""
-    from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+    from scoregate.analysis.regression import is_regression_gate
     from scoregate.analysis.summary import RunAggregator
+    from scoregate.app.flaky_items import find_flaky, keep_out_flaky, without_items
+    from scoregate.app.regression_gate import evaluate_regression_gate
+    from scoregate.app.slice_gates import evaluate_slice_gate
 
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
@@ -78,12 +88,13 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     for block in tracks.values():  # each label kind a track counts joins the run's coverage block
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     gates: list[GateResult] = []
+    flaky = find_flaky(project.config, runs_dir(project), plan.name, current=store) if _every_item(plan) else None
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
             continue
         if is_regression_gate(gate):
             gates.append(
-                evaluate_regression_gate(
+                (evaluate_slice_gate if gate.slices else evaluate_regression_gate)(
                     gate, store, project_root=project.root, runs_dir=runs_dir(project),
                     min_coverage=settings.min_coverage, confidence=settings.confidence_level,
                     resamples=settings.bootstrap_resamples, seed=settings.seed,
@@ -91,9 +102,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             )  # fmt: skip
             continue
         column = aggregator.column(gate.metric) if aggregator.has_column(gate.metric) else None
-        verdict = evaluate_gate(
-            gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids
-        )
+        leave_out = flaky.kept_out(gate.name) if flaky is not None and gate.stat == "every_item" else set()
+        gated, item_ids, kept_out = without_items(column, aggregator.item_ids, leave_out)
+        verdict = evaluate_gate(gate, summary, column=gated, min_coverage=settings.min_coverage, item_ids=item_ids)
+        verdict = keep_out_flaky(verdict, kept_out, plan.name)
         gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest
     summary = {
@@ -107,6 +119,12 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         "verdict": overall_verdict(gates),
     }
     summary.update(tracks)
+    if flaky is not None:
+        summary["flaky"] = flaky.to_dict()
+    from scoregate.app.judge_gates import judge_calibration_rows
+
+    if judges := judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name):
+        summary["judge_drift"] = judges
     if plan.spec.stages:
         from scoregate.analysis.stage_summary import stage_summary
 
@@ -114,6 +132,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     repeats = int(manifest.get("options", {}).get("repeat", 1))
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
+    if (stopped := stop_summary(store)) is not None:
+        summary["stop_early"] = stopped
     summary = with_invalidation(store, summary)  # a run invalidated before it finished stays invalid
     store.write_summary(summary)
     return summary
@@ -153,10 +173,13 @@ def execute_run(
     prompt_versions: dict[str, str],
     console: Console,
     cache: ResponseCache | None,
+    stop: StopEarlyPlan | None = None,
 ) -> RunOutcome:
+    if stop is not None:
+        store.update_manifest(stop_early=stop.record())
     try:
         with sigterm_as_interrupt():
-            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console))
+            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console, stop))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
@@ -164,17 +187,27 @@ def execute_run(
         how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
-            f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
-            hint=f"resume with `scoregate run --resume {store.run_id}`",
+            f"{run_label(store, options)} {how}; {done} finished item(s) are kept in {store.directory}",
+            hint=f"resume with `{resume_command(store, options)}`",
             exit_code=code,
+        ) from None
+    except BudgetExceeded as exc:
+        store.close()
+        store.update_manifest(status="interrupted", stopped_because=f"budget: {exc.reason}")
+        raise RunInterrupted(
+            f"run {store.run_id} stopped at its budget: {exc.reason}; {len(store.done_ids())} finished item(s) "
+            f"are kept in {store.directory}",
+            hint=f"resume with `scoregate run --resume {store.run_id}` (its budget is its own: "
+            "--budget-usd / --budget-minutes, else settings.budget)",
+            exit_code=ExitCode.ERROR,
         ) from None
     except CircuitOpen as exc:
         store.close()
         store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
         raise RunInterrupted(
-            f"run {store.run_id} stopped early: {exc.count} calls in a row failed, the last with: {redact(exc.reason)}",
-            hint=f"fix the endpoint, then redo the failed items with "
-            f"`scoregate run --resume {store.run_id} --retry-errors`",
+            f"{run_label(store, options)} stopped early: {exc.count} calls in a row failed, the last with: "
+            f"{redact(exc.reason)}",
+            hint=f"fix the endpoint, then redo the failed items with `{resume_command(store, options)} --retry-errors`",
         ) from None
     except BaseException as exc:
         _mark_failed(store, exc)
@@ -183,35 +216,35 @@ def execute_run(
         if cache is not None:
             cache.close()
     store.close()
-    store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
+    store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
+    if options.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
+        from scoregate.app.shards import finish_shard
+
+        return finish_shard(store, project, options)
     summary = summarize_run(store, plan, project)
     write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
     if options.write_report:
         _write_report(store, project, outcome)
-    if options.mirror_mlflow:
-        from scoregate.sinks.mlflow.run_mirror import mirror_run  # mlflow imports slowly; load it only when used
-
-        try:
-            outcome.mirrors["mlflow"] = mirror_run(store, project_root=project.root)
-            if options.eval_rows:
-                from scoregate.sinks.mlflow.eval_rows import log_item_rows
-
-                rows = log_item_rows(store, project_root=project.root, mlflow_run_id=outcome.mirrors["mlflow"])
-                outcome.mirror_notes.append(f"mlflow: {rows} evaluation rows (one per item) on the run")
-        except Exception as exc:  # a sink failure must not lose the run; it is reported and can be redone
-            outcome.mirror_errors["mlflow"] = redact(f"{type(exc).__name__}: {exc}")
-    if options.mirror_langfuse:
-        _mirror_langfuse(store, project, outcome)
+    _mirror(store, project, options, outcome)
     return outcome
+
+
+def _mirror(store: RunStore, project: Project, options: RunOptions, outcome: RunOutcome) -> None:
+    """Mirror the finished run to every sink the options leave on; a sink's failure is reported, never raised."""
+    from scoregate.sinks.contract import SinkContext  # the sinks load only when a run mirrors
+    from scoregate.sinks.mirror_all import Mirror, mirror_all
+
+    context = SinkContext(project.root, loaded=project, item_rows=options.eval_rows)
+    outcome.add_mirrors(mirror_all(Mirror(store), context, skip=options.skipped_sinks))
 
 
 def warm_summary_imports() -> None:
     """Import the summary's code (numpy, statistics: ~0.3 s of CPU) in a thread while the items wait on the model."""
 
     def load() -> None:
-        import scoregate.analysis.regression
-        import scoregate.analysis.summary  # noqa: F401
+        import scoregate.analysis.summary
+        import scoregate.app.regression_gate  # noqa: F401
 
     threading.Thread(target=load, name="scoregate-warm-imports", daemon=True).start()
 
@@ -226,26 +259,6 @@ def _write_report(store: RunStore, project: Project, outcome: RunOutcome) -> Non
         outcome.mirror_errors["report"] = redact(f"{type(exc).__name__}: {exc}")
 
 
-def _mirror_langfuse(store: RunStore, project: Project, outcome: RunOutcome) -> None:
-    from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
-
-    if LangfuseSettings.from_env() is None:
-        outcome.mirror_notes.append(f"langfuse: skipped — {NOT_CONFIGURED}")
-        return
-    from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse  # the SDK: only when configured
-
-    try:
-        report = mirror_run_to_langfuse(store, project)
-    except Exception as exc:  # reported, and redone later with `scoregate langfuse-sync`
-        outcome.mirror_errors["langfuse"] = redact(f"{type(exc).__name__}: {exc}")
-        return
-    outcome.mirror_notes += [redact(line) for line in report.lines()]
-    if report.experiment_url:
-        outcome.mirrors["langfuse"] = report.experiment_url
-    if not report.complete:
-        outcome.mirror_errors["langfuse"] = redact("; ".join(report.problems))
-
-
 async def _execute(
     plan: ExperimentPlan,
     project: Project,
@@ -254,6 +267,7 @@ async def _execute(
     store: RunStore,
     prompt_versions: dict[str, str],
     console: Console,
+    stop: StopEarlyPlan | None = None,
 ) -> None:
     try:
         pipeline = ItemPipeline(
@@ -270,6 +284,8 @@ async def _execute(
             pipeline = staged_pipeline(pipeline, plan)
         done = store.done_ids(retry_errors=options.retry_errors)
         per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        members = shard_members(plan.dataset.path, options.limit, options.shard) if options.shard else None
+        per_repeat = per_repeat if members is None else len(members)
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
         later = (
             done_by_repeat(store, retry_errors=options.retry_errors) if options.repeat > 1 else {}
@@ -280,17 +296,41 @@ async def _execute(
         live = LiveProgress(
             store, runs_dir(project), experiment=plan.name, total=total, already_done=already, final_stage=final_stage
         )
+        budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
+        watch = BudgetWatch(budget)
         with RunProgress(total, already_done=already, console=console) as progress, live:
             progress.listeners.append(live.observe)
+            if budget.any:
+                progress.listeners.append(watch.observe)  # after the live files saw the item
             asyncio.get_running_loop().call_later(WARM_IMPORTS_AFTER_S, warm_summary_imports)
-            for repeat in range(1, options.repeat + 1):
-                await execute(
-                    pipeline_for_repeat(pipeline, repeat),
-                    pending_items(plan.dataset.path, done_by[repeat], options.limit),
-                    store,
-                    concurrency=concurrency,
-                    progress=progress,
-                    breaker=caller.breaker,
+            if stop is not None:
+                await run_stop_early(
+                    stop, pipeline, plan, store, concurrency=concurrency, progress=progress, breaker=caller.breaker
                 )
+                return
+            for repeat in range(1, options.repeat + 1):
+                async with _time_budget(watch):
+                    await execute(
+                        pipeline_for_repeat(pipeline, repeat),
+                        shard_items(pending_items(plan.dataset.path, done_by[repeat], options.limit), members),
+                        store,
+                        concurrency=concurrency,
+                        progress=progress,
+                        breaker=caller.breaker,
+                    )
     finally:
         await caller.aclose()
+
+
+@asynccontextmanager
+async def _time_budget(watch: BudgetWatch) -> AsyncIterator[None]:
+    """Cancel the items in flight when the time budget runs out (they are not stored: a resume redoes them)."""
+    left = watch.seconds_left()
+    if left is None:
+        yield
+        return
+    try:
+        async with asyncio.timeout(left):
+            yield
+    except TimeoutError:
+        raise BudgetExceeded(watch.out_of_time()) from None

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 from scoregate.calls.breaker import STOP_STATUSES, CircuitBreaker
 from scoregate.calls.cache import ResponseCache, cache_key
+from scoregate.calls.errors import ModelCallFailed
 from scoregate.calls.retry import Attempts, RetryPolicy, Sleep, with_retries
 from scoregate.catalog.models import ModelSpec
-from scoregate.errors import ProviderUnavailable
-from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderError
-from scoregate.providers.local_server import OWN_SERVER_HINT, local_base_url, port_of, server_owner, server_pid
-from scoregate.providers.openai_compat import DEFAULT_BASE_URL
+from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderContext, ProviderError
 from scoregate.providers.registry import build_provider
-from scoregate.scoring.base import ModelCallFailed
 from scoregate.store.records import CallRecord
 from scoregate.support.redaction import redact
 from scoregate.support.storable import replace_surrogates, surrogate_note
@@ -36,9 +31,11 @@ class ModelCaller:
         cache: ResponseCache | None = None,
         sleep: Sleep = asyncio.sleep,
         breaker: CircuitBreaker | None = None,
+        context: ProviderContext | None = None,
     ) -> None:
         self._specs = models
         self._default_judge = default_judge
+        self._context = context
         self._cache = cache
         self._sleep = sleep
         self._providers: dict[str, Provider] = {}
@@ -48,9 +45,9 @@ class ModelCaller:
     def provider(self, name: str) -> Provider:
         """Return (building once) the provider of model `name`."""
         if name not in self._providers:
-            spec = self._specs[name]
-            self._providers[name] = build_provider(spec)
-            self._limits[name] = asyncio.Semaphore(connection_limit(spec))
+            provider = build_provider(name, self._specs[name], self._context)
+            self._providers[name] = provider
+            self._limits[name] = asyncio.Semaphore(provider.max_connections())
         return self._providers[name]
 
     async def call(
@@ -103,35 +100,39 @@ class ModelCaller:
     def uncached(self) -> ModelCaller:
         """Return a caller sharing these providers and connection limits that never reads or writes the cache."""
         twin = ModelCaller(
-            self._specs, default_judge=self._default_judge, cache=None, sleep=self._sleep, breaker=self.breaker
+            self._specs,
+            default_judge=self._default_judge,
+            cache=None,
+            sleep=self._sleep,
+            breaker=self.breaker,
+            context=self._context,
         )
         twin._providers, twin._limits = self._providers, self._limits
         return twin
 
-    async def preflight(
-        self, names: Iterable[str], *, project_root: Path | None = None, records: list[CallRecord] | None = None
-    ) -> None:
+    async def preflight(self, names: Iterable[str], *, records: list[CallRecord] | None = None) -> None:
         """Send one tiny real request per model before a run exists; raise ProviderUnavailable naming the fix.
 
         An unset key variable, an endpoint that cannot be reached (or is busy), and a 401/403/404 answer
-        (wrong key, no access, wrong `base_url` path or model name) stop the run here, with the server's words.
-        Each request sent is appended to `records` (purpose `model_check`), for the run's per-call telemetry.
+        (wrong key, no access, wrong `base_url` path or model name) stop the run here, with the server's words
+        and the provider's hint. Each request sent is appended to `records` (purpose `model_check`), for the
+        run's per-call telemetry.
         """
         try:
             for name in dict.fromkeys(names):
-                await self._preflight_one(name, project_root, records if records is not None else [])
+                await self._preflight_one(name, records if records is not None else [])
         finally:  # the check runs in its own event loop: connections made here must not outlive it
             await self.aclose()
             self._providers.clear()
             self._limits.clear()
 
-    async def _preflight_one(self, name: str, project_root: Path | None, records: list[CallRecord]) -> None:
-        spec = self._specs[name]
+    async def _preflight_one(self, name: str, records: list[CallRecord]) -> None:
         provider = self.provider(name)
-        _check_key(name, spec, provider.endpoint)
+        if (missing := provider.missing_key(name)) is not None:
+            raise missing
         started = time.monotonic()
         record = replace(
-            _call_context(name, spec, PREFLIGHT_REQUEST),
+            _call_context(name, self._specs[name], PREFLIGHT_REQUEST),
             purpose=MODEL_CHECK,
             endpoint=provider.endpoint,
             started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
@@ -143,30 +144,11 @@ class ModelCaller:
             record.error = str(exc)
             record.duration_ms, record.ended_at = round((time.monotonic() - started) * 1000, 3), _now()
             if exc.unreachable:
-                local = project_root is not None and _is_local(spec, provider)
-                pid = server_pid(project_root, port_of(provider.endpoint)) if project_root and local else None
-                if pid is not None:
-                    raise ProviderUnavailable(
-                        f"model {name!r}: the local model server (pid {pid}) is running but does not accept "
-                        f"connections at {provider.endpoint} yet",
-                        hint="it is probably still loading the model: wait a moment and retry "
-                        "(`scoregate model status` shows it; its log is in .scoregate/local-model/)",
-                    ) from None
-                raise ProviderUnavailable(
-                    f"model {name!r}: cannot reach {provider.endpoint} (connection refused or failed)",
-                    hint=_unreachable_hint(spec, provider.endpoint),
-                ) from None
+                raise provider.unreachable(name) from None
             if exc.status is None and exc.retryable and "timed out" in str(exc):
-                raise ProviderUnavailable(
-                    f"model {name!r}: {provider.endpoint} accepted the connection but did not answer a "
-                    f"one-token request within {spec.timeout_s:g}s: the server is up but busy",
-                    hint=_busy_hint(spec, provider.endpoint, project_root),
-                ) from None
+                raise provider.busy(name) from None
             if exc.status in STOP_STATUSES:
-                raise ProviderUnavailable(
-                    f"model {name!r}: {provider.endpoint} refused a one-token test request: {exc}",
-                    hint=_refused_hint(spec, exc.status),
-                ) from None
+                raise provider.refused(name, exc) from None
             # 429 and 5xx: the run retries them with backoff
             return
         record.duration_ms, record.ended_at = round((time.monotonic() - started) * 1000, 3), _now()
@@ -187,72 +169,6 @@ MODEL_CHECK = "model_check"
 """The purpose (and telemetry stage) of the one-token request a run sends per model before it starts."""
 PREFLIGHT_TEXT = "scoregate preflight: reply with OK"
 PREFLIGHT_REQUEST = CompletionRequest(messages=({"role": "user", "content": PREFLIGHT_TEXT},), max_tokens=1)
-
-
-def _key_variable(spec: ModelSpec, endpoint: str) -> str | None:
-    """The environment variable that must hold this model's key, or None when it needs none."""
-    if spec.api_key_env:
-        return spec.api_key_env
-    if spec.provider == "anthropic":
-        return "ANTHROPIC_API_KEY"
-    if spec.provider == "openai" and endpoint.startswith(DEFAULT_BASE_URL):
-        return "OPENAI_API_KEY"
-    return None
-
-
-def _check_key(name: str, spec: ModelSpec, endpoint: str) -> None:
-    variable = _key_variable(spec, endpoint)
-    if variable is not None and not os.environ.get(variable, "").strip():
-        raise ProviderUnavailable(
-            f"model {name!r}: its API key variable {variable} is not set (or empty)",
-            where=f"scoregate.yaml: models.{name}.api_key_env" if spec.api_key_env else None,
-            hint=f"export {variable}=... before the run (or fix api_key_env in scoregate.yaml)",
-        )
-
-
-def _refused_hint(spec: ModelSpec, status: int | None) -> str:
-    if status == 404:
-        return (
-            "check base_url (it usually ends in /v1) and the model name in scoregate.yaml; "
-            "every call of this run would get the same 404"
-        )
-    variable = spec.api_key_env or "the key variable"
-    return f"check the key in {variable} and that it may use model {spec.model!r}"
-
-
-def _busy_hint(spec: ModelSpec, endpoint: str, project_root: Path | None) -> str:
-    if spec.provider == "local" or endpoint.startswith(local_base_url()):
-        owner = server_owner(port_of(endpoint))
-        hint = (
-            "the local model server is running but busy (another run, or still loading): wait and retry; "
-            "`scoregate model status` shows it"
-        )
-        if owner is None or (project_root is not None and Path(owner) == project_root.resolve()):
-            return hint
-        return f"{hint}. It was started by the project in {owner}: {OWN_SERVER_HINT}"
-    return "retry when the server is less busy, or raise timeout_s for this model in scoregate.yaml"
-
-
-def _is_local(spec: ModelSpec, provider: Provider) -> bool:
-    return spec.provider == "local" or provider.endpoint.startswith(local_base_url())
-
-
-LOCAL_CONNECTIONS = 2
-"""Calls in flight to the embedded llama.cpp server unless `max_connections` is set: it answers one at a time,
-so more would only spend their `timeout_s` queueing there (an item's judges run side by side)."""
-
-
-def connection_limit(spec: ModelSpec) -> int:
-    """Return how many calls may be in flight to this model at once."""
-    if spec.provider == "local" and "max_connections" not in spec.model_fields_set:
-        return min(spec.max_connections, LOCAL_CONNECTIONS)
-    return spec.max_connections
-
-
-def _unreachable_hint(spec: ModelSpec, endpoint: str) -> str:
-    if spec.provider == "local" or endpoint.startswith(local_base_url()):
-        return "start the local model with `scoregate model serve` (or `make model-serve`)"
-    return "check base_url in scoregate.yaml (or OPENAI_BASE_URL) and that the server is running"
 
 
 def _storable_reply(completion: Completion, record: CallRecord) -> Completion:

@@ -8,33 +8,20 @@ directions; a composite takes the direction its weighted parts share (else `none
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from scoregate.catalog.models import (
-    CompositeSpec,
-    CountersSpec,
-    CustomSpec,
-    Direction,
-    EvaluatorSpec,
-    ExtractionSpec,
-    FactRecallSpec,
-    TagsSpec,
-)
+from scoregate.catalog.models import CompositeSpec, Direction
 
-if TYPE_CHECKING:
-    from scoregate.catalog.project import Project
 
-COUNTER_DIRECTIONS: dict[str, Direction] = {
-    "word_count": "none",
-    "compression_ratio": "none",
-    "references_count": "higher",
-    "tools_count": "higher",
-    "tldr_within_cap": "higher",
-    "required_sections": "higher",
-    "missing_sections": "none",
-    "similarity": "higher",
-}
-"""Counter → its default direction (a counter's `direction:` overrides it)."""
+class _Scored(Protocol):
+    """What directions need of a loaded project (naming `Project` would tie analysis to project loading)."""
+
+    @property
+    def evaluators(self) -> Mapping[str, Any]: ...
+
+    @property
+    def config(self) -> Any: ...
+
 
 RUN_METRIC_DIRECTIONS: dict[str, Direction] = {
     "success_rate": "higher",
@@ -60,32 +47,6 @@ def _extraction_direction(key: str) -> Direction:
     return "lower" if key.removeprefix("extraction.") in EXTRACTION_LOWER else "higher"
 
 
-def evaluator_directions(spec: EvaluatorSpec) -> dict[str, Direction]:
-    """Return score key → direction for every numeric or boolean score an evaluator file declares."""
-    if isinstance(spec, CountersSpec):
-        return {c.score_key: c.direction or COUNTER_DIRECTIONS.get(c.counter, "higher") for c in spec.counters}
-    if isinstance(spec, ExtractionSpec):
-        from scoregate.tracks.extraction.metrics.scores import METRIC_KEYS
-
-        return {key: _extraction_direction(key) for key in METRIC_KEYS}
-    if isinstance(spec, TagsSpec):
-        from scoregate.tracks.tags.metrics import METRIC_KEYS as TAG_KEYS
-
-        tags: dict[str, Direction] = {key: "higher" for key in TAG_KEYS}
-        tags.update({f"{key}_micro": "higher" for key in TAG_KEYS})
-        tags["labels_outside_vocabulary"] = "lower"
-        return tags
-    if isinstance(spec, FactRecallSpec):
-        return {spec.key: "higher"}
-    if isinstance(spec, CustomSpec):
-        return {spec.score_key: spec.direction}
-    out: dict[str, Direction] = {}
-    for field in (spec.score, *spec.extra):
-        default: Direction = "higher" if field.data_type in ("numeric", "boolean") else "none"
-        out[field.key] = field.direction or default
-    return out
-
-
 def composite_direction(spec: CompositeSpec, directions: Mapping[str, Direction]) -> Direction:
     """Return the direction the weighted parts of a composite share (a negative weight flips it), else none."""
     parts: set[Direction] = set()
@@ -98,11 +59,11 @@ def composite_direction(spec: CompositeSpec, directions: Mapping[str, Direction]
     return parts.pop() if len(parts) == 1 else "none"
 
 
-def project_directions(project: Project) -> dict[str, Direction]:
+def project_directions(project: _Scored) -> dict[str, Direction]:
     """Return metric → direction for every evaluator key, composite and run metric of a project."""
     directions: dict[str, Direction] = dict(RUN_METRIC_DIRECTIONS)
     for spec in project.evaluators.values():
-        directions.update(evaluator_directions(spec))
+        directions.update(spec.directions())
     for name, composite in project.config.composites.items():
         directions[name] = composite_direction(composite, directions)
     return directions

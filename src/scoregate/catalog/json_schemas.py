@@ -3,47 +3,40 @@
 from __future__ import annotations
 
 import json
-import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from scoregate.catalog.dashboards import DashboardSpec
-from scoregate.catalog.models import DatasetItem, DatasetMeta, EvaluatorSpec, ProjectConfig, PromptSpec
+from scoregate.catalog.evaluators import EvaluatorKinds
+from scoregate.catalog.models import DatasetItem, DatasetMeta, ProjectConfig, PromptSpec
 
 FILE_KINDS: dict[str, Any] = {
     "scoregate": ProjectConfig,
     "prompt": PromptSpec,
-    "evaluator": EvaluatorSpec,
+    "evaluator": None,  # the evaluator kinds' specs, as the caller passes them
     "dataset-item": DatasetItem,
     "dataset-meta": DatasetMeta,
     "dashboard": DashboardSpec,
 }
 
 
-def schema_for(kind: str) -> dict[str, Any]:
-    """Return the JSON Schema of one file kind."""
-    schema = TypeAdapter(FILE_KINDS[kind]).json_schema(by_alias=True)
+def schema_for(kind: str, evaluators: EvaluatorKinds) -> dict[str, Any]:
+    """Return the JSON Schema of one file kind (an evaluator file: one of the kinds `evaluators` holds)."""
+    adapter = evaluators.adapter if kind == "evaluator" else TypeAdapter(FILE_KINDS[kind])
+    schema = adapter.json_schema(by_alias=True)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": f"scoregate {kind}", **schema}
 
 
-def write_schemas(directory: Path) -> list[Path]:
-    """Write `<kind>.schema.json` for every file kind; return the paths written."""
+def write_schemas(directory: Path, evaluators: EvaluatorKinds, extra: Mapping[str, dict[str, Any]]) -> list[Path]:
+    """Write `<kind>.schema.json` for every file kind, then each `extra` file name → schema; return the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for kind in FILE_KINDS:
-        path = directory / f"{kind}.schema.json"
-        path.write_text(json.dumps(schema_for(kind), indent=2) + "\n", encoding="utf-8")
+    schemas = {f"{kind}.schema.json": schema_for(kind, evaluators) for kind in FILE_KINDS} | dict(extra)
+    for name, schema in schemas.items():
+        path = directory / name
+        path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
         written.append(path)
-    from scoregate.tracks.tags.gold import GOLD_SCHEMA, SCHEMA_FILE  # gold-label files of the tags track
-
-    path = directory / SCHEMA_FILE
-    path.write_text(json.dumps(GOLD_SCHEMA, indent=2) + "\n", encoding="utf-8")
-    written.append(path)
     return written
-
-
-if __name__ == "__main__":
-    for written_path in write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
-        print(written_path)

@@ -5,8 +5,18 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
+from scoregate.catalog.budget_settings import BudgetSettings
+from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.names import MAX_ITEM_ID
 from scoregate.support.suggest import unknown_name
 
@@ -139,219 +149,20 @@ class JudgeField(ScoreKey):
     instruction: str = Field(default="", description="What the judge should put in this field.")
 
 
-class LlmJudgeSpec(Strict):
-    """`kind: llm_judge`: a model grades the output with a rubric and answers in JSON."""
-
-    kind: Literal["llm_judge"]
-    name: str
-    version: int = Field(ge=1)
-    description: str = ""
-    prompt: str = Field(description="Evaluation prompt with `{{variable}}` placeholders.")
-    reasoning_prompt: str = Field(default="", description="How the judge should justify its score.")
-    variables: dict[str, str] = Field(
-        description="Template variable → source path: `output`, `input.<field>`, `expected_output`, `metadata.<f>`."
-    )
-    score: JudgeField = Field(description="The primary score (numeric with a range, or boolean).")
-    reasoning_key: str | None = Field(default=None, description="Key under which the reasoning is stored.")
-    extra: list[JudgeField] = Field(default_factory=list, description="Further fields of the JSON reply.")
-    model: str | None = Field(default=None, description="Model name from scoregate.yaml; default: judge_model.")
-    temperature: float = Field(default=0.0, ge=0, le=0.5)
-    max_tokens: int = Field(default=256, gt=0)
-    samples: int = Field(default=1, ge=1, le=9, description="Self-consistency: median of k samples.")
-
-    @model_validator(mode="after")
-    def _score_is_gradable(self) -> LlmJudgeSpec:
-        if self.score.data_type == "numeric" and self.score.range is None:
-            raise ValueError("a numeric judge score needs `range: [min, max]`")
-        if self.score.data_type not in ("numeric", "boolean", "categorical"):
-            raise ValueError("the primary judge score must be numeric, boolean or categorical")
-        return self
-
-
-CounterName = Literal[
-    "word_count",
-    "compression_ratio",
-    "references_count",
-    "tools_count",
-    "tldr_within_cap",
-    "required_sections",
-    "missing_sections",
-    "similarity",
-]
-
-
-class CounterSpec(Strict):
-    """One deterministic counter and its options."""
-
-    counter: CounterName
-    key: str | None = Field(
-        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Score key; default: the counter's name."
-    )
-    source: str | None = Field(default=None, description="Path of the reference text (compression, similarity).")
-    cap: str | Annotated[int, Field(ge=1)] | None = Field(
-        default=None, description="TL;DR word cap: a number (at least 1) or `input.<field>`."
-    )
-    sections: dict[str, list[str]] | None = Field(
-        default=None, description="Required section titles per style (for required_sections)."
-    )
-    style: str | None = Field(default=None, description="Path of the style field (for required_sections).")
-    direction: Direction | None = Field(
-        default=None,
-        description="`higher` or `lower` is better, or `none`; default by counter: none for word_count, "
-        "compression_ratio and missing_sections (text), higher for the others.",
-    )
-
-    @property
-    def score_key(self) -> str:
-        """The key this counter's score is written under."""
-        return self.key or self.counter
-
-
-class CountersSpec(Strict):
-    """`kind: counters`: deterministic scores computed from the output, no model call."""
-
-    kind: Literal["counters"]
-    name: str
-    version: int = Field(ge=1)
-    description: str = ""
-    counters: list[CounterSpec] = Field(min_length=1)
-
-
-SOURCE_PATH = r"^(input|metadata)(\.[A-Za-z_][A-Za-z0-9_]*)+$"
-
-
-class ExtractionThresholds(Strict):
-    """Composite-score cut-offs of a field match: exact, partial (half credit), lenient (full credit)."""
-
-    exact: float = Field(default=0.95, ge=0, le=1)
-    partial: float = Field(default=0.5, ge=0, le=1)
-    lenient: float = Field(default=0.3, ge=0, le=1)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> ExtractionThresholds:
-        if not self.lenient <= self.partial <= self.exact:
-            raise ValueError(f"need lenient <= partial <= exact, got {self.lenient}, {self.partial}, {self.exact}")
-        return self
-
-
-class EqsWeightsSpec(Strict):
-    """Weights of the Extraction Quality Score (EQS); components that cannot be measured are left out."""
-
-    schema_validity: float = Field(default=0.15, ge=0)
-    field_f1: float = Field(default=0.50, ge=0)
-    type_accuracy: float = Field(default=0.20, ge=0)
-    no_hallucination: float = Field(default=0.15, ge=0)
-
-    @model_validator(mode="after")
-    def _positive(self) -> EqsWeightsSpec:
-        if self.schema_validity + self.field_f1 + self.type_accuracy + self.no_hallucination <= 0:
-            raise ValueError("at least one EQS weight must be positive")
-        return self
-
-
-class ExtractionSpec(Strict):
-    """`kind: extraction`: the JSON output is scored field by field against `expected_output`; no model call."""
-
-    kind: Literal["extraction"]
-    name: str
-    version: int = Field(ge=1)
-    description: str = ""
-    schema_source: str = Field(default="input.schema", pattern=SOURCE_PATH, description="Path of each item's schema.")
-    alternatives_source: str | None = Field(
-        default="metadata.expected_alternatives",
-        pattern=SOURCE_PATH,
-        description="Path of a map: field path → other acceptable values (null: none).",
-    )
-    text_source: str | None = Field(
-        default="input.text",
-        pattern=SOURCE_PATH,
-        description="Path of the source text: a spurious value found in it is misplaced, not fabricated.",
-    )
-    case_sensitive: bool = Field(default=True, description="Strict string equality respects case.")
-    normalize_whitespace: bool = Field(default=True, description="Strip and collapse whitespace before comparing.")
-    float_epsilon: float = Field(default=1e-6, ge=0, description="Relative tolerance of number equality.")
-    array_order_matters: bool = Field(default=True, description="False compares arrays as multisets.")
-    array_multiset: bool = Field(
-        default=False, description="Array Jaccard counts repeated elements; default: the arrays are sets."
-    )
-    type_coercion: bool = Field(default=True, description='Give value credit across a type confusion ("42" vs 42).')
-    check_formats: bool = Field(default=False, description="Assert `format` keywords (email, date...).")
-    thresholds: ExtractionThresholds = Field(default_factory=ExtractionThresholds)
-    eqs_weights: EqsWeightsSpec = Field(default_factory=EqsWeightsSpec)
-
-
-GOLD_PATH = r"^(expected_output|(input|metadata)(\.[A-Za-z_][A-Za-z0-9_]*)+)$"
-
-
-class TagsSpec(Strict):
-    """`kind: tags`: topics, risks and actions of the output scored against gold labels; no model call."""
-
-    kind: Literal["tags"]
-    name: str
-    version: int = Field(ge=1)
-    description: str = ""
-    gold_source: str = Field(
-        default="expected_output", pattern=GOLD_PATH, description="Path of each item's gold topics, risks, actions."
-    )
-    action_threshold: float = Field(
-        default=0.8, gt=0, le=1, description="Normalised Levenshtein similarity at which two actions match."
-    )
-
-
-TEXT_PATH = r"^(output|expected_output|(input|metadata|output|expected_output)(\.[A-Za-z_][A-Za-z0-9_]*)+)$"
-
-
-class FactRecallSpec(Strict):
-    """`kind: fact_recall`: one judge call lists the facts of both texts; score = both / (both + expected) × 100."""
-
-    kind: Literal["fact_recall"]
-    name: str
-    version: int = Field(ge=1)
-    description: str = ""
-    key: str = Field(default="fact_recall", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Score key (0-100).")
-    expected_source: str = Field(default="expected_output", pattern=TEXT_PATH, description="Path of the expected text.")
-    got_source: str = Field(default="output", pattern=TEXT_PATH, description="Path of the produced text.")
-    model: str | None = Field(default=None, description="Model name from scoregate.yaml; default: judge_model.")
-    temperature: float = Field(default=0.0, ge=0, le=1)
-    max_tokens: int = Field(default=700, gt=0)
-
-
-class CustomSpec(Strict):
-    """`kind: custom`: an async Python function `(expected, got) -> (score, detail)`, named `package.module:name`."""
-
-    kind: Literal["custom"]
-    name: str
-    version: int = Field(ge=1)
-    description: str = ""
-    function: str = Field(
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$",
-        description="`package.module:name` of an importable async function (expected, got) -> (score, detail).",
-    )
-    key: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="Score key; default: name.")
-    expected_source: str = Field(default="expected_output", pattern=TEXT_PATH, description="Path of the expected text.")
-    got_source: str = Field(default="output", pattern=TEXT_PATH, description="Path of the produced text.")
-    range: tuple[float, float] | None = Field(default=None, description="Inclusive [min, max] the score must fall in.")
-    direction: Direction = Field(default="higher", description="higher or lower is better, or none (described only).")
-
-    @property
-    def score_key(self) -> str:
-        """The key the score is written under."""
-        return self.key or self.name
-
-
-EvaluatorSpec = Annotated[
-    LlmJudgeSpec | CountersSpec | ExtractionSpec | TagsSpec | FactRecallSpec | CustomSpec, Field(discriminator="kind")
-]
-
-
 # ---------------------------------------------------------------- scoregate.yaml
+
+
+PROVIDER_NAME = r"^[a-z][a-z0-9_]*$"
+"""A provider's name in scoregate.yaml; which names exist is the provider registry's to say."""
 
 
 class ModelSpec(Strict):
     """A model endpoint an experiment or judge can use."""
 
-    provider: Literal["openai", "anthropic", "local"] = Field(
-        description="`openai` = any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, Ollama)."
+    provider: str = Field(
+        pattern=PROVIDER_NAME,
+        description="Which provider serves it: `openai` = any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, "
+        "Ollama), `anthropic`, `local` (the embedded model), `scripted` (canned replies, for tests).",
     )
     model: str
     base_url: str | None = None
@@ -366,6 +177,17 @@ class ModelSpec(Strict):
     max_retries: int = Field(default=4, ge=0)
     input_cost_per_mtok: float | None = Field(default=None, ge=0, description="USD per million input tokens.")
     output_cost_per_mtok: float | None = Field(default=None, ge=0)
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Settings of the provider's own (`provider: scripted` takes its replies)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _no_empty_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave out empty `options`, so a model's receipts hash is what it was before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if not self.options:
+            data.pop("options", None)
+        return data
 
     @field_validator("base_url")
     @classmethod
@@ -423,6 +245,10 @@ class CalibrationRequirement(Strict):
     min_pairs: int = Field(default=2, ge=2)
 
 
+DEFAULT_MIN_SLICE_ITEMS = 10
+"""Fewest paired items a slice of a slice gate needs to be tested (a gate's `min_slice_items` overrides it)."""
+
+
 class GateSpec(Strict):
     """A threshold on a metric; pass / fail / incomplete."""
 
@@ -444,6 +270,18 @@ class GateSpec(Strict):
     requires_calibration: CalibrationRequirement | None = Field(
         default=None, description="INCOMPLETE unless the judge's saved calibration reaches this floor."
     )
+    slices: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None,
+        min_length=1,
+        description="A regression gate also compared per slice of these item fields (`input.<f>`, `metadata.<f>` "
+        "or a bare name: input, else metadata), Holm-adjusted across slices; it fails when a slice is worse by "
+        "more than `margin`.",
+    )
+    min_slice_items: int = Field(
+        default=DEFAULT_MIN_SLICE_ITEMS,
+        ge=2,
+        description="A slice with fewer paired items is reported as too small: neither passed nor tested.",
+    )
 
     @model_validator(mode="after")
     def _regression_fields_go_together(self) -> GateSpec:
@@ -451,6 +289,10 @@ class GateSpec(Strict):
             raise ValueError("`stat: paired_noninferiority` and `compare_to:` go together (a regression gate)")
         if self.margin is not None and self.compare_to is None:
             raise ValueError("`margin:` applies only to a regression gate (`compare_to:`)")
+        if self.slices is not None and self.compare_to is None:
+            raise ValueError("`slices:` applies only to a regression gate (`compare_to:`): slices compare with its run")
+        if self.slices is not None and len(set(self.slices)) != len(self.slices):
+            raise ValueError(f"`slices:` names a field twice: {self.slices}")
         return self
 
 
@@ -523,6 +365,18 @@ class ExperimentSpec(Strict):
         return self
 
 
+class FlakySettings(Strict):
+    """When an item counts as flaky on an `every_item` gate (see docs/running/flaky-items.md)."""
+
+    threshold: float = Field(
+        default=0.2, ge=0, lt=1, description="Flaky when the verdict flip rate is above this (flips / comparisons)."
+    )
+    min_observations: int = Field(
+        default=3, ge=2, description="Fewest measured observations (runs × repeats) before an item can be flaky."
+    )
+    window_runs: int = Field(default=20, ge=1, description="How many of the experiment's newest runs are read.")
+
+
 class Settings(Strict):
     """Project-wide defaults."""
 
@@ -539,12 +393,25 @@ class Settings(Strict):
         description="Stop a run (interrupted, resumable) after this many calls in a row could not connect or got "
         "401/403/404 after their retries; 0 never stops.",
     )
+    flaky: FlakySettings = Field(
+        default_factory=FlakySettings,
+        description="Items whose verdict flips between runs are kept out of `every_item` gates and listed.",
+    )
+    budget: BudgetSettings = Field(
+        default_factory=BudgetSettings,
+        description="Default budget of a run (see docs/running/budget.md); `run --budget-usd/--budget-minutes` win.",
+    )
     local_port: int | None = Field(
         default=None,
         ge=1,
         le=65535,
         description="Port of the embedded local model server for this project (default 8765, shared by every "
         "project on the machine that leaves it unset); SCOREGATE_LOCAL_PORT overrides it.",
+    )
+    shard_budget: Literal["divided", "whole"] = Field(
+        default="divided",
+        description="`divided`: each of N shards of a run gets 1/N of every model's max_connections; `whole`: each "
+        "shard gets all of it (shards on separate endpoints or accounts).",
     )
 
 
@@ -563,6 +430,9 @@ class ProjectConfig(Strict):
     gates: list[GateSpec] = Field(default_factory=list)
     promotion: dict[str, list[str]] = Field(
         default_factory=dict, description="Prompt name → experiments whose gates must pass before promotion."
+    )
+    canaries: dict[str, CanarySpec] = Field(
+        default_factory=dict, description="Judge (evaluator name) → its pinned calibration set (drift canary)."
     )
 
     @model_validator(mode="after")
@@ -585,6 +455,12 @@ class ProjectConfig(Strict):
                 for e in experiments
                 if e not in self.experiments
             ]
+        problems += [
+            f"canaries.{judge}.experiment: no experiment {c.experiment!r} under `experiments:`"
+            + unknown_name(c.experiment, self.experiments)
+            for judge, c in self.canaries.items()
+            if c.experiment not in self.experiments
+        ]
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -6,26 +6,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
+from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.missing_variables import MissingVariables
 from scoregate.catalog.models import (
     CompositeSpec,
-    CountersSpec,
-    CustomSpec,
     DatasetItem,
-    EvaluatorSpec,
     ExperimentSpec,
-    ExtractionSpec,
-    FactRecallSpec,
     GateSpec,
-    LlmJudgeSpec,
     ModelSpec,
     PromptRoute,
     PromptSpec,
-    TagsSpec,
 )
 from scoregate.catalog.project import Project
 from scoregate.catalog.references import reference_problems, unknown_option_model
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
+from scoregate.catalog.slice_fields import SliceFieldsSeen
 from scoregate.catalog.stages import live_variables, stage_models, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
@@ -70,51 +65,28 @@ class ExperimentPlan:
         return self.spec.prompt
 
 
-def evaluator_score_keys(spec: EvaluatorSpec) -> list[str]:
-    """Return the score keys an evaluator file declares."""
-    if isinstance(spec, CountersSpec):
-        return [c.score_key for c in spec.counters]
-    if isinstance(spec, ExtractionSpec):
-        from scoregate.tracks.extraction.metrics.scores import METRIC_KEYS
-
-        return list(METRIC_KEYS)
-    if isinstance(spec, FactRecallSpec):
-        return [spec.key, spec.key + "_facts"]
-    if isinstance(spec, CustomSpec):
-        return [spec.score_key]
-    if isinstance(spec, TagsSpec):
-        from scoregate.tracks.tags.kind import TagsEvaluator
-        from scoregate.tracks.tags.run_summary import GATE_METRIC_KEYS
-
-        return [k for k, _ in TagsEvaluator(spec).score_keys()] + list(GATE_METRIC_KEYS)
-    keys = [spec.score.key, *(e.key for e in spec.extra)]
-    return [*keys, spec.reasoning_key] if spec.reasoning_key else keys
-
-
 def known_metrics(project: Project, evaluators: list[str], composites: list[str]) -> set[str]:
     """Return every metric name a gate of this experiment may name."""
     names = set(RUN_METRICS) | set(composites)
     for name in evaluators:
         if name in project.evaluators:
-            names.update(evaluator_score_keys(project.evaluators[name]))
+            names.update(project.evaluators[name].score_keys())
     return names
 
 
 def _evaluator_problems(project: Project, name: str, spec: ExperimentSpec, judge: str) -> list[str]:
     """Build every evaluator once (the checks a run would hit later) and reject a score key written twice."""
-    from scoregate.scoring.registry import build_evaluator
-
     problems = []
     writers: dict[str, str] = {}
     for e in spec.evaluators:
         evaluator = project.evaluators[e]
         source = project.source("evaluator", e)
         try:
-            build_evaluator(evaluator, default_judge_model=judge)
+            project.kinds.build(evaluator, default_judge_model=judge)
         except ScoregateError as exc:
             problems.append(f"{source}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
             continue
-        for key in evaluator_score_keys(evaluator):
+        for key in evaluator.score_keys():
             if key in writers and writers[key] != e:
                 problems.append(
                     f"{project.config_path}: experiments.{name}.evaluators: score key {key!r} is written by both "
@@ -197,13 +169,14 @@ def _reply_schema_problems(name: str, prompt: PromptSpec, item: DatasetItem) -> 
     ]
 
 
-def models_used(project: Project, spec: ExperimentSpec, model_name: str, judge_name: str) -> list[str]:
-    """Every model a run of `spec` calls, once each: the stages', the task's, then the judges'."""
-    evaluators = [project.evaluators[e] for e in spec.evaluators]
-    evaluators += [project.evaluators[e] for stage in spec.stages[:-1] for e in stage.evaluators]
-    judges = [e.model or judge_name for e in evaluators if isinstance(e, LlmJudgeSpec | FactRecallSpec)]
-    task = [model_name] if spec.output_from == "model" else []
-    return list(dict.fromkeys([*stage_models(spec, model_name), *task, *judges]))
+def models_used(plan: ExperimentPlan) -> list[str]:
+    """Every model a run of `plan` calls, once each: the stages', the task's (unless outputs come from the data),
+    then those of every evaluator of the run and of its stages (judges)."""
+    spec = plan.spec
+    evaluators = [*plan.evaluators.values(), *(e for stage in plan.stage_evaluators.values() for e in stage.values())]
+    judges = [model for e in evaluators for model in e.models_called(plan.judge_model_name)]
+    task = [plan.model_name] if spec.output_from == "model" else []
+    return list(dict.fromkeys([*stage_models(spec, plan.model_name), *task, *judges]))
 
 
 def plan_experiment(
@@ -250,13 +223,23 @@ def plan_experiment(
         raise ValidationFailed(problems, hint="fix scoregate.yaml or add the missing files")
     ref = project.datasets[spec.dataset]
     collector = missing if missing is not None else MissingVariables(project)
-    dataset_scan = scan(ref.path, _item_checker(project, spec, ref, collector))
+    gates_by_name = {g.name: g for g in project.config.gates}
+    slice_fields = SliceFieldsSeen([gates_by_name[g] for g in spec.gates if g in gates_by_name], spec.dataset)
+    check = _item_checker(project, spec, ref, collector)
+
+    def check_and_note_slices(line: int, item: DatasetItem) -> list[str]:
+        slice_fields.add(item.input, item.metadata)
+        return check(line, item)
+
+    dataset_scan = scan(ref.path, check_and_note_slices)
     item_problems = dataset_scan.problems + (collector.problems() if missing is None else [])
     if item_problems:
         raise ValidationFailed(item_problems, hint="fix the dataset or the prompt; no run was started")
+    if dataset_scan.count and slice_fields.problems(project.config_path, ref.path):
+        hint = "fix the gate's `slices:` in scoregate.yaml, or the dataset; no run was started"
+        raise ValidationFailed(slice_fields.problems(project.config_path, ref.path), hint=hint)
     if dataset_scan.count == 0:
         raise ValidationFailed([f"{ref.path}: the dataset is empty; add items before running an experiment"])
-    gates_by_name = {g.name: g for g in project.config.gates}
     return ExperimentPlan(
         name=name,
         spec=spec,

@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from scoregate.catalog.datasets import DatasetRef
-from scoregate.catalog.models import DatasetMeta, EvaluatorSpec, ProjectConfig, PromptSpec
+from scoregate.catalog.evaluators import EvaluatorKinds, EvaluatorSpec
+from scoregate.catalog.models import DatasetMeta, ProjectConfig, PromptSpec
 from scoregate.catalog.names import name_problem
 from scoregate.catalog.yaml_files import load_model
 from scoregate.errors import ScoregateError, ValidationFailed
@@ -20,7 +21,6 @@ CONFIG_FILE = "scoregate.yaml"
 
 _CONFIG = TypeAdapter(ProjectConfig)
 _PROMPT = TypeAdapter(PromptSpec)
-_EVALUATOR: TypeAdapter[EvaluatorSpec] = TypeAdapter(EvaluatorSpec)
 _DATASET_META = TypeAdapter(DatasetMeta)
 
 
@@ -30,6 +30,8 @@ class Project:
 
     root: Path
     config: ProjectConfig
+    kinds: EvaluatorKinds
+    """The evaluator kinds the project was read with: they parse its evaluator files and build their evaluators."""
     prompts: dict[str, PromptSpec] = field(default_factory=dict)
     evaluators: dict[str, EvaluatorSpec] = field(default_factory=dict)
     datasets: dict[str, DatasetRef] = field(default_factory=dict)
@@ -61,35 +63,22 @@ def find_root(start: Path) -> Path:
     )
 
 
-def load_project(root: Path) -> Project:
-    """Read and validate every project file; raise ValidationFailed listing all problems at once."""
+def read_project(root: Path, kinds: EvaluatorKinds) -> Project:
+    """Read and validate every project file, evaluator files as `kinds` say; raise ValidationFailed listing all
+    problems at once (`scoregate.tracks.project.load_project` passes every kind)."""
     problems: list[str] = []
     loaded_config = load_model(root / CONFIG_FILE, _CONFIG)
     config = loaded_config[0]
     problems.extend(loaded_config[1])
     if config is not None:  # every command that reads the project masks its models' keys
         register_secret_env(spec.api_key_env for spec in config.models.values())
-    project = Project(root=root, config=_at_local_port(config) if config else ProjectConfig())
+    project = Project(root=root, config=config if config is not None else ProjectConfig(), kinds=kinds)
     _load_named(root / "prompts", "prompt", _PROMPT, project, problems)
-    _load_named(root / "evaluators", "evaluator", _EVALUATOR, project, problems)
+    _load_named(root / "evaluators", "evaluator", kinds.adapter, project, problems)
     _load_datasets(root / "datasets", project, problems)
     if problems:
         raise ValidationFailed(problems, hint="fix the files above, then run `scoregate validate`")
     return project
-
-
-def _at_local_port(config: ProjectConfig) -> ProjectConfig:
-    """With `settings.local_port` set, point every `provider: local` model without a base_url at that port."""
-    if config.settings.local_port is None:
-        return config
-    from scoregate.providers.local_server import local_base_url, local_port
-
-    url = local_base_url(local_port(config.settings.local_port))
-    models = {
-        name: spec.model_copy(update={"base_url": url}) if spec.provider == "local" and not spec.base_url else spec
-        for name, spec in config.models.items()
-    }
-    return config.model_copy(update={"models": models})
 
 
 def configured_local_port(root: Path) -> int | None:

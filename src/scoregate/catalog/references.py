@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoregate.catalog.models import CompositeSpec, CustomSpec, ExperimentSpec, FactRecallSpec, GateSpec, LlmJudgeSpec
+from scoregate.catalog.models import CompositeSpec, ExperimentSpec, GateSpec
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.catalog.stages import stage_metric_names
@@ -50,22 +50,14 @@ def reference_problems(project: Project, name: str, spec: ExperimentSpec, model_
             problems.append(
                 f"{where}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)" + unknown_name(e, project.evaluators)
             )
-        elif isinstance(evaluator, LlmJudgeSpec | FactRecallSpec) and evaluator.model not in (
-            None,
-            *project.config.models,
-        ):
-            problems.append(
-                f"{project.source('evaluator', e)}: model: no model {evaluator.model!r} in scoregate.yaml"
-                + unknown_name(evaluator.model or "", models)
-            )
-        elif isinstance(evaluator, CustomSpec):
-            from scoregate.errors import ScoregateError
-            from scoregate.scoring.custom import load_function
-
-            try:
-                load_function(evaluator.function, where=f"{project.source('evaluator', e)}: function")
-            except ScoregateError as exc:
-                problems.append(exc.render())
+        else:
+            problems += [
+                f"{project.source('evaluator', e)}: model: no model {model!r} in scoregate.yaml"
+                + unknown_name(model, models)
+                for model in evaluator.named_models()
+                if model not in project.config.models
+            ]
+            problems += evaluator.problems(project.source("evaluator", e))
     problems += [
         f"{where}.composites: no composite {c!r} under `composites:`" + unknown_name(c, project.config.composites)
         for c in spec.composites

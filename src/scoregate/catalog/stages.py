@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoregate.catalog.models import ExperimentSpec, LlmJudgeSpec
+from scoregate.catalog.models import ExperimentSpec
 from scoregate.catalog.project import Project
 from scoregate.support.suggest import unknown_name
 
@@ -37,8 +37,12 @@ def stage_problems(project: Project, name: str, spec: ExperimentSpec) -> list[st
                 problems.append(
                     f"{at}.evaluators: no evaluator {e!r} (evaluators/{e}.yaml)" + unknown_name(e, project.evaluators)
                 )
-            elif isinstance(evaluator, LlmJudgeSpec) and evaluator.model not in (None, *project.config.models):
-                problems.append(f"{project.source('evaluator', e)}: model: no model {evaluator.model!r}")
+            else:
+                problems += [
+                    f"{project.source('evaluator', e)}: model: no model {model!r}"
+                    for model in evaluator.named_models()
+                    if model not in project.config.models
+                ]
     return problems
 
 
@@ -49,12 +53,10 @@ def stage_models(spec: ExperimentSpec, model_name: str) -> list[str]:
 
 def stage_metric_names(project: Project, spec: ExperimentSpec) -> set[str]:
     """The `<stage>.<key>` scores the stages' evaluators write, which gates and composites may name."""
-    from scoregate.catalog.plan import evaluator_score_keys  # plan imports this module
-
     return {
         f"{stage.name}.{key}"
         for stage in spec.stages[:-1]
         for name in stage.evaluators
         if name in project.evaluators
-        for key in evaluator_score_keys(project.evaluators[name])
+        for key in project.evaluators[name].score_keys()
     }

@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
+from scoregate.app import redact
 from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.support.redaction import redact
 
 
 def _cmd(module: str, attribute: str, help: str) -> LazyCommand:
@@ -32,6 +32,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "run_cmd",
         "run",
         "Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments.",
+    ),
+    "merge": _cmd(
+        "merge_cmd",
+        "merge",
+        "Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent.",
     ),
     "mlflow-sync": _cmd(
         "run_cmd", "mlflow_sync", "Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."
@@ -88,6 +93,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "extraction": _track_cmd("extraction", "app", "Structured-extraction datasets: import and check."),
     "gold": _track_cmd("tags", "app", "Gold labels of the semantic tags track: validate and build."),
     "runs": _cmd("runs_cmd", "app", "Inspect the local run store (runs/)."),
+    "items": _cmd("items_cmd", "app", "Items across the runs of an experiment."),
     "model": _cmd("model_cmd", "app", "The embedded local model (llama.cpp serving SmolLM2-135M-Instruct)."),
     "cache": _cmd("cache_cmd", "app", "The response cache (.scoregate/cache.sqlite)."),
     "langfuse": _cmd(
@@ -117,7 +123,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from scoregate import __version__
+        from scoregate.app import __version__
 
         typer.echo(f"scoregate {__version__}")
         raise typer.Exit()

@@ -10,10 +10,9 @@ from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
-from scoregate.support.redaction import redact
 
 if TYPE_CHECKING:
-    from scoregate.app.promotion import PromotionResult
+    from scoregate.app import PromotionResult
 
 console = lazy_console()
 
@@ -25,18 +24,21 @@ def langfuse_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
-    from scoregate.sinks.langfuse.experiment_mirror import sync_run
+    from scoregate.app import sync_stored_run
 
-    report = sync_run(project_root(project), run_id)
-    for line in report.lines():
-        print_wrapped(console, redact(line))
+    outcome = sync_stored_run(project_root(project), run_id, "langfuse")
+    outcome.raise_for("langfuse")
+    for line in outcome.results["langfuse"].report.lines:  # redacted by mirror_all
+        print_wrapped(console, line)
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
     print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
 
 
 def _print_evidence(result: PromotionResult) -> None:
     from rich.table import Table
 
-    from scoregate.app.promotion_evidence import version_name
+    from scoregate.app import version_name
 
     title = f"evidence for {version_name(result.prompt, result.version)}"
     if result.action == "rollback":
@@ -53,11 +55,15 @@ def _print_evidence(result: PromotionResult) -> None:
         )
     if result.evidence:
         print_table(console, table)
+    for check in result.judges:
+        gates = ", ".join(check.gates)
+        if check.problem is None:
+            figures = "within its drift tolerance" if check.figures else "calibrated; no canary since"
+            print_wrapped(console, f"judge {check.judge} ({gates}): {figures}")
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
-    from scoregate.app.promotion import NO_LANGFUSE
-    from scoregate.app.promotion_evidence import version_name
+    from scoregate.app import NO_LANGFUSE, version_name
 
     _print_evidence(result)
     if not result.langfuse:
@@ -108,8 +114,7 @@ def promote_command(
     project: ProjectOption = None,
 ) -> None:
     """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
-    from scoregate.app.promotion import PromotionRefused, promote, rollback
-    from scoregate.integrations.langfuse.client import LangfuseSettings
+    from scoregate.app import PromotionRefused, langfuse_configured, promote, rollback
 
     if force and not (reason and reason.strip()):
         raise typer.BadParameter("--force needs --reason TEXT", param_hint="--reason")
@@ -119,7 +124,7 @@ def promote_command(
             raise typer.BadParameter("--rollback moves the label back; do not give --version", param_hint="--version")
         result = rollback(root, prompt, label=label, dry_run=dry_run, force=force, reason=reason)
     else:
-        if version is None and not (dry_run and LangfuseSettings.from_env() is None):
+        if version is None and not (dry_run and not langfuse_configured()):
             raise typer.BadParameter("name the version to promote: --version N", param_hint="--version")
         try:
             result = promote(
@@ -148,7 +153,7 @@ def promotions_command(
     """List the promotion history (promotions.jsonl), oldest first."""
     from rich.table import Table
 
-    from scoregate.app.promotion import promotion_history
+    from scoregate.app import promotion_history
 
     records = promotion_history(project_root(project), prompt)
     if not records:

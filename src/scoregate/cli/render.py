@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.console import escape
+from scoregate.cli.gate_view import print_gate_notes
 from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-if TYPE_CHECKING:
-    from scoregate.analysis.model_ranking import ModelRanking
+    from scoregate.app import ModelRanking
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim", "invalid": "red"}
 RATE_METRICS = frozenset({"success_rate", "coverage"})
@@ -78,7 +78,7 @@ def scores_table(summary: dict[str, Any], directions: Mapping[str, str] | None =
     """Return a table of every score: direction, mean, CI, coverage (keys never cut; reasons in `null_reason_lines`)."""
     from rich.table import Table
 
-    from scoregate.catalog.directions import direction_arrow
+    from scoregate.app import direction_arrow
 
     table = Table(title=f"scores — run {escape(str(summary['run_id']))}", title_justify="left")
     keys = list(summary["scores"])
@@ -104,7 +104,7 @@ def null_reason_lines(summary: Mapping[str, Any]) -> list[str]:
 
     A reason several scores share (one failed item leaves every score null) is said once, naming them.
     """
-    from scoregate.analysis.null_reasons import reason_lines
+    from scoregate.app import reason_lines
 
     return reason_lines(summary["scores"], top=2)
 
@@ -196,8 +196,7 @@ def print_summary(console: Console, summary: dict[str, Any], directions: Mapping
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary["gates"]:
         print_table(console, gates_table(summary))
-        if any(g["stat"] == "every_item" for g in summary["gates"]):
-            print_wrapped(console, EVERY_ITEM_OBSERVED)
+        print_gate_notes(console, summary, EVERY_ITEM_OBSERVED)  # the every_item note, slice tables, flaky items
     console.print(verdict_line(summary))
 
 
@@ -264,10 +263,8 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
     print_table_or_lines(console, wins, win_lines)
     for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
         print_wrapped(console, f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}")
-    from scoregate.tracks.extraction.aggregation import labelled
-
     best = Table(title="best by metric (scores with a direction)", title_justify="left")
-    names = {m: labelled(m, ranking.best_by_metric) for m in ranking.best_by_metric}
+    names = {m: ranking.label(m) for m in ranking.best_by_metric}
     best.add_column("metric", no_wrap=True, min_width=_key_width(list(names.values())))
     best.add_column("best", overflow="fold")
     best.add_column("value", justify="right", no_wrap=True)
@@ -301,7 +298,7 @@ def _under(label: str, text: str, indent: str) -> str:
 
 def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
     """Print one item in full: input fields (long ones folded), output, expected output, scores, calls."""
-    from scoregate.analysis.items import output_text
+    from scoregate.app import output_text
 
     head = join_units([f"item {detail['item_id']}", f"run {detail['run_id']}", f"prompt {detail['prompt']}"])
     print_wrapped(console, head, style="bold")

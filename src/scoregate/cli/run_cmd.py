@@ -17,18 +17,19 @@ from scoregate.errors import ExitCode
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.app.experiment import RunOutcome
+    from scoregate.app import RunOutcome
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
+REDO_COMMANDS = ("report", "mlflow", "langfuse")
+"""What the run's final lines can point to for a failed step: `scoregate report`, `mlflow-sync`, `langfuse-sync`."""
 
 
 def validate(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
-    from scoregate.catalog.plan import validate_project
-    from scoregate.catalog.project import load_project
+    from scoregate.app import check_project
 
-    for line in validate_project(load_project(project_root(project))):
+    for line in check_project(project_root(project)):
         print_wrapped(console, line, first="ok ", first_style="green")
 
 
@@ -86,18 +87,68 @@ def run(
             min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
         ),
     ] = 1,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Forecast the calls, tokens, cost and wall time; call no model.")
+    ] = False,
+    budget_usd: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may cost more (USD); stop at it.")
+    ] = None,
+    budget_minutes: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may take longer (minutes); stop at it.")
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="Run one shard: I/N (0-based) or auto (JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)."),
+    ] = None,
+    shards: Annotated[
+        int | None, typer.Option(min=1, help="With --shard auto: the shard count (else SCOREGATE_SHARDS).")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="With --shard: the run id all shards share (default: derived).")
+    ] = None,
+    group: Annotated[
+        str | None, typer.Option(help="With --shard: a name that sets one sharded run apart, e.g. the CI run id.")
+    ] = None,
+    stop_early: Annotated[
+        bool,
+        typer.Option(
+            "--stop-early",
+            help="Run the items in a seeded order; stop once the first gate's question against --against is settled.",
+        ),
+    ] = False,
+    against: Annotated[str | None, typer.Option(help="With --stop-early: the reference run's id.")] = None,
+    max_items: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: stop, inconclusive, after N paired items.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="With --stop-early: stop, inconclusive, once USD is spent.")
+    ] = None,
+    stop_batch: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: items between two looks (default 10).")
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app.experiment import RunOptions, run_experiment, run_models
+    from scoregate.app import RunOptions, parse_shard, run_experiment, run_models
 
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    if (retry_errors or quarantine) and resume is None:
+    if shard is None and (shards is not None or run_id is not None or group is not None):
+        raise typer.BadParameter("--shards, --run-id and --group belong to a sharded run: add --shard I/N or auto")
+    if shard is not None and (resume is not None or models is not None):
+        raise typer.BadParameter("--shard resumes by itself (run the same index again); drop --resume / --models")
+    if (retry_errors or quarantine) and resume is None and shard is None:
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    for option, value in (("--budget-usd", budget_usd), ("--budget-minutes", budget_minutes)):
+        if value is not None and not value > 0:
+            raise typer.BadParameter(f"{value:g}: a budget must be more than 0 (0 allows no call)", param_hint=option)
+    if dry_run and (resume is not None or models is not None):
+        raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
+    if not stop_early and any(v is not None for v in (against, max_items, max_cost, stop_batch)):
+        raise typer.BadParameter("--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it")
     human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
@@ -117,7 +168,27 @@ def run(
         eval_rows=eval_rows,
         write_report=not no_report,
         repeat=repeat,
+        budget_usd=budget_usd,
+        budget_minutes=budget_minutes,
+        shard=parse_shard(shard, shards=shards) if shard is not None else None,
+        run_id=run_id,
+        group=group,
+        stop_early=stop_early,
+        against=against,
+        max_items=max_items,
+        max_cost=max_cost,
+        stop_batch=stop_batch,
     )
+    if dry_run:
+        from scoregate.app import forecast_experiment
+        from scoregate.cli.forecast_render import print_forecast
+
+        planned = forecast_experiment(project_root(project), experiment or "", options)
+        if as_json:
+            typer.echo(json.dumps(planned.to_dict(), indent=2))
+        else:
+            print_forecast(console, planned)
+        return
     if models is not None:
         names = _model_names(models)
         outcomes = run_models(project_root(project), experiment or "", names, options)
@@ -140,6 +211,9 @@ def run(
         for sink, error in outcome.mirror_errors.items():
             print_wrapped(human, f"{sink} mirror failed: {error}", style="yellow")
         return
+    if outcome.shard is not None:
+        _report_shard(outcome, human, as_json=as_json)
+        return
     _report(outcome, project_root(project), human)
     if as_json:
         typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
@@ -148,6 +222,28 @@ def run(
         raise typer.Exit(int(ExitCode.ERROR))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
+
+
+def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None:
+    """One shard's end: its items, where they are, how to merge; exit 1 when none succeeded."""
+    from scoregate.cli.layout import keep
+
+    metrics = outcome.summary["run_metrics"]
+    print_wrapped(
+        human,
+        f"shard {outcome.shard} of run {outcome.run_id}: {metrics['items']} item(s), {metrics['error_count']} failed",
+    )
+    print_wrapped(human, keep("stored in", str(outcome.store.directory)))
+    print_wrapped(human, f"when every shard is done: `scoregate merge {outcome.run_id}`")
+    for note in outcome.mirror_notes:
+        print_wrapped(human, note)
+    for sink, error in outcome.mirror_errors.items():
+        print_wrapped(human, f"{sink} mirror failed: {error} — run this shard again to redo it", style="yellow")
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
+    if metrics["items"] and outcome.succeeded_items == 0:
+        print_wrapped(human, f"no item of shard {outcome.shard} succeeded", first="error: ", first_style="bold red")
+        raise typer.Exit(int(ExitCode.ERROR))
 
 
 def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
@@ -182,22 +278,9 @@ def _model_names(models: str) -> list[str]:
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
-    from scoregate.catalog.project import load_project
-    from scoregate.catalog.routing import route_prompts
+    from scoregate.app import experiment_rows
 
-    config = load_project(project_root(project)).config
-    datasets_of = {gate.name: gate.datasets for gate in config.gates}
-    rows = [
-        {
-            "name": name,
-            "dataset": spec.dataset,
-            "prompts": route_prompts(spec.prompt),
-            "model": spec.model or config.settings.model,
-            "evaluators": list(spec.evaluators),
-            "gates": [g for g in spec.gates if datasets_of.get(g) is None or spec.dataset in (datasets_of[g] or [])],
-        }
-        for name, spec in config.experiments.items()
-    ]  # a gate limited to other datasets does not judge this experiment's runs
+    rows = experiment_rows(project_root(project))
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -219,13 +302,14 @@ def counted(n: int, noun: str) -> str:
 
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
-    from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
+    from scoregate.app import manifest_run_name, score_directions
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
-    from scoregate.store.identity import manifest_run_name
 
-    print_summary(console, outcome.summary, project_directions(load_project(root)))
+    print_summary(console, outcome.summary, score_directions(root))
+    from scoregate.cli.stop_early_render import print_stop_early
+
+    print_stop_early(console, outcome.summary, outcome.run_id)
     if "repeats" in outcome.summary:
         from scoregate.cli.repeats_render import print_consistency
 
@@ -251,14 +335,13 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
         )
     if outcome.report is not None:
         print_wrapped(console, keep("report:", str(outcome.report)))
-    if "mlflow" in outcome.mirrors:
-        print_wrapped(console, f"mlflow: run {outcome.mirrors['mlflow']}  (browse with `make mlflow-ui`)")
-    for note in outcome.mirror_notes:
+    for note in outcome.mirror_notes:  # each sink's lines: MLflow's run, Langfuse's experiment...
         print_wrapped(console, note)
     for sink, error in outcome.mirror_errors.items():
         redo = f"scoregate report {outcome.run_id}" if sink == "report" else f"scoregate {sink}-sync {outcome.run_id}"
         what = "report not written" if sink == "report" else f"{sink} mirror failed"
-        print_wrapped(console, f"{what}: {error} — redo with `{redo}`", style="yellow")
+        again = f" — redo with `{redo}`" if sink in REDO_COMMANDS else ""  # a plug-in sink may have no sync command
+        print_wrapped(console, f"{what}: {error}{again}", style="yellow")
 
 
 def mlflow_sync(
@@ -269,15 +352,18 @@ def mlflow_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
-    from scoregate.sinks.mlflow.run_mirror import resync_run
+    from scoregate.app import sync_stored_run
 
-    mlflow_run = resync_run(project_root(project), run_id)
-    print_wrapped(console, f"mlflow: run {mlflow_run} is up to date with {run_id}")
-    if eval_rows:
-        from scoregate.sinks.mlflow.eval_rows import log_stored_run_rows
-
-        rows = log_stored_run_rows(project_root(project), run_id, mlflow_run)
+    outcome = sync_stored_run(project_root(project), run_id, "mlflow", item_rows=eval_rows)
+    mlflow = outcome.results["mlflow"]
+    if mlflow.report.link:
+        print_wrapped(console, f"mlflow: run {mlflow.report.link} is up to date with {run_id}")
+    outcome.raise_for("mlflow")
+    rows, mlflow_run = mlflow.report.item_rows, mlflow.report.link
+    if rows is not None:
         print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
 
 
 def rank(
@@ -289,7 +375,7 @@ def rank(
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
-    from scoregate.app.ranking import rank_stored_runs
+    from scoregate.app import rank_stored_runs
 
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
     if as_json:

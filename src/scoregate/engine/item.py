@@ -9,13 +9,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoregate.calls.caller import ModelCaller
+from scoregate.calls.errors import ModelCallFailed
 from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec, ResponseFormat
 from scoregate.catalog.routing import choose_prompt, inferred_fields
 from scoregate.catalog.templates import instruction_lines, render_messages
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import CompletionRequest
-from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed
+from scoregate.scoring.base import EvalContext, Evaluator
 from scoregate.store.records import CallRecord, ItemResult, Score
+
+
+def task_request(prompt: PromptSpec, item: DatasetItem) -> CompletionRequest:
+    """Return the model request for one item under one prompt (a forecast asks the cache for it too)."""
+    config = prompt.config
+    schema = config.response_format
+    return CompletionRequest(
+        messages=render_messages(prompt, item.input),
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        top_p=config.top_p,
+        json_schema=_reply_schema(schema, item) if schema else None,
+        schema_name=schema.name if schema else "output",
+        schema_strict=schema.strict if schema else True,
+    )
 
 
 @dataclass(frozen=True)
@@ -33,17 +49,7 @@ class ItemPipeline:
 
     def request_for(self, prompt: PromptSpec, item: DatasetItem) -> CompletionRequest:
         """Return the model request for one item under one prompt."""
-        config = prompt.config
-        schema = config.response_format
-        return CompletionRequest(
-            messages=render_messages(prompt, item.input),
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            top_p=config.top_p,
-            json_schema=_reply_schema(schema, item) if schema else None,
-            schema_name=schema.name if schema else "output",
-            schema_strict=schema.strict if schema else True,
-        )
+        return task_request(prompt, item)
 
     async def run(self, index: int, item: DatasetItem) -> ItemResult:
         """Produce, score and return one item's result; failures become data, never exceptions."""

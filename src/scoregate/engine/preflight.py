@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from scoregate.calls.caller import ModelCaller
-from scoregate.catalog.models import ModelSpec
+from scoregate.catalog.models import ModelSpec, Settings
+from scoregate.providers.base import ProviderContext
 from scoregate.store.records import CallRecord
 
 
@@ -27,11 +28,17 @@ class BackgroundPreflight:
     """`ModelCaller.preflight` on its own caller, event loop and thread; `wait()` re-raises what it raised."""
 
     def __init__(
-        self, models: dict[str, ModelSpec], names: Iterable[str], *, default_judge: str, project_root: Path
+        self,
+        models: dict[str, ModelSpec],
+        names: Iterable[str],
+        *,
+        default_judge: str,
+        project_root: Path,
+        settings: Settings | None = None,
     ) -> None:
-        self._caller = ModelCaller(models, default_judge=default_judge)
+        context = ProviderContext(project_root, settings or Settings())
+        self._caller = ModelCaller(models, default_judge=default_judge, context=context)
         self._names = list(names)
-        self._project_root = project_root
         self._error: BaseException | None = None
         self.records: list[CallRecord] = []
         """One record per request sent (purpose `model_check`): the run keeps them for its per-call telemetry."""
@@ -51,6 +58,6 @@ class BackgroundPreflight:
 
     def _check(self) -> None:
         try:
-            asyncio.run(self._caller.preflight(self._names, project_root=self._project_root, records=self.records))
+            asyncio.run(self._caller.preflight(self._names, records=self.records))
         except BaseException as exc:  # handed to the main thread by wait()
             self._error = exc

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoregate.calls.errors import ModelCallFailed
 from scoregate.catalog.models import DatasetItem, StageSpec
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.engine.item import ItemPipeline, _parse_output, compose
-from scoregate.scoring.base import EvalContext, Evaluator, ModelCallFailed
-from scoregate.scoring.registry import build_evaluator
+from scoregate.scoring.base import EvalContext, Evaluator
 from scoregate.store.records import CallRecord, ItemResult, Score
+from scoregate.tracks.registry import build_evaluator
 
 
 def stage_key(stage: str, key: str) -> str:

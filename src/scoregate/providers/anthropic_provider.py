@@ -7,18 +7,25 @@ Anthropic models (API version 2026-10-21 refuses them), so those models sample a
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
 import anthropic
 
 from scoregate.catalog.models import ModelSpec
-from scoregate.providers.base import Completion, CompletionRequest, ProviderError
+from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderContext, ProviderError
 from scoregate.providers.openai_compat import retry_after_seconds, short_error
-from scoregate.providers.pricing import call_cost, price_per_mtok
+from scoregate.providers.pricing import call_cost
 
 DEFAULT_MAX_TOKENS = 1024
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+# USD per million (input, output) tokens, from Anthropic's public price list.
+ANTHROPIC_PRICES: dict[str, tuple[float, float]] = {
+    "claude-3-5-haiku-latest": (0.80, 4.00),
+    "claude-3-5-sonnet-latest": (3.00, 15.00),
+    "claude-sonnet-4-0": (3.00, 15.00),
+}
 
 
 def classify(exc: Exception, endpoint: str) -> ProviderError:
@@ -38,24 +45,26 @@ def classify(exc: Exception, endpoint: str) -> ProviderError:
     return ProviderError(f"{type(exc).__name__}: {exc}", retryable=False)
 
 
-class AnthropicProvider:
+class AnthropicProvider(Provider):
     """Claude models; a JSON schema becomes a single forced tool whose input is the answer."""
 
-    def __init__(self, spec: ModelSpec) -> None:
-        self._spec = spec
-        self._endpoint = spec.base_url or "https://api.anthropic.com"
-        self._price = price_per_mtok(spec)
+    key_env_var = "ANTHROPIC_API_KEY"
+    needs_key = True
+    key_hint = "Anthropic's keys are made at https://console.anthropic.com/settings/keys"
+    default_base_url = DEFAULT_BASE_URL
+    known_prices = ANTHROPIC_PRICES
+    unreachable_hint = "check your network, and base_url in scoregate.yaml if you set one"
+
+    def __init__(self, spec: ModelSpec, context: ProviderContext | None = None) -> None:
+        super().__init__(spec, context)
+        self._endpoint = self.base_url() or DEFAULT_BASE_URL
+        self._price = self.price()
         self._client = anthropic.AsyncAnthropic(
-            api_key=os.environ.get(spec.api_key_env or "ANTHROPIC_API_KEY"),
+            api_key=self.api_key(),
             base_url=spec.base_url,
             max_retries=0,
             timeout=spec.timeout_s,
         )
-
-    @property
-    def model(self) -> str:
-        """The model name sent to the API."""
-        return self._spec.model
 
     @property
     def endpoint(self) -> str:
@@ -66,9 +75,9 @@ class AnthropicProvider:
         system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
         messages = [m for m in request.messages if m["role"] != "system"]
         body: dict[str, Any] = {
-            "model": self._spec.model,
+            "model": self.spec.model,
             "messages": messages,
-            "max_tokens": request.max_tokens or self._spec.max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": request.max_tokens or self.spec.max_tokens or DEFAULT_MAX_TOKENS,
         }
         if system:
             body["system"] = system

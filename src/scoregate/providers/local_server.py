@@ -212,6 +212,13 @@ def status(root: Path, *, port: int | None = None, timeout_s: float = HEALTH_TIM
     )  # fmt: skip
 
 
+SERVE_HINT = "start the local model with `scoregate model serve` (or `make model-serve`)"
+"""What to do when nothing listens on the local model's port."""
+BUSY_HINT = (
+    "the local model server is running but busy (another run, or still loading): wait and retry; "
+    "`scoregate model status` shows it"
+)
+"""What to do when the local model server accepts a request but does not answer it in time."""
 OWN_SERVER_HINT = (
     "for a server of this project's own, set `settings.local_port` in scoregate.yaml (or SCOREGATE_LOCAL_PORT) "
     "to a free port, then `scoregate model serve`"

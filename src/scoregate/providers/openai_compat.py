@@ -9,17 +9,29 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx2
 
 from scoregate.catalog.models import ModelSpec, StructuredOutputStyle
 from scoregate.catalog.urls import check_url
-from scoregate.providers.base import Completion, CompletionRequest, ProviderError
-from scoregate.providers.pricing import call_cost, price_per_mtok
+from scoregate.errors import ProviderUnavailable
+from scoregate.providers import local_server
+from scoregate.providers.base import Completion, CompletionRequest, Provider, ProviderContext, ProviderError
+from scoregate.providers.pricing import call_cost
 from scoregate.support.redaction import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+# USD per million (input, output) tokens, from OpenAI's public price list.
+OPENAI_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+}
 
 
 def response_format_args(
@@ -108,41 +120,90 @@ def short_error(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-class OpenAICompatibleProvider:
-    """Chat completions against any OpenAI-compatible endpoint."""
+class OpenAICompatibleProvider(Provider):
+    """Chat completions against any OpenAI-compatible endpoint; a key is required only by OpenAI's own API."""
 
-    def __init__(self, spec: ModelSpec, *, default_style: StructuredOutputStyle = "json_schema") -> None:
-        self._spec = spec
-        self._style: StructuredOutputStyle = spec.structured_output or default_style
-        from_env = None if spec.base_url else os.environ.get("OPENAI_BASE_URL", "").strip()
-        if from_env:
-            check_url(from_env, where="OPENAI_BASE_URL")
-        self._endpoint = (spec.base_url or from_env or DEFAULT_BASE_URL).rstrip("/")
-        key_env = spec.api_key_env or "OPENAI_API_KEY"
-        self._price = price_per_mtok(spec)
+    key_env_var: ClassVar[str | None] = "OPENAI_API_KEY"
+    key_hint = "OpenAI's keys are made at https://platform.openai.com/api-keys"
+    default_base_url: ClassVar[str | None] = DEFAULT_BASE_URL
+    structured_output: ClassVar[StructuredOutputStyle | None] = "json_schema"
+    known_prices: ClassVar[Mapping[str, tuple[float, float]]] = OPENAI_PRICES
+    unreachable_hint = "check base_url in scoregate.yaml (or OPENAI_BASE_URL) and that the server is running"
+    not_found_hint = (
+        "check base_url (it usually ends in /v1) and the model name in scoregate.yaml; "
+        "every call of this run would get the same 404"
+    )
+
+    def __init__(self, spec: ModelSpec, context: ProviderContext | None = None) -> None:
+        super().__init__(spec, context)
+        self._style: StructuredOutputStyle = spec.structured_output or self.structured_output or "none"
+        self._endpoint = self.base_url().rstrip("/")
+        self._price = self.price()
         limits = httpx2.Limits(max_connections=spec.max_connections, max_keepalive_connections=spec.max_connections)
         self._url = self._endpoint + "/chat/completions"
         self._client = httpx2.AsyncClient(
             limits=limits,
             timeout=spec.timeout_s,
             verify=tls_verify(self._endpoint),
-            headers={"Authorization": f"Bearer {os.environ.get(key_env) or 'not-needed'}"},
+            headers={"Authorization": f"Bearer {self.api_key() or 'not-needed'}"},
         )
 
-    @property
-    def model(self) -> str:
-        """The model name sent to the endpoint."""
-        return self._spec.model
+    def base_url(self) -> str:
+        """Where requests go: the model's `base_url`, else `OPENAI_BASE_URL`, else OpenAI's API."""
+        if self.spec.base_url:
+            return self.spec.base_url
+        from_env = os.environ.get("OPENAI_BASE_URL", "").strip()
+        if from_env:
+            check_url(from_env, where="OPENAI_BASE_URL")
+        return from_env or DEFAULT_BASE_URL
+
+    def key_variable(self) -> str | None:
+        """`api_key_env` when set; else OPENAI_API_KEY, but only for OpenAI's own API (a vLLM server needs none)."""
+        if self.spec.api_key_env:
+            return self.spec.api_key_env
+        return self.key_env_var if self._endpoint.startswith(DEFAULT_BASE_URL) else None
 
     @property
     def endpoint(self) -> str:
         """The base URL requests go to."""
         return self._endpoint
 
+    def on_embedded_server(self) -> bool:
+        """True when its endpoint is the embedded llama.cpp server's: its failures get that server's hints."""
+        return self._endpoint.startswith(local_server.local_base_url())
+
+    def unreachable(self, name: str) -> ProviderUnavailable:
+        """On the embedded server: still loading (`model serve` started it, it does not listen yet) or not started."""
+        if not self.on_embedded_server():
+            return super().unreachable(name)
+        root = self.context.root
+        pid = local_server.server_pid(root, local_server.port_of(self.endpoint)) if root is not None else None
+        if pid is None:
+            return ProviderUnavailable(
+                f"model {name!r}: cannot reach {self.endpoint} (connection refused or failed)",
+                hint=local_server.SERVE_HINT,
+            )
+        return ProviderUnavailable(
+            f"model {name!r}: the local model server (pid {pid}) is running but does not accept "
+            f"connections at {self.endpoint} yet",
+            hint="it is probably still loading the model: wait a moment and retry "
+            "(`scoregate model status` shows it; its log is in .scoregate/local-model/)",
+        )
+
+    def busy_advice(self) -> str:
+        """On the embedded server: that it is busy, naming the project that started it when it is another one."""
+        if not self.on_embedded_server():
+            return self.busy_hint
+        owner = local_server.server_owner(local_server.port_of(self.endpoint))
+        root = self.context.root
+        if owner is None or (root is not None and Path(owner) == root.resolve()):
+            return local_server.BUSY_HINT
+        return f"{local_server.BUSY_HINT}. It was started by the project in {owner}: {local_server.OWN_SERVER_HINT}"
+
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self._spec.model, "messages": list(request.messages)}
-        temperature = request.temperature if request.temperature is not None else self._spec.temperature
-        max_tokens = request.max_tokens or self._spec.max_tokens
+        body: dict[str, Any] = {"model": self.spec.model, "messages": list(request.messages)}
+        temperature = request.temperature if request.temperature is not None else self.spec.temperature
+        max_tokens = request.max_tokens or self.spec.max_tokens
         if temperature is not None:
             body["temperature"] = temperature
         if max_tokens is not None:

@@ -1,21 +1,91 @@
-"""Build a provider from a model entry of scoregate.yaml."""
+"""Every model provider by name, built lazily: a provider's module, and the SDK it imports, load only when a model
+of that provider is used, and a missing SDK is reported with what to install.
+
+A new provider is one module (a `Provider` subclass that sets its facts) and one line in `PROVIDERS`.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
 from scoregate.catalog.models import ModelSpec
-from scoregate.providers.base import Provider
-from scoregate.providers.local_server import local_base_url
-from scoregate.providers.openai_compat import OpenAICompatibleProvider
+from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.providers.base import Provider, ProviderContext
+from scoregate.support.suggest import unknown_name
 
 
-def build_provider(spec: ModelSpec) -> Provider:
-    """Return the provider for a model spec (the local model is an OpenAI-compatible llama.cpp server)."""
-    if spec.provider == "anthropic":
-        # The anthropic SDK takes seconds to import; load it only for Anthropic models, not on every command.
-        from scoregate.providers.anthropic_provider import AnthropicProvider
+@dataclass(frozen=True)
+class ProviderEntry:
+    """Where a provider's class lives (`module:Class`) and, when it imports an SDK, the pip requirement to install."""
 
-        return AnthropicProvider(spec)
-    if spec.provider == "local":
-        local = spec.model_copy(update={"base_url": spec.base_url or local_base_url()})
-        return OpenAICompatibleProvider(local, default_style="json_object_schema")
-    return OpenAICompatibleProvider(spec, default_style="json_schema")
+    target: str
+    install: str | None = None
+
+
+PROVIDERS: dict[str, ProviderEntry] = {
+    "openai": ProviderEntry("scoregate.providers.openai_compat:OpenAICompatibleProvider"),
+    "anthropic": ProviderEntry("scoregate.providers.anthropic_provider:AnthropicProvider", "anthropic>=2.10,<3"),
+    "local": ProviderEntry("scoregate.providers.local:LocalProvider"),
+    "scripted": ProviderEntry("scoregate.providers.scripted:ScriptedProvider"),
+}
+
+
+def provider_class(provider: str) -> type[Provider]:
+    """Import and return the class of a registered provider; raise ScoregateError naming what to install when its
+    SDK is missing."""
+    entry = PROVIDERS[provider]
+    module_name, _, class_name = entry.target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if not missing or missing.split(".")[0] == "scoregate":
+            raise  # a module of scoregate itself: a bug, not an install step
+        requirement = entry.install or missing.split(".")[0]
+        raise ScoregateError(
+            f"provider {provider!r} needs the Python package {missing!r}, which is not installed",
+            hint=f"install it into scoregate's environment: pip install '{requirement}'",
+        ) from None
+    cls: type[Provider] = getattr(module, class_name)
+    return cls
+
+
+def model_problems(name: str, spec: ModelSpec) -> list[str]:
+    """What is wrong with model `name`'s provider or its `options`, one `scoregate.yaml: models...: problem` each.
+
+    Only a model with options imports its provider's module (to read what options it takes).
+    """
+    where = f"scoregate.yaml: models.{name}"
+    if spec.provider not in PROVIDERS:
+        return [f"{where}.provider: no provider {spec.provider!r}{unknown_name(spec.provider, PROVIDERS)}"]
+    if not spec.options:
+        return []
+    options = provider_class(spec.provider).options_model
+    if options is None:
+        return [f"{where}.options: provider {spec.provider!r} takes no options; remove `options:`"]
+    try:
+        options.model_validate(spec.options)
+    except ValidationError as exc:
+        return [
+            f"{where}.options.{'.'.join(str(part) for part in error['loc'])}: {error['msg']}".replace(".options.:", ":")
+            for error in exc.errors()
+        ]
+    return []
+
+
+def models_problems(models: Mapping[str, ModelSpec]) -> list[str]:
+    """`model_problems` of every model."""
+    return [problem for name, spec in models.items() for problem in model_problems(name, spec)]
+
+
+def build_provider(name: str, spec: ModelSpec, context: ProviderContext | None = None) -> Provider:
+    """Return the provider of model `name` (imported on first use); raise ValidationFailed for an unknown provider
+    or bad options."""
+    problems = model_problems(name, spec)
+    if problems:
+        raise ValidationFailed(problems, hint="fix the model in scoregate.yaml (`scoregate validate` checks them all)")
+    return provider_class(spec.provider)(spec, context)

@@ -6,30 +6,17 @@ and point carries a `<title>`, so hovering shows its exact value.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
 import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
+from scoregate.support.numbers import fmt
 
 WIDTH, HEIGHT = 360, 150
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 40, 12, 10, 30
 MARK_COLOURS = ("#b45309", "#b91c1c", "#7c3aed")
-
-
-def fmt(value: float | None, digits: int = 3) -> str:
-    """A number as a person reads it: 3 significant digits, thousands without exponent, `—` for none."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
-        return f"{int(value):,}"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.{digits}g}"
 
 
 def _svg(width: int, height: int, body: list[str], label: str) -> str:

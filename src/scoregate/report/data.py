@@ -1,5 +1,5 @@
 """Assemble what the HTML report shows from stored runs: headers, ordered scores, gates with the items that
-broke them, per-item rows (aligned by item id across runs), the comparison or ranking, extraction breakdowns.
+broke them, per-item rows (aligned by item id across runs), the comparison or ranking, each track's section.
 
 The result is a plain JSON-ready dict; `page.render_page` turns it into HTML. Long texts are clipped to a
 budget so a 10,000-item report stays small; a clipped text says so and where the full text is.
@@ -23,6 +23,8 @@ from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_labels import with_labels
 from scoregate.store.run_store import RunStore
+from scoregate.store.stop_record import stop_line
+from scoregate.tracks.registry import TRACKS
 
 TEXT_BUDGET = 6_000_000
 """Characters of item text (inputs, outputs, references, judge reasoning) one report embeds at most."""
@@ -283,37 +285,17 @@ class _RunReader:
             "git_commit": (r.get("git") or {}).get("commit"),
             "verdict": s.get("verdict"),
             "verdict_words": verdict_words(s),
+            "stop_early": stop_line(s["stop_early"]) if s.get("stop_early") else None,
             "scores": scores,
             "gates": self.gates,
+            "flaky": s.get("flaky"),
+            "judge_drift": s.get("judge_drift"),
             "run_metrics": s.get("run_metrics") or {},
-            "extraction": _extraction_view(s.get("extraction")),
+            "tracks": {t.name: view for t in TRACKS if (view := t.report_view(s.get(t.name))) is not None},
             "score_keys": [list(key) for key in self.keys],
             "purposes": list(self.purposes),
             "models": list(self.models),
         }
-
-
-def _extraction_view(report: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The extraction track's breakdowns a person looks at (the full report stays in summary.json)."""
-    if not report:
-        return None
-    fields = report.get("fields") or {}
-    counts = fields.get("counts") or {}
-    return {
-        "evaluator": report.get("evaluator"),
-        "metrics": report.get("metrics") or {},
-        "match": {k: counts.get(k) for k in ("exact", "partial", "incorrect", "missed", "spurious")},
-        "expected_fields": counts.get("expected"),
-        "omission_rate": counts.get("omission_rate"),
-        "by_type": {t: v.get("omission_rate") for t, v in (fields.get("breakdowns") or {}).get("type", {}).items()},
-        "hallucinations": fields.get("hallucinations") or {},
-        "complexity": (report.get("complexity_analysis") or {}).get("bins") or {},
-        "score_distribution": fields.get("score_distribution") or {},
-        "recommendation": report.get("recommendation"),
-        "level_reached": report.get("level_reached"),
-        "levels": {name: level.get("verdict") for name, level in (report.get("levels") or {}).items()},
-        "not_scored": report.get("not_scored"),
-    }
 
 
 def _ranking_metric(readers: Sequence[_RunReader], asked: str | None) -> str:
@@ -376,6 +358,7 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
         "comparison": None,
         "ranking": None,
         "leaderboard": None,
+        "track_titles": {t.name: t.title for t in TRACKS},
         "notes": notes,
     }
     if len(readers) == 1:
@@ -388,7 +371,8 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
 def _leaderboard(reader: _RunReader, options: ReportOptions) -> dict[str, Any] | None:
     """The leaderboard of the run's experiment, computed now from the stored runs (not a stale leaderboard.json);
     None when fewer than two valid runs of the experiment count (one run's board repeats its headline)."""
-    from scoregate.analysis.leaderboard import build_leaderboard, default_metric, valid_runs
+    from scoregate.analysis.leaderboard import default_metric, leaderboard_of
+    from scoregate.store.valid_runs import valid_runs
 
     receipts = reader.manifest.get("receipts") or {}
     experiment = receipts.get("experiment")
@@ -399,10 +383,9 @@ def _leaderboard(reader: _RunReader, options: ReportOptions) -> dict[str, Any] |
     if sum(1 for _store, _manifest, summary in found[0] if metric in summary["scores"]) < 2:
         return None  # checked before reading any results: a lone run of 100,000 items costs no second pass
     try:
-        board = build_leaderboard(
-            reader.store.directory.parent, experiment=str(experiment), metric=metric,
+        board = leaderboard_of(
+            *found, source=str(reader.store.directory.parent), experiment=str(experiment), metric=metric,
             lower_is_better=direction_of(metric, reader.manifest) == "lower", min_coverage=options.min_coverage,
-            found=found,
         )  # fmt: skip
     except ScoregateError:
         return None
@@ -417,6 +400,7 @@ def _add_comparisons(
 ) -> None:
     from scoregate.analysis.compare_runs import compare_runs
     from scoregate.analysis.model_ranking import rank_runs
+    from scoregate.tracks.registry import ranked_metrics
 
     for item in report["items"]:
         a, b = item["r"][0], item["r"][1]
@@ -446,6 +430,7 @@ def _add_comparisons(
                 alpha=alpha,
                 resamples=options.resamples,
                 seed=options.seed,
+                tracks=ranked_metrics(),
             )
             report["ranking"] = ranking.to_dict()
         except ScoregateError as exc:

@@ -1,6 +1,6 @@
 """Render the report model (`data.build_report`) as one self-contained HTML page.
 
-The summary parts (header, verdict, headline metrics, gates, charts, comparison, ranking, extraction) are
+The summary parts (header, verdict, headline metrics, gates, charts, comparison, ranking, track sections) are
 rendered here as HTML and inline SVG, so they read without JavaScript; the item table is drawn by the
 page's own script from the embedded JSON (sorting, filtering, opening an item). Nothing is fetched.
 """
@@ -17,7 +17,7 @@ from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.analysis.verdicts import VERDICT_RULE
 from scoregate.catalog.directions import direction_arrow
 from scoregate.report.charts import bars, fmt, histogram, scatter
-from scoregate.tracks.extraction.aggregation import aggregation
+from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
 
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
 VERDICT_CLASS = {
@@ -103,6 +103,8 @@ def _header(report: dict[str, Any]) -> str:
             f'<p class="verdict {cls}" data-run="{_e(run["run_id"])}" id="verdict-{i}">'
             f"{label}{_e(run['verdict_words'])}</p>"
         )
+        if run.get("stop_early"):  # a stop-early run: where it stopped, why, and the sequence's bounds
+            parts.append(f'<p class="verdict stop" id="stop-early-{i}">{label}{_e(run["stop_early"])}</p>')
     headline = _comparison_headline(report)
     if headline:
         parts.append(f'<p class="verdict cmp" id="comparison-verdict">{_e(headline)}</p>')
@@ -405,47 +407,42 @@ def _leaderboard(report: dict[str, Any]) -> str:
     )
 
 
-def _extraction(report: dict[str, Any]) -> str:
-    runs = [(i, r) for i, r in enumerate(report["runs"]) if r.get("extraction")]
+def _track_section(report: dict[str, Any], name: str) -> str:
+    """One track's section: per run holding the track, its note, values, charts and tables (`Track.report_view`)."""
+    runs = [(i, r) for i, r in enumerate(report["runs"]) if (r.get("tracks") or {}).get(name)]
     if not runs:
         return ""
-    out = ['<section id="extraction"><h2>Extraction breakdowns</h2>']
+    out = [f'<section id="{_e(name)}"><h2>{_e(runs[0][1]["tracks"][name]["title"])}</h2>']
     for i, run in runs:
-        x = run["extraction"]
-        rec = x.get("recommendation") or {}
-        levels = ", ".join(f"{k} {v}" for k, v in (x.get("levels") or {}).items())
-        complexity = "".join(
-            f"<tr><td>{_e(name)}</td><td>{_e(b.get('items'))}</td><td>{_e(fmt(b.get('field_f1_partial_micro')))}</td>"
-            f"<td>{_e(fmt(b.get('latency_mean_ms'), 4))}</td></tr>"
-            for name, b in x["complexity"].items()
-        )
-        metrics = x["metrics"]
-        shown = [(k, metrics.get(k)) for k in ("eqs", "schema_validity_rate", "exact_match_rate",
-                 "field_f1_partial", "hallucination_rate", "omission_rate", "type_accuracy")]  # fmt: skip
-        charts = [
-            bars(x["match"], label=f"fields by match category (of {x.get('expected_fields')} expected)"),
-            bars(x["by_type"], label="omission rate by field type", percent=True),
-            bars(x["hallucinations"], label="hallucinated fields by severity"),
-            bars(x["score_distribution"], label="fields by similarity band"),
-        ]
+        view = run["tracks"][name]
+        note = "".join(f"<b>{_e(text)}</b>" if bold else _e(text) for text, bold in view["note"])
+        charts = [bars(values, label=label, percent=percent) for values, label, percent in view["charts"]]
         title = _run_label(run, i, len(report["runs"]))
         out.append(
             f"<details{' open' if i == runs[0][0] else ''}><summary>{_e(title)}</summary>"
-            f'<p class="note">recommendation: <b>{_e(rec.get("text"))}</b>; level reached: '
-            f"{_e(x.get('level_reached') or 'none')} ({_e(levels)})</p>"
+            f'<p class="note">{note}</p>'
             '<div class="table-wrap"><table class="grid"><tbody>'
-            + "".join(f"<tr><th>{_e(k)} ({_e(aggregation(k))})</th><td>{_e(fmt(v))}</td></tr>" for k, v in shown)
+            + "".join(f"<tr><th>{_e(k)}</th><td>{_e(fmt(v))}</td></tr>" for k, v in view["values"])
             + "</tbody></table></div>"
             + '<div class="charts">'
             + "".join(f'<figure class="fig">{c}</figure>' for c in charts if c)
             + "</div>"
-            '<h3>By schema complexity</h3><div class="table-wrap"><table class="grid"><thead><tr><th>bin</th>'
-            "<th>items</th>"
-            "<th>field F1 (partial, micro)</th><th>latency mean ms</th></tr></thead>"
-            f"<tbody>{complexity}</tbody></table></div>"
-            "</details>"
+            + "".join(_track_table(table) for table in view["tables"])
+            + "</details>"
         )
     return "".join(out) + "</section>"
+
+
+def _track_table(table: dict[str, Any]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in table["head"])
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_e(v if d is None else fmt(v, d))}</td>" for v, d in row) + "</tr>"
+        for row in table["rows"]
+    )
+    return (
+        f'<h3>{_e(table["title"])}</h3><div class="table-wrap"><table class="grid"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
 
 
 def _json(value: Any) -> str:
@@ -480,8 +477,8 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
         nav.append(("ranking", "Ranking"))
     if report.get("leaderboard"):
         nav.append(("leaderboard", "Leaderboard"))
-    if any(r.get("extraction") for r in runs):
-        nav.append(("extraction", "Extraction"))
+    sections = {name: _track_section(report, name) for name in report.get("track_titles") or {}}
+    nav += [(name, report["track_titles"][name]) for name, section in sections.items() if section]
     nav.append(("items", "Items"))
     clipped = (
         f" Texts longer than {report['clip_limit']:,} characters are cut ({report['clipped']:,} cut); "
@@ -491,8 +488,10 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
     body = (
         _header(report) + notes
         + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
-        + _headline(report) + _gates(report) + _distributions(report) + _comparison(report) + _ranking(report)
-        + _leaderboard(report) + _extraction(report)
+        + _headline(report) + _gates(report) + slice_tables(report) + flaky_section(report)
+        + judge_drift_section(report)
+        + _distributions(report) + _comparison(report) + _ranking(report)
+        + _leaderboard(report) + "".join(sections.values())
         + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'
         f'<p class="note" id="item-count"></p><div id="item-table"></div><p class="note">{_e(clipped)}</p></section>'
         f'<footer>generated {_e(report["generated_at"])} by scoregate</footer>'

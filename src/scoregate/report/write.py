@@ -14,7 +14,7 @@ from scoregate.report.page import render_page_parts
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
-    from scoregate.catalog.models import EvaluatorSpec
+    from scoregate.catalog.evaluators import EvaluatorSpec
 
 REPORT_FILE = "report.html"
 
@@ -70,8 +70,8 @@ def report_runs(root: Path, run_ids: Sequence[str], *, output: Path | None = Non
 def project_report_options(root: Path, *, metric: str | None = None) -> ReportOptions:
     """The report's statistics settings from the project's scoregate.yaml (defaults when it does not load)."""
     from scoregate.catalog.directions import project_directions
-    from scoregate.catalog.project import load_project
     from scoregate.errors import ScoregateError
+    from scoregate.tracks.project import load_project
 
     try:
         project = load_project(root)
@@ -91,12 +91,7 @@ def project_report_options(root: Path, *, metric: str | None = None) -> ReportOp
 
 def declared_scales(evaluators: Iterable[EvaluatorSpec]) -> dict[str, tuple[float, float]]:
     """Score key → the [min, max] range an evaluator file declares for it (judge scores, custom scores)."""
-    from scoregate.catalog.models import CustomSpec, LlmJudgeSpec
-
     scales: dict[str, tuple[float, float]] = {}
     for spec in evaluators:
-        if isinstance(spec, LlmJudgeSpec):
-            scales.update({f.key: f.range for f in (spec.score, *spec.extra) if f.data_type == "numeric" and f.range})
-        elif isinstance(spec, CustomSpec) and spec.range is not None:
-            scales[spec.score_key] = spec.range
+        scales.update(spec.score_ranges())
     return scales

@@ -6,15 +6,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from scoregate.calls.errors import ModelCallFailed as ModelCallFailed  # evaluators catch it
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.store.records import DataType, Score
 
 ModelCall = Callable[[str | None, CompletionRequest, str], Awaitable[Completion]]
 """call(model_name or None for the judge default, request, purpose) → Completion; raises ModelCallFailed."""
-
-
-class ModelCallFailed(Exception):
-    """A model call that failed after retries; its telemetry is already recorded."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,10 +40,10 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from scoregate.catalog.models import CounterName, CounterSpec, CountersSpec
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import VALID_ROOTS, EvalContext, resolve_path
 from scoregate.scoring.echo import InstructionEcho, echo_comment
+from scoregate.scoring.kinds.counters import CounterName, CounterSpec, CountersSpec
 from scoregate.scoring.sections import Section, SectionFinder
 from scoregate.store.records import DataType, Score, ScoreValue
 

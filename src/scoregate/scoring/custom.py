@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scoregate.catalog.models import CustomSpec
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import EvalContext, resolve_path
 from scoregate.scoring.facts import text_of
+from scoregate.scoring.kinds.custom import CustomSpec
 from scoregate.store.records import DataType, Score
 
 CustomMetric = Callable[[str, str], Awaitable[Any]]

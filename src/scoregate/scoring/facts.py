@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from scoregate.catalog.models import FactRecallSpec
 from scoregate.providers.base import CompletionRequest
 from scoregate.scoring.base import EvalContext, ModelCallFailed, resolve_path
 from scoregate.scoring.judge import _find_object
+from scoregate.scoring.kinds.fact_recall import FactRecallSpec
 from scoregate.store.records import DataType, Score
 
 Verdict = Literal["both", "expected", "got"]

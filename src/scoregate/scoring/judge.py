@@ -20,11 +20,12 @@ import statistics
 from collections import Counter
 from typing import Any
 
-from scoregate.catalog.models import JudgeField, LlmJudgeSpec
+from scoregate.catalog.models import JudgeField
 from scoregate.catalog.templates import malformed_placeholders
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import VALID_ROOTS, EvalContext, ModelCallFailed, resolve_path
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.records import DataType, Score, ScoreValue
 
 NOT_PROVIDED = "(not provided)"

@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 from scoregate.analysis.paired import WinRate, preference_win_rate
 from scoregate.calls.caller import ModelCaller
-from scoregate.catalog.models import LlmJudgeSpec
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.judge import LlmJudge
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.records import CallRecord, ItemResult, Score
 
 FIRST_VARIABLE = "summary_a"

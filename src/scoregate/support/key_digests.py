@@ -64,6 +64,14 @@ class KeyDigests:
     def __len__(self) -> int:
         return len(self._sorted) + len(self._added) - len(self._removed)
 
+    def update(self, other: KeyDigests) -> int:
+        """Add every key of `other`; return how many were not here."""
+        self._merge()
+        other._merge()
+        new = int(np.count_nonzero(~np.isin(other._sorted, self._sorted)))
+        self._sorted = np.union1d(self._sorted, other._sorted)
+        return new
+
     def to_text(self) -> str:
         """Return the digests, sorted, as one base64 string."""
         self._merge()

@@ -1,8 +1,9 @@
 """Tracks: evaluator families with a run-level block in summary.json (`extraction`, `tags`, ...).
 
-A track is one package, `tracks/<track>/`: its metrics in `metrics/` (pure functions), its evaluator kind in
-`kind.py`, its loaders, run summary and CLI sub-app beside them; `tracks/registry.py` asks each track for its
-block. The contract a track follows here is small:
+A track is one package, `tracks/<track>/`: its metrics in `metrics/` (pure functions), its evaluator file's spec
+in `spec.py` and its evaluator in `kind.py`, its loaders, run summary and CLI sub-app beside them, and its `Track`
+in `track.py`; `tracks/registry.py` lists the tracks, one line each, and asks each for its block.
+The contract a track follows here is small:
 
 - `report(evaluators, store, summary, settings)` returns `{block_key: report}` for a run holding the track's
   evaluator, else `{}`; it re-scores stored results (deterministic), so results.jsonl stays small;
@@ -15,10 +16,11 @@ block. The contract a track follows here is small:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoregate.catalog.evaluators import EvaluatorKind
 from scoregate.scoring.base import Evaluator
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
@@ -38,6 +40,27 @@ class TrackSettings:
 
 
 TrackReport = Callable[[Sequence[Evaluator], RunStore, Mapping[str, Any], TrackSettings], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Track:
+    """One track as the registry knows it: its evaluator kind and the hooks the run, report and ranking ask."""
+
+    name: str
+    kind: EvaluatorKind[Any]
+    report: TrackReport
+    """The run's block(s) in summary.json (see the module docstring); `{}` when the run has no such evaluator."""
+    title: str
+    """How the HTML report and the ranking name the track (e.g. "Extraction")."""
+    headline: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda summary: {}
+    """summary.json → the track's run-level metrics a ranking compares (name → value); `{}` when it has none."""
+    label: Callable[[str, Collection[str]], str] = lambda name, names: name
+    """(metric, every metric a ranking shows) → how its tables name it (e.g. micro value vs per-item mean)."""
+    report_view: Callable[[Mapping[str, Any] | None], dict[str, Any] | None] = lambda block: None
+    """The run's block (summary.json[name]) → what the HTML report shows of it in the track's section (the form is
+    in `tracks/extraction/report_view.py`), or None: no section."""
+    schemas: Callable[[], dict[str, dict[str, Any]]] = dict
+    """File name → JSON Schema of the track's own files (`make schemas` publishes them beside the project's)."""
 
 
 def measured(

@@ -1,25 +1,46 @@
-"""The tracks a run report asks for its blocks, and the run-level metrics those blocks offer to gates."""
+"""The tracks, one line each, and what the rest of scoregate asks them: kinds, run blocks, gate metrics."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
+from scoregate.analysis.track_metrics import TrackMetrics
+from scoregate.catalog.evaluators import EvaluatorKinds
 from scoregate.scoring.base import Evaluator
+from scoregate.scoring.kinds import registry as scoring_kinds
 from scoregate.store.run_store import RunStore
-from scoregate.tracks.base import TrackSettings
+from scoregate.tracks.base import Track, TrackSettings
+from scoregate.tracks.extraction.track import TRACK as EXTRACTION
+from scoregate.tracks.tags.track import TRACK as TAGS
+
+TRACKS: tuple[Track, ...] = (
+    EXTRACTION,
+    TAGS,
+)
+"""Every track; a new track is a folder `tracks/<name>/` (with its `track.py`) and a line here."""
+
+
+@cache
+def evaluator_kinds() -> EvaluatorKinds:
+    """Every evaluator kind a project file may name: scoring's kinds, then each track's."""
+    return EvaluatorKinds([*scoring_kinds.KINDS, *(track.kind for track in TRACKS)])
+
+
+def build_evaluator(spec: Any, *, default_judge_model: str | None) -> Evaluator:
+    """Return the evaluator of an evaluator file's spec (see `EvaluatorKinds.build`)."""
+    evaluator: Evaluator = evaluator_kinds().build(spec, default_judge_model=default_judge_model)
+    return evaluator
 
 
 def track_reports(
     evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: TrackSettings
 ) -> dict[str, Any]:
     """Return every track block of a run (`{}` when it has no track evaluator)."""
-    from scoregate.tracks.extraction.run_summary import extraction_track_report
-    from scoregate.tracks.tags.run_summary import tags_track_report
-
     blocks: dict[str, Any] = {}
-    for report in (extraction_track_report, tags_track_report):
-        blocks.update(report(evaluators, store, summary, settings))
+    for track in TRACKS:
+        blocks.update(track.report(evaluators, store, summary, settings))
     return blocks
 
 
@@ -30,3 +51,13 @@ def gate_metrics(blocks: dict[str, Any]) -> dict[str, Any]:
         if isinstance(block, dict):
             found.update(block.pop("gate_metrics", None) or {})
     return found
+
+
+def headline_metrics(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Track name → its run-level metrics in a summary.json, by key (only the tracks the run has)."""
+    return {track.name: found for track in TRACKS if (found := track.headline(summary))}
+
+
+def ranked_metrics() -> list[TrackMetrics]:
+    """What a ranking compares of each track beside the per-item scores: its run-level metrics and their labels."""
+    return [TrackMetrics(track.name, track.headline, track.label) for track in TRACKS]

@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scoregate.catalog.project import load_project
 from scoregate.errors import ScoregateError
+from scoregate.integrations.langfuse.mirror_state import recorded_state
 from scoregate.integrations.langfuse.public_api import PublicApi
 from scoregate.integrations.langfuse.score_configs import setup_score_configs
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
 from scoregate.integrations.langfuse.scores_import import feedback_path, load_feedback
-from scoregate.sinks.langfuse.mirror_state import recorded_state
 from scoregate.store.repeats import iter_all_results, repeat_key
 from scoregate.store.run_store import RUN_ID, RunStore, list_runs
+from scoregate.tracks.project import load_project
 
 FEATURE = "annotation queues"
 QUEUES = "/api/public/annotation-queues"

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scoregate.catalog.models import CompositeSpec, LlmJudgeSpec, ScoreKey
+from scoregate.catalog.models import CompositeSpec, ScoreKey
 from scoregate.catalog.project import Project
 from scoregate.integrations.langfuse.canonical import canonical
 from scoregate.integrations.langfuse.public_api import PublicApi
@@ -99,16 +99,14 @@ def feedback_configs(keys: dict[str, Any]) -> list[WantedConfig]:
 
 def wanted_configs(project: Project) -> tuple[list[WantedConfig], list[str]]:
     """Return the configs the evaluator files (and the feedback keys) declare, and the keys that cannot be one."""
-    from scoregate.scoring.registry import build_evaluator
-
     wanted: dict[str, WantedConfig] = {}
     skipped: list[str] = []
     for name, spec in sorted(project.evaluators.items()):
-        if isinstance(spec, LlmJudgeSpec):
-            found = [_from_key(k, name, spec.description) for k in (spec.score, *spec.extra)]
-        else:
-            keys = build_evaluator(spec, default_judge_model=None).score_keys()
-            found = [_from_key(ScoreKey(key=k, data_type=t), name, spec.description) for k, t in keys]
+        described = spec.described_scores()
+        if described is None:  # the kind describes its keys through its evaluator: (key, type) each
+            keys = project.kinds.build(spec, default_judge_model=None).score_keys()
+            described = [ScoreKey(key=k, data_type=t) for k, t in keys]
+        found = [_from_key(k, name, spec.description) for k in described]
         for config in found:
             if config is not None:
                 wanted.setdefault(config.name, config)

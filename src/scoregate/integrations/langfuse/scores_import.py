@@ -20,9 +20,9 @@ from typing import Any
 
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
+from scoregate.integrations.langfuse.mirror_state import STATE_FILE, confirmed_traces
 from scoregate.integrations.langfuse.remote import Remote
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
-from scoregate.sinks.langfuse.mirror_state import STATE_FILE, confirmed_traces
 from scoregate.store.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")

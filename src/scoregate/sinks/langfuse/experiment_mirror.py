@@ -11,26 +11,19 @@ confirmed is recorded in `runs/<id>/langfuse.json`; a later sync sends only the 
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
 
-from scoregate.catalog.project import Project, load_project
+from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import SDK_MAJOR, SdkLogCapture, require_settings
-from scoregate.integrations.langfuse.datasets_sync import PAGE_SIZE, langfuse_item_id
 from scoregate.integrations.langfuse.delivery import MirrorClient, trace_id_for
-from scoregate.integrations.langfuse.remote import is_not_found, path_part
-from scoregate.sinks.langfuse.mirror_batch import RUN_LEVEL, PostedBatch
-from scoregate.sinks.langfuse.mirror_report import MirrorReport, judge
-from scoregate.sinks.langfuse.mirror_state import (
+from scoregate.integrations.langfuse.mirror_state import (
     ItemMirror,
     MirrorState,
     experiment_id_for,
@@ -39,62 +32,31 @@ from scoregate.sinks.langfuse.mirror_state import (
     score_timestamp,
     trace_seed,
 )
+from scoregate.sinks.langfuse.context import MirrorContext, mirror_key
+from scoregate.sinks.langfuse.generations import record_generations
+from scoregate.sinks.langfuse.items import experiment_metadata, item_data, link_dataset
+from scoregate.sinks.langfuse.mirror_batch import RUN_LEVEL
+from scoregate.sinks.langfuse.report import MirrorReport, judge
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
 from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
-from scoregate.store.identity import manifest_run_name, mirror_run_name, run_description
+from scoregate.store.identity import manifest_run_name, run_description
 from scoregate.store.invalidation import with_invalidation
-from scoregate.store.lock import SYNC_HINT, RunLock
 from scoregate.store.records import ItemResult
-from scoregate.store.repeats import iter_all_results, repeat_key
+from scoregate.store.repeats import iter_all_results
 from scoregate.store.run_store import RunStore
-from scoregate.support.key_digests import KeyDigests
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
-    from langfuse.model import PromptClient
 
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
-
-
-@dataclass
-class _Context:
-    """Everything the runner's task needs about the run, plus the ids it posted."""
-
-    store: RunStore
-    manifest: dict[str, Any]
-    state: MirrorState
-    project_id: str | None
-    timestamp: datetime
-    project: Project | None = None
-    prompts: dict[str, PromptClient] = field(default_factory=dict)
-    batch: PostedBatch = field(default_factory=PostedBatch)
-    """What was posted since the last confirmation."""
-    unordered: bool = False
-    dataset_id: str | None = None
-    dropped_metadata: list[str] = field(default_factory=list)
-    """The first values left out of span attributes (item.key); `dropped` counts them all."""
-    dropped: int = 0
-    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Langfuse score configs by name: a score that fits its config is posted with the config id."""
-
-
-@dataclass(frozen=True)
-class LinkedItem:
-    """A stored item handed to the SDK's runner as the Langfuse dataset item it came from (same id), so the
-    experiment is a run of that dataset (SDK 5: span attributes; SDK 4: also a dataset run item)."""
-
-    id: str
-    dataset_id: str
-    input: Any
-    expected_output: Any
-    metadata: dict[str, Any]
 
 
 def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
     """Mirror a finished run to Langfuse as one experiment; send only what the server has not confirmed yet."""
     settings = require_settings()
-    if store.summary is None:
+    run_level = "shard" not in store.manifest  # a shard of a sharded run sends its items; `merge` the run's scores
+    if run_level and store.summary is None:
         raise ScoregateError(
             f"run {store.run_id} has no summary: it did not finish",
             hint=f"resume it (`scoregate run --resume {store.run_id}`), then sync it",
@@ -106,7 +68,7 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
         try:
             ctx = _prepare(session, store, state, report, project)
             if ctx is not None:
-                _send(session, ctx, report)
+                _send(session, ctx, report, run_level=run_level)
         finally:
             session.close()
     report.warnings += list(dict.fromkeys(capture.messages))
@@ -123,28 +85,17 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
         )
     old_server = session.ledger.array_rejected or capture.score_batches_rejected_as_array()
     state.save(store)
-    judge(report, state, session.ledger.server_errors, old_server)
+    judge(report, state, session.ledger.server_errors, old_server, run_level=run_level)
     store.set_link("langfuse_experiment_id", state.experiment_id)
     store.set_link("langfuse_experiment_url", state.experiment_url)
     store.set_link("langfuse_synced", report.complete)
     store.set_link("langfuse_synced_at", datetime.now(UTC).isoformat())
-    _tag_mlflow(store, project, state, report)
-    return report
-
-
-def sync_run(root: Path, run_id: str) -> MirrorReport:
-    """Mirror stored run `run_id` to Langfuse (after the fact, or again); raise unless it is fully mirrored."""
-    project = load_project(root)
-    store = RunStore.open(project.root / "runs", run_id)
-    with RunLock(store.directory, hint=SYNC_HINT):
-        report = mirror_run_to_langfuse(store, project)
-    report.raise_for_problems()
     return report
 
 
 def _prepare(
     session: MirrorClient, store: RunStore, state: MirrorState, report: MirrorReport, project: Project
-) -> _Context | None:
+) -> MirrorContext | None:
     """Reach the server, fix the experiment id and fetch the prompts to link; None when the server is out of reach."""
     lf = session.langfuse
     try:
@@ -164,7 +115,7 @@ def _prepare(
     if state.experiment_id is None:
         state.experiment_id = experiment_id_for(store.run_id) if SDK_MAJOR >= 5 else None
     manifest = store.manifest
-    ctx = _Context(store, manifest, state, project_id, score_timestamp(manifest), project)
+    ctx = MirrorContext(store, manifest, state, project_id, score_timestamp(manifest), project)
     _load_score_configs(session, ctx, report, first=state.confirmed_trace() is None)
     for name, info in manifest["receipts"]["prompts"].items():
         version = str(info["version"])
@@ -191,7 +142,7 @@ def _trace_lost(session: MirrorClient, trace_id: str) -> bool:
         return False
 
 
-def _load_score_configs(session: MirrorClient, ctx: _Context, report: MirrorReport, *, first: bool) -> None:
+def _load_score_configs(session: MirrorClient, ctx: MirrorContext, report: MirrorReport, *, first: bool) -> None:
     """Set up the score configs before a run's first mirror, then read them; a server without them is noted."""
     from scoregate.integrations.langfuse.public_api import MissingApi, PublicApi
     from scoregate.integrations.langfuse.score_configs import server_configs, setup_score_configs
@@ -227,44 +178,6 @@ def _check_record(session: MirrorClient, state: MirrorState, project_id: str | N
     state.project_id = project_id
 
 
-def _link_dataset(lf: Langfuse, ctx: _Context, report: MirrorReport) -> None:
-    """Link the experiment to the run's Langfuse dataset when every run item is there; else say how to sync it."""
-    name = str(ctx.manifest["receipts"]["dataset"]["name"])
-    report.dataset, report.dataset_linked = name, False
-    options = {"max_retries": 1}
-    sync = f"`scoregate datasets sync {name}` before the next run links its experiment to the dataset"
-    try:
-        dataset = lf.api.datasets.get(path_part(name), request_options=options)
-        there = KeyDigests()  # 16 bytes per item the server lists
-        page = 1
-        while True:
-            listed = lf.api.dataset_items.list(dataset_name=name, page=page, limit=PAGE_SIZE, request_options=options)
-            for item in listed.data:
-                there.add(item.id)
-            if not listed.data or page >= (listed.meta.total_pages or 0):
-                break
-            page += 1
-    except Exception as exc:
-        if is_not_found(exc):
-            report.notes.append(f"dataset: {name} is not synced to Langfuse, so this run is not linked to it; {sync}")
-        else:
-            report.warnings.append(f"dataset {name} could not be read ({type(exc).__name__}: {exc}); not linked")
-        return
-    wanted, missing, first_missing = 0, 0, None
-    for result in ctx.store.iter_results():
-        wanted += 1
-        if langfuse_item_id(name, result.item_id) not in there:
-            missing, first_missing = missing + 1, first_missing or result.item_id
-    if missing:
-        report.notes.append(
-            f"dataset: {missing} of {wanted} items of this run are not in Langfuse dataset {name} "
-            f"(e.g. {first_missing}), so the run is not linked to it; {sync}"
-        )
-        return
-    ctx.dataset_id, report.dataset_linked = dataset.id, True
-    report.notes.append(f"dataset: linked to Langfuse dataset {name} ({wanted} items)")
-
-
 def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
     """Runner-sized batches; SDK 4 cannot reuse an experiment id, so there everything goes in one call."""
     size = CHUNK if SDK_MAJOR >= 5 else None
@@ -272,7 +185,7 @@ def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
         yield chunk
 
 
-def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
+def _send(session: MirrorClient, ctx: MirrorContext, report: MirrorReport, *, run_level: bool = True) -> None:
     """Send the traces and scores the server has not confirmed, then the run-level scores."""
     lf, state = session.langfuse, ctx.state
     for result in iter_all_results(ctx.store):  # every repeat of `run --repeat K` is its own trace
@@ -282,7 +195,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
             ctx.batch.placed[mirror_key(result)] = known
             _post_item_scores(lf, ctx, result, known)
     if any(not state.traced(mirror_key(r)) for r in iter_all_results(ctx.store)):
-        _link_dataset(lf, ctx, report)
+        link_dataset(lf, ctx, report)
     pending = (r for r in iter_all_results(ctx.store) if not state.traced(mirror_key(r)))
     for chunk in _chunks(pending):
         _run_chunk(lf, session, ctx, chunk)
@@ -291,7 +204,7 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
             ctx.batch.confirm(session, state, report, lambda: _run_scores_digest(ctx))
             state.save(ctx.store)
             gc.collect()  # the chunk's spans and SDK objects are cyclic garbage: freed now, not as the heap grows
-    if not state.experiment_id:
+    if not state.experiment_id or not run_level:
         return
     links = ctx.store.links
     posts = run_scores(with_invalidation(ctx.store, ctx.store.summary or {}), links.get("mlflow_run_id"))
@@ -302,66 +215,12 @@ def _send(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
                              dataset_run_id=state.experiment_id))  # fmt: skip
 
 
-def mirror_key(result: ItemResult) -> str:
-    """The id a stored record is mirrored under: the item id, suffixed `#repeat-N` for repeats 2..K."""
-    return repeat_key(result.item_id, result.repeat)
-
-
-def _metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]:
-    """Experiment metadata from the receipts: ids only (the SDK puts it in span attributes)."""
-    r = manifest["receipts"]
-    prompts = ",".join(f"{n}@{i['version']}" for n, i in r["prompts"].items())
-    meta = {
-        "scoregate.run_id": manifest["run_id"],
-        "run_name": mirror_run_name(manifest),
-        "scoregate.experiment": r["experiment"],
-        "scoregate.version": str(r["tool_version"]),
-        "dataset": f"{r['dataset']['name']}@{str(r['dataset']['content_hash'])[:12]}",
-        "prompts": prompts,
-        "model": f"{r['model']['name']} ({r['model']['model']})",
-        "judge_model": f"{r['judge_model']['name']} ({r['judge_model']['model']})",
-        "git_commit": str(r["git"]["commit"] or "") + ("+dirty" if r["git"]["dirty"] else ""),
-        "config_hash": str(r["config_hash"])[:12],
-        "gates_hash": str(r["gates_hash"])[:12],
-    }
-    if links.get("mlflow_run_id"):
-        meta["mlflow_run_id"] = str(links["mlflow_run_id"])
-    return {k: v[:200] for k, v in meta.items() if v}
-
-
-def _short_metadata(ctx: _Context, item_id: str, metadata: dict[str, Any]) -> dict[str, Any]:
-    """Return the metadata values short enough for span attributes; note the others (kept in the run store)."""
-    kept = {}
-    for key, value in metadata.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        if len(text) > ATTRIBUTE_LIMIT:
-            ctx.dropped += 1
-            if len(ctx.dropped_metadata) < 8:
-                ctx.dropped_metadata.append(f"{item_id}.{key}")
-        else:
-            kept[key] = value
-    return kept
-
-
-def _item_data(ctx: _Context, result: ItemResult) -> Any:
-    """What the runner gets for one stored item: the linked Langfuse dataset item, or a plain dict."""
-    full = {**result.metadata, "item_id": result.item_id, "prompt": result.prompt}
-    if result.repeat != 1:  # repeats 2..K of `run --repeat`: each is its own trace
-        full.update(repeat=result.repeat, mirror_key=mirror_key(result))
-    metadata = _short_metadata(ctx, result.item_id, full)
-    if ctx.dataset_id is not None:
-        dataset = str(ctx.manifest["receipts"]["dataset"]["name"])
-        item_id = langfuse_item_id(dataset, result.item_id)
-        return LinkedItem(item_id, ctx.dataset_id, result.input, result.expected_output, metadata)
-    return {"input": result.input, "expected_output": result.expected_output, "metadata": metadata}
-
-
-def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[ItemResult]) -> None:
+def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: MirrorContext, chunk: list[ItemResult]) -> None:
     """Feed stored results through the SDK's experiment runner, one item at a time (so trace ids are fixed)."""
     run_id = ctx.store.run_id
     by_id = {mirror_key(r): r for r in chunk}
     session.ids.plan([trace_seed(run_id, mirror_key(r)) for r in chunk])
-    data: list[Any] = [_item_data(ctx, r) for r in chunk]
+    data: list[Any] = [item_data(ctx, r) for r in chunk]
 
     async def task(*, item: Any, **_: Any) -> Any:
         metadata = item["metadata"] if isinstance(item, dict) else item.metadata
@@ -372,7 +231,7 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
         ctx.batch.placed[mirror_key(result)] = placed
         attributes = trace_attributes(ctx.project, ctx.manifest, run_id, result)
         with traced_with(session.roots.get(trace_id), attributes):
-            _record_generations(lf, session, ctx, result, trace_id)
+            record_generations(lf, session, ctx, result, trace_id)
         _post_item_scores(lf, ctx, result, placed)
         return result.output if result.error is None else f"[error] {result.error}"
 
@@ -387,7 +246,7 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
             data=data,
             task=task,
             max_concurrency=1,
-            metadata=_metadata(ctx.manifest, ctx.store.links),
+            metadata=experiment_metadata(ctx.manifest, ctx.store.links),
             **extra,
         )
     if ctx.state.experiment_id is None:
@@ -396,56 +255,8 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: _Context, chunk: list[I
         ctx.state.other_experiment_ids.append(outcome.experiment_id)
 
 
-def _nanos(moment: str | None) -> int | None:
-    if not moment:
-        return None
-    parsed = datetime.fromisoformat(moment)
-    return int((parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp() * 1e9)
-
-
-def _record_generations(lf: Langfuse, session: MirrorClient, ctx: _Context, result: ItemResult, trace_id: str) -> None:
-    """Record one generation per stored model call, at the call's recorded start and end (not the mirror's time)."""
-    prompt_name = result.prompt.rsplit("@", 1)[0]
-    info = ctx.manifest["receipts"]["prompts"].get(prompt_name, {})
-    cursor = int(ctx.timestamp.timestamp() * 1e9)  # calls stored before start times were recorded: from run start
-    window: list[int] = []
-    for call in result.calls:
-        is_task = call.purpose == "task"
-        params = {k: info[k] for k in ("temperature", "max_tokens") if is_task and info.get(k) is not None}
-        usage = {k: v for k, v in (("input", call.tokens_in), ("output", call.tokens_out)) if v is not None}
-        generation = lf.start_observation(
-            name=call.purpose,
-            as_type="generation",
-            model=call.model,
-            model_parameters=params or None,
-            usage_details=usage or None,
-            cost_details={"total": call.cost_usd} if call.cost_usd is not None else None,
-            prompt=ctx.prompts.get(prompt_name) if is_task else None,
-            input=result.input if is_task else None,
-            output=(result.raw_output if result.raw_output is not None else result.output) if is_task else None,
-            metadata={
-                "endpoint": call.endpoint,
-                "latency_ms": call.latency_ms,
-                "retries": call.retries,
-                "cached": call.cached,
-            },
-            level="ERROR" if call.error else None,
-            status_message=call.error,
-        )
-        latency = int((call.latency_ms or 0) * 1_000_000)
-        end = _nanos(call.ended_at) or (_nanos(call.started_at) or cursor) + latency
-        start = end - latency if call.latency_ms is not None else (_nanos(call.started_at) or end)
-        cursor = end  # the span lasts the measured latency and ends when the answer came
-        window += [start, end]
-        session.retimer.span(int(generation.id, 16), start, end)
-        generation.end()
-    if trace_id:
-        start_ns = min(window) if window else int(ctx.timestamp.timestamp() * 1e9)
-        session.retimer.trace(int(trace_id, 16), start_ns, max(window) if window else start_ns)
-
-
 def _post(
-    lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, ctx: _Context, **target: str | None
+    lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, ctx: MirrorContext, **target: str | None
 ) -> str:
     """Queue one score with its fixed id and time (and its config id when it fits the config); return the id."""
     from scoregate.integrations.langfuse.score_configs import fits
@@ -467,7 +278,7 @@ def _post(
     return score_id
 
 
-def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: ItemMirror) -> None:
+def _post_item_scores(lf: Langfuse, ctx: MirrorContext, result: ItemResult, placed: ItemMirror) -> None:
     run_id = ctx.store.run_id
     target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
     ctx.batch.posted[mirror_key(result)] = [
@@ -476,13 +287,13 @@ def _post_item_scores(lf: Langfuse, ctx: _Context, result: ItemResult, placed: I
     ]
 
 
-def _run_scores_digest(ctx: _Context) -> str:
+def _run_scores_digest(ctx: MirrorContext) -> str:
     """The digest of the run-level scores as posted now (recorded once the server accepted every one)."""
     summary = with_invalidation(ctx.store, ctx.store.summary or {})
     return digest(run_scores(summary, ctx.store.links.get("mlflow_run_id")), str(ctx.state.experiment_id))
 
 
-def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None:
+def _confirm(session: MirrorClient, ctx: MirrorContext, report: MirrorReport) -> None:
     """After the last flush: record what is left to confirm, and the totals."""
     state = ctx.state
     ctx.batch.confirm(session, state, report, lambda: _run_scores_digest(ctx))
@@ -494,20 +305,3 @@ def _confirm(session: MirrorClient, ctx: _Context, report: MirrorReport) -> None
             f"{report.host}/project/{ctx.project_id}/experiments/results?baseline={quote(state.experiment_id, safe='')}"
         )
     report.experiment_id, report.experiment_url = state.experiment_id, state.experiment_url
-
-
-def _tag_mlflow(store: RunStore, project: Project, state: MirrorState, report: MirrorReport) -> None:
-    """Link both ways: tag the run's MLflow run with the Langfuse experiment (its id went into Langfuse already)."""
-    mlflow_run_id = store.links.get("mlflow_run_id")
-    if not mlflow_run_id or not state.experiment_url:
-        return
-    try:
-        from mlflow.tracking import MlflowClient
-
-        from scoregate.sinks.mlflow.client import tracking_uri
-
-        client = MlflowClient(tracking_uri=tracking_uri(project.root))
-        client.set_tag(mlflow_run_id, "langfuse.experiment_url", state.experiment_url)
-        client.set_tag(mlflow_run_id, "langfuse.experiment_id", str(state.experiment_id))
-    except Exception as exc:  # the Langfuse mirror stands on its own; the link is redone by the next sync
-        report.warnings.append(f"MLflow run {mlflow_run_id} not tagged with the Langfuse URL: {exc}")

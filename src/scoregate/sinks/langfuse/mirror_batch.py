@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scoregate.sinks.langfuse.mirror_state import ItemMirror, MirrorState
+from scoregate.integrations.langfuse.mirror_state import ItemMirror, MirrorState
 
 if TYPE_CHECKING:
     from scoregate.integrations.langfuse.delivery import MirrorClient
-    from scoregate.sinks.langfuse.mirror_report import MirrorReport
+    from scoregate.sinks.langfuse.report import MirrorReport
 
 RUN_LEVEL = ""
 """The key the run-level scores are posted under."""

@@ -14,14 +14,31 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scoregate.sinks.mlflow.run_mirror import RUN_METRIC_KEYS
 from scoregate.store.records import ItemResult, Score
+from scoregate.store.stop_record import stop_line
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
 TASK_ERROR = "task_error"
 UNMEASURED = "unmeasured"
 TEXT_LIMIT = 500  # Langfuse accepts TEXT score values of 1 to 500 characters
 EMPTY_TEXT = "(empty)"
+
+
+RUN_METRIC_KEYS = (
+    "success_rate",
+    "error_count",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_mean_ms",
+    "tokens_in_total",
+    "tokens_out_total",
+    "cost_usd_total",
+    "retries_total",
+    "calls",
+    "failed_calls",
+)
+"""The run metrics posted as run-level scores."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +127,8 @@ def _aggregate_posts(key: str, stats: dict[str, Any]) -> list[ScorePost]:
 
 def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[ScorePost]:
     """Return the run-level scores: per-key mean and coverage, run metrics, gate statuses, verdict, MLflow id."""
+    from scoregate.analysis.slices import slice_score_rows
+
     posts = [p for key, stats in summary["scores"].items() for p in _aggregate_posts(key, stats)]
     for key in RUN_METRIC_KEYS:
         value = _number(summary["run_metrics"].get(key))
@@ -118,8 +137,13 @@ def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[Score
     for gate in summary["gates"]:
         detail = {k: gate.get(k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
         posts.append(ScorePost(f"gate.{gate['name']}", str(gate["status"]), "CATEGORICAL", gate.get("detail"), detail))
+    posts += [
+        ScorePost(name, status, "CATEGORICAL", why, meta)
+        for name, status, why, meta in slice_score_rows(summary["gates"])
+    ]
     posts.append(ScorePost("verdict", str(summary["verdict"]), "CATEGORICAL"))
     posts += validity_posts(summary)
+    posts += stop_early_posts(summary)
     if mlflow_run_id:
         posts.append(ScorePost("mlflow_run_id", mlflow_run_id, "TEXT", "the MLflow run mirroring this run"))
     return posts
@@ -131,6 +155,17 @@ def validity_posts(summary: dict[str, Any]) -> list[ScorePost]:
         return []
     meta = {k: summary.get(k) for k in ("invalid_reason", "invalidated_at", "superseded_by")}
     return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.get("invalid_reason")), meta)]
+
+
+def stop_early_posts(summary: dict[str, Any]) -> list[ScorePost]:
+    """A stop-early run's `stop_early` score: its verdict, "stopped at n of N" and the bounds, the rule in metadata."""
+    block = summary.get("stop_early")
+    if not block:
+        return []
+    keys = ("progress", "items_run", "items_total", "paired_differences", "lower", "upper", "mean_difference",
+            "stop_reason", "against", "gate", "metric")  # fmt: skip
+    meta = {**{k: block.get(k) for k in keys}, "rule": block["rule"]}
+    return [ScorePost("stop_early", str(block["verdict"]), "CATEGORICAL", _clip(stop_line(block)), meta)]
 
 
 def digest(posts: list[ScorePost], target: str) -> str:

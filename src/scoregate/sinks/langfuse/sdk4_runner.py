@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from scoregate.integrations.langfuse.client import SDK_MAJOR
+from scoregate.integrations.langfuse.mirror_state import experiment_id_for
 from scoregate.integrations.langfuse.remote import is_not_found
-from scoregate.sinks.langfuse.mirror_state import experiment_id_for
 
 if TYPE_CHECKING:
     from langfuse import Langfuse

@@ -41,13 +41,31 @@ def creation_lock(uri: str) -> Iterator[None]:
         os.close(handle)
 
 
+def quiet_mlflow_logs() -> None:
+    """Keep MLflow's INFO lines (database set-up, migrations) out of scoregate's output, unless
+    MLFLOW_LOGGING_LEVEL asks for them."""
+    import logging
+
+    if not os.environ.get("MLFLOW_LOGGING_LEVEL"):
+        for name in ("mlflow", "alembic"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def tracking_client(uri: str) -> Any:
-    """Return an MlflowClient on `uri` whose store exists and is migrated (created here, once, if new)."""
+    """Return an MlflowClient on `uri` whose store exists and is migrated (created here, once, if new).
+
+    The one place scoregate builds an MlflowClient: mirrors, comparisons, promotion evidence all come here."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
+    quiet_mlflow_logs()
     with creation_lock(uri):
         mlflow.set_tracking_uri(uri)
         client = MlflowClient(tracking_uri=uri)
         client.search_experiments(max_results=1)  # the first use creates and migrates the store
     return client
+
+
+def project_client(project_root: Path) -> Any:
+    """Return the MlflowClient of a project's tracking store (`tracking_client(tracking_uri(project_root))`)."""
+    return tracking_client(tracking_uri(project_root))

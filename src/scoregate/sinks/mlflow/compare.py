@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.sinks.mlflow.client import tracking_uri
+from scoregate.sinks.mlflow.client import project_client, tracking_uri
 from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experiment
-from scoregate.sinks.mlflow.run_mirror import find_or_create_run, mirror_run, quiet_mlflow_logs
+from scoregate.sinks.mlflow.run_mirror import find_or_create_run, mirror_run
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
-    from scoregate.app.comparison import CompareOutcome
+    from scoregate.sinks.contract import Comparison
 
 COMPARISON_TAG = "scoregate.comparison"
 ROWS_TAG = "scoregate.eval_rows"
@@ -51,16 +51,9 @@ class MirroredComparison:
     warnings: list[str] = field(default_factory=list)
 
 
-def _client(project_root: Path) -> Any:
-    from scoregate.sinks.mlflow.client import tracking_client
-
-    quiet_mlflow_logs()
-    return tracking_client(tracking_uri(project_root))
-
-
-def comparison_metrics(outcome: CompareOutcome) -> dict[str, float]:
-    """Return the flat metrics of a CompareOutcome: per score `<score>_<stat>`, item counts, preference."""
-    data = outcome.to_dict()
+def comparison_metrics(data: dict[str, Any]) -> dict[str, float]:
+    """Return the flat metrics of a comparison (its `--json` form): per score `<score>_<stat>`, item counts,
+    preference."""
     metrics: dict[str, float] = {
         "items_shared": float(data["shared_items"]),
         "items_only_a": float(data["run_a"]["only_here"]),
@@ -83,9 +76,9 @@ def comparison_metrics(outcome: CompareOutcome) -> dict[str, float]:
     return metrics
 
 
-def _verdicts(outcome: CompareOutcome) -> str:
+def _verdicts(comparison: Comparison) -> str:
     by_verdict: dict[str, list[str]] = {}
-    for name, score in outcome.comparison.scores.items():
+    for name, score in comparison.result.scores.items():
         by_verdict.setdefault(score.stats.verdict, []).append(name)
     return "; ".join(f"{verdict}: {', '.join(names)}" for verdict, names in by_verdict.items())
 
@@ -105,14 +98,12 @@ def _mlflow_run_of(store: RunStore, project_root: Path, warnings: list[str]) -> 
         return None
 
 
-def mirror_comparison(
-    outcome: CompareOutcome, store_a: RunStore, store_b: RunStore, *, project_root: Path
-) -> MirroredComparison:
-    """Create or update the MLflow run of a CompareOutcome; tag both compared runs; return its id."""
+def mirror_comparison(compared: Comparison, *, project_root: Path) -> MirroredComparison:
+    """Create or update the MLflow run of a comparison; tag both compared runs; return its id."""
     from mlflow.entities import Metric, Param, RunTag
 
-    client = _client(project_root)
-    comparison = outcome.comparison
+    client = project_client(project_root)
+    comparison, store_a, store_b = compared.result, compared.run_a, compared.run_b
     project = store_b.manifest["receipts"].get("project", "scoregate")
     experiment_id = scoregate_experiment(
         client, f"{project}/comparisons", uri=tracking_uri(project_root), project_root=project_root
@@ -133,7 +124,7 @@ def mirror_comparison(
         COMPARISON_TAG: key,
         "scoregate.run_a": store_a.run_id,
         "scoregate.run_b": store_b.run_id,
-        "mlflow.note.content": f"B = {store_b.run_id} against A = {store_a.run_id}: {_verdicts(outcome)}",
+        "mlflow.note.content": f"B = {store_b.run_id} against A = {store_a.run_id}: {_verdicts(compared)}",
     }
     for side, linked in links.items():
         if linked:
@@ -145,18 +136,18 @@ def mirror_comparison(
               "margins": json.dumps(comparison.margins, sort_keys=True)}  # fmt: skip
     client.log_batch(
         run_id,
-        metrics=[Metric(k, v, 0, 0) for k, v in comparison_metrics(outcome).items()],
+        metrics=[Metric(k, v, 0, 0) for k, v in comparison_metrics(compared.record).items()],
         params=[Param(k, v) for k, v in params.items() if k not in existing],
         tags=[RunTag(k, v[:8000]) for k, v in tags.items()],
     )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "comparison.json"
-        path.write_text(json.dumps(outcome.to_dict(), indent=2, default=str), encoding="utf-8")
+        path.write_text(json.dumps(compared.record, indent=2, default=str), encoding="utf-8")
         client.log_artifact(run_id, str(path))
     client.set_terminated(run_id, "FINISHED")
     for side, other, linked in (("A", store_b.run_id, links["a"]), ("B", store_a.run_id, links["b"])):
         if linked:
-            note = f"run {side} of comparison {run_id}; {_verdicts(outcome)}"
+            note = f"run {side} of comparison {run_id}; {_verdicts(compared)}"
             client.set_tag(linked, f"compare.{other}", note[:8000])
     return mirrored
 
@@ -230,7 +221,7 @@ def log_evaluation_rows(store: RunStore, *, project_root: Path) -> int:
     run_id = _mlflow_run_of(store, project_root, warnings)
     if run_id is None:
         raise RuntimeError("; ".join(warnings))
-    client = _client(project_root)
+    client = project_client(project_root)
     run = client.get_run(run_id)
     experiment_id = run.info.experiment_id
     rows: dict[str, dict[str, Any]] = {}

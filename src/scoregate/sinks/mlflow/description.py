@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoregate.report.charts import fmt
+from scoregate.support.numbers import fmt
 
 VERDICT_WORDS = {
     "pass": "**PASS** — every gate passed",

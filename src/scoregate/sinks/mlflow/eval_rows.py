@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 
@@ -120,14 +119,12 @@ def _batches(results: Iterable[ItemResult], size: int) -> Iterable[list[ItemResu
 
 def log_item_rows(store: RunStore, *, project_root: Path, mlflow_run_id: str | None = None) -> int:
     """Write every item of a mirrored run as an MLflow evaluation row (replacing earlier ones); return the count."""
-    from mlflow.tracking import MlflowClient
-
-    from scoregate.sinks.mlflow.client import tracking_uri
+    from scoregate.sinks.mlflow.client import tracking_client, tracking_uri
 
     mlflow_run_id = mlflow_run_id or store.links.get("mlflow_run_id")
     if not mlflow_run_id:
         raise ValueError(f"run {store.run_id} is not mirrored to MLflow yet; run `scoregate mlflow-sync` first")
-    client = MlflowClient(tracking_uri=tracking_uri(project_root))
+    client = tracking_client(tracking_uri(project_root))
     experiment_id = client.get_run(mlflow_run_id).info.experiment_id
     backend = client._tracking_client.store  # the tracking store: one write per trace, spans in batches
     stamp = int(time.time() * 1000)
@@ -143,20 +140,3 @@ def log_item_rows(store: RunStore, *, project_root: Path, mlflow_run_id: str | N
         count += len(batch)
     client.set_tag(mlflow_run_id, ROWS_TAG, str(count))
     return count
-
-
-def log_stored_run_rows(project_root: Path, run_id: str, mlflow_run_id: str) -> int:
-    """Write the evaluation rows of stored run `run_id` to its MLflow run; return the count."""
-    from mlflow.exceptions import MlflowException
-
-    from scoregate.store.lock import SYNC_HINT, RunLock
-
-    store = RunStore.open(project_root / "runs", run_id)
-    with RunLock(store.directory, hint=SYNC_HINT):
-        try:
-            return log_item_rows(store, project_root=project_root, mlflow_run_id=mlflow_run_id)
-        except MlflowException as exc:
-            raise ScoregateError(
-                f"MLflow refused the evaluation rows of run {run_id}: {exc.message}",
-                hint="the run itself is mirrored; report this with the message above",
-            ) from None

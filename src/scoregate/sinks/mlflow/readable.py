@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.sinks.mlflow.description import run_description
+from scoregate.tracks.registry import headline_metrics
 
 SCORE_STATS = ("mean", "ci_low", "ci_high", "coverage")
 """Per numeric score, the statistics logged as metrics (what a person compares across runs)."""
@@ -37,9 +38,10 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     """Return the metrics mirrored to MLflow: the same keys for every run of an experiment (NaN = not measured).
 
     Per score `<key>_mean`, `_ci_low`, `_ci_high`, `_coverage` (text and categorical scores: `_coverage` only);
-    the run metrics; the extraction track's micro metrics as `extraction_<key>`; per pipeline stage and, for
+    the run metrics; each track's run-level metrics as `<track>_<key>` (the extraction track's micro metrics:
+    `extraction_<key>`); per pipeline stage and, for
     `run --repeat`, the consistency metrics; `gate_<name>` (1 pass, 0 not)
-    with `gates_passed` and `gates_total`.
+    with `gates_passed` and `gates_total`; per slice of a slice gate `slice.<gate>.<field>.<value>.<stat>`.
     """
     metrics: dict[str, float] = {}
     for key, stats in (summary.get("scores") or {}).items():
@@ -49,9 +51,10 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     run_metrics = summary.get("run_metrics") or {}
     for key in RUN_METRICS:
         metrics[key] = rounded(run_metrics.get(key))
-    for key, value in ((summary.get("extraction") or {}).get("metrics") or {}).items():
-        if not isinstance(value, bool):
-            metrics[f"extraction_{key}"] = rounded(value)
+    for track, found in headline_metrics(summary).items():
+        metrics.update(
+            {f"{track}_{key}": rounded(value) for key, value in found.items() if not isinstance(value, bool)}
+        )
     if "stages" in summary:
         from scoregate.analysis.stage_summary import stage_metrics
 
@@ -63,6 +66,9 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     gates = summary.get("gates") or []
     for gate in gates:
         metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
+    from scoregate.analysis.slices import slice_metrics
+
+    metrics.update({key: rounded(value) for key, value in slice_metrics(gates).items()})
     metrics["gates_passed"] = float(sum(g["status"] == "pass" for g in gates))
     metrics["gates_total"] = float(len(gates))
     return metrics

@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import csv
-import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scoregate.errors import ScoregateError
 from scoregate.sinks.mlflow.client import tracking_uri
 from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow.readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store.identity import mirror_run_name
 from scoregate.store.invalidation import invalidation_of, invalidation_tags
 from scoregate.store.run_store import RunStore
+from scoregate.store.stop_record import stop_fields
 
 RUN_ID_TAG = "scoregate.run_id"
-RUN_METRIC_KEYS = (
-    "success_rate",
-    "error_count",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "latency_mean_ms",
-    "tokens_in_total",
-    "tokens_out_total",
-    "cost_usd_total",
-    "retries_total",
-    "calls",
-    "failed_calls",
-)
 
 
 def _ms(iso: str | None) -> int | None:
@@ -154,26 +141,18 @@ def find_or_create_run(
     return str(run.info.run_id)
 
 
-def quiet_mlflow_logs() -> None:
-    """Keep MLflow's INFO lines (database set-up, migrations) out of scoregate's output, unless
-    MLFLOW_LOGGING_LEVEL asks for them."""
-    import logging
-
-    if not os.environ.get("MLFLOW_LOGGING_LEVEL"):
-        for name in ("mlflow", "alembic"):
-            logging.getLogger(name).setLevel(logging.WARNING)
-
-
 def mirror_run(store: RunStore, *, project_root: Path) -> str:
     """Create or update the MLflow run of a stored run; return the MLflow run id."""
     from mlflow.entities import Metric, Param, RunTag
 
     from scoregate.sinks.mlflow.client import creation_lock, tracking_client
 
-    quiet_mlflow_logs()
     manifest, summary = store.manifest, store.summary
     if summary is None:
-        raise ValueError(f"run {store.run_id} has no summary yet (it did not finish); resume it first")
+        raise ScoregateError(
+            f"run {store.run_id} has no summary: it did not finish",
+            hint=f"resume it: `scoregate run --resume {store.run_id}`",
+        )
     uri = tracking_uri(project_root)
     client = tracking_client(uri)
     name = f"{manifest['receipts']['project']}/{manifest['receipts']['experiment']}"
@@ -193,6 +172,10 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     metrics = [Metric(k, v, stamp, step) for k, v in readable_metrics(summary).items()]
     all_tags = {**tags_of(manifest, summary, store.links), **readable_tags(manifest, summary)}
     all_tags.update(invalidation_tags(invalidation_of(store)))  # invalidated before this (first) mirror too
+    stopped = stop_fields(manifest, summary)  # a stop-early run: "stopped at n of N", the bounds, the rule
+    params += [Param(k, v) for k, v in stopped.params.items() if k not in existing_params]
+    metrics += [Metric(k, v, stamp, step) for k, v in stopped.metrics.items()]
+    all_tags.update({f"scoregate.{k}": v for k, v in stopped.tags.items()})
     tags = [RunTag(k, v[:8000]) for k, v in all_tags.items()]
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
     with creation_lock(uri):  # MLflow makes the dataset's row once per experiment: two runs at once collide
@@ -215,17 +198,3 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     store.set_link("mlflow_run_id", run_id)
     store.set_link("mlflow_experiment_id", experiment_id)
     return run_id
-
-
-def resync_run(project_root: Path, run_id: str) -> str:
-    """Mirror stored run `run_id` to MLflow again (same MLflow run); return the MLflow run id."""
-    from scoregate.errors import ScoregateError
-    from scoregate.store.lock import SYNC_HINT, RunLock
-
-    store = RunStore.open(project_root / "runs", run_id)
-    with RunLock(store.directory, hint=SYNC_HINT):
-        if store.summary is None:
-            raise ScoregateError(
-                f"run {run_id} has no summary: it did not finish", hint=f"resume it: `scoregate run --resume {run_id}`"
-            )
-        return mirror_run(store, project_root=project_root)

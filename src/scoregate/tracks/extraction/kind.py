@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scoregate.catalog.models import ExtractionSpec
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import EvalContext, resolve_path
 from scoregate.store.records import DataType, Score
@@ -23,6 +22,7 @@ from scoregate.tracks.extraction.metrics import (
     compile_schema,
     score_extraction,
 )
+from scoregate.tracks.extraction.spec import ExtractionSpec
 
 MAX_REFERENCE_ERRORS = 3
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scoregate.catalog.models import TagsSpec
 from scoregate.scoring.base import EvalContext, resolve_path
 from scoregate.store.records import DataType, Score
 from scoregate.tracks.tags.metrics import METRIC_KEYS, SampleTags, TagLabels, read_labels, score_sample
+from scoregate.tracks.tags.spec import TagsSpec
 
 OUTSIDE_KEY = "labels_outside_vocabulary"
 DETAIL_KEY = "tags_detail"

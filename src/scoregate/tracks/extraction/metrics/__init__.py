@@ -4,6 +4,7 @@ Pure functions over parsed values; no I/O. Score one item with `score_extraction
 `ExtractionAggregator` (streaming) or `aggregate_extraction`.
 """
 
+from scoregate.tracks.extraction.keys import MATCH_MODES, METRIC_KEYS, MatchMode
 from scoregate.tracks.extraction.metrics.aggregate import (
     BREAKDOWNS,
     SCORE_BINS,
@@ -21,9 +22,8 @@ from scoregate.tracks.extraction.metrics.complexity import (
 )
 from scoregate.tracks.extraction.metrics.counts import FieldCounts
 from scoregate.tracks.extraction.metrics.fields import Category, FieldResult, Severity, compare_fields, tally
-from scoregate.tracks.extraction.metrics.options import MATCH_MODES, EqsWeights, ExtractionOptions, MatchMode
+from scoregate.tracks.extraction.metrics.options import EqsWeights, ExtractionOptions
 from scoregate.tracks.extraction.metrics.scores import (
-    METRIC_KEYS,
     ExtractionScores,
     Failure,
     HallucinationCounts,

@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from statistics import fmean
 from typing import Any
 
+from scoregate.tracks.extraction.keys import MATCH_MODES
 from scoregate.tracks.extraction.metrics.counts import FieldCounts
 from scoregate.tracks.extraction.metrics.fields import FieldResult, add_to_counts
-from scoregate.tracks.extraction.metrics.options import MATCH_MODES
 from scoregate.tracks.extraction.metrics.scores import ExtractionScores, HallucinationCounts
 
 BREAKDOWNS = ("type", "depth", "required", "field", "complexity")

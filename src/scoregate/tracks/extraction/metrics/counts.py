@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scoregate.tracks.extraction.metrics.options import MATCH_MODES, MatchMode
+from scoregate.tracks.extraction.keys import MATCH_MODES, MatchMode
 
 
 @dataclass(slots=True)

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from scoregate.errors import ScoregateError
-
-MatchMode = Literal["strict", "partial", "lenient"]
-MATCH_MODES: tuple[MatchMode, ...] = ("strict", "partial", "lenient")
 
 
 @dataclass(frozen=True, slots=True)

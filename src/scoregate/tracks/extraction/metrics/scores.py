@@ -6,31 +6,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from scoregate.tracks.extraction.keys import MATCH_MODES, MatchMode
 from scoregate.tracks.extraction.metrics.complexity import SchemaComplexity
 from scoregate.tracks.extraction.metrics.counts import FieldCounts
 from scoregate.tracks.extraction.metrics.fields import FieldResult, compare_fields, tally
-from scoregate.tracks.extraction.metrics.options import (
-    DEFAULT_OPTIONS,
-    MATCH_MODES,
-    EqsWeights,
-    ExtractionOptions,
-    MatchMode,
-)
+from scoregate.tracks.extraction.metrics.options import DEFAULT_OPTIONS, EqsWeights, ExtractionOptions
 from scoregate.tracks.extraction.metrics.validation import compile_schema, parse_output
 
 Failure = Literal["parse_error", "schema_invalid"]
-
-METRIC_KEYS: tuple[str, ...] = (
-    "eqs",
-    "parsed",
-    "schema_valid",
-    "exact_match",
-    *(f"field_{stat}_{mode}" for mode in MATCH_MODES for stat in ("precision", "recall", "f1")),
-    "type_accuracy",
-    "hallucination_rate",
-    "omission_rate",
-)
-"""The per-item metric keys of `ExtractionScores.metric_values()`, in a stable order."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,9 @@ Ids are derived, never random: a trace per item from `scoregate:<run>/item/<item
 (run, item, key), an experiment id per run. A mirror repeated from the same run store therefore
 addresses the same objects; the state file says which of them the server has confirmed, so a
 repeated `langfuse-sync` sends only what is missing.
+
+The Langfuse mirror (`scoregate.sinks.langfuse`) writes the file; the feedback commands (`scores import`,
+`annotate queue`) read the confirmed trace ids from it, so it lives below both.
 """
 
 from __future__ import annotations
@@ -137,6 +140,20 @@ class MirrorState:
             self.done.add(key)
         else:
             self.items[key] = item
+
+    def adopt(self, other: MirrorState) -> int:
+        """Take over what `other` (a shard's record of the same run) confirmed and this one lacks; return how many
+        items it added."""
+        settled = [key for key in self.items if key in other.done]
+        for key in settled:  # all confirmed there: kept as a digest only
+            del self.items[key]
+        added = self.done.update(other.done) - len(settled)
+        for key, item in other.items.items():
+            if item.trace and not self.traced(key):
+                self.record(key, item)
+                added += 1
+        self.probe_trace = self.probe_trace or other.probe_trace
+        return added
 
     def save(self, store: RunStore) -> None:
         """Write the state atomically."""

@@ -1,4 +1,5 @@
-"""What one Langfuse mirror sent and what the server confirmed, and the problems left (`MirrorReport`)."""
+"""What one Langfuse mirror sent and what the server confirmed (`MirrorReport`), as the CLI prints it, and the
+problems left (`judge`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass, field
 
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR
-from scoregate.sinks.langfuse.mirror_state import MirrorState
+from scoregate.integrations.langfuse.mirror_state import MirrorState
 
 MAX_SDK_LINES = 20
 
@@ -56,17 +57,19 @@ class MirrorReport:
         out += [f"  problem: {p}" for p in self.problems]
         return out
 
-    def raise_for_problems(self) -> None:
-        """Raise a ScoregateError naming every problem (the `langfuse-sync` exit path)."""
-        if self.problems:
-            listing = "\n".join([f"  - {p}" for p in self.problems] + [f"  sdk: {w}" for w in self.warnings[:5]])
-            resync = f"fix the cause, then `scoregate langfuse-sync {self.run_id}` sends only what is missing"
-            raise ScoregateError(
-                f"run {self.run_id} is not fully mirrored to Langfuse:\n{listing}", hint=self.hint or resync
-            )
+    def problems_error(self) -> ScoregateError | None:
+        """The error naming every problem (what `langfuse-sync` exits with), or None when there is none."""
+        if not self.problems:
+            return None
+        listing = "\n".join([f"  - {p}" for p in self.problems] + [f"  sdk: {w}" for w in self.warnings[:5]])
+        resync = f"fix the cause, then `scoregate langfuse-sync {self.run_id}` sends only what is missing"
+        message = f"run {self.run_id} is not fully mirrored to Langfuse:\n{listing}"
+        return ScoregateError(message, hint=self.hint or resync)
 
 
-def judge(report: MirrorReport, state: MirrorState, server_errors: list[str], old_server: bool) -> None:
+def judge(
+    report: MirrorReport, state: MirrorState, server_errors: list[str], old_server: bool, *, run_level: bool = True
+) -> None:
     """Turn what is still missing into problems, with the hint that fixes it."""
     missing_traces = report.items_total - state.counts()[0]
     if missing_traces:
@@ -84,7 +87,7 @@ def judge(report: MirrorReport, state: MirrorState, server_errors: list[str], ol
     not_done = report.items_total - report.items_confirmed
     if not_done and not report.problems:
         report.problems.append(f"{not_done} item(s) are not confirmed")
-    if state.experiment_id and state.run_scores_digest is None and not report.problems:
+    if run_level and state.experiment_id and state.run_scores_digest is None and not report.problems:
         report.problems.append("the run-level scores are not confirmed")
     if old_server:
         report.hint = OLD_SERVER_HINT

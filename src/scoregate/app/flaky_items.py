@@ -1,0 +1,189 @@
+"""Flaky items of an experiment: each item's verdict history on its `every_item` gates, read from the stored runs.
+
+The runs read are the experiment's newest `settings.flaky.window_runs` valid runs (invalidated and damaged runs
+are left out and counted), every repeat of each. `scoregate.analysis.flaky` says what a flip is and when an
+item is flaky; a flaky item is kept out of the `every_item` gates of the run being summarised, and the gate's
+detail, the summary's `flaky` block, the report and `scoregate items flaky` name it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from scoregate.analysis.flaky import FlakyItem, FlipCounter, GateRule, Observation, flaky_items
+from scoregate.analysis.gates import GateResult
+from scoregate.catalog.models import GateSpec, ProjectConfig
+from scoregate.errors import ScoregateError
+from scoregate.store.invalidation import why_invalid
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import DamagedRun, RunStore, list_runs
+from scoregate.support.suggest import unknown_name
+
+SHOWN_ITEMS = 5
+
+
+@dataclass(frozen=True)
+class FlakyReport:
+    """The flaky items of an experiment and what was read to find them."""
+
+    experiment: str
+    threshold: float
+    min_observations: int
+    window_runs: int
+    runs: int
+    run_ids: list[str]
+    skipped: list[str]
+    gates: list[str]
+    items: list[FlakyItem] = field(default_factory=list)
+
+    def kept_out(self, gate: str) -> set[str]:
+        """The ids of the items flaky on `gate`."""
+        return {i.item_id for i in self.items if i.gate == gate}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the plain-dict form (JSON-ready), as summary.json's `flaky` block holds it."""
+        return asdict(self)
+
+
+def every_item_rules(config: ProjectConfig, experiment: str) -> list[GateRule]:
+    """The experiment's `every_item` gates that apply to its dataset, as rules an item is judged by."""
+    spec = config.experiments[experiment]
+    gates = {g.name: g for g in config.gates}
+    wanted: list[GateSpec] = [gates[n] for n in spec.gates if n in gates]
+    return [
+        GateRule(g.name, g.metric, g.op, g.threshold)
+        for g in wanted
+        if g.stat == "every_item" and (g.datasets is None or spec.dataset in g.datasets)
+    ]
+
+
+def conditions(manifest: dict[str, Any], result: ItemResult) -> str:
+    """A short fingerprint of what an item's verdict depends on besides chance: prompts, models, scorers, the item."""
+    receipts = manifest.get("receipts") or {}
+    key = {
+        "prompts": {name: info.get("version") for name, info in (receipts.get("prompts") or {}).items()},
+        "model": (receipts.get("model") or {}).get("model"),
+        "judge": (receipts.get("judge_model") or {}).get("model"),
+        "evaluators": {name: e.get("file_hash") for name, e in (receipts.get("evaluators") or {}).items()},
+        "item": [result.input, result.expected_output],
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _runs_of(
+    runs_dir: Path, experiment: str, window: int, current: RunStore | None
+) -> tuple[list[RunStore], list[str]]:
+    """The experiment's newest valid runs, oldest first (the current run always among them), and those left out."""
+    chosen: list[RunStore] = []
+    skipped: list[str] = []
+    for store in list_runs(runs_dir):
+        if current is not None and store.run_id == current.run_id:
+            continue
+        try:
+            if (store.manifest.get("receipts") or {}).get("experiment") != experiment:
+                continue
+            why = why_invalid(store)
+        except DamagedRun:
+            why = "damaged"
+        if why is not None:
+            skipped.append(f"{store.run_id} ({why})")
+        elif len(chosen) < window - (current is not None):
+            chosen.append(store)
+    chosen.reverse()
+    return ([*chosen, current] if current is not None else chosen), skipped
+
+
+def _observations(stores: Sequence[RunStore], rules: list[GateRule]) -> Iterator[tuple[GateRule, str, Observation]]:
+    """Every observation of every item on every rule, oldest first, streaming from the stores."""
+    for store in stores:
+        manifest = store.manifest
+        for result in sorted(store.iter_all_records(), key=lambda r: (r.repeat, r.index)):
+            for rule in rules:
+                score = result.score(rule.metric)
+                if score is None or score.value is None or isinstance(score.value, str):
+                    continue
+                value = float(score.value)
+                yield (
+                    rule,
+                    result.item_id,
+                    Observation(store.run_id, result.repeat, conditions(manifest, result), value),
+                )
+
+
+def _histories(stores: Sequence[RunStore], rules: list[GateRule], settings: Any) -> list[FlakyItem]:
+    """Count flips in one streaming pass; read again the histories of only the items found flaky."""
+    counter = FlipCounter()
+    for rule, item_id, observation in _observations(stores, rules):
+        counter.add(rule, item_id, observation)
+    flaky = counter.flaky(threshold=settings.threshold, min_observations=settings.min_observations)
+    if not flaky:
+        return []
+    histories: dict[tuple[str, str], list[Observation]] = {key: [] for key in sorted(flaky)}
+    for rule, item_id, observation in _observations(stores, rules):
+        if (rule.name, item_id) in histories:
+            histories[(rule.name, item_id)].append(observation)
+    by_rule = {rule.name: rule for rule in rules}
+    return flaky_items(
+        ((by_rule[gate], item_id, obs) for (gate, item_id), obs in histories.items()),
+        threshold=settings.threshold,
+        min_observations=settings.min_observations,
+    )
+
+
+def find_flaky(
+    config: ProjectConfig, runs_dir: Path, experiment: str, *, current: RunStore | None = None
+) -> FlakyReport:
+    """Return the flaky items of `experiment` over its stored runs (with `current`, the run being summarised)."""
+    if experiment not in config.experiments:
+        raise ScoregateError(
+            f"no experiment {experiment!r} under `experiments:` in scoregate.yaml"
+            + unknown_name(experiment, config.experiments),
+            hint="`scoregate run` lists the experiments",
+        )
+    settings = config.settings.flaky
+    rules = every_item_rules(config, experiment)
+    stores, skipped = _runs_of(runs_dir, experiment, settings.window_runs, current)
+    found = _histories(stores, rules, settings) if rules else []
+    return FlakyReport(
+        experiment, settings.threshold, settings.min_observations, settings.window_runs, len(stores),
+        [s.run_id for s in stores], skipped, [r.name for r in rules], found,
+    )  # fmt: skip
+
+
+def keep_out_flaky(result: GateResult, flaky: set[str], experiment: str) -> GateResult:
+    """Say in an `every_item` gate's result which flaky items were kept out of it (None when there were none)."""
+    if not flaky:
+        return result
+    ids = sorted(flaky)
+    more = f", … (+{len(ids) - SHOWN_ITEMS} more)" if len(ids) > SHOWN_ITEMS else ""
+    detail = (
+        f"{result.detail}; {len(ids)} flaky item{'s' if len(ids) != 1 else ''} kept out: "
+        f"{', '.join(ids[:SHOWN_ITEMS])}{more} (`scoregate items flaky {experiment}`)"
+    )
+    return replace(result, detail=detail, quarantined=ids)
+
+
+def without_items(
+    column: Sequence[float | None] | None, item_ids: Sequence[str], leave_out: set[str]
+) -> tuple[Sequence[float | None] | None, Sequence[str], set[str]]:
+    """The gate's column and ids without the items in `leave_out` (the same objects when none is in this run),
+    and which of them this run holds."""
+    present = leave_out & set(item_ids) if leave_out else set()
+    if column is None or not present:
+        return column, item_ids, present
+    keep = [i for i, item_id in enumerate(item_ids) if item_id not in present]
+    return [column[i] for i in keep], [item_ids[i] for i in keep], present
+
+
+def flaky_report(root: Path, experiment: str) -> FlakyReport:
+    """Return the flaky items of `experiment` in the project at `root` (what `scoregate items flaky` lists)."""
+    from scoregate.app.run_options import runs_dir
+    from scoregate.tracks.project import load_project
+
+    project = load_project(root)
+    return find_flaky(project.config, runs_dir(project), experiment)

@@ -1,0 +1,110 @@
+"""The one contract every tracker meets (`RunSink`): what a sink is told about a stored run, and what it says back.
+
+A sink mirrors a stored run somewhere else (MLflow, Langfuse, ...). The run store is the system of record; a
+sink only observes it. `scoregate.sinks.mirror_all` is the only caller of sinks: it builds them from the
+registry (`scoregate.sinks.registry`), asks each one in turn, keeps one sink's failure from stopping another,
+and hands the links each sink made to the others (the cross-link), so no sink imports another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from scoregate.analysis.compare_runs import RunComparison
+    from scoregate.catalog.project import Project
+    from scoregate.store.run_store import RunStore
+
+
+@dataclass
+class SinkContext:
+    """What every sink is built with: the project whose runs it mirrors, and how far a mirror goes."""
+
+    project_root: Path
+    loaded: Project | None = None
+    """The project, when the caller has it loaded already (else `project()` loads it once)."""
+    item_rows: bool = False
+    """Also write each item as a row where the tracker has per-item rows (MLflow's evaluation rows)."""
+
+    def project(self) -> Project:
+        """The project at `project_root`, loaded once."""
+        if self.loaded is None:
+            from scoregate.tracks.project import load_project
+
+            self.loaded = load_project(self.project_root)
+        return self.loaded
+
+
+@dataclass
+class SinkReport:
+    """What one sink did for one call; `mirror_all` redacts every text in it before anyone sees it."""
+
+    link: str | None = None
+    """Where the run (or comparison) is in the tracker: MLflow's run id, Langfuse's experiment URL."""
+    links: dict[str, str] = field(default_factory=dict)
+    """Ids this sink made that the other sinks record beside their own copy (MLflow tags them on its run)."""
+    lines: list[str] = field(default_factory=list)
+    """What it did, one printed line each, each starting with the sink's name."""
+    warnings: list[str] = field(default_factory=list)
+    """What went wrong without failing the mirror (a compared run that could not be linked...)."""
+    skipped: str | None = None
+    """Why nothing was done (a printed line), when nothing was."""
+    problem: str | None = None
+    """What is left undone though the sink ran (items the server did not confirm...): one line."""
+    error: BaseException | None = None
+    """What a command aimed at this sink alone raises for `problem` (with its hint), instead of printing it."""
+    item_rows: int | None = None
+    """How many per-item rows were written, when `SinkContext.item_rows` asked for them."""
+    detail: Any = None
+    """The sink's own report (Langfuse's `MirrorReport`), for callers that know the sink."""
+
+
+@runtime_checkable
+class RunSink(Protocol):
+    """A tracker that mirrors stored runs. Build one with a factory taking a `SinkContext` (see the registry)."""
+
+    name: str
+    """The registry name: the run's final lines, `--json`'s `mirrors`/`mirror_errors` and `mirror_all(only=)` use it."""
+
+    def configured(self) -> str | None:
+        """Return why this sink is off (a missing key...), or None when it can mirror."""
+        ...
+
+    def mirror(self, store: RunStore) -> SinkReport:
+        """Create or update the mirror of a finished run; the same run mirrored again updates, never duplicates."""
+        ...
+
+    def mark_invalid(self, store: RunStore, record: Mapping[str, Any]) -> SinkReport:
+        """Carry the run's invalidation record to its mirror (or say, as `skipped`, why there is none)."""
+        ...
+
+    def forget(self, store: RunStore, item_ids: set[str]) -> None:
+        """Treat these items as never mirrored: their newer records (`--retry-errors`) are sent again."""
+        ...
+
+    def link(self, store: RunStore, links: Mapping[str, str]) -> None:
+        """Record the other sinks' ids of the same run on this sink's mirror (nothing when it has none)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison of two stored runs, as a sink that mirrors comparisons receives it."""
+
+    run_a: RunStore
+    run_b: RunStore
+    result: RunComparison
+    record: dict[str, Any]
+    """The comparison as `scoregate compare --json` prints it (with the pairwise preference, when judged)."""
+
+
+@runtime_checkable
+class ComparisonSink(Protocol):
+    """A sink that also mirrors comparisons (MLflow): a sink without this method is not asked."""
+
+    def mirror_comparison(self, comparison: Comparison) -> SinkReport:
+        """Create or update the mirror of a comparison; link it to both runs' mirrors."""
+        ...

@@ -1,0 +1,80 @@
+"""Langfuse as a `RunSink`: one Langfuse experiment per scoregate run, mirrored exactly once.
+
+On only when LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST are set. What the server confirmed is
+recorded in `runs/<id>/langfuse.json` (`scoregate.integrations.langfuse.mirror_state`); the Langfuse SDK is
+imported only when a mirror runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
+from scoregate.integrations.langfuse.mirror_state import forget_items
+from scoregate.sinks.contract import SinkContext, SinkReport
+
+if TYPE_CHECKING:
+    from scoregate.sinks.langfuse.experiment_mirror import MirrorReport
+    from scoregate.store.run_store import RunStore
+
+MARKED = "langfuse: the run's `run_valid` score is `invalid`, with the reason in its metadata"
+
+
+class LangfuseSink:
+    """Mirror runs to Langfuse as experiments; the other mirrors' ids go into the experiment's metadata."""
+
+    name = "langfuse"
+
+    def __init__(self, context: SinkContext) -> None:
+        self.context = context
+
+    def configured(self) -> str | None:
+        """Off unless the three LANGFUSE_* variables are set."""
+        return NOT_CONFIGURED if LangfuseSettings.from_env() is None else None
+
+    def mirror(self, store: RunStore) -> SinkReport:
+        """Send what the server has not confirmed yet; a run not fully mirrored is the report's problem."""
+        return _as_sink_report(self._mirrored(store))
+
+    def mark_invalid(self, store: RunStore, record: Mapping[str, Any]) -> SinkReport:
+        """Mirror the run again: its run-level `run_valid` score becomes `invalid` with the reason."""
+        if not store.links.get("langfuse_experiment_id"):
+            return SinkReport(skipped="langfuse: the run was not mirrored")
+        if self.configured() is not None:
+            return SinkReport(
+                skipped="langfuse: not configured (set LANGFUSE_* and run `scoregate langfuse-sync` to mark it)"
+            )
+        mirrored = self._mirrored(store)
+        report = _as_sink_report(mirrored)
+        report.lines = [MARKED] if mirrored.complete else []
+        return report
+
+    def forget(self, store: RunStore, item_ids: set[str]) -> None:
+        """Drop the items from the mirror record: the next mirror sends their newer records under the same ids."""
+        forget_items(store, item_ids)
+
+    def link(self, store: RunStore, links: Mapping[str, str]) -> None:
+        """Nothing to do afterwards: the experiment's metadata and its `mlflow_run_id` score carry the MLflow run
+        id, read from the run's links when the experiment is mirrored (MLflow mirrors first)."""
+
+    def _mirrored(self, store: RunStore) -> MirrorReport:
+        from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse  # the SDK: only when used
+
+        return mirror_run_to_langfuse(store, self.context.project())
+
+
+def _as_sink_report(mirrored: MirrorReport) -> SinkReport:
+    """The contract's report of a Langfuse mirror: its lines, the experiment URL, and the problems when any."""
+    links = {}
+    if mirrored.experiment_url:
+        links = {"langfuse.experiment_url": mirrored.experiment_url}
+        links["langfuse.experiment_id"] = str(mirrored.experiment_id)
+    return SinkReport(
+        link=mirrored.experiment_url,
+        links=links,
+        lines=mirrored.lines(),
+        problem="; ".join(mirrored.problems) or None,
+        error=mirrored.problems_error(),
+        detail=mirrored,
+    )

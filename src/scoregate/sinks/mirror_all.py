@@ -1,0 +1,176 @@
+"""`mirror_all`: the only caller of sinks. Every command that mirrors (run, resume, invalidate, compare,
+`mlflow-sync`, `langfuse-sync`) asks it, with the action and, where a command targets one sink, `only`.
+
+Each sink is asked on its own: one that raises is reported (its error redacted) and never stops the others or
+the command. After a mirror, the links each sink made are handed to the other sinks (MLflow tags its run with
+the Langfuse experiment URL), so no sink imports another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scoregate.sinks.contract import Comparison, ComparisonSink, RunSink, SinkContext, SinkReport
+from scoregate.sinks.registry import build_sink, sink_names
+from scoregate.support.redaction import redact
+
+if TYPE_CHECKING:
+    from scoregate.store.run_store import RunStore
+
+
+@dataclass(frozen=True)
+class Mirror:
+    """Create or update every mirror of a finished run."""
+
+    store: RunStore
+
+
+@dataclass(frozen=True)
+class MarkInvalid:
+    """Carry a run's invalidation record to its mirrors."""
+
+    store: RunStore
+    record: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Forget:
+    """Treat some items of a run as never mirrored (their newer records are sent by the next mirror)."""
+
+    store: RunStore
+    item_ids: frozenset[str]
+
+
+@dataclass(frozen=True)
+class MirrorComparison:
+    """Mirror a comparison of two runs, on the sinks that mirror comparisons."""
+
+    comparison: Comparison
+
+
+Action = Mirror | MarkInvalid | Forget | MirrorComparison
+
+
+@dataclass
+class SinkResult:
+    """One sink's answer: its report, or the (redacted) error it raised."""
+
+    name: str
+    report: SinkReport = field(default_factory=SinkReport)
+    error: str | None = None
+    """`Type: message` of what the sink raised, redacted."""
+    failure: BaseException | None = field(default=None, repr=False)
+    """What it raised, for a command aimed at this sink alone (`MirrorOutcome.raise_for`)."""
+
+    @property
+    def trouble(self) -> str | None:
+        """What went wrong, one line: the error it raised, or the problem it reported."""
+        return self.error or self.report.problem
+
+
+@dataclass
+class MirrorOutcome:
+    """What `mirror_all` did, sink by sink (in mirror order), and how the cross-links went."""
+
+    results: dict[str, SinkResult] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """A cross-link that could not be made, one line each."""
+
+    def links(self) -> dict[str, str]:
+        """Sink name → where the run is in that tracker, for the sinks that said."""
+        return {n: r.report.link for n, r in self.results.items() if r.report.link}
+
+    def troubles(self) -> dict[str, str]:
+        """Sink name → what went wrong there, for the sinks where something did."""
+        return {n: r.trouble for n, r in self.results.items() if r.trouble}
+
+    def raise_for(self, name: str) -> None:
+        """Raise what went wrong at sink `name` (what it raised, or its problem's error); nothing when all went well."""
+        result = self.results.get(name)
+        if result is None:
+            return
+        if result.failure is not None:
+            raise result.failure
+        if result.report.error is not None:
+            raise result.report.error
+
+
+def mirror_all(
+    action: Action, context: SinkContext, *, only: str | None = None, skip: Collection[str] = ()
+) -> MirrorOutcome:
+    """Ask every registered sink (or `only` that one), except those in `skip`, to do `action`; never raises
+    for a sink. A sink that is off (`configured()`) is skipped before a mirror, unless `only` names it: the
+    command targets it, so it is asked and its own error says what is missing."""
+    if only is not None and only not in sink_names():
+        raise ValueError(f"no sink {only!r}; the sinks are {', '.join(sink_names())}")
+    outcome = MirrorOutcome()
+    built: dict[str, RunSink] = {}
+    for name in sink_names():
+        if name in skip or (only is not None and name != only):
+            continue
+        result = _ask(name, action, context, built, explicit=only is not None)
+        if result is not None:
+            outcome.results[name] = result
+    if isinstance(action, Mirror | MarkInvalid):
+        _cross_link(action.store, context, outcome, built, skip)
+    return outcome
+
+
+def _ask(
+    name: str, action: Action, context: SinkContext, built: dict[str, RunSink], *, explicit: bool
+) -> SinkResult | None:
+    """One sink's answer to `action` (None: the sink does not take part in it); whatever it raises is kept."""
+    result = SinkResult(name)
+    try:
+        sink = built[name] = build_sink(name, context)
+        if isinstance(action, MirrorComparison):
+            if not isinstance(sink, ComparisonSink):
+                return None
+            result.report = _checked(sink, explicit) or sink.mirror_comparison(action.comparison)
+        elif isinstance(action, Mirror):
+            result.report = _checked(sink, explicit) or sink.mirror(action.store)
+        elif isinstance(action, MarkInvalid):  # the sink says itself whether it holds a mirror to mark
+            result.report = sink.mark_invalid(action.store, action.record)
+        else:  # forgetting concerns what an earlier mirror recorded: asked even when the sink is off now
+            sink.forget(action.store, set(action.item_ids))
+    except Exception as exc:  # one sink failing never stops another, nor the command
+        result.error, result.failure = redact(f"{type(exc).__name__}: {exc}"), exc
+    _redact(result.report)
+    return result
+
+
+def _checked(sink: RunSink, explicit: bool) -> SinkReport | None:
+    """A report saying the sink is skipped when it is off (and not asked for by name), else None."""
+    reason = None if explicit else sink.configured()
+    return SinkReport(skipped=f"{sink.name}: skipped — {reason}") if reason is not None else None
+
+
+def _cross_link(
+    store: RunStore, context: SinkContext, outcome: MirrorOutcome, built: dict[str, RunSink], skip: Collection[str]
+) -> None:
+    """Hand each sink's new links to every other sink that is on (asked now or not), so each mirror names the
+    others; a link that fails is a note, never an error of the mirror."""
+    made = {name: r.report.links for name, r in outcome.results.items() if r.report.links}
+    for name in sink_names():
+        others = {key: value for source, links in made.items() if source != name for key, value in links.items()}
+        if not others or name in skip:
+            continue
+        try:
+            sink = built.get(name) or build_sink(name, context)
+            if sink.configured() is None:
+                sink.link(store, others)
+        except Exception as exc:  # the mirrors stand on their own; the next mirror links them again
+            sources = ", ".join(source for source in made if source != name)
+            outcome.notes.append(
+                redact(f"{name}: could not record the links of {sources}: {type(exc).__name__}: {exc}")
+            )
+
+
+def _redact(report: SinkReport) -> None:
+    """Mask every known secret in what a sink reported, before anyone prints or stores it."""
+    report.lines = [redact(line) for line in report.lines]
+    report.warnings = [redact(line) for line in report.warnings]
+    report.skipped = redact(report.skipped) if report.skipped is not None else None
+    report.problem = redact(report.problem) if report.problem is not None else None

@@ -1,0 +1,131 @@
+"""The run record as types: `manifest.json` (a `Manifest` holding the `Receipts`) and `summary.json` (a `RunSummary`
+holding `ScoreStats` and `GateResult`s).
+
+Each type reads every file a released scoregate wrote: a key it does not name is kept as it was, a key it names is
+written back only if the file had it, so `to_dict(from_dict(x)) == x` for old runs as for new ones. A file written
+before `schema_version` existed reads as version 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION = 2
+"""2: the files carry `schema_version`. 1: every file written before (read the same way)."""
+
+GateStatus = Literal["pass", "fail", "incomplete"]
+Number = int | float
+"""A JSON number as the file wrote it (an int stays an int)."""
+
+
+class Record(BaseModel):
+    """A part of the run record: unknown keys kept, only the keys it was given written back."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object as written to the run's file."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class Receipts(Record):
+    """What a run was made of: tool version, commit, config hash, dataset, prompts, models, evaluators, gates."""
+
+    tool_version: str | None = None
+    git: dict[str, Any] | None = None
+    config_hash: str | None = None
+    config_parts: dict[str, Any] | None = None
+    project: str | None = None
+    experiment: str | None = None
+    dataset: dict[str, Any] | None = None
+    prompts: dict[str, dict[str, Any]] = {}
+    output_from: str | None = None
+    model: dict[str, Any] | None = None
+    judge_model: dict[str, Any] | None = None
+    evaluators: dict[str, dict[str, Any]] = {}
+    composites: dict[str, Any] | None = None
+    gates: list[Any] | dict[str, Any] | None = None
+    gates_hash: str | None = None
+
+    def prompt_versions(self) -> dict[str, Any]:
+        """Each prompt's name and the version the run used."""
+        return {name: info.get("version") for name, info in self.prompts.items()}
+
+
+class Manifest(Record):
+    """`manifest.json`: the run's id, status, times, options and receipts."""
+
+    schema_version: int = 1
+    run_id: str
+    status: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    options: dict[str, Any] = {}
+    receipts: Receipts
+    pid: int | None = None
+    model_checks: list[Any] | dict[str, Any] | None = None
+
+
+class ScoreStats(Record):
+    """One score's statistics in a run: counts, coverage, and for numbers the mean, spread and its CI."""
+
+    n_total: int = 0
+    n_measured: int = 0
+    coverage: Number | None = None
+    mean: Number | None = None
+    median: Number | None = None
+    std: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    min: Number | None = None
+    max: Number | None = None
+    confidence: Number | None = None
+    ci_method: str | None = None
+    data_type: str | None = None
+    categories: dict[str, int] | None = None
+    null_reasons: dict[str, int] = {}
+    value: Number | str | None = None
+    reason: str | None = None
+    samples_measured: int | None = None
+    samples_skipped: int | None = None
+
+
+class GateResult(Record):
+    """One gate's verdict in a run, with the evidence behind it."""
+
+    name: str
+    metric: str | None = None
+    stat: str | None = None
+    op: str | None = None
+    threshold: Number | None = None
+    observed: Number | None = None
+    coverage: Number | None = None
+    status: GateStatus | str
+    detail: str | None = None
+    failing_items: list[str] | None = None
+
+
+class RunSummary(Record):
+    """`summary.json`: per-score statistics, run metrics, coverage, gates and the verdict (tracks add blocks)."""
+
+    schema_version: int = 1
+    run_id: str
+    experiment: str | None = None
+    dataset: str | None = None
+    prompts: dict[str, Any] = {}
+    model: str | None = None
+    scores: dict[str, ScoreStats] = {}
+    run_metrics: dict[str, Any] = {}
+    coverage: dict[str, Any] = {}
+    gates: list[GateResult] = []
+    verdict: str | None = None
+
+    def score(self, key: str) -> ScoreStats | None:
+        """One score's statistics, or None when the run has no such score."""
+        return self.scores.get(key)
+
+    def section(self, name: str) -> Any:
+        """A block a track or a feature adds (`extraction`, `stages`, `repeats`...), or None."""
+        return (self.model_extra or {}).get(name)

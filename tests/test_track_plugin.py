@@ -1,0 +1,90 @@
+"""A new track is one folder and one registry line: the throwaway `brevity` track, from run to MLflow and ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import copy_shipped, write_yaml
+from plugin_track_brevity.track import TRACK
+from scoregate.analysis.model_ranking import rank_runs
+from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.catalog.directions import project_directions
+from scoregate.errors import ValidationFailed
+from scoregate.sinks.mlflow.readable import readable_metrics
+from scoregate.tracks import registry
+from scoregate.tracks.project import load_project
+from scripted_openai import ScriptedOpenAI
+
+REPO = Path(__file__).resolve().parents[1]
+NO_MIRRORS = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+
+
+@pytest.fixture
+def brevity_project(tmp_path: Path, scripted_server: ScriptedOpenAI) -> Path:
+    """Three support calls summarised by the scripted model, scored by `kind: brevity` and gated on its run value."""
+    root = tmp_path / "project"
+    (root / "datasets").mkdir(parents=True)
+    rows = (REPO / "datasets" / "support_calls_v1.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    (root / "datasets" / "support_calls_v1.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    copy_shipped(root, {"prompts": ["call-summary.yaml"]})
+    (root / "evaluators").mkdir()
+    write_yaml(root / "evaluators" / "brief_v1.yaml", {"kind": "brevity", "name": "brief_v1", "version": 1})
+    write_yaml(
+        root / "scoregate.yaml",
+        {
+            "project": "track-plugin",
+            "settings": {"model": "scripted", "concurrency": 1, "bootstrap_resamples": 200},
+            "models": {"scripted": {"provider": "openai", "model": "scripted-1", "base_url": scripted_server.url}},
+            "experiments": {
+                "brief": {
+                    "dataset": "support_calls_v1",
+                    "prompt": "call-summary",
+                    "evaluators": ["brief_v1"],
+                    "gates": ["brief"],
+                }
+            },
+            "gates": [{"name": "brief", "metric": "words_per_reply_run", "op": "<=", "threshold": 4}],
+        },
+    )
+    return root
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The track's one registry line, added for this test only."""
+    monkeypatch.setattr(registry, "TRACKS", (*registry.TRACKS, TRACK))
+    registry.evaluator_kinds.cache_clear()
+    yield
+    registry.evaluator_kinds.cache_clear()
+
+
+def test_a_track_added_by_one_line_has_its_block_gate_mlflow_metrics_and_ranking(
+    brevity_project: Path, scripted_server: ScriptedOpenAI, registered: None
+) -> None:
+    replies = iter(["Refund sent.", "Refund sent, invoice fixed.", "Refund sent.", "A much longer reply " * 3] * 3)
+    scripted_server.responder = lambda body: next(replies)
+
+    short = run_experiment(brevity_project, "brief", NO_MIRRORS)
+    long = run_experiment(brevity_project, "brief", NO_MIRRORS)
+
+    assert short.summary["brevity"]["metrics"] == {"words_per_reply": pytest.approx(8 / 3)}
+    (gate,) = short.summary["gates"]
+    assert (gate["name"], gate["observed"], gate["status"]) == ("brief", pytest.approx(8 / 3), "pass")
+    assert long.summary["gates"][0]["status"] == "fail"
+    assert readable_metrics(short.summary)["brevity_words_per_reply"] == pytest.approx(2.667)
+    directions = project_directions(load_project(brevity_project))
+    ranking = rank_runs(
+        [short.store, long.store], metric="reply_words", directions=directions, tracks=registry.ranked_metrics()
+    )
+    best = ranking.best_by_metric["brevity.words_per_reply"]
+    assert best["higher_is_better"] is False and best["value"] == pytest.approx(8 / 3)
+    assert ranking.runs[0].run_id == short.run_id
+
+
+def test_without_its_registry_line_the_track_has_no_block_and_its_kind_is_unknown(brevity_project: Path) -> None:
+    registry.evaluator_kinds.cache_clear()
+    with pytest.raises(ValidationFailed, match="'brevity' found using 'kind' does not match any of the expected tags"):
+        load_project(brevity_project)
