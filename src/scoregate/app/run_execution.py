@@ -40,7 +40,7 @@ from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import build_evaluator, gate_metrics, track_reports
+from scoregate.tracks.registry import build_evaluator, take_gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""
@@ -79,7 +79,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         settings.min_coverage, settings.confidence_level, settings.bootstrap_resamples, settings.seed
     )
     tracks = track_reports(_evaluators(plan), store, summary, track_settings)
-    summary["scores"].update(gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
+    summary["scores"].update(take_gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
     for block in tracks.values():  # each label kind a track counts joins the run's coverage block
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     gates: list[GateResult] = []

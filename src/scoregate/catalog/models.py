@@ -16,11 +16,10 @@ from pydantic import (
 )
 
 from scoregate.catalog.names import MAX_ITEM_ID
+from scoregate.store.vocabulary import Direction as Direction  # re-exported: the vocabulary is in store
 from scoregate.support.suggest import unknown_name
 
 ScoreDataType = Literal["numeric", "boolean", "categorical", "text"]
-Direction = Literal["higher", "lower", "none"]
-"""Which way a score improves: `higher` or `lower` is better, or `none` (described, never "better")."""
 StructuredOutputStyle = Literal["json_schema", "json_object_schema", "guided_json", "none"]
 
 
