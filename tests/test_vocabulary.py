@@ -56,4 +56,23 @@ def test_a_calls_stage_and_the_gated_metrics() -> None:
     assert stage_of("stage:extract", "summarize") == "extract" and stage_of("judge:faith", None) == "judge:faith"
     assert is_pipeline_call("stage:extract") and not is_pipeline_call("judge:faith")
     manifest = json.loads((RUN / "manifest.json").read_text(encoding="utf-8"))
-    assert gated_metrics([manifest, manifest]) == list(dict.fromkeys(g["metric"] for g in manifest["receipts"]["gates"]))
+    gates = manifest["receipts"]["gates"]
+    assert gated_metrics([manifest, manifest]) == list(dict.fromkeys(g["metric"] for g in gates))
+
+
+def test_the_two_renderings_of_a_run_description_say_the_same_facts() -> None:
+    from scoregate.store.description import RunDescription
+
+    manifest, summary = json.loads((RUN / "manifest.json").read_text(encoding="utf-8")), _summary()
+    summary["gates"][0] = {**summary["gates"][0], "status": "fail", "detail": "mean 0.31 < 0.5"}
+    described = RunDescription(manifest, summary)
+    receipts = manifest["receipts"]
+    facts = [
+        manifest["run_id"], receipts["model"]["name"], receipts["model"]["model"], receipts["dataset"]["name"],
+        *(f"{name}@{info['version']}" for name, info in receipts["prompts"].items()),
+        f"gate {summary['gates'][0]['name']} fail: mean 0.31 < 0.5",
+    ]  # fmt: skip
+    for text in (described.paragraph(), described.markdown()):
+        assert [fact for fact in facts if fact not in text] == []
+    assert described.markdown().startswith(f"### {receipts['experiment']} · {receipts['model']['name']}")
+    assert RunDescription(manifest).paragraph().startswith(f"scoregate run {manifest['run_id']}: experiment")

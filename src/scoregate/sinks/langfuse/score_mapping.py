@@ -104,7 +104,8 @@ def _aggregate_posts(key: str, stats: dict[str, Any]) -> list[ScorePost]:
     if coverage is not None:
         reasons = stats.get("null_reasons") or {}
         why = "; ".join(f"{reason} ({count})" for reason, count in reasons.items())
-        posts.append(ScorePost(derived_key(key, "coverage"), coverage, "NUMERIC", measured + (f"; null: {why}" if why else "")))
+        comment = measured + (f"; null: {why}" if why else "")
+        posts.append(ScorePost(derived_key(key, "coverage"), coverage, "NUMERIC", comment))
     return posts
 
 

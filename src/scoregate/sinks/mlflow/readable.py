@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from scoregate.sinks.mlflow.description import run_description
+from scoregate.store.description import RunDescription
 from scoregate.store.vocabulary import MLFLOW_RUN_METRICS, SCORE_STATS, derived_key
 from scoregate.tracks.registry import headline_metrics
 
@@ -80,7 +80,7 @@ def readable_tags(manifest: dict[str, Any], summary: dict[str, Any]) -> dict[str
         "dataset": str(dataset.get("name")),
         "dataset.hash": str(dataset.get("content_hash")),
         "verdict": str(summary.get("verdict")),
-        "mlflow.note.content": run_description(manifest, summary),
+        "mlflow.note.content": RunDescription(manifest, summary).markdown(),
     }
 
 
