@@ -26,7 +26,9 @@ def _track_cmd(track: str, attribute: str, help: str) -> LazyCommand:
 # Every command, in help order: where it lives and its one-line help (tests check it against the docstring).
 COMMANDS: dict[str, LazyCommand] = {
     "validate": _cmd(
-        "run_cmd", "validate", "Check every dataset, prompt, evaluator and experiment; no model is called."
+        "run_cmd",
+        "validate_files_command",
+        "Check every dataset, prompt, evaluator and experiment; no model is called.",
     ),
     "run": _cmd(
         "run_cmd",
@@ -43,7 +45,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "calibrate": _cmd(
         "calibrate_cmd",
-        "calibrate",
+        "calibrate_command",
         "Measure how well a judge agrees with human ratings: correlations, kappa, agreement, MAE, with 95% CIs.",
     ),
     "compare": _cmd(
@@ -68,7 +70,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "connection-test": _track_cmd(
         "extraction",
-        "connection_test",
+        "connection_test_command",
         "List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema.",
     ),
     "langfuse-sync": _cmd(

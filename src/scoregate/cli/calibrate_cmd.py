@@ -76,7 +76,7 @@ def print_calibration(data: dict[str, Any]) -> None:
         print_wrapped(console, f"{', '.join(labels)}: {reason}")
 
 
-def calibrate(
+def calibrate_command(
     judge_key: Annotated[str, typer.Option("--judge-key", help="Judge score: a run's score key, or a file column.")],
     human_key: Annotated[
         str,

@@ -39,7 +39,7 @@ SHARED_HINT = (
 
 
 @app.command("serve")
-def serve(project: ProjectOption = None) -> None:
+def serve_command(project: ProjectOption = None) -> None:
     """Start the local model server in the background and wait until it answers."""
     from scoregate.providers import local_server
 
@@ -56,7 +56,7 @@ def serve(project: ProjectOption = None) -> None:
 
 
 @app.command("stop")
-def stop(project: ProjectOption = None) -> None:
+def stop_command(project: ProjectOption = None) -> None:
     """Stop the local model server."""
     from scoregate.providers import local_server
 
@@ -76,7 +76,7 @@ NEXT_STEP = {
 
 
 @app.command("status")
-def status(
+def status_command(
     timeout: Annotated[
         float | None,
         typer.Option(min=0.1, help="Seconds to wait for the model list before calling it busy or stuck [default: 5]."),

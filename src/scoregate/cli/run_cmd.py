@@ -25,7 +25,7 @@ REDO_COMMANDS = ("report", "mlflow", "langfuse")
 """What the run's final lines can point to for a failed step: `scoregate report`, `mlflow-sync`, `langfuse-sync`."""
 
 
-def validate(project: ProjectOption = None) -> None:
+def validate_files_command(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
     from scoregate.app.validation import validate as validate_files
     from scoregate.tracks.project import load_project

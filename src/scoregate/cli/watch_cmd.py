@@ -25,11 +25,11 @@ def watch(
     from rich.progress import BarColumn, Progress, TextColumn
 
     from scoregate.cli.layout import print_wrapped
-    from scoregate.engine.watch import ending_line, follow, progress_line, resolve_run
+    from scoregate.engine.watch import ending_line, follow, progress_line, run_to_watch
 
     console = Console(emoji=False, highlight=False)
     runs_dir = project_root(project) / "runs"
-    run = resolve_run(runs_dir, run_id)
+    run = run_to_watch(runs_dir, run_id)
     print_wrapped(console, f"watching run {run}")
     bar = Progress(
         TextColumn("[bold]{task.description}"),
