@@ -21,7 +21,7 @@ from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.catalog.project import Project
 from scoregate.engine.item import ItemPipeline

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from scoregate.catalog.models import CompositeSpec
+from scoregate.catalog.config_models import CompositeSpec
 from scoregate.store.vocabulary import RUN_METRIC_DIRECTIONS, Direction
 
 if TYPE_CHECKING:

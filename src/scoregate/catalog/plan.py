@@ -5,18 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoregate.catalog.config_models import CompositeSpec, ExperimentSpec, GateSpec
 from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.missing_variables import MissingVariables
-from scoregate.catalog.models import (
-    CompositeSpec,
-    DatasetItem,
-    ExperimentSpec,
-    GateSpec,
-    ModelSpec,
-    PromptRoute,
-    PromptSpec,
-)
+from scoregate.catalog.models import DatasetItem, ModelSpec, PromptRoute, PromptSpec
 from scoregate.catalog.project import Project
 from scoregate.catalog.references import reference_problems, unknown_option_model
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
