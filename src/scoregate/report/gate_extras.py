@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from scoregate.report.charts import fmt
+from scoregate.report.html_text import esc
 
 SLICE_CLASS = {"pass": "ok", "fail": "bad", "too_small": "warn"}
 SLICE_WORDS = {"pass": "PASS", "fail": "FAIL", "too_small": "TOO SMALL"}
-
-
-def _e(value: Any) -> str:
-    return html.escape("—" if value is None else str(value))
 
 
 def _slice_rows(gate: dict[str, Any]) -> str:
@@ -20,9 +16,9 @@ def _slice_rows(gate: dict[str, Any]) -> str:
     for s in gate["slices"]:
         ci = "—" if s["ci_low"] is None else f"[{fmt(s['ci_low'])}, {fmt(s['ci_high'])}] at {s['ci_level']:.1%}"
         rows.append(
-            f"<tr><td>{_e(s['field'])}</td><td>{_e(s['value'])}</td><td>{s['n']}</td>"
+            f"<tr><td>{esc(s['field'])}</td><td>{esc(s['value'])}</td><td>{s['n']}</td>"
             f'<td class="{SLICE_CLASS.get(s["status"], "dim")}">{SLICE_WORDS.get(s["status"], s["status"])}</td>'
-            f"<td>{_e(s['verdict'])}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td><td>{_e(fmt(s['p_holm']))}</td></tr>"
+            f"<td>{esc(s['verdict'])}</td><td>{esc(fmt(s['diff']))}</td><td>{esc(ci)}</td><td>{esc(fmt(s['p_holm']))}</td></tr>"
         )
     return "".join(rows)
 
@@ -36,7 +32,7 @@ def slice_tables(report: dict[str, Any]) -> str:
                 continue
             margin = gate["slices"][0]["margin"]
             out.append(
-                f"<h3>Slices of {_e(gate['name'])} ({_e(run['run_id'])}): Δ = candidate − reference, "
+                f"<h3>Slices of {esc(gate['name'])} ({esc(run['run_id'])}): Δ = candidate − reference, "
                 f"CI Holm-adjusted across slices; a slice fails when its CI lies below −{fmt(margin)}</h3>"
                 '<div class="table-wrap"><table class="grid slices"><thead><tr><th>field</th><th>slice</th><th>n</th>'
                 "<th>status</th><th>verdict</th><th>Δ</th><th>Holm CI of Δ</th><th>p (Holm)</th></tr></thead>"
@@ -59,13 +55,13 @@ def flaky_section(report: dict[str, Any]) -> str:
                 for h in item["history"]
             )
             rows.append(
-                f"<tr><td><code>{_e(item['item_id'])}</code></td><td>{_e(item['gate'])}</td>"
+                f"<tr><td><code>{esc(item['item_id'])}</code></td><td>{esc(item['gate'])}</td>"
                 f"<td>{item['flips']}/{item['comparisons']} ({item['flip_rate']:.0%})</td>"
-                f'<td class="wrap">{_e(history)}</td></tr>'
+                f'<td class="wrap">{esc(history)}</td></tr>'
             )
         out.append(
-            f'<section id="flaky"><h2>Flaky items ({_e(run["run_id"])})</h2><p class="warn">'
-            f"{len(flaky['items'])} item verdict(s) flip between runs and repeats of {_e(run.get('experiment'))} "
+            f'<section id="flaky"><h2>Flaky items ({esc(run["run_id"])})</h2><p class="warn">'
+            f"{len(flaky['items'])} item verdict(s) flip between runs and repeats of {esc(run.get('experiment'))} "
             f"(flip rate above {flaky['threshold']:.0%} over {flaky['runs']} run(s)): kept out of the every_item "
             "gates, listed here, oldest observation first.</p>"
             '<div class="table-wrap"><table class="grid flaky"><thead><tr><th>item</th><th>gate</th><th>flips</th>'
