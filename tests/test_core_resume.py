@@ -105,6 +105,9 @@ def test_ctrl_c_exits_130_with_the_resume_hint_and_keeps_finished_items(
     scripted_server.latency_s = 0.4
     process = start_scoregate("run", "counters", "--no-mlflow")
     run_id = wait_for_stored_items(process, runs, at_least=1)
+    # On a loaded machine the other 5 items could all finish before the signal lands: from now on a reply takes
+    # longer than the test, so Ctrl-C always meets a run with items left.
+    scripted_server.latency_s = 60
 
     process.send_signal(signal.SIGINT)
     _out, err = process.communicate(timeout=30)

@@ -12,6 +12,8 @@ class ExitCode(IntEnum):
     ERROR = 1
     USAGE = 2
     GATES_FAILED = 3
+    UNDECIDED = 4
+    """The gates could not decide: the run is incomplete (e.g. `scoregate merge` with items or shards missing)."""
     INTERRUPTED = 130
     TERMINATED = 143
 

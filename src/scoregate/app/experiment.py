@@ -60,6 +60,10 @@ def _open_or_create(
             "pid": os.getpid(),
             "model_checks": checked,
         }
+        if options.shard is not None:
+            from scoregate.app.shards import create_shard_store
+
+            return create_shard_store(project, options, manifest)
         run_id = new_run_id(plan.name)
         manifest["run_id"] = run_id
         return RunStore.create(runs_dir(project), run_id, manifest)
@@ -70,6 +74,10 @@ def _open_or_create(
     store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
     changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
+    if store.manifest.get("stop_early"):  # a stopped-early run goes on to the full dataset
+        from scoregate.app.stop_early import continued_changes
+
+        changes.update(continued_changes(store.manifest))
     if options.retry_errors:
         from scoregate.store.repeats import failed_records, repeat_key
 
@@ -100,7 +108,7 @@ def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, A
     conflicts = resume_conflicts(store.manifest["receipts"], receipts)
     if conflicts:
         raise ScoregateError(
-            f"cannot resume {options.resume}: {'; '.join(conflicts)} since the run started",
+            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
             hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
         )
 
@@ -155,8 +163,15 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.resume is not None:
+    if options.stop_early or options.against is not None:
+        _stop_early_starts_one_run(options)
+    if options.shard is not None:  # a re-run of a shard's index resumes it
+        from scoregate.app.shards import prepare_shard
+
+        options, resumed = prepare_shard(project, experiment, options)
+    elif options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
+    if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
@@ -168,6 +183,20 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     finally:
         if lock is not None:
             lock.release()
+
+
+def _stop_early_starts_one_run(options: RunOptions) -> None:
+    """Refuse `--stop-early` with `--resume` or `--shard`: it is one new run over the items in their order."""
+    if options.resume is not None:
+        raise ScoregateError(
+            "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
+            hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
+        )
+    if options.shard is not None:
+        raise ScoregateError(
+            "--stop-early runs the items in one seeded order, looking after each batch; it cannot be sharded",
+            hint="drop --shard, or drop --stop-early to split the run across machines",
+        )
 
 
 def _plan_check_and_run(
@@ -184,13 +213,22 @@ def _plan_check_and_run(
     plan = plan_experiment(
         project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
     )
+    stop = None
+    if options.stop_early or options.against is not None:  # a bad stop-early request is refused before any call
+        from scoregate.app.stop_early import plan_stop_early
+
+        stop = plan_stop_early(project, plan, options)
     from rich.console import Console
     from rich.text import Text
+
+    from scoregate.app.budget_gate import refuse_over_budget
+
+    console = console or Console(stderr=True)
+    refuse_over_budget(project, plan, options, resumed, console)  # before any request, the models' check included
 
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.calls.cache import ResponseCache
 
-    console = console or Console(stderr=True)
     cache = ResponseCache(project.root / ".scoregate" / "cache.sqlite") if options.use_cache else None
     try:
         breaker = CircuitBreaker(project.config.settings.max_consecutive_failures)
@@ -225,9 +263,9 @@ def _plan_check_and_run(
             cache.close()
         raise
     if lock is not None:
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
     with RunLock(store.directory):
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache)
+        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
 
 
 def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Console) -> None:

@@ -59,7 +59,7 @@ def model_receipt(name: str, spec: ModelSpec, endpoint: str) -> dict[str, Any]:
 
 # Fields that change how a run goes, not what it measures: editing them never blocks a resume.
 _OPERATIONAL = {
-    "settings": {"model", "judge_model", "concurrency"},  # a resume takes its models from the receipts
+    "settings": {"model", "judge_model", "concurrency", "shard_budget"},  # a resume takes its models from the receipts
     "experiment": {"model", "judge_model", "concurrency"},
     "model": {"max_connections", "timeout_s", "max_retries"},
 }

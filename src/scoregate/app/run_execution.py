@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from contextlib import suppress
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -17,7 +18,10 @@ from rich.console import Console
 
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
+from scoregate.app.budget import BudgetExceeded, BudgetWatch, budget_of
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.shards import resume_command, run_or_shard_label, shard_items, shard_members
+from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -123,6 +127,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     repeats = int(manifest.get("options", {}).get("repeat", 1))
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
+    if (stopped := stop_summary(store)) is not None:
+        summary["stop_early"] = stopped
     summary = with_invalidation(store, summary)  # a run invalidated before it finished stays invalid
     store.write_summary(summary)
     return summary
@@ -162,10 +168,13 @@ def execute_run(
     prompt_versions: dict[str, str],
     console: Console,
     cache: ResponseCache | None,
+    stop: StopEarlyPlan | None = None,
 ) -> RunOutcome:
+    if stop is not None:
+        store.update_manifest(stop_early=stop.record())
     try:
         with sigterm_as_interrupt():
-            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console))
+            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console, stop))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
@@ -173,17 +182,27 @@ def execute_run(
         how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
-            f"run {store.run_id} {how}; {done} finished item(s) are kept in {store.directory}",
-            hint=f"resume with `scoregate run --resume {store.run_id}`",
+            f"{run_or_shard_label(store, options)} {how}; {done} finished item(s) are kept in {store.directory}",
+            hint=f"resume with `{resume_command(store, options)}`",
             exit_code=code,
+        ) from None
+    except BudgetExceeded as exc:
+        store.close()
+        store.update_manifest(status="interrupted", stopped_because=f"budget: {exc.reason}")
+        raise RunInterrupted(
+            f"run {store.run_id} stopped at its budget: {exc.reason}; {len(store.done_ids())} finished item(s) "
+            f"are kept in {store.directory}",
+            hint=f"resume with `scoregate run --resume {store.run_id}` (its budget is its own: "
+            "--budget-usd / --budget-minutes, else settings.budget)",
+            exit_code=ExitCode.ERROR,
         ) from None
     except CircuitOpen as exc:
         store.close()
         store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
         raise RunInterrupted(
-            f"run {store.run_id} stopped early: {exc.count} calls in a row failed, the last with: {redact(exc.reason)}",
-            hint=f"fix the endpoint, then redo the failed items with "
-            f"`scoregate run --resume {store.run_id} --retry-errors`",
+            f"{run_or_shard_label(store, options)} stopped early: {exc.count} calls in a row failed, the last with: "
+            f"{redact(exc.reason)}",
+            hint=f"fix the endpoint, then redo the failed items with `{resume_command(store, options)} --retry-errors`",
         ) from None
     except BaseException as exc:
         _mark_failed(store, exc)
@@ -192,7 +211,11 @@ def execute_run(
         if cache is not None:
             cache.close()
     store.close()
-    store.update_manifest(status="finished", finished_at=datetime.now(UTC).isoformat())
+    store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
+    if options.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
+        from scoregate.app.shards import finish_shard
+
+        return finish_shard(store, project, options)
     summary = summarize_run(store, plan, project)
     write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
@@ -239,6 +262,7 @@ async def _execute(
     store: RunStore,
     prompt_versions: dict[str, str],
     console: Console,
+    stop: StopEarlyPlan | None = None,
 ) -> None:
     try:
         pipeline = ItemPipeline(
@@ -255,6 +279,8 @@ async def _execute(
             pipeline = staged_pipeline(pipeline, plan)
         done = store.done_ids(retry_errors=options.retry_errors)
         per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
+        members = shard_members(plan.dataset.path, options.limit, options.shard) if options.shard else None
+        per_repeat = per_repeat if members is None else len(members)
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
         later = (
             done_by_repeat(store, retry_errors=options.retry_errors) if options.repeat > 1 else {}
@@ -265,17 +291,41 @@ async def _execute(
         live = LiveProgress(
             store, runs_dir(project), experiment=plan.name, total=total, already_done=already, final_stage=final_stage
         )
+        budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
+        watch = BudgetWatch(budget)
         with RunProgress(total, already_done=already, console=console) as progress, live:
             progress.listeners.append(live.observe)
+            if budget.any:
+                progress.listeners.append(watch.observe)  # after the live files saw the item
             asyncio.get_running_loop().call_later(WARM_IMPORTS_AFTER_S, warm_summary_imports)
-            for repeat in range(1, options.repeat + 1):
-                await execute(
-                    pipeline_for_repeat(pipeline, repeat),
-                    pending_items(plan.dataset.path, done_by[repeat], options.limit),
-                    store,
-                    concurrency=concurrency,
-                    progress=progress,
-                    breaker=caller.breaker,
+            if stop is not None:
+                await run_stop_early(
+                    stop, pipeline, plan, store, concurrency=concurrency, progress=progress, breaker=caller.breaker
                 )
+                return
+            for repeat in range(1, options.repeat + 1):
+                async with _time_budget(watch):
+                    await execute(
+                        pipeline_for_repeat(pipeline, repeat),
+                        shard_items(pending_items(plan.dataset.path, done_by[repeat], options.limit), members),
+                        store,
+                        concurrency=concurrency,
+                        progress=progress,
+                        breaker=caller.breaker,
+                    )
     finally:
         await caller.aclose()
+
+
+@asynccontextmanager
+async def _time_budget(watch: BudgetWatch) -> AsyncIterator[None]:
+    """Cancel the items in flight when the time budget runs out (they are not stored: a resume redoes them)."""
+    left = watch.seconds_left()
+    if left is None:
+        yield
+        return
+    try:
+        async with asyncio.timeout(left):
+            yield
+    except TimeoutError:
+        raise BudgetExceeded(watch.out_of_time()) from None

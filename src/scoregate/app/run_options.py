@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from scoregate.catalog.project import Project
     from scoregate.sinks.mirror_all import MirrorOutcome
     from scoregate.store.run_store import RunStore
+    from scoregate.store.shards import Shard
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,25 @@ class RunOptions:
     write_report: bool = True
     """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
     repeat: int = 1
+    budget_usd: float | None = None
+    """Refuse to start above this forecast cost, stop at this spending (default: `settings.budget.usd`)."""
+    budget_minutes: float | None = None
+    """Refuse to start above this forecast wall time, stop at it (default: `settings.budget.minutes`)."""
+    shard: Shard | None = None
+    """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.shards`)."""
+    run_id: str | None = None
+    """A sharded run's id (every shard the same); None: derived from the plan, dataset and `group`."""
+    group: str | None = None
+    stop_early: bool = False
+    """Run the items in a seeded order and stop once the gate's question is settled (see `app.stop_early`)."""
+    against: str | None = None
+    """The reference run of a stop-early run."""
+    max_items: int | None = None
+    """Stop-early item cap: stop, inconclusive, after this many paired items."""
+    max_cost: float | None = None
+    """Stop-early cost cap (USD): stop, inconclusive, once the run has spent this much."""
+    stop_batch: int | None = None
+    """Items between two looks of a stop-early run (default `app.stop_early.DEFAULT_BATCH`)."""
 
     @property
     def skipped_sinks(self) -> frozenset[str]:
@@ -58,6 +78,8 @@ class RunOutcome:
     nothing_to_do: str | None = None
     report: Path | None = None
     """`runs/<id>/report.html`, written at the end of the run (None when writing it failed)."""
+    shard: str | None = None
+    """`<I>-of-<N>` when this was one shard of a sharded run (no summary, gates or MLflow: `scoregate merge`)."""
 
     def add_mirrors(self, mirrored: MirrorOutcome) -> None:
         """Take in what the mirrors did: each sink's link, its lines (or why it was skipped), what went wrong."""

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from scoregate.catalog.budget_settings import BudgetSettings
 from scoregate.catalog.models import ModelSpec, PromptRoute, Strict
 from scoregate.support.suggest import unknown_name
 
@@ -189,12 +190,21 @@ class Settings(Strict):
         default_factory=FlakySettings,
         description="Items whose verdict flips between runs are kept out of `every_item` gates and listed.",
     )
+    budget: BudgetSettings = Field(
+        default_factory=BudgetSettings,
+        description="Default budget of a run (see docs/running/budget.md); `run --budget-usd/--budget-minutes` win.",
+    )
     local_port: int | None = Field(
         default=None,
         ge=1,
         le=65535,
         description="Port of the embedded local model server for this project (default 8765, shared by every "
         "project on the machine that leaves it unset); SCOREGATE_LOCAL_PORT overrides it.",
+    )
+    shard_budget: Literal["divided", "whole"] = Field(
+        default="divided",
+        description="`divided`: each of N shards of a run gets 1/N of every model's max_connections; `whole`: each "
+        "shard gets all of it (shards on separate endpoints or accounts).",
     )
 
 

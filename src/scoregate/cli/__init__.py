@@ -35,11 +35,16 @@ COMMANDS: dict[str, LazyCommand] = {
         "run",
         "Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments.",
     ),
+    "merge": _cmd(
+        "merge_cmd",
+        "merge",
+        "Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent.",
+    ),
     "mlflow-sync": _cmd(
         "run_cmd", "mlflow_sync", "Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."
     ),
     "rank": _cmd(
-        "run_cmd",
+        "rank_cmd",
         "rank",
         "Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric.",
     ),

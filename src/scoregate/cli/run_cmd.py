@@ -88,18 +88,69 @@ def run(
             min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
         ),
     ] = 1,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Forecast the calls, tokens, cost and wall time; call no model.")
+    ] = False,
+    budget_usd: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may cost more (USD); stop at it.")
+    ] = None,
+    budget_minutes: Annotated[
+        float | None, typer.Option(help="Refuse to start if the forecast may take longer (minutes); stop at it.")
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="Run one shard: I/N (0-based) or auto (JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)."),
+    ] = None,
+    shards: Annotated[
+        int | None, typer.Option(min=1, help="With --shard auto: the shard count (else SCOREGATE_SHARDS).")
+    ] = None,
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="With --shard: the run id all shards share (default: derived).")
+    ] = None,
+    group: Annotated[
+        str | None, typer.Option(help="With --shard: a name that sets one sharded run apart, e.g. the CI run id.")
+    ] = None,
+    stop_early: Annotated[
+        bool,
+        typer.Option(
+            "--stop-early",
+            help="Run the items in a seeded order; stop once the first gate's question against --against is settled.",
+        ),
+    ] = False,
+    against: Annotated[str | None, typer.Option(help="With --stop-early: the reference run's id.")] = None,
+    max_items: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: stop, inconclusive, after N paired items.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="With --stop-early: stop, inconclusive, once USD is spent.")
+    ] = None,
+    stop_batch: Annotated[
+        int | None, typer.Option(min=1, help="With --stop-early: items between two looks (default 10).")
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
+    from scoregate.app import parse_shard
     from scoregate.app.experiment import RunOptions, run_experiment, run_models
 
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    if (retry_errors or quarantine) and resume is None:
+    if shard is None and (shards is not None or run_id is not None or group is not None):
+        raise typer.BadParameter("--shards, --run-id and --group belong to a sharded run: add --shard I/N or auto")
+    if shard is not None and (resume is not None or models is not None):
+        raise typer.BadParameter("--shard resumes by itself (run the same index again); drop --resume / --models")
+    if (retry_errors or quarantine) and resume is None and shard is None:
         raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
     if no_langfuse and prompt_source == "langfuse":
         raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    for option, value in (("--budget-usd", budget_usd), ("--budget-minutes", budget_minutes)):
+        if value is not None and not value > 0:
+            raise typer.BadParameter(f"{value:g}: a budget must be more than 0 (0 allows no call)", param_hint=option)
+    if dry_run and (resume is not None or models is not None):
+        raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
+    if not stop_early and any(v is not None for v in (against, max_items, max_cost, stop_batch)):
+        raise typer.BadParameter("--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it")
     human = err_console if as_json else console
     options = RunOptions(
         limit=limit,
@@ -119,7 +170,27 @@ def run(
         eval_rows=eval_rows,
         write_report=not no_report,
         repeat=repeat,
+        budget_usd=budget_usd,
+        budget_minutes=budget_minutes,
+        shard=parse_shard(shard, shards=shards) if shard is not None else None,
+        run_id=run_id,
+        group=group,
+        stop_early=stop_early,
+        against=against,
+        max_items=max_items,
+        max_cost=max_cost,
+        stop_batch=stop_batch,
     )
+    if dry_run:
+        from scoregate.app import forecast_experiment
+        from scoregate.cli.forecast_render import print_forecast
+
+        planned = forecast_experiment(project_root(project), experiment or "", options)
+        if as_json:
+            typer.echo(json.dumps(planned.to_dict(), indent=2))
+        else:
+            print_forecast(console, planned)
+        return
     if models is not None:
         names = _model_names(models)
         outcomes = run_models(project_root(project), experiment or "", names, options)
@@ -142,6 +213,9 @@ def run(
         for sink, error in outcome.mirror_errors.items():
             print_wrapped(human, f"{sink} mirror failed: {error}", style="yellow")
         return
+    if outcome.shard is not None:
+        _report_shard(outcome, human, as_json=as_json)
+        return
     _report(outcome, project_root(project), human)
     if as_json:
         typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
@@ -150,6 +224,28 @@ def run(
         raise typer.Exit(int(ExitCode.ERROR))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
+
+
+def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None:
+    """One shard's end: its items, where they are, how to merge; exit 1 when none succeeded."""
+    from scoregate.cli.layout import keep
+
+    metrics = outcome.summary["run_metrics"]
+    print_wrapped(
+        human,
+        f"shard {outcome.shard} of run {outcome.run_id}: {metrics['items']} item(s), {metrics['error_count']} failed",
+    )
+    print_wrapped(human, keep("stored in", str(outcome.store.directory)))
+    print_wrapped(human, f"when every shard is done: `scoregate merge {outcome.run_id}`")
+    for note in outcome.mirror_notes:
+        print_wrapped(human, note)
+    for sink, error in outcome.mirror_errors.items():
+        print_wrapped(human, f"{sink} mirror failed: {error} — run this shard again to redo it", style="yellow")
+    if as_json:
+        typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
+    if metrics["items"] and outcome.succeeded_items == 0:
+        print_wrapped(human, f"no item of shard {outcome.shard} succeeded", first="error: ", first_style="bold red")
+        raise typer.Exit(int(ExitCode.ERROR))
 
 
 def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
@@ -228,6 +324,9 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.tracks.project import load_project
 
     print_summary(console, outcome.summary, project_directions(load_project(root)))
+    from scoregate.cli.stop_early_render import print_stop_early
+
+    print_stop_early(console, outcome.summary, outcome.run_id)
     if "repeats" in outcome.summary:
         from scoregate.cli.repeats_render import print_consistency
 
@@ -282,23 +381,3 @@ def mlflow_sync(
         print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
     for note in outcome.notes:
         print_wrapped(console, note, style="yellow")
-
-
-def rank(
-    run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same dataset (e.g. one per model).")],
-    metric: Annotated[
-        str | None, typer.Option(help="The score to rank by (default: the experiment's primary metric).")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the ranking as JSON.")] = False,
-    project: ProjectOption = None,
-) -> None:
-    """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
-    from scoregate.app.ranking import rank_stored_runs
-
-    ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
-    if as_json:
-        typer.echo(json.dumps(ranking.to_dict(), indent=2))
-    else:
-        from scoregate.cli.render import print_ranking
-
-        print_ranking(console, ranking)

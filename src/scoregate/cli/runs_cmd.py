@@ -182,6 +182,9 @@ def show_command(
         print_wrapped(console, f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return
     print_summary(console, summary, directions)
+    from scoregate.cli.stop_early_render import print_stop_early
+
+    print_stop_early(console, summary, run_id)
 
 
 def _mlflow_ui(root: Path, experiment_id: str | None) -> str | None:

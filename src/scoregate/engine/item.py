@@ -20,6 +20,21 @@ from scoregate.scoring.base import EvalContext, Evaluator
 from scoregate.store.records import CallRecord, ItemResult, Score
 
 
+def task_request(prompt: PromptSpec, item: DatasetItem) -> CompletionRequest:
+    """Return the model request for one item under one prompt (a forecast asks the cache for it too)."""
+    config = prompt.config
+    schema = config.response_format
+    return CompletionRequest(
+        messages=render_messages(prompt, item.input),
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        top_p=config.top_p,
+        json_schema=_reply_schema(schema, item) if schema else None,
+        schema_name=schema.name if schema else "output",
+        schema_strict=schema.strict if schema else True,
+    )
+
+
 @dataclass(frozen=True)
 class ItemPipeline:
     """What every item of a run shares: route, prompts, model, evaluators, composites."""
@@ -35,17 +50,7 @@ class ItemPipeline:
 
     def request_for(self, prompt: PromptSpec, item: DatasetItem) -> CompletionRequest:
         """Return the model request for one item under one prompt."""
-        config = prompt.config
-        schema = config.response_format
-        return CompletionRequest(
-            messages=render_messages(prompt, item.input),
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            top_p=config.top_p,
-            json_schema=_reply_schema(schema, item) if schema else None,
-            schema_name=schema.name if schema else "output",
-            schema_strict=schema.strict if schema else True,
-        )
+        return task_request(prompt, item)
 
     async def run(self, index: int, item: DatasetItem) -> ItemResult:
         """Produce, score and return one item's result; failures become data, never exceptions."""

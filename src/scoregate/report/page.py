@@ -94,6 +94,8 @@ def _header(report: dict[str, Any]) -> str:
             f'<p class="verdict {cls}" data-run="{esc(run["run_id"])}" id="verdict-{i}">'
             f"{label}{esc(run['verdict_words'])}</p>"
         )
+        if run.get("stop_early"):  # a stop-early run: where it stopped, why, and the sequence's bounds
+            parts.append(f'<p class="verdict stop" id="stop-early-{i}">{label}{esc(run["stop_early"])}</p>')
     headline = _comparison_headline(report)
     if headline:
         parts.append(f'<p class="verdict cmp" id="comparison-verdict">{esc(headline)}</p>')

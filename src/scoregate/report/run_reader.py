@@ -16,6 +16,7 @@ from scoregate.analysis.model_ranking import lower_is_better
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
+from scoregate.store.stop_record import stop_line
 from scoregate.tracks.registry import TRACKS
 
 TEXT_BUDGET = 6_000_000
@@ -276,6 +277,7 @@ class RunReader:
             "git_commit": (r.get("git") or {}).get("commit"),
             "verdict": s.get("verdict"),
             "verdict_words": verdict_words(s),
+            "stop_early": stop_line(s["stop_early"]) if s.get("stop_early") else None,
             "scores": scores,
             "gates": self.gates,
             "flaky": s.get("flaky"),

@@ -79,6 +79,12 @@ def _key(raw: bytes, line: int) -> tuple[int, bytes, int]:
     return (index if isinstance(index, int) else 0), written, int(record.get("repeat", 1) or 1)
 
 
+def record_id(raw: bytes, line: int) -> tuple[str, int]:
+    """(item id, repeat) of one results line, read from its head where it has scoregate's shape (no full parse)."""
+    _index, written, repeat = _key(raw, line)
+    return json.loads(b'"' + written + b'"'), repeat
+
+
 @dataclass(frozen=True)
 class ResultsIndex:
     """The newest record of each item (or each item and repeat), in file order: offsets, line numbers, indices."""

@@ -54,7 +54,8 @@ CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id acros
 def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
     """Mirror a finished run to Langfuse as one experiment; send only what the server has not confirmed yet."""
     settings = require_settings()
-    if store.summary is None:
+    run_level = "shard" not in store.manifest  # a shard of a sharded run sends its items; `merge` the run's scores
+    if run_level and store.summary is None:
         raise ScoregateError(
             f"run {store.run_id} has no summary: it did not finish",
             hint=f"resume it (`scoregate run --resume {store.run_id}`), then sync it",
@@ -66,7 +67,7 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
         try:
             ctx = _prepare(session, store, state, report, project)
             if ctx is not None:
-                _send(session, ctx, report)
+                _send(session, ctx, report, run_level=run_level)
         finally:
             session.close()
     report.warnings += list(dict.fromkeys(capture.messages))
@@ -83,7 +84,7 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
         )
     old_server = session.ledger.array_rejected or capture.score_batches_rejected_as_array()
     state.save(store)
-    _judge(report, state, session, old_server)
+    _judge(report, state, session, old_server, run_level=run_level)
     store.set_link("langfuse_experiment_id", state.experiment_id)
     store.set_link("langfuse_experiment_url", state.experiment_url)
     store.set_link("langfuse_synced", report.complete)
@@ -183,7 +184,7 @@ def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
         yield chunk
 
 
-def _send(session: MirrorClient, ctx: MirrorContext, report: MirrorReport) -> None:
+def _send(session: MirrorClient, ctx: MirrorContext, report: MirrorReport, *, run_level: bool = True) -> None:
     """Send the traces and scores the server has not confirmed, then the run-level scores."""
     lf, state = session.langfuse, ctx.state
     for result in iter_all_results(ctx.store):  # every repeat of `run --repeat K` is its own trace
@@ -197,7 +198,7 @@ def _send(session: MirrorClient, ctx: MirrorContext, report: MirrorReport) -> No
     for chunk in _chunks(pending):
         _run_chunk(lf, session, ctx, chunk)
         report.items_sent += len(chunk)
-    if not state.experiment_id:
+    if not state.experiment_id or not run_level:
         return
     links = ctx.store.links
     posts = run_scores(with_invalidation(ctx.store, ctx.store.summary or {}), links.get("mlflow_run_id"))
@@ -312,7 +313,9 @@ def _confirm(session: MirrorClient, ctx: MirrorContext, report: MirrorReport) ->
     report.experiment_id, report.experiment_url = state.experiment_id, state.experiment_url
 
 
-def _judge(report: MirrorReport, state: MirrorState, session: MirrorClient, old_server: bool) -> None:
+def _judge(
+    report: MirrorReport, state: MirrorState, session: MirrorClient, old_server: bool, *, run_level: bool = True
+) -> None:
     """Turn what is still missing into problems, with the hint that fixes it."""
     missing_traces = report.items_total - sum(1 for i in state.items.values() if i.trace)
     if missing_traces:
@@ -330,7 +333,7 @@ def _judge(report: MirrorReport, state: MirrorState, session: MirrorClient, old_
     not_done = report.items_total - report.items_confirmed
     if not_done and not report.problems:
         report.problems.append(f"{not_done} item(s) are not confirmed")
-    if state.experiment_id and state.run_scores_digest is None and not report.problems:
+    if run_level and state.experiment_id and state.run_scores_digest is None and not report.problems:
         report.problems.append("the run-level scores are not confirmed")
     if old_server:
         report.hint = OLD_SERVER_HINT

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from scoregate.store.records import ItemResult, Score
+from scoregate.store.stop_record import stop_line
 from scoregate.store.vocabulary import LANGFUSE_RUN_METRICS, derived_key
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
@@ -127,6 +128,7 @@ def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[Score
     ]
     posts.append(ScorePost("verdict", str(summary["verdict"]), "CATEGORICAL"))
     posts += validity_posts(summary)
+    posts += stop_early_posts(summary)
     if mlflow_run_id:
         posts.append(ScorePost("mlflow_run_id", mlflow_run_id, "TEXT", "the MLflow run mirroring this run"))
     return posts
@@ -138,6 +140,17 @@ def validity_posts(summary: dict[str, Any]) -> list[ScorePost]:
         return []
     meta = {k: summary.get(k) for k in ("invalid_reason", "invalidated_at", "superseded_by")}
     return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.get("invalid_reason")), meta)]
+
+
+def stop_early_posts(summary: dict[str, Any]) -> list[ScorePost]:
+    """A stop-early run's `stop_early` score: its verdict, "stopped at n of N" and the bounds, the rule in metadata."""
+    block = summary.get("stop_early")
+    if not block:
+        return []
+    keys = ("progress", "items_run", "items_total", "paired_differences", "lower", "upper", "mean_difference",
+            "stop_reason", "against", "gate", "metric")  # fmt: skip
+    meta = {**{k: block.get(k) for k in keys}, "rule": block["rule"]}
+    return [ScorePost("stop_early", str(block["verdict"]), "CATEGORICAL", _clip(stop_line(block)), meta)]
 
 
 def digest(posts: list[ScorePost], target: str) -> str:

@@ -15,6 +15,7 @@ from scoregate.sinks.mlflow.readable import log_dataset_input, readable_metrics,
 from scoregate.store.identity import mirror_run_name
 from scoregate.store.invalidation import invalidation_of, invalidation_tags
 from scoregate.store.run_store import RunStore
+from scoregate.store.stop_record import stop_fields
 
 RUN_ID_TAG = "scoregate.run_id"
 
@@ -172,6 +173,10 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     metrics = [Metric(k, v, stamp, step) for k, v in readable_metrics(summary).items()]
     all_tags = {**tags_of(manifest, summary, store.links), **readable_tags(manifest, summary)}
     all_tags.update(invalidation_tags(invalidation_of(store)))  # invalidated before this (first) mirror too
+    stopped = stop_fields(manifest, summary)  # a stop-early run: "stopped at n of N", the bounds, the rule
+    params += [Param(k, v) for k, v in stopped.params.items() if k not in existing_params]
+    metrics += [Metric(k, v, stamp, step) for k, v in stopped.metrics.items()]
+    all_tags.update({f"scoregate.{k}": v for k, v in stopped.tags.items()})
     tags = [RunTag(k, v[:8000]) for k, v in all_tags.items()]
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
     with creation_lock(uri):  # MLflow makes the dataset's row once per experiment: two runs at once collide

@@ -1,0 +1,76 @@
+"""Before a run's first request: its forecast (`run --dry-run`) and the budget check that may refuse it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scoregate.app.budget import budget_of, check_forecast
+from scoregate.app.forecast import RunForecast, cached_items, forecast_run, planned_items
+from scoregate.app.run_options import RunOptions, runs_dir
+from scoregate.catalog.plan import ExperimentPlan, plan_experiment
+from scoregate.catalog.project import Project
+from scoregate.store.run_store import RunStore
+from scoregate.tracks.project import load_project
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def _done_ids(resumed: RunStore | None, options: RunOptions) -> set[str]:
+    """Ids a resumed run holds in repeat 1 (whose items the response cache may answer)."""
+    return set() if resumed is None else resumed.done_ids(retry_errors=options.retry_errors)
+
+
+def _done(resumed: RunStore | None, options: RunOptions) -> int:
+    """Item runs a resumed run already holds (with --retry-errors its failed ones are to do again)."""
+    if resumed is None:
+        return 0
+    from scoregate.store.repeats import done_by_repeat
+
+    if options.repeat > 1:
+        return sum(len(ids) for ids in done_by_repeat(resumed, retry_errors=options.retry_errors).values())
+    return len(resumed.done_ids(retry_errors=options.retry_errors))
+
+
+def forecast_plan(
+    project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None = None
+) -> RunForecast:
+    """Forecast the run `options` ask for (the items still to do of a resumed one); no model is called."""
+    concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
+    items = planned_items(plan, limit=options.limit, repeat=options.repeat, done=_done(resumed, options))
+    members = None
+    if options.shard is not None:  # a shard runs its own items only
+        from scoregate.app.shards import shard_members
+
+        members = shard_members(plan.dataset.path, options.limit, options.shard)
+        items = max(0, len(members) * options.repeat - _done(resumed, options))
+    cached = 0
+    if options.use_cache:
+        done = _done_ids(resumed, options)
+        cached = cached_items(project, plan, limit=options.limit, done=done, only=members)
+    return forecast_run(project, plan, runs_dir(project), items=items, concurrency=concurrency, cached_items=cached)
+
+
+def forecast_experiment(root: Path, experiment: str, options: RunOptions) -> RunForecast:
+    """`scoregate run EXPERIMENT --dry-run`: check the files and forecast the run's bill; no model is called."""
+    project = load_project(root)
+    budget_of(project.config.settings, options.budget_usd, options.budget_minutes)  # a bad budget is refused here too
+    plan = plan_experiment(
+        project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
+    )
+    return forecast_plan(project, plan, options)
+
+
+def refuse_over_budget(
+    project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None, console: Console
+) -> None:
+    """With a budget (options or scoregate.yaml), raise BudgetRefused when the forecast's upper end exceeds it."""
+    budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
+    if not budget.any:
+        return
+    planned = forecast_plan(project, plan, options, resumed)
+    from rich.text import Text
+
+    for note in check_forecast(planned, budget, plan.name):
+        console.print(Text(note, style="yellow"), soft_wrap=True)

@@ -1,0 +1,257 @@
+"""`scoregate merge`: the one writer of a sharded run. It checks the shards (`scoregate.app.merge_inputs`), joins
+their newest records into `runs/<run_id>/results.jsonl`, then summarises, gates, reports and mirrors like a run.
+
+Items or shards that are missing make every gate INCOMPLETE, naming the items. A merge records a digest of what it
+read; a second merge of the same shards writes nothing, and a merge cut off part-way is simply run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scoregate.app.merge_inputs import MERGE_HINT, ShardInput, gather_shards
+from scoregate.app.receipts import config_parts
+from scoregate.app.run_options import runs_dir
+from scoregate.app.shards import planned_ids as planned_ids_of
+from scoregate.catalog.project import Project
+from scoregate.errors import ScoregateError
+from scoregate.store.lock import RunLock
+from scoregate.store.results_index import DamagedLine
+from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, run_directory
+from scoregate.store.shards import Shard, assign, newest_lines, write_manifest
+from scoregate.support.redaction import redact
+from scoregate.tracks.project import load_project
+
+SHOWN_MISSING = 20
+"""How many missing item ids a gate's detail names (summary.json's `incomplete` block lists them all)."""
+
+
+@dataclass
+class MergeOutcome:
+    """What a merge left behind."""
+
+    run_id: str
+    store: RunStore
+    summary: dict[str, Any]
+    shards: list[str]
+    missing_shards: list[str] = field(default_factory=list)
+    missing_items: list[str] = field(default_factory=list)
+    nothing_to_do: str | None = None
+    mirrors: dict[str, str] = field(default_factory=dict)
+    mirror_errors: dict[str, str] = field(default_factory=dict)
+    mirror_notes: list[str] = field(default_factory=list)
+    report: Path | None = None
+
+    @property
+    def verdict(self) -> str:
+        """`pass`, `fail`, `incomplete` or `no_gates`."""
+        return str(self.summary.get("verdict"))
+
+
+def _digest(inputs: list[ShardInput]) -> str:
+    """A hash of every byte the merge reads from the shards (their manifests' receipts and results)."""
+    digest = hashlib.sha256()
+    for item in inputs:
+        digest.update(f"{item.shard.name}\0{sorted(item.manifest['receipts'].items())!r}\0".encode())
+        with (item.directory / RESULTS).open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _join(inputs: list[ShardInput], planned: dict[str, int], out: Path) -> set[str]:
+    """Write the newest record of every (item, repeat) of every shard to `out`; return the ids of repeat 1."""
+    present: set[str] = set()
+    partial = out.with_name(f".{out.name}.merging")
+    with partial.open("wb") as handle:
+        for item in inputs:
+            path = item.directory / RESULTS
+            try:
+                for item_id, repeat, raw in newest_lines(path):
+                    if item_id not in planned:
+                        raise ScoregateError(
+                            f"{item.label} holds item {item_id!r}, which the run did not plan (not in the dataset)",
+                            where=str(path),
+                            hint=MERGE_HINT,
+                        )
+                    if planned[item_id] != item.shard.index:
+                        raise ScoregateError(
+                            f"{item.label} holds item {item_id!r}, which belongs to another shard: the shards "
+                            "split the items differently",
+                            where=str(path),
+                            hint=MERGE_HINT,
+                        )
+                    handle.write(raw)
+                    if repeat == 1:
+                        present.add(item_id)
+            except DamagedLine as exc:
+                partial.unlink(missing_ok=True)
+                raise ScoregateError(
+                    f"damaged result record ({exc.detail})", where=f"{path}:{exc.line}", hint=MERGE_HINT
+                ) from None
+            except ScoregateError:
+                partial.unlink(missing_ok=True)
+                raise
+    partial.replace(out)
+    return present
+
+
+def _manifest(
+    inputs: list[ShardInput], run_id: str, previous: dict[str, Any] | None, shards: dict[str, Any]
+) -> dict[str, Any]:
+    """The merged run's manifest: the shards' receipts and options, their earliest start and latest end."""
+    first = inputs[0].manifest
+    started = min(str(i.manifest.get("started_at") or "") for i in inputs)
+    finished = max(str(i.manifest.get("finished_at") or i.manifest.get("started_at") or "") for i in inputs)
+    revision = int(previous.get("revision", -1)) + 1 if previous else 0
+    return {
+        "run_id": run_id,
+        "status": "finished",
+        "started_at": started,
+        "finished_at": finished,
+        "merged_at": datetime.now(UTC).isoformat(),
+        "options": first["options"],
+        "receipts": first["receipts"],
+        "model_checks": [c for i in inputs for c in i.manifest.get("model_checks") or []],
+        "revision": revision,
+        "merge": {**shards, "inputs": None},
+    }
+
+
+def _incomplete(summary: dict[str, Any], missing: list[str], missing_shards: list[str], planned: int) -> dict[str, Any]:
+    """Every gate INCOMPLETE, naming the missing items (and shards): a run with holes decides nothing."""
+    shown = ", ".join(missing[:SHOWN_MISSING]) + (
+        f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
+    )
+    where = f" (shards {', '.join(missing_shards)} missing)" if missing_shards else ""
+    detail = f"{len(missing)} of {planned} planned items missing{where}: {shown}; merge again once they are there"
+    gates = [
+        {**gate, "status": "incomplete", "detail": f"{detail} (measured: {gate.get('status')}, {gate.get('detail')})"}
+        for gate in summary["gates"]
+    ]
+    return {
+        **summary,
+        "gates": gates,
+        "verdict": "incomplete",
+        "incomplete": {"missing_items": missing, "missing_shards": missing_shards, "planned_items": planned},
+    }
+
+
+def merge_run(
+    root: Path,
+    run_id: str,
+    shard_dirs: list[Path] | None = None,
+    *,
+    mirror_mlflow: bool = True,
+    mirror_langfuse: bool = True,
+    write_report: bool = True,
+) -> MergeOutcome:
+    """Merge the shards of run `run_id` into one run (idempotent, resumable); raise ScoregateError on bad input."""
+    from scoregate.catalog.plan import plan_experiment
+
+    project = load_project(root)
+    run_dir = run_directory(runs_dir(project), run_id)
+    inputs = gather_shards(run_dir, list(shard_dirs or []))
+    receipts, options = inputs[0].manifest["receipts"], inputs[0].manifest["options"]
+    plan = plan_experiment(
+        project, receipts["experiment"], model=receipts["model"]["name"],
+        judge_model=(receipts.get("judge_model") or {}).get("name"),
+    )  # fmt: skip
+    _check_project(project, plan, receipts)
+    count = inputs[0].shard.count
+    present_shards = {i.shard.index for i in inputs}
+    missing_shards = [Shard(k, count).name for k in range(count) if k not in present_shards]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with RunLock(run_dir, hint="another merge of this run is going on; wait for it"):
+        digest = _digest(inputs)
+        store = RunStore(run_dir)
+        previous = store.manifest if (run_dir / MANIFEST).is_file() else None
+        names = [i.shard.name for i in inputs]
+        if previous is not None and _done(store, previous, digest, mirror_mlflow):
+            return MergeOutcome(
+                run_id, store, store.summary or {}, names, missing_shards,
+                list((store.summary or {}).get("incomplete", {}).get("missing_items", [])),
+                nothing_to_do=f"run {run_id} is already merged from these shards ({', '.join(names)}); nothing changed",
+            )  # fmt: skip
+        planned_ids = planned_ids_of(plan.dataset.path, options.get("limit"))
+        present = _join(inputs, assign(planned_ids, count), run_dir / RESULTS)
+        missing = [item_id for item_id in planned_ids if item_id not in present]
+        shards = {
+            "count": count,
+            "shards": {
+                i.shard.name: {"directory": str(i.directory), "status": i.manifest.get("status")} for i in inputs
+            },
+            "missing_shards": missing_shards,
+            "missing_items": len(missing),
+        }
+        write_manifest(run_dir, _manifest(inputs, run_id, previous, shards))
+        outcome = _summarise(store, plan, project, names, missing_shards, missing, len(planned_ids))
+        if write_report:
+            _write_report(store, project, outcome)
+        skip = [name for name, on in (("mlflow", mirror_mlflow), ("langfuse", mirror_langfuse)) if not on]
+        from scoregate.app.merge_langfuse import mirror_merged_run
+
+        mirror_merged_run(store, project, inputs, outcome, skip)
+        if not outcome.mirror_errors:  # recorded last: a merge cut off before this point is redone in full
+            store.update_manifest(merge={**store.manifest["merge"], "inputs": digest})
+        return outcome
+
+
+def _check_project(project: Project, plan: Any, receipts: dict[str, Any]) -> None:
+    """The merge plans with the project as it is now: it must be what the shards ran."""
+    if plan.dataset_scan.content_hash != receipts["dataset"]["content_hash"]:
+        raise ScoregateError(
+            f"the dataset {plan.dataset.name} changed since the shards ran",
+            where=str(plan.dataset.path),
+            hint="merge with the dataset the shards ran (check out their commit); nothing was merged",
+        )
+    now, then = config_parts(project, plan), receipts.get("config_parts") or {}
+    changed = sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))
+    if changed:
+        raise ScoregateError(
+            f"scoregate.yaml changed since the shards ran ({', '.join(changed)})",
+            where=str(project.config_path),
+            hint="merge with the configuration the shards ran (check out their commit); nothing was merged",
+        )
+
+
+def _done(store: RunStore, previous: dict[str, Any], digest: str, mirror_mlflow: bool) -> bool:
+    """True when the stored merge read exactly these shards and finished (its MLflow mirror included)."""
+    if (previous.get("merge") or {}).get("inputs") != digest or store.summary is None:
+        return False
+    return not mirror_mlflow or "mlflow_run_id" in store.links
+
+
+def _summarise(
+    store: RunStore,
+    plan: Any,
+    project: Project,
+    names: list[str],
+    missing_shards: list[str],
+    missing: list[str],
+    planned: int,
+) -> MergeOutcome:
+    """Summary, CIs and gates of the merged records, as a run computes them; INCOMPLETE where items are missing."""
+    from scoregate.app.run_execution import summarize_run
+    from scoregate.store.telemetry import write_telemetry
+
+    summary = summarize_run(store, plan, project)
+    if missing:
+        summary = _incomplete(summary, missing, missing_shards, planned)
+        store.write_summary(summary)
+    write_telemetry(store)
+    return MergeOutcome(store.run_id, store, summary, names, missing_shards, missing)
+
+
+def _write_report(store: RunStore, project: Project, outcome: MergeOutcome) -> None:
+    """Write the run's report (before the mirrors: MLflow logs it); a failure is reported."""
+    from scoregate.report.write import project_report_options, write_run_report
+
+    try:
+        outcome.report = write_run_report(store, project_report_options(project.root))
+    except Exception as exc:  # the run is stored; `scoregate report RUN` writes it again
+        outcome.mirror_errors["report"] = redact(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,325 @@
+"""`run --stop-early --against RUN`: run the items in a seeded order and stop once the gate's question is settled.
+
+Before any model call, `plan_stop_early` checks the request (a reference run of the same dataset version, a gate
+whose metric has a declared range) and builds the rule (`analysis.sequential_stop.StopRule`). `run_stop_early`
+then runs the items batch by batch in `item_order`; after each batch the anytime-valid confidence sequence of the
+paired difference (candidate − reference, Waudby-Smith & Ramdas 2023) is updated, and the run stops when it
+settles the question, or at the item or cost cap. Items not run are absent from the run: not null, not failed.
+The decision is recorded in the manifest (`stop_early`) and, by `summarize_run`, in `summary.json`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
+from scoregate.analysis.sequential_stop import SequentialMonitor, StopDecision, StopRule, decide
+from scoregate.catalog.config_models import GateSpec
+from scoregate.catalog.datasets import iter_items
+from scoregate.catalog.evaluators import EvaluatorSpec
+from scoregate.catalog.models import DatasetItem, ScoreKey
+from scoregate.errors import ScoregateError
+from scoregate.store.records import ItemResult
+from scoregate.store.run_store import RunStore
+from scoregate.store.stop_record import STOPPED_EARLY, stop_line
+
+__all__ = [
+    "STOPPED_EARLY", "StopEarlyPlan", "continued_changes", "plan_stop_early", "run_stop_early", "score_range",
+    "stop_line", "stop_summary", "stopped_status",
+]  # fmt: skip
+
+if TYPE_CHECKING:
+    from scoregate.app.run_options import RunOptions
+    from scoregate.calls.breaker import CircuitBreaker
+    from scoregate.catalog.plan import ExperimentPlan
+    from scoregate.catalog.project import Project
+    from scoregate.engine.progress import RunProgress
+    from scoregate.engine.runner import ItemRunner
+
+DEFAULT_BATCH = 10
+"""Items between two looks at the confidence sequence."""
+_REGRESSION_MARGIN = 0.2  # analysis.regression.DEFAULT_MARGIN, the margin a regression gate uses when it names none
+
+
+@dataclass(frozen=True)
+class StopEarlyPlan:
+    """What a stop-early run compares against, on which gate and metric, by which rule, in which order."""
+
+    reference: str
+    gate: str
+    metric: str
+    rule: StopRule
+    order: list[str]
+    seed: int
+    batch: int
+    reference_values: dict[str, float]
+
+    def record(self) -> dict[str, Any]:
+        """The manifest's `stop_early` block before the first look (JSON-ready)."""
+        return {
+            "against": self.reference, "gate": self.gate, "metric": self.metric, "rule": self.rule.to_dict(),
+            "order_seed": self.seed, "batch": self.batch, "items": len(self.order),
+            "paired_items": len(self.reference_values), "decision": None,
+        }  # fmt: skip
+
+
+def _error(message: str, hint: str) -> ScoregateError:
+    return ScoregateError(f"--stop-early: {message}", hint=hint)
+
+
+def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> RunStore:
+    from scoregate.app.run_options import runs_dir
+
+    store = RunStore.open(runs_dir(project), run_id)
+    manifest = store.manifest
+    dataset = manifest["receipts"].get("dataset") or {}
+    if dataset.get("name") != plan.dataset.name or dataset.get("content_hash") != plan.dataset_scan.content_hash:
+        raise _error(
+            f"reference run {run_id} was run on dataset {dataset.get('name')} "
+            f"(content {str(dataset.get('content_hash'))[:12]}), this experiment on {plan.dataset.name} "
+            f"(content {plan.dataset_scan.content_hash[:12]})",
+            "compare against a run of the same dataset version (`scoregate runs list`)",
+        )
+    if manifest.get("status") != "finished" or store.summary is None:
+        raise _error(
+            f"reference run {run_id} is {manifest.get('status')}, not finished",
+            f"finish it first (`scoregate run --resume {run_id}`) or name a finished run",
+        )
+    return store
+
+
+def _deciding_gate(plan: ExperimentPlan) -> GateSpec:
+    for gate in plan.gates:
+        if gate.datasets is None or plan.dataset.name in gate.datasets:
+            return gate
+    raise _error(
+        f"experiment {plan.name} has no gate on dataset {plan.dataset.name}, so no primary metric to decide on",
+        f"add a gate to `experiments.{plan.name}.gates` in scoregate.yaml; its metric is the one compared",
+    )
+
+
+def _declared_range(spec: EvaluatorSpec, metric: str) -> tuple[float, float] | None:
+    declared = getattr(spec, "range", None)  # a one-score kind's own `range:` (kind: custom)
+    if getattr(spec, "score_key", None) == metric and isinstance(declared, tuple | list):
+        return (float(declared[0]), float(declared[1]))
+    fields = [getattr(spec, "score", None), *(getattr(spec, "extra", None) or [])]
+    for f in fields:
+        if isinstance(f, ScoreKey) and f.key == metric:
+            if f.data_type == "boolean":
+                return (0.0, 1.0)
+            return (float(f.range[0]), float(f.range[1])) if f.range is not None else None
+    return None
+
+
+def _score_columns(plan: ExperimentPlan) -> list[tuple[str, str]]:
+    from scoregate.app.run_execution import score_columns
+    from scoregate.tracks.registry import build_evaluator
+
+    evaluators = [build_evaluator(s, default_judge_model=plan.judge_model_name) for s in plan.evaluators.values()]
+    return list(score_columns(evaluators, plan))
+
+
+def score_range(plan: ExperimentPlan, metric: str) -> tuple[float, float] | None:
+    """Return [min, max] of one item's `metric`: a boolean, a declared range, or a composite of those; else None."""
+    if metric in plan.composites:
+        low = high = 0.0
+        for part, weight in plan.composites[metric].weights.items():
+            bounds = score_range(plan, part)
+            if bounds is None:
+                return None
+            low += weight * (bounds[0] if weight >= 0 else bounds[1])
+            high += weight * (bounds[1] if weight >= 0 else bounds[0])
+        return (low, high)
+    if (metric, "boolean") in _score_columns(plan):
+        return (0.0, 1.0)
+    for spec in plan.evaluators.values():
+        found = _declared_range(spec, metric)
+        if found is not None:
+            return found
+    return None
+
+
+def numeric_value(result: ItemResult, metric: str) -> float | None:
+    """The item's measured `metric` as a number (a boolean as 0/1), or None (failed, not measured, not numeric)."""
+    if result.error is not None:
+        return None
+    score = result.score(metric)
+    if score is None or score.value is None or isinstance(score.value, str):
+        return None
+    return float(score.value)
+
+
+def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions) -> StopEarlyPlan | None:
+    """Check a stop-early request and build its plan before any model call; None for an ordinary run."""
+    if not options.stop_early:
+        if options.against is not None:
+            raise ScoregateError("--against names the reference of a stop-early run: add --stop-early")
+        return None
+    if options.against is None:
+        raise _error("no reference run to compare against", "add --against RUN_ID (see `scoregate runs list`)")
+    conflicts = [name for name, used in (("--limit", options.limit), ("--repeat", options.repeat > 1)) if used]
+    if conflicts:
+        raise _error(
+            f"{' and '.join(conflicts)} cannot be combined with it",
+            "cap the items with --max-items instead; repeats need every item",
+        )
+    gate = _deciding_gate(plan)
+    if gate.metric not in dict(_score_columns(plan)):
+        raise _error(
+            f"gate {gate.name} decides on {gate.metric}, which is no per-item score of experiment {plan.name}",
+            "put a gate on a per-item score (an evaluator's or a composite's) first in the experiment's gates",
+        )
+    bounds = score_range(plan, gate.metric)
+    if bounds is None:
+        raise _error(
+            f"score {gate.metric} (gate {gate.name}) has no declared range, and the confidence sequence needs "
+            "bounded scores",
+            f"declare `range: [min, max]` for {gate.metric} in its evaluator file, or gate on a bounded score",
+        )
+    reference = _reference_store(project, plan, options.against)
+    values = {}
+    for result in reference.iter_results():
+        value = numeric_value(result, gate.metric)
+        if value is not None:
+            values[result.item_id] = value
+    if not values:
+        raise _error(
+            f"reference run {options.against} has no measured {gate.metric}",
+            "name a reference run whose items were scored on this metric",
+        )
+    lo, hi = difference_range(*bounds)
+    regression = gate.compare_to is not None
+    try:
+        rule = StopRule(
+            lo, hi, question="non-inferior" if regression else "better",
+            margin=(gate.margin if gate.margin is not None else _REGRESSION_MARGIN) if regression else 0.0,
+            direction="lower" if gate.op in ("<=", "<") else "higher",
+            alpha=1 - project.config.settings.confidence_level,
+            max_items=options.max_items, max_cost=options.max_cost,
+        )  # fmt: skip
+    except SequentialInputError as exc:
+        raise _error(exc.message, exc.hint or "see `scoregate run --help`") from None
+    ids = [str(item.id) for _line, item in iter_items(plan.dataset.path)]
+    seed = project.config.settings.seed
+    batch = options.stop_batch or DEFAULT_BATCH
+    return StopEarlyPlan(options.against, gate.name, gate.metric, rule, item_order(ids, seed), seed, batch, values)
+
+
+class _Collecting:
+    """A pipeline that also keeps the results of the current batch."""
+
+    def __init__(self, inner: ItemRunner) -> None:
+        self.inner, self.results = inner, list[ItemResult]()
+
+    async def run(self, index: int, item: DatasetItem) -> ItemResult:
+        result = await self.inner.run(index, item)
+        self.results.append(result)
+        return result
+
+
+def _cost(results: list[ItemResult]) -> float:
+    return sum(call.cost_usd or 0.0 for r in results for call in r.calls)
+
+
+async def run_stop_early(
+    stop: StopEarlyPlan,
+    pipeline: ItemRunner,
+    plan: ExperimentPlan,
+    store: RunStore,
+    *,
+    concurrency: int,
+    progress: RunProgress,
+    breaker: CircuitBreaker | None,
+) -> StopDecision | None:
+    """Run the items in the plan's order, a batch at a time, until the rule stops the run; record the decision."""
+    from scoregate.engine.runner import execute
+
+    items = {item.id: (index, item) for index, (_line, item) in enumerate(iter_items(plan.dataset.path))}
+    monitor = SequentialMonitor(stop.rule, len(stop.reference_values))
+    collecting, spent, decision = _Collecting(pipeline), 0.0, None
+    record = stop.record()
+    for start in range(0, len(stop.order), stop.batch):
+        batch = [items[item_id] for item_id in stop.order[start : start + stop.batch]]
+        collecting.results = []
+        await execute(collecting, iter(batch), store, concurrency=concurrency, progress=progress, breaker=breaker)
+        spent += _cost(collecting.results)
+        differences, ids = _differences(collecting.results, stop)
+        if differences:
+            decision = monitor.add(differences, cost=spent, item_ids=ids)
+        elif stop.rule.max_cost is not None and spent >= stop.rule.max_cost:  # spent, and no new difference
+            if not monitor.n:
+                store.update_manifest(stop_early={**record, "decision": _spent_before_any_look(start + len(batch))})
+                break
+            decision = decide(monitor.bounds(), stop.rule, total=monitor.total, cost=spent)
+        else:
+            continue
+        store.update_manifest(stop_early={**record, "decision": _decision_record(decision, start + len(batch))})
+        if decision.stop and decision.stop_reason != "all items":  # every paired item seen: the rest still run
+            break
+    return decision
+
+
+def _differences(results: list[ItemResult], stop: StopEarlyPlan) -> tuple[list[float], list[str]]:
+    differences, ids = [], []
+    for result in sorted(results, key=lambda r: r.index):  # a batch's items in a fixed order, however they finished
+        value, before = numeric_value(result, stop.metric), stop.reference_values.get(result.item_id)
+        if value is not None and before is not None:
+            differences.append(value - before)
+            ids.append(result.item_id)
+    return differences, ids
+
+
+def _spent_before_any_look(items_run: int) -> dict[str, Any]:
+    return {"settled": False, "verdict": "inconclusive", "stop": True, "stop_reason": "cost cap", "n": 0,
+            "lower": None, "upper": None, "mean": None, "items_run": items_run}  # fmt: skip
+
+
+def _decision_record(decision: StopDecision, items_run: int) -> dict[str, Any]:
+    out = decision.to_dict()
+    out.pop("rule")
+    return {**out, "items_run": items_run}
+
+
+def stopped_status(store: RunStore) -> str:
+    """`stopped_early` when the stop rule or a cap ended the run before its last item, else `finished`."""
+    block = store.manifest.get("stop_early") or {}
+    decision = block.get("decision") or {}
+    ended = decision.get("stop") and decision.get("stop_reason") != "all items" and block.get("continued_at") is None
+    before_last = len(store.done_ids()) < int(block.get("items") or 0)
+    return STOPPED_EARLY if ended and before_last else "finished"
+
+
+def stop_summary(store: RunStore) -> dict[str, Any] | None:
+    """The summary's `stop_early` block: "stopped at n of N", the bounds, the verdict and the rule; None otherwise."""
+    block = store.manifest.get("stop_early")
+    if not block or block.get("continued_at") is not None:
+        return None  # an ordinary run, or a stopped run continued to the full dataset: its summary is the full run's
+    decision = block.get("decision") or {}
+    run, total = len(store.done_ids()), int(block["items"])  # the items the run holds, looked at or not
+    stopped = stopped_status(store) == STOPPED_EARLY
+    return {
+        **{k: block[k] for k in ("against", "gate", "metric", "rule", "order_seed", "batch")},
+        "stopped": stopped,
+        "items_run": run,
+        "items_total": total,
+        "progress": f"{'stopped' if stopped else 'ran'} at {run} of {total}",
+        "paired_differences": decision.get("n"),
+        "verdict": decision.get("verdict", "inconclusive"),
+        "stop_reason": decision.get("stop_reason"),
+        "lower": decision.get("lower"),
+        "upper": decision.get("upper"),
+        "mean_difference": decision.get("mean"),
+        "cost_usd": decision.get("cost"),
+    }
+
+
+def continued_changes(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest changes of `run --resume` on a stop-early run (stopped or interrupted): it goes on to the full
+    dataset, so its summary becomes the full run's."""
+    block = manifest.get("stop_early")
+    if not block or block.get("continued_at") is not None:
+        return {}  # an interrupted stop-early run goes on to the full dataset too
+    from datetime import UTC, datetime
+
+    return {"stop_early": {**block, "continued_at": datetime.now(UTC).isoformat()}}

@@ -1,0 +1,73 @@
+"""Print a run's forecast (`scoregate run EXPERIMENT --dry-run`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scoregate.cli.layout import keep, print_wrapped
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scoregate.app import RunForecast
+
+
+def _tokens(value: float) -> str:
+    return f"{round(value):,}"
+
+
+def _usd(value: float) -> str:
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m{round(seconds % 60):02d}s"
+    return f"{int(seconds // 3600)}h{round(seconds % 3600 / 60):02d}m"
+
+
+def _figure(name: str, figure: dict[str, float] | None, show: object, unknown: str) -> str:
+    if figure is None:
+        return f"  {name}: {unknown}"
+    fmt = show if callable(show) else str
+    return f"  {name}: {fmt(figure['expected'])} " + keep(f"({fmt(figure['low'])} to {fmt(figure['high'])})")
+
+
+def print_forecast(console: Console, planned: RunForecast) -> None:
+    """Print the forecast: the figures with their interval, what they rest on, then group by group."""
+    data = planned.to_dict()
+    level = f"{float(data['level']):.0%}"  # type: ignore[arg-type]
+    runs = planned.past_runs
+    if runs:
+        basis = f"from the calls of {len(runs)} past run(s) (newest {runs[0]})"
+    else:
+        basis = "from the prompt lengths and max_tokens only: no past run of this experiment on this model"
+    print_wrapped(
+        console,
+        f"forecast: {planned.items} item run(s), {data['calls']} model calls at concurrency {planned.concurrency}"
+        + (f" ({planned.cached_calls} answered from the response cache: free, instant)" if planned.cached_calls else "")
+        + f", {basis}; each figure: expected (low to high, {level} interval); no model was called",
+    )
+    unknown_cost = "unknown: no price for " + ", ".join(planned.forecast.unknown_cost)
+    unknown_wall = "unknown without past runs (no call latency to go on)"
+    print_wrapped(console, _figure("input tokens", data["tokens_in"], _tokens, ""))  # type: ignore[arg-type]
+    print_wrapped(console, _figure("output tokens", data["tokens_out"], _tokens, ""))  # type: ignore[arg-type]
+    print_wrapped(console, _figure("cost", data["cost_usd"], _usd, unknown_cost))  # type: ignore[arg-type]
+    wall = _figure("wall time", data["wall_s"], _duration, unknown_wall)  # type: ignore[arg-type]
+    if planned.forecast.parallelism:
+        wall += f" at {planned.forecast.parallelism:.1f} calls in parallel"
+    print_wrapped(console, wall)
+    if data["retries"] is not None:
+        print_wrapped(console, _figure("retries", data["retries"], lambda v: f"{v:.1f}", ""))  # type: ignore[arg-type]
+    print_wrapped(console, "by stage, model and prompt:")
+    for group in planned.forecast.groups:
+        past = f"{group.past_calls} past calls" if group.past_calls else "prompt length and max_tokens"
+        print_wrapped(
+            console,
+            f"{keep(group.stage)} · {keep(group.model)} · {keep(group.prompt or '-')}: {group.calls} calls, "
+            f"{_tokens(group.tokens_in.expected)} tokens in, {_tokens(group.tokens_out.expected)} out ({past})",
+            first="  ",
+            indent="    ",
+        )

@@ -1,0 +1,21 @@
+"""The stop-early line of `scoregate run --stop-early` and `scoregate runs show`: where it stopped, and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from scoregate.cli.layout import print_wrapped
+
+
+def print_stop_early(console: Console, summary: dict[str, Any], run_id: str) -> None:
+    """Print the summary's stop-early verdict and, for a stopped run, how to continue it; nothing otherwise."""
+    block = summary.get("stop_early")
+    if not block:
+        return
+    from scoregate.app.stop_early import stop_line
+
+    print_wrapped(console, stop_line(block), first="stop early: ", first_style="bold")
+    if block.get("stopped"):
+        print_wrapped(console, f"to run the other items too: `scoregate run --resume {run_id}`")

@@ -1,0 +1,123 @@
+"""`run --budget-usd/--budget-minutes` and `settings.budget`: refuse to start above the forecast's upper end, stop
+(interrupted, resumable) when the run's spending or time reaches the budget; bad budgets refused before any call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import test_forecast
+from conftest import Runs
+from scripted_openai import ScriptedOpenAI
+from test_forecast import run_cli
+
+priced = test_forecast.priced
+"""The test project with its model priced."""
+
+RUN = ("run", "smoke", "--no-mlflow", "--no-report")
+
+
+def _forecast(project: Path) -> dict[str, Any]:
+    return dict(json.loads(run_cli(project, "run", "smoke", "--dry-run", "--json").out))
+
+
+def test_a_budget_below_the_forecast_upper_end_refuses_to_start_without_a_call(
+    priced: Path, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    high = _forecast(priced)["cost_usd"]["high"]
+    refused = run_cli(priced, *RUN, "--budget-usd", f"{high * 0.9:.6f}")
+    assert refused.code == 1
+    assert "not started: the forecast of 6 item run(s), 24 calls, exceeds the budget: cost" in refused.output
+    assert f"up to ${high:.4f} (95% interval) > budget" in refused.output
+    assert "forecast from prompt lengths and max_tokens" in refused.output
+    assert scripted_server.requests == [] and runs.ids() == []
+    started = run_cli(priced, *RUN, "--budget-usd", f"{high * 1.1:.6f}")
+    assert started.code == 0, started.output
+    assert len(runs.ids()) == 1
+
+
+def test_settings_budget_is_the_default_and_the_option_wins(
+    priced: Path,
+    scripted_server: ScriptedOpenAI,
+    runs: Runs,
+    edit_yaml: Callable[[Path, Callable[[Any], None]], None],
+) -> None:
+    edit_yaml(priced / "scoregate.yaml", lambda c: c["settings"].update(budget={"usd": 0.000001}))
+    refused = run_cli(priced, *RUN)
+    assert refused.code == 1 and "exceeds the budget" in refused.output and "> budget $0.0000" in refused.output
+    assert scripted_server.requests == [] and runs.ids() == []
+    assert run_cli(priced, *RUN, "--budget-usd", "100").code == 0
+
+
+def test_time_budget_without_past_runs_starts_then_stops_interrupted_and_resumes(
+    priced: Path, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    scripted_server.latency_s = 0.25  # each item: four calls in a row, about a second; the run: about 3 s
+    stopped = run_cli(priced, *RUN, "--budget-minutes", "0.02")
+    assert stopped.code == 1, stopped.output
+    assert "the wall time cannot be forecast without past runs" in stopped.output
+    run_id = runs.latest()
+    assert f"run {run_id} stopped at its budget: took" in stopped.output
+    assert f"scoregate run --resume {run_id}" in stopped.output
+    manifest = runs.manifest(run_id)
+    assert manifest["status"] == "interrupted" and manifest["stopped_because"].startswith("budget: took")
+    kept = {r["item_id"] for r in runs.results(run_id)}
+    assert 0 < len(kept) < 6
+    scripted_server.latency_s = 0.0
+    resumed = run_cli(priced, "run", "--resume", run_id, "--no-mlflow", "--no-report")
+    assert resumed.code == 0, resumed.output
+    assert runs.manifest(run_id)["status"] == "finished"
+    assert len({r["item_id"] for r in runs.results(run_id)}) == 6
+
+
+def test_spending_that_overtakes_the_budget_stops_the_run_resumably(
+    priced: Path, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    assert run_cli(priced, *RUN, "--no-cache").code == 0  # the past: short replies
+    high = _forecast(priced)["cost_usd"]["high"]
+    long_reply = "word " * 20_000  # now every reply is long: the spending overtakes the forecast
+    scripted_server.responder = lambda body: long_reply
+    stopped = run_cli(priced, *RUN, "--no-cache", "--budget-usd", f"{high * 1.5:.6f}")
+    assert stopped.code == 1, stopped.output
+    run_id = runs.latest()
+    assert f"run {run_id} stopped at its budget: spent $" in stopped.output
+    assert runs.manifest(run_id)["status"] == "interrupted"
+    spent = sum(c["cost_usd"] for r in runs.results(run_id) for c in r["calls"])
+    assert spent >= high * 1.5
+    assert len(runs.results(run_id)) < 6
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--budget-usd", "0"), "0: a budget must be more than 0"),
+        (("--budget-usd", "-5"), "-5: a budget must be more than 0"),
+        (("--budget-minutes", "0"), "0: a budget must be more than 0"),
+        (("--budget-eur", "5"), "No such option: --budget-eur"),
+        (("--budget-usd", "lots"), "Invalid value for '--budget-usd'"),
+    ],
+)
+def test_bad_budget_options_are_refused_before_any_call(
+    priced: Path, scripted_server: ScriptedOpenAI, runs: Runs, args: tuple[str, ...], said: str
+) -> None:
+    refused = run_cli(priced, *RUN, *args)
+    assert refused.code == 2
+    assert said in refused.output
+    assert scripted_server.requests == [] and runs.ids() == []
+
+
+def test_a_zero_budget_in_scoregate_yaml_is_a_clear_error(
+    priced: Path,
+    scripted_server: ScriptedOpenAI,
+    runs: Runs,
+    edit_yaml: Callable[[Path, Callable[[Any], None]], None],
+) -> None:
+    edit_yaml(priced / "scoregate.yaml", lambda c: c["settings"].update(budget={"minutes": 0}))
+    refused = run_cli(priced, *RUN)
+    assert refused.code != 0
+    assert "settings.budget.minutes" in refused.output and "greater than 0" in refused.output
+    assert scripted_server.requests == [] and runs.ids() == []
