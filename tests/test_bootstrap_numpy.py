@@ -213,7 +213,7 @@ def test_normal_cdf_and_quantile_match_scipy_special() -> None:
 
 def test_the_run_summary_and_regression_gate_import_no_scipy() -> None:
     code = (
-        "import sys, scoregate.analysis.summary, scoregate.analysis.regression, scoregate.tracks.registry, "
+        "import sys, scoregate.analysis.summary, scoregate.app.regression_gate, scoregate.tracks.registry, "
         "scoregate.tracks.extraction.run_summary, scoregate.tracks.tags.run_summary; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
     )

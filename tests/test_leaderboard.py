@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import CliResult
-from scoregate.analysis.leaderboard import build_leaderboard
+from scoregate.app.leaderboard import build_leaderboard
 from scoregate.store.records import CallRecord, ItemResult, Score
 from scoregate.store.run_store import RunStore
 

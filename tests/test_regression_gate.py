@@ -14,8 +14,9 @@ import pytest
 from scipy import stats
 
 from scoregate.analysis.gates import GateResult
-from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+from scoregate.analysis.regression import is_regression_gate
 from scoregate.analysis.verdicts import interval_verdict
+from scoregate.app.regression_gate import evaluate_regression_gate
 from scoregate.catalog.config_models import GateSpec
 from scoregate.store.run_store import RunStore
 from test_compare import write_run

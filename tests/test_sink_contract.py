@@ -306,8 +306,8 @@ def test_mirror_all_is_the_only_caller_of_a_sink_and_mlflow_has_one_client_facto
         "scoregate.app.promotion → scoregate.sinks.mlflow.client",
         "scoregate.app.promotion_evidence → scoregate.sinks.mlflow.client",
         "scoregate.app.promotion_evidence → scoregate.sinks.mlflow.run_mirror",
-        "scoregate.cli.runs_cmd → scoregate.sinks.mlflow.client",
-        "scoregate.cli.runs_cmd → scoregate.sinks.mlflow.experiments",
+        "scoregate.app.runs → scoregate.sinks.mlflow.client",
+        "scoregate.app.runs → scoregate.sinks.mlflow.experiments",
     }
     assert callers - allowed == set()
     built = [path.name for path in PACKAGE.rglob("*.py") if "MlflowClient(" in path.read_text(encoding="utf-8")]

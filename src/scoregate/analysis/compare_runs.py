@@ -19,11 +19,11 @@ import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.paired import WILCOXON_VARIANT, PairedComparison, compare_many
+from scoregate.analysis.run_source import RunSource
 from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
-from scoregate.store.run_store import RunStore
 from scoregate.store.vocabulary import gated_metrics
 
 NUMERIC_TYPES = ("numeric", "boolean")
@@ -173,7 +173,7 @@ class _RunValues:
     """Positions (here, there) of the items the other run has too, in this run's order."""
 
 
-def _collect(store: RunStore, *, pair_with: dict[str, int] | None = None) -> _RunValues:
+def _collect(store: RunSource, *, pair_with: dict[str, int] | None = None) -> _RunValues:
     """Read a run's numeric scores (9 bytes per item and score, streamed from disk) and each score's data type;
     with `pair_with` (the other run's positions), where each shared item sits in both runs, else this run's."""
     run = _RunValues()
@@ -215,7 +215,7 @@ def _paired_values(
     return xa[ia][both], xb[ib][both]
 
 
-def _side(store: RunStore, items: int, only_here: int) -> RunSide:
+def _side(store: RunSource, items: int, only_here: int) -> RunSide:
     receipts = store.manifest.get("receipts", {})
     dataset = receipts.get("dataset") or {}
     prompts = {name: str(info.get("version")) for name, info in (receipts.get("prompts") or {}).items()}
@@ -261,7 +261,7 @@ def resolve_directions(
     return out
 
 
-def _setup_warnings(a: RunStore, b: RunStore) -> list[str]:
+def _setup_warnings(a: RunSource, b: RunSource) -> list[str]:
     ra, rb = a.manifest.get("receipts", {}), b.manifest.get("receipts", {})
     warnings = []
     da, db = ra.get("dataset") or {}, rb.get("dataset") or {}
@@ -279,8 +279,8 @@ def _setup_warnings(a: RunStore, b: RunStore) -> list[str]:
 
 
 def compare_runs(
-    store_a: RunStore,
-    store_b: RunStore,
+    store_a: RunSource,
+    store_b: RunSource,
     *,
     metrics: Sequence[str] = (),
     margins: Mapping[str, float] | None = None,

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
+from scoregate.analysis.run_source import RunSource
 from scoregate.catalog.directions import default_direction
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
-from scoregate.store.run_store import RunStore
 
 NUMERIC_TYPES = ("numeric", "boolean")
 EXCERPT_CHARS = 80
@@ -117,7 +117,7 @@ def _row(result: ItemResult) -> ItemRow:
     )
 
 
-def primary_score(store: RunStore, keys: Sequence[str], booleans: Collection[str] = ()) -> str | None:
+def primary_score(store: RunSource, keys: Sequence[str], booleans: Collection[str] = ()) -> str | None:
     """Return the first score the run's gates use among `keys`, skipping the `booleans` (scores stored as 0/1)
     when a gated number follows (a worst-K list sorted by 0/1 is all ties); None when no gate names one of `keys`.
     """
@@ -129,7 +129,7 @@ def _direction(name: str, directions: Mapping[str, str] | None) -> str:
     return (directions or {}).get(name) or default_direction(name)
 
 
-def _gate(store: RunStore, name: str) -> dict[str, Any]:
+def _gate(store: RunSource, name: str) -> dict[str, Any]:
     summary = store.summary or {}
     gates = {str(g["name"]): g for g in summary.get("gates") or []}
     if name not in gates:
@@ -139,7 +139,7 @@ def _gate(store: RunStore, name: str) -> dict[str, Any]:
     return gates[name]
 
 
-def gate_breakers(store: RunStore, gate_name: str) -> tuple[list[str], str]:
+def gate_breakers(store: RunSource, gate_name: str) -> tuple[list[str], str]:
     """Return the ids of the items whose own value breaks a gate's rule, and a note saying what that means.
 
     For an `every_item` gate these are exactly the items that failed it; for a gate on a mean (or
@@ -173,7 +173,7 @@ def gate_breakers(store: RunStore, gate_name: str) -> tuple[list[str], str]:
 
 
 def item_table(
-    store: RunStore,
+    store: RunSource,
     *,
     worst: int | None = None,
     by: str | None = None,
@@ -283,7 +283,7 @@ def fact_groups(value: Any) -> list[dict[str, Any]] | None:
     return groups
 
 
-def item_detail(store: RunStore, item_id: str) -> dict[str, Any]:
+def item_detail(store: RunSource, item_id: str) -> dict[str, Any]:
     """Return one item in full: input, output, expected output, every score with its reason, every call;
     `fact_groups` holds each facts score (by name) read into groups by verdict."""
     for result in store.iter_results():

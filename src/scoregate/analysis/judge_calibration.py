@@ -1,4 +1,4 @@
-"""Judge calibration end to end: gather (judge, human) pairs from stored runs or any score file, and compute.
+"""Judge calibration: (judge, human) pairs from stored runs' items or a score file's records, and the statistics.
 
 Sources of pairs:
 - a file (`.jsonl`, `.json` array, `.csv`) with one record per item; the judge, human and document
@@ -9,30 +9,25 @@ Sources of pairs:
   `metadata.human` when the run's output is the item's `expected_output` (gold ratings rate the
   gold summary, so they say nothing about another output).
 
-Saving, and checking that a saved calibration still holds, live in `scoregate.app.calibration_runs`.
+Reading the files and runs is `scoregate.app.calibration_sources`'s; saving, and checking that a saved
+calibration still holds, live in `scoregate.app.calibration_runs`.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.calibration import Calibration, calibrate
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.store.feedback import TRACE_LINKS_KEY, load_feedback
 from scoregate.store.records import ItemResult
-from scoregate.store.run_store import RunStore
 
 MAX_PROBLEMS = 25
 MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "null", "none"})
 RUN_DOCUMENT_ROOTS = ("item_id", "input", "metadata", "prompt")
-FILE_SUFFIXES = (".jsonl", ".json", ".csv")
 
 
 @dataclass
@@ -44,6 +39,8 @@ class ScorePairs:
     human: list[float | None] = field(default_factory=list)
     documents: list[str] | None = None
     excluded: Counter[str] = field(default_factory=Counter)
+    items: list[str] = field(default_factory=list)
+    """Item ids of a run's pairs (same index; empty for a file)."""
 
     def add(self, judge: float | None, human: float | None, document: str | None, *, why: str | None = None) -> None:
         """Append one item; `why` (or a default) is counted when either side is missing."""
@@ -123,52 +120,21 @@ def as_score(value: Any) -> float | None:
     raise ValueError(f"{value!r} is not a number")
 
 
-def iter_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield (where, record) from a `.jsonl`, `.json` (array of objects) or `.csv` file."""
-    suffix = path.suffix.lower()
-    if suffix not in FILE_SUFFIXES:
-        raise ScoregateError(
-            f"cannot read {path.name}: unknown file type", hint="give a .jsonl, .json (array of objects) or .csv file"
-        )
-    if not path.is_file():
-        raise ScoregateError(f"no file {path}", hint="check the path given to --file")
-    if suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            for line_no, row in enumerate(csv.DictReader(handle), start=2):
-                yield f"{path}:{line_no}", dict(row)
-        return
-    if suffix == ".json":
-        data = _load_json(path, path.read_text(encoding="utf-8"))
-        if not isinstance(data, list):
-            raise ScoregateError("expected a JSON array of records", where=str(path), hint="or give a .jsonl file")
-        for index, record in enumerate(data):
-            if not isinstance(record, dict):
-                raise ScoregateError("expected a JSON object", where=f"{path}[{index}]")
-            yield f"{path}[{index}]", record
-        return
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if line.strip():
-                record = _load_json(f"{path}:{line_no}", line)
-                if not isinstance(record, dict):
-                    raise ScoregateError("expected one JSON object per line", where=f"{path}:{line_no}")
-                yield f"{path}:{line_no}", record
-
-
-def _load_json(where: Path | str, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScoregateError(f"not valid JSON ({exc.msg} at line {exc.lineno})", where=str(where)) from None
-
-
-def pairs_from_file(path: Path, judge_key: str, human_key: str, *, document_key: str | None = None) -> ScorePairs:
-    """Read one (judge, human[, document]) triple per record of a score file; raise ValidationFailed on bad values."""
-    pairs = ScorePairs(source=str(path), documents=[] if document_key else None)
+def pairs_from_records(
+    records: Iterable[tuple[str, dict[str, Any]]],
+    source: str,
+    judge_key: str,
+    human_key: str,
+    *,
+    document_key: str | None = None,
+) -> ScorePairs:
+    """Read one (judge, human[, document]) triple per (where, record) of a score file named `source`; raise
+    ValidationFailed on bad values."""
+    pairs = ScorePairs(source=source, documents=[] if document_key else None)
     problems: list[str] = []
     found = {judge_key: 0, human_key: 0}
     first: dict[str, Any] | None = None
-    for where, record in iter_records(path):
+    for where, record in records:
         first = record if first is None else first
         values: dict[str, float | None] = {}
         for key in (judge_key, human_key):
@@ -186,12 +152,12 @@ def pairs_from_file(path: Path, judge_key: str, human_key: str, *, document_key:
             document = str(raw_document)
         pairs.add(values[judge_key], values[human_key], document)
         if len(problems) >= MAX_PROBLEMS:
-            problems.append(f"{path}: stopped after {MAX_PROBLEMS} problems")
+            problems.append(f"{source}: stopped after {MAX_PROBLEMS} problems")
             break
     if first is None:
-        raise ScoregateError(f"{path} holds no records", hint="give a file with one record per rated item")
+        raise ScoregateError(f"{source} holds no records", hint="give a file with one record per rated item")
     problems += [
-        f"{path}: no record has a value at {key!r}; the first record's keys are: {', '.join(map(str, first))}"
+        f"{source}: no record has a value at {key!r}; the first record's keys are: {', '.join(map(str, first))}"
         for key, count in found.items()
         if count == 0
     ]
@@ -201,12 +167,12 @@ def pairs_from_file(path: Path, judge_key: str, human_key: str, *, document_key:
 
 
 class FeedbackIndex:
-    """Imported human scores (feedback/scores.jsonl) by (run, item, key) and by (trace, key)."""
+    """Imported human scores (the records of feedback/scores.jsonl) by (run, item, key) and by (trace, key)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, records: Iterable[dict[str, Any]]) -> None:
         self.by_item: dict[tuple[str, str, str], list[float]] = {}
         self.by_trace: dict[tuple[str, str], list[float]] = {}
-        for record in load_feedback(root).values():
+        for record in records:
             value = record.get("value")
             if record.get("data_type") != "NUMERIC" or isinstance(value, bool) or not isinstance(value, int | float):
                 continue
@@ -287,37 +253,35 @@ def _run_document(result: ItemResult, document_key: str) -> str:
     return "" if value is None else str(value)
 
 
-def pairs_from_runs(
-    stores: Sequence[RunStore],
-    root: Path,
+def add_run_items(
+    pairs: ScorePairs,
+    run_id: str,
+    results: Iterable[ItemResult],
+    traces: Mapping[str, str],
     judge_key: str,
     human_key: str,
+    feedback: FeedbackIndex,
     *,
     document_key: str | None = None,
-) -> ScorePairs:
-    """Pair each stored item's judge score with its human rating, over one or more runs.
+) -> None:
+    """Pair each item of one run (its `traces`: item id → Langfuse trace id) with its human rating."""
+    seen_key = False
+    for result in results:
+        seen_key = seen_key or result.score(judge_key) is not None
+        judge, judge_why = _judge_value(result, judge_key)
+        human, human_why = _human_rating(result, run_id, traces.get(result.item_id), human_key, feedback)
+        document = _run_document(result, document_key) if document_key else None
+        pairs.add(judge, human, document, why=judge_why if judge is None else human_why)
+        pairs.items.append(result.item_id)
+    if not seen_key:
+        raise ScoregateError(
+            f"run {run_id} has no score {judge_key!r}",
+            hint="name a score key the run measured (see `scoregate runs show RUN_ID`)",
+        )
 
-    Documents: `document_key` when given, else the item id when several runs are pooled (each item is
-    then a document with one output per run, as SummEval has one summary per system), else none.
-    """
-    if not document_key and len(stores) > 1:
-        document_key = "item_id"
-    pairs = ScorePairs(source="runs " + ", ".join(s.run_id for s in stores), documents=[] if document_key else None)
-    feedback = FeedbackIndex(root)
-    for store in stores:
-        traces: dict[str, str] = store.links.get(TRACE_LINKS_KEY) or {}
-        seen_key = False
-        for result in store.iter_results():
-            seen_key = seen_key or result.score(judge_key) is not None
-            judge, judge_why = _judge_value(result, judge_key)
-            human, human_why = _human_rating(result, store.run_id, traces.get(result.item_id), human_key, feedback)
-            document = _run_document(result, document_key) if document_key else None
-            pairs.add(judge, human, document, why=judge_why if judge is None else human_why)
-        if not seen_key:
-            raise ScoregateError(
-                f"run {store.run_id} has no score {judge_key!r}",
-                hint="name a score key the run measured (see `scoregate runs show RUN_ID`)",
-            )
+
+def require_human_ratings(pairs: ScorePairs, human_key: str, feedback: FeedbackIndex) -> None:
+    """Raise a ScoregateError saying where ratings come from when no paired item has a human rating."""
     if not any(h is not None for h in pairs.human):
         keys = ", ".join(sorted(feedback.keys())) or "none"
         raise ScoregateError(
@@ -325,7 +289,6 @@ def pairs_from_runs(
             hint="import ratings with `scoregate scores import FILE`, or calibrate a run of gold_v1 whose "
             "outputs are the gold summaries (metadata.human rates those)",
         )
-    return pairs
 
 
 def compute(
@@ -355,18 +318,3 @@ def compute(
         calibration=result,
         excluded=dict(pairs.excluded.most_common()),
     )
-
-
-def calibrate_file(
-    path: Path,
-    judge_key: str,
-    human_key: str,
-    *,
-    document_key: str | None = None,
-    scale: tuple[int, int] | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> CalibrationReport:
-    """Return how well the judge column of a score file agrees with its human column."""
-    pairs = pairs_from_file(path, judge_key, human_key, document_key=document_key)
-    return compute(pairs, judge_key, human_key, document_key=document_key, scale=scale, resamples=resamples, seed=seed)

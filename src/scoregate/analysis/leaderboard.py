@@ -11,13 +11,13 @@ Rules (from the benchmark teams' practice):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
+from scoregate.analysis.run_source import RunSource
 from scoregate.errors import ScoregateError
-from scoregate.store.run_store import DamagedRun, RunStore, list_runs
 
 
 @dataclass
@@ -33,17 +33,6 @@ class _Entry:
     tokens_cached: int = 0
     cost_usd: float | None = None
     cost_unknown_runs: int = 0
-
-
-def invalid_reason(manifest: dict[str, Any]) -> str | None:
-    """Return why a run must not count (not finished, or marked invalid), or None when it is valid."""
-    for key in ("invalidated", "invalid"):
-        mark = manifest.get(key)
-        if mark:
-            return f"marked {key}" + (f": {mark['reason']}" if isinstance(mark, dict) and "reason" in mark else "")
-    if manifest.get("status") != "finished":
-        return f"status {manifest.get('status')}"
-    return None
 
 
 def default_metric(summary: dict[str, Any], receipts: dict[str, Any]) -> str | None:
@@ -63,7 +52,7 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _cached_tokens(store: RunStore, metrics: dict[str, Any]) -> int:
+def _cached_tokens(store: RunSource, metrics: dict[str, Any]) -> int:
     """Tokens (in + out) of the run's calls answered from the cache; counted from its results when the summary
     predates `tokens_in_cached`."""
     if "tokens_in_cached" in metrics:
@@ -76,7 +65,7 @@ def _cached_tokens(store: RunStore, metrics: dict[str, Any]) -> int:
     )
 
 
-def _add_usage(entry: _Entry, store: RunStore, summary: dict[str, Any]) -> None:
+def _add_usage(entry: _Entry, store: RunSource, summary: dict[str, Any]) -> None:
     """Add what the run spent: tokens of uncached calls (cached ones apart) and its cost (cached calls are free)."""
     metrics = summary.get("run_metrics", {})
     tokens_in, tokens_out = metrics.get("tokens_in_total"), metrics.get("tokens_out_total")
@@ -91,58 +80,33 @@ def _add_usage(entry: _Entry, store: RunStore, summary: dict[str, Any]) -> None:
         entry.cost_usd = (entry.cost_usd or 0.0) + cost
 
 
-ValidRun = tuple[RunStore, dict[str, Any], dict[str, Any]]
-"""A run the leaderboard counts: its store, manifest and summary."""
-
-
-def valid_runs(runs_dir: Path, *, experiment: str | None = None) -> tuple[list[ValidRun], list[dict[str, str]]]:
-    """The finished, valid runs in `runs_dir` (optionally of one experiment), and the others with the reason."""
-    skipped: list[dict[str, str]] = []
-    candidates: list[ValidRun] = []
-    for store in list_runs(runs_dir):
-        try:
-            manifest, summary = store.manifest, store.summary
-        except DamagedRun as exc:  # one damaged run must not hide the others
-            skipped.append({"run_id": store.run_id, "reason": exc.render()})
-            continue
-        if experiment is not None and manifest.get("receipts", {}).get("experiment") != experiment:
-            continue
-        why = invalid_reason(manifest)
-        if why is None and summary is None:
-            why = "no summary"
-        if why is not None or summary is None:
-            skipped.append({"run_id": store.run_id, "reason": str(why)})
-            continue
-        candidates.append((store, manifest, summary))
-    return candidates, skipped
-
-
-def build_leaderboard(
-    runs_dir: Path,
+def leaderboard_of(
+    candidates: Sequence[tuple[RunSource, dict[str, Any], dict[str, Any]]],
+    skipped: Sequence[dict[str, str]] = (),
     *,
+    source: str,
     experiment: str | None = None,
     metric: str | None = None,
     lower_is_better: bool = False,
     min_coverage: float = 0.8,
-    found: tuple[list[ValidRun], list[dict[str, str]]] | None = None,
 ) -> dict[str, Any]:
-    """Return the leaderboard over every valid run in `runs_dir` (optionally of one experiment).
+    """Return the leaderboard over valid runs: (run, manifest, summary) each, read item by item.
 
-    `found`: what `valid_runs(runs_dir, experiment=...)` returned, when the caller has it already.
+    `skipped`: the runs already left out, with why; `source` names where the runs are (for the errors).
     """
-    candidates, skipped = found if found is not None else valid_runs(runs_dir, experiment=experiment)
+    skipped = list(skipped)
     if metric is None:
         metric = next((m for _s, man, summ in candidates if (m := default_metric(summ, man["receipts"]))), None)
     where = f" of experiment {experiment!r}" if experiment else ""
     if metric is None:
         raise ScoregateError(
-            f"no finished, valid run{where} with a numeric score in {runs_dir}",
+            f"no finished, valid run{where} with a numeric score in {source}",
             hint="run an experiment first (`scoregate run EXPERIMENT`), or name the score with --metric",
         )
     if not any(metric in summary["scores"] for _s, _m, summary in candidates):
         known = sorted({key for _s, _m, summary in candidates for key in summary["scores"]})
         raise ScoregateError(
-            f"no finished, valid run{where} in {runs_dir} has a score {metric!r}",
+            f"no finished, valid run{where} in {source} has a score {metric!r}",
             hint=f"name one of: {', '.join(known)}"
             if known
             else "run an experiment first (`scoregate run EXPERIMENT`)",

@@ -17,13 +17,13 @@ from typing import Any
 from scoregate.analysis.paired import PairedComparison, compare_paired, holm, holm_intervals
 from scoregate.analysis.pareto import pareto_front
 from scoregate.analysis.ranking_result import ModelRanking, PairResult, RankedRun
+from scoregate.analysis.run_source import RunSource
 from scoregate.analysis.stats import describe
 from scoregate.analysis.track_metrics import TrackMetrics, track_label
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.store.run_labels import identity, run_labels
-from scoregate.store.run_store import RunStore
 
 RUN_METRICS_COMPARED = ("success_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd_total")
 
@@ -47,7 +47,7 @@ def _number(value: Any) -> float | None:
 
 @dataclass
 class _Run:
-    store: RunStore
+    store: RunSource
     summary: dict[str, Any]
     values: dict[str, float | None]
     label: str = ""
@@ -57,7 +57,7 @@ class _Run:
 NUMERIC_TYPES = ("numeric", "boolean")
 
 
-def _load(stores: Sequence[RunStore]) -> list[_Run]:
+def _load(stores: Sequence[RunSource]) -> list[_Run]:
     if len(stores) < 2:
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
     runs = []
@@ -86,7 +86,7 @@ def _load(stores: Sequence[RunStore]) -> list[_Run]:
     return runs
 
 
-def _dataset_hash(store: RunStore) -> str | None:
+def _dataset_hash(store: RunSource) -> str | None:
     dataset = store.manifest.get("receipts", {}).get("dataset", {})
     return dataset.get("content_hash") if isinstance(dataset, dict) else None
 
@@ -173,7 +173,7 @@ def _choose_metric(
 
 
 def rank_runs(
-    stores: Sequence[RunStore],
+    stores: Sequence[RunSource],
     *,
     metric: str | None = None,
     directions: Mapping[str, Direction] | None = None,

@@ -19,21 +19,21 @@ The test is paired non-inferiority (`compare_paired(margin=…)`), the rule `sco
 a primary metric: items measured in both runs are paired by id; the gate passes when the lower bound
 of the CI of the gain (candidate − baseline, or baseline − candidate for a metric bounded from above)
 is above −margin, and its detail gives the same verdict word `compare` prints for that interval.
+
+This module decides from values; reading promotions.jsonl and the run store is `scoregate.app.regression_gate`'s.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from scoregate.analysis.gates import GateResult, GateStatus
 from scoregate.analysis.paired import compare_paired
+from scoregate.analysis.run_source import RunSource
 from scoregate.catalog.models import Direction
-from scoregate.store.invalidation import why_invalid
-from scoregate.store.run_store import RunStore, list_runs
+from scoregate.store.records import ItemResult
 
 REGRESSION_STAT = "paired_noninferiority"
 DEFAULT_LABEL = "production"
@@ -76,26 +76,11 @@ class LabelHolder:
     source: str
 
 
-def _promotion_records(project_root: Path) -> list[dict[str, Any]]:
-    path = project_root / PROMOTIONS_LOG
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a broken line is reported by `scoregate promotions`; it cannot name a holder
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def label_holders(
-    prompts: Iterable[str], label: str, *, project_root: Path, stores: list[RunStore]
+    prompts: Iterable[str], label: str, *, records: Sequence[dict[str, Any]], stores: Sequence[RunSource]
 ) -> dict[str, LabelHolder]:
-    """Return, per prompt, the version holding `label` (see the module docstring for the rule)."""
-    records = _promotion_records(project_root)
+    """Return, per prompt, the version holding `label` (see the module docstring for the rule): `records` are
+    promotions.jsonl's, oldest first; `stores` the other runs, newest first."""
     holders = {}
     for prompt in prompts:
         moves = [r for r in records if r.get("prompt") == prompt and r.get("label") == label and "version" in r]
@@ -116,7 +101,7 @@ def label_holders(
     return holders
 
 
-def _why_not_baseline(manifest: dict[str, Any], current: dict[str, Any], holders: dict[str, LabelHolder]) -> str | None:
+def why_not_baseline(manifest: dict[str, Any], current: dict[str, Any], holders: dict[str, LabelHolder]) -> str | None:
     """Why a stored run cannot be the baseline of the run with manifest `current`; None when it can."""
     receipts, now = manifest.get("receipts", {}), current["receipts"]
     if manifest.get("status") != "finished":
@@ -140,89 +125,65 @@ def _why_not_baseline(manifest: dict[str, Any], current: dict[str, Any], holders
     return None
 
 
-@dataclass(frozen=True)
-class BaselineSearch:
-    """The baseline found, or why none was."""
-
-    store: RunStore | None
-    holders: dict[str, LabelHolder]
-    problem: str | None
-
-
-def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir: Path) -> BaselineSearch:
-    """Return the newest valid run of the versions holding `label` on the current run's dataset version."""
-    manifest = current.manifest
-    stores = [s for s in list_runs(runs_dir) if s.run_id != current.run_id]
-    holders = label_holders(manifest["receipts"]["prompts"], label, project_root=project_root, stores=stores)
-    unknown = [h for h in holders.values() if h.version is None]
-    if unknown:
-        return BaselineSearch(None, holders, "; ".join(h.source for h in unknown))
-    wanted = ", ".join(f"{h.prompt}@{h.version}" for h in holders.values())
-    rejected: list[str] = []
-    for store in stores:
-        why = why_invalid(store) or _why_not_baseline(store.manifest, manifest, holders)
-        if why is None:
-            return BaselineSearch(store, holders, None)
-        if len(rejected) < 3 and not why.endswith("not the labelled version") and not why.startswith("other prompts"):
-            rejected.append(f"{store.run_id}: {why}")
-    dataset = manifest["receipts"]["dataset"]
-    problem = f"no valid run of {label} ({wanted}) on {dataset['name']} ({str(dataset['content_hash'])[:12]})"
-    if rejected:
-        problem += "; newest rejected: " + "; ".join(rejected)
-    return BaselineSearch(None, holders, problem)
-
-
-def _metric_column(store: RunStore, metric: str) -> dict[str, float | None]:
+def metric_values(results: Iterable[ItemResult], metric: str) -> dict[str, float | None]:
     """Item id → the metric's value (None when not measured), in dataset order so the bootstrap is reproducible."""
     rows: list[tuple[int, str, float | None]] = []
-    for result in store.iter_results():
+    for result in results:
         score = result.score(metric)
         value = None if score is None or isinstance(score.value, str) else score.value
         rows.append((result.index, result.item_id, None if value is None else float(value)))
     return {item_id: value for _, item_id, value in sorted(rows, key=lambda row: row[0])}
 
 
-def evaluate_regression_gate(
+def compared_label(gate: GateLike) -> str:
+    """The label whose version the gate compares against (`compare_to`, default production)."""
+    return getattr(gate, "compare_to", None) or DEFAULT_LABEL
+
+
+def _margin(gate: GateLike) -> float:
+    margin = getattr(gate, "margin", None)
+    return float(DEFAULT_MARGIN if margin is None else margin)
+
+
+def _result(
+    gate: GateLike, status: GateStatus, observed: float | None, coverage: float | None, detail: str
+) -> GateResult:
+    return GateResult(gate.name, gate.metric, REGRESSION_STAT, ">", -_margin(gate), observed, coverage, status, detail)
+
+
+def without_baseline(gate: GateLike, problem: str) -> GateResult:
+    """The gate's result when no run can be its baseline: INCOMPLETE, saying why."""
+    return _result(gate, "incomplete", None, None, f"no baseline: {problem}")
+
+
+def judge_regression(
     gate: GateLike,
-    current: RunStore,
+    baseline: Mapping[str, float | None],
+    current: Mapping[str, float | None],
     *,
-    project_root: Path,
-    runs_dir: Path | None = None,
+    against: str,
     min_coverage: float = 0.8,
     confidence: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
 ) -> GateResult:
-    """Judge a regression gate: paired non-inferiority of `current` against the labelled version's latest run.
+    """Judge a regression gate on the metric's values per item of the baseline and the current run.
 
     `observed` is the lower CI bound of the gain and the rule reads `ci_low(gain) > −margin`;
-    `coverage` is the share of the current run's items paired with a measured baseline value.
+    `coverage` is the share of the current run's items paired with a measured baseline value;
+    `against` names the baseline in the detail (`vs production run … (prompt@version)`).
     """
-    label = getattr(gate, "compare_to", None) or DEFAULT_LABEL
-    margin_value = getattr(gate, "margin", None)
-    margin = float(DEFAULT_MARGIN if margin_value is None else margin_value)
+    margin = _margin(gate)
     floor = gate.min_coverage if gate.min_coverage is not None else min_coverage
     direction: Direction = "lower" if gate.op in ("<=", "<") else "higher"
-
-    def result(status: GateStatus, observed: float | None, coverage: float | None, detail: str) -> GateResult:
-        return GateResult(gate.name, gate.metric, REGRESSION_STAT, ">", -margin, observed, coverage, status, detail)
-
-    search = find_baseline(current, label=label, project_root=project_root, runs_dir=runs_dir or project_root / "runs")
-    if search.store is None:
-        return result("incomplete", None, None, f"no baseline: {search.problem}")
-    baseline = search.store
-    base_column, now_column = _metric_column(baseline, gate.metric), _metric_column(current, gate.metric)
-    paired = [(base_column[i], v) for i, v in now_column.items() if i in base_column]
+    paired = [(baseline[i], v) for i, v in current.items() if i in baseline]
     measured = [(a, b) for a, b in paired if a is not None and b is not None]
-    coverage = len(measured) / len(now_column) if now_column else None
-    versions = ", ".join(f"{h.prompt}@{h.version}" for h in search.holders.values())
-    against = f"vs {label} run {baseline.run_id} ({versions})"
+    coverage = len(measured) / len(current) if current else None
     if len(measured) < 2:
-        return result("incomplete", None, coverage, f"{against}: {len(measured)} item(s) measured in both runs")
+        return _result(gate, "incomplete", None, coverage, f"{against}: {len(measured)} item(s) measured in both runs")
     if coverage is not None and coverage < floor:
-        return result(
-            "incomplete", None, coverage, f"{against}: paired coverage {coverage:.0%} is below the floor {floor:.0%}"
-        )
+        detail = f"{against}: paired coverage {coverage:.0%} is below the floor {floor:.0%}"
+        return _result(gate, "incomplete", None, coverage, detail)
     stats = compare_paired(
         [a for a, _ in measured], [b for _, b in measured],
         margin=margin, direction=direction, alpha=1 - confidence, resamples=resamples, seed=seed,
@@ -236,4 +197,4 @@ def evaluate_regression_gate(
         + ("non-inferior" if stats.non_inferior else "non-inferiority not shown")
         + f" within the margin {margin:g}"
     )
-    return result(status, gain_low, coverage, detail)
+    return _result(gate, status, gain_low, coverage, detail)

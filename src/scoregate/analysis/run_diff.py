@@ -12,9 +12,9 @@ import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.items import numeric_scores, output_text, primary_score, word_diff
+from scoregate.analysis.run_source import OrderedItems, RunSource
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
-from scoregate.store.run_store import OrderedResults, RunStore
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class _Pairs:
 
 
 def diff_runs(
-    store_a: RunStore, store_b: RunStore, *, by: str | None = None, item: str | None = None, limit: int | None = None
+    store_a: RunSource, store_b: RunSource, *, by: str | None = None, item: str | None = None, limit: int | None = None
 ) -> RunDiff:
     """Return the items both runs share, sorted by the largest |Δ| of `by` (default: the primary metric).
 
@@ -191,7 +191,7 @@ def diff_runs(
     return RunDiff(store_a.run_id, store_b.run_id, by, len(pairs.a), items, notes, changed, unchanged, by_unchanged)
 
 
-def _diffs(ordered_a: OrderedResults, ordered_b: OrderedResults, shown: list[tuple[int, int]]) -> Iterator[ItemDiff]:
+def _diffs(ordered_a: OrderedItems, ordered_b: OrderedItems, shown: list[tuple[int, int]]) -> Iterator[ItemDiff]:
     """Read both records of each listed pair again and make its diff (word diff included), one at a time."""
     for pa, pb in shown:
         yield _item_diff(next(iter(ordered_a.at([pa]))), next(iter(ordered_b.at([pb]))))

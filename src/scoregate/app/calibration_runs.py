@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from scoregate import __version__
-from scoregate.analysis.judge_calibration import CalibrationReport, compute, pairs_from_runs
+from scoregate.analysis.judge_calibration import CalibrationReport, ScorePairs, compute
+from scoregate.app.calibration_sources import pairs_from_runs
 from scoregate.app.receipts import sha256_text
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
+from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
 from scoregate.store.run_store import RunStore
 
 CALIBRATIONS_DIR = "calibrations"
@@ -52,6 +54,10 @@ class JudgeIdentity:
     fingerprint: str
     file_hash: str | None
     model: dict[str, str | None] | None
+    prompt_hash: str | None = None
+    """Hash of the judge's prompt, reasoning prompt and variables (None for a counter)."""
+    rubric_hash: str | None = None
+    """Hash of the judge's score fields: keys, types, ranges, descriptions (None for a counter)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,15 @@ class RunCalibration:
 def evaluator_fingerprint(spec: EvaluatorSpec) -> str:
     """Return the hash of what makes an evaluator grade as it does (everything but its description)."""
     return sha256_text(json.dumps(spec.model_dump(mode="json", exclude={"description"}), sort_keys=True))
+
+
+def judge_hashes(spec: EvaluatorSpec) -> tuple[str | None, str | None]:
+    """Return the hashes of a judge's prompt and of its rubric (its score fields); (None, None) for a counter."""
+    if not isinstance(spec, LlmJudgeSpec):
+        return None, None
+    prompt = spec.model_dump(mode="json", include={"prompt", "reasoning_prompt", "variables"})
+    rubric = spec.model_dump(mode="json", include={"score", "extra", "reasoning_key"})
+    return sha256_text(json.dumps(prompt, sort_keys=True)), sha256_text(json.dumps(rubric, sort_keys=True))
 
 
 def _file_hash(path: Path | None) -> str | None:
@@ -128,7 +143,9 @@ def judge_identity(project: Project, stores: Sequence[RunStore], judge_key: str)
             models.append(judge_model(project, spec, default["name"]))
     if any(m != models[0] for m in models):
         raise ScoregateError(f"the runs were judged by different models: {models}", hint="calibrate one judge at once")
-    return JudgeIdentity(name, spec.kind, spec.version, evaluator_fingerprint(spec), file_hash, models[0])
+    return JudgeIdentity(
+        name, spec.kind, spec.version, evaluator_fingerprint(spec), file_hash, models[0], *judge_hashes(spec)
+    )
 
 
 def _default_scale(project: Project, judge_key: str) -> tuple[int, int] | None:
@@ -176,8 +193,36 @@ def calibrate_runs(
         seed=settings.seed if seed is None else seed,
     )
     runs = [s.run_id for s in stores]
-    saved_to = save_calibration(project, report, identity, stores) if identity else None
+    saved_to = save_calibration(project, report, identity, stores, pairs=item_pairs(pairs)) if identity else None
     return RunCalibration(report, runs, identity, saved_to)
+
+
+def calibrate_stored_runs(
+    root: Path,
+    run_ids: Sequence[str],
+    judge_key: str,
+    human_key: str,
+    *,
+    document_key: str | None = None,
+    scale: tuple[int, int] | None = None,
+    resamples: int | None = None,
+    seed: int | None = None,
+    save: bool = False,
+) -> RunCalibration:
+    """`calibrate_runs` for the project at `root` (the `scoregate calibrate --run` entry point)."""
+    from scoregate.tracks.project import load_project
+
+    return calibrate_runs(
+        load_project(root), run_ids, judge_key, human_key, document_key=document_key, scale=scale,
+        resamples=resamples, seed=seed, save=save,
+    )  # fmt: skip
+
+
+def item_pairs(pairs: ScorePairs) -> dict[str, list[float | None]] | None:
+    """Return {item id: [judge, human]} of one run's pairs (what a canary re-scores), or None when pooled."""
+    if len(set(pairs.items)) != len(pairs.items) or len(pairs.items) != len(pairs.judge):
+        return None
+    return {item: [j, h] for item, j, h in zip(pairs.items, pairs.judge, pairs.human, strict=True)}
 
 
 def calibration_path(project: Project, evaluator: str) -> Path:
@@ -185,7 +230,8 @@ def calibration_path(project: Project, evaluator: str) -> Path:
     return project.root / CALIBRATIONS_DIR / f"{evaluator}.json"
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_calibrations(path: Path) -> dict[str, Any]:
+    """Return a calibrations file's content; raise ValueError when it is not {evaluator, scores}."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not isinstance(data.get("scores"), dict):
         raise ValueError("expected {evaluator, scores: {score key: record}}")
@@ -198,6 +244,7 @@ def save_calibration(
     judge: JudgeIdentity,
     stores: Sequence[RunStore],
     *,
+    pairs: dict[str, list[float | None]] | None = None,
     now: datetime | None = None,
 ) -> Path:
     """Write the calibration of `report.judge_key` into calibrations/<evaluator>.json (replacing the key's last one)."""
@@ -205,7 +252,7 @@ def save_calibration(
     data: dict[str, Any] = {"evaluator": judge.evaluator, "scores": {}}
     if path.is_file():
         try:
-            data = _read(path)
+            data = read_calibrations(path)
         except ValueError as exc:
             raise ScoregateError(f"cannot update it: {exc}", where=str(path), hint="fix or delete the file") from None
     calibration = report.calibration.to_dict()
@@ -220,6 +267,7 @@ def save_calibration(
         "scale": calibration["scale"],
         "excluded": report.excluded,
         "metrics": {"pooled": calibration["pooled"], "per_document": calibration["per_document"]},
+        "pairs": pairs,
         "calibrated_at": (now or datetime.now(UTC)).isoformat(timespec="seconds"),
         "tool_version": __version__,
     }
@@ -237,7 +285,8 @@ def _metric(record: dict[str, Any], metric: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _changed(record: dict[str, Any], spec: EvaluatorSpec, model: dict[str, str | None] | None) -> str | None:
+def judge_change(record: dict[str, Any], spec: EvaluatorSpec, model: dict[str, str | None] | None) -> str | None:
+    """Return how the judge differs from the one a calibration record was made with, or None when the same."""
     if record.get("version") != spec.version:
         return f"version {spec.version} is not the calibrated version {record.get('version')}"
     if record.get("fingerprint") != evaluator_fingerprint(spec):
@@ -280,12 +329,12 @@ def calibration_status(
     if not path.is_file():
         return "incomplete", f"{evaluator_name} was never calibrated: {how}"
     try:
-        record = _read(path)["scores"].get(key)
+        record = read_calibrations(path)["scores"].get(key)
     except ValueError as exc:
         return "incomplete", f"{path}: unreadable ({exc})"
     if not isinstance(record, dict):
         return "incomplete", f"{path} has no calibration of {key}: {how}"
-    changed = _changed(record, spec, judge_model(project, spec, judge_model_name))
+    changed = judge_change(record, spec, judge_model(project, spec, judge_model_name))
     if changed:
         when = record.get("calibrated_at")
         return "incomplete", f"{evaluator_name} changed since its calibration of {when}: {changed}; recalibrate: {how}"

@@ -179,10 +179,15 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
             if (reason := _nothing_to_resume(resumed, options)) is not None:
                 return _finish_mirror(resumed, project, options, reason)
             experiment, options = _resumed(resumed.manifest, options)
-        return _plan_check_and_run(project, experiment, options, resumed, lock, console)
+        outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console)
     finally:
         if lock is not None:
             lock.release()
+    if options.canary_on_change and options.shard is None and project.config.canaries:
+        from scoregate.app.judge_canary import canary_on_change
+
+        canary_on_change(project, outcome.store, console)
+    return outcome
 
 
 def _stop_early_starts_one_run(options: RunOptions) -> None:

@@ -19,7 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from scoregate.app.promotion_evidence import Evidence, experiment_gates_hash, gather_evidence, version_name
+from scoregate.app.judge_gates import JudgeCheck, judge_checks
+from scoregate.app.promotion_evidence import (
+    Evidence,
+    experiment_gates_hash,
+    gather_evidence,
+    promotion_experiments,
+    version_name,
+)
 from scoregate.catalog.project import Project
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
@@ -68,11 +75,14 @@ class PromotionResult:
     """For a rollback: the MLflow evidence runs of the promotion it undoes (tagged with the rollback)."""
     langfuse: bool = True
     """False for a dry run without Langfuse: the evidence is known, the label's holder is not."""
+    judges: list[JudgeCheck] = field(default_factory=list)
+    """The pinned judges deciding the gates: calibrated and undrifted, or why not (`canaries:`)."""
 
     @property
     def failures(self) -> list[str]:
-        """Each experiment whose gates did not pass, with why."""
-        return [f"{e.experiment}: {e.problem}" for e in self.evidence if not e.passed]
+        """Each experiment whose gates did not pass, and each deciding judge that drifted, with why."""
+        gates = [f"{e.experiment}: {e.problem}" for e in self.evidence if not e.passed]
+        return gates + [f"{', '.join(j.gates)}: {j.problem}" for j in self.judges if j.problem]
 
 
 def _check_label(label: str) -> None:
@@ -115,6 +125,7 @@ def promote(
     if remote.find(doing, remote.api.prompts.get, path_part(prompt), version=version) is None:
         raise ScoregateError(f"prompt {prompt!r} has no version {version} in Langfuse")
     result = PromotionResult("promote", prompt, label, version, _holder(remote, prompt, label), evidence, force)
+    result.judges = judge_checks(project, promotion_experiments(project, prompt))
     if result.failures and not force:
         _refuse(result)
     if result.previous_version == version:
@@ -128,9 +139,12 @@ def promote(
 
 def _refuse(result: PromotionResult) -> None:
     listing = "\n".join(f"  - {f}" for f in result.failures)
+    judges = "; bring each judge named back in line and check it with `scoregate calibrate --canary`"
     raise PromotionRefused(
         f"refusing to move {result.label!r} to {version_name(result.prompt, result.version)}:\n{listing}",
-        hint="pass the gates with a full run of each experiment, or --force --reason TEXT (audited)",
+        hint="pass the gates with a full run of each experiment"
+        + (judges if any(j.problem for j in result.judges) else "")
+        + ", or --force --reason TEXT (audited)",
         result=result,
     )
 
@@ -148,6 +162,7 @@ def _evidence_only(project: Project, prompt: str, version: int | str | None, lab
         version = local_prompt_version(project.prompts[prompt])
     result = PromotionResult("promote", prompt, label, version, None, gather_evidence(project, prompt, version))
     result.langfuse = False
+    result.judges = judge_checks(project, promotion_experiments(project, prompt))
     if result.failures:
         _refuse(result)
     return result
@@ -281,6 +296,7 @@ def _audit_record(
         "gates_hash": {x: experiment_gates_hash(project, x) for x in sorted(experiments & known)},
         "forced": result.forced,
         "failures": result.failures,
+        "judges": [j.to_dict() for j in result.judges],
         "reason": reason,
         "undoes": undoes,
         "user": os.environ.get("SCOREGATE_USER") or getpass.getuser(),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from scoregate import __version__
 from scoregate.catalog.models import ModelSpec, PromptSpec
 from scoregate.catalog.plan import ExperimentPlan, models_used
 from scoregate.catalog.project import Project
+from scoregate.support.git import git_commit
 
 
 def sha256_text(text: str) -> str:
@@ -29,20 +29,6 @@ def prompt_fingerprint(prompt: PromptSpec) -> str:
 def local_prompt_version(prompt: PromptSpec) -> str:
     """Return the version label of a prompt read from a file: `local-<first 8 hex of its fingerprint>`."""
     return "local-" + prompt_fingerprint(prompt)[:8]
-
-
-def git_commit(root: Path) -> dict[str, Any]:
-    """Return the commit the project is at and whether the work tree has changes (None outside git)."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": commit, "dirty": bool(dirty)}
 
 
 def model_receipt(name: str, spec: ModelSpec, endpoint: str) -> dict[str, Any]:

@@ -67,9 +67,10 @@ def _every_item(plan: ExperimentPlan) -> bool:
 
 def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
     """Aggregate the stored results, judge the gates, write and return summary.json."""
-    from scoregate.analysis.regression import evaluate_regression_gate, is_regression_gate
+    from scoregate.analysis.regression import is_regression_gate
     from scoregate.analysis.summary import RunAggregator
     from scoregate.app.flaky_items import find_flaky, keep_out_flaky, without_items
+    from scoregate.app.regression_gate import evaluate_regression_gate
     from scoregate.app.slice_gates import evaluate_slice_gate
 
     settings = project.config.settings
@@ -120,6 +121,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     summary.update(tracks)
     if flaky is not None:
         summary["flaky"] = flaky.to_dict()
+    from scoregate.app.judge_gates import judge_calibration_rows
+
+    if judges := judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name):
+        summary["judge_drift"] = judges
     if plan.spec.stages:
         from scoregate.analysis.stage_summary import stage_summary
 
@@ -238,8 +243,8 @@ def warm_summary_imports() -> None:
     """Import the summary's code (numpy, statistics: ~0.3 s of CPU) in a thread while the items wait on the model."""
 
     def load() -> None:
-        import scoregate.analysis.regression
-        import scoregate.analysis.summary  # noqa: F401
+        import scoregate.analysis.summary
+        import scoregate.app.regression_gate  # noqa: F401
 
     threading.Thread(target=load, name="scoregate-warm-imports", daemon=True).start()
 

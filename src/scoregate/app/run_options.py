@@ -42,6 +42,9 @@ class RunOptions:
     """Refuse to start above this forecast cost, stop at this spending (default: `settings.budget.usd`)."""
     budget_minutes: float | None = None
     """Refuse to start above this forecast wall time, stop at it (default: `settings.budget.minutes`)."""
+    canary_on_change: bool = True
+    """After a full run, re-score the calibration set of each pinned judge of it that changed since its last
+    calibration or canary (`scoregate.app.judge_canary`); a canary's own runs set it False."""
     shard: Shard | None = None
     """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.shards`)."""
     run_id: str | None = None

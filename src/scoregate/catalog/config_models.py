@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from scoregate.catalog.budget_settings import BudgetSettings
+from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.models import ModelSpec, PromptRoute, Strict
 from scoregate.support.suggest import unknown_name
 
@@ -224,6 +225,9 @@ class ProjectConfig(Strict):
     promotion: dict[str, list[str]] = Field(
         default_factory=dict, description="Prompt name → experiments whose gates must pass before promotion."
     )
+    canaries: dict[str, CanarySpec] = Field(
+        default_factory=dict, description="Judge (evaluator name) → its pinned calibration set (drift canary)."
+    )
 
     @model_validator(mode="after")
     def _names_are_unique_and_known(self) -> ProjectConfig:
@@ -245,6 +249,12 @@ class ProjectConfig(Strict):
                 for e in experiments
                 if e not in self.experiments
             ]
+        problems += [
+            f"canaries.{judge}.experiment: no experiment {c.experiment!r} under `experiments:`"
+            + unknown_name(c.experiment, self.experiments)
+            for judge, c in self.canaries.items()
+            if c.experiment not in self.experiments
+        ]
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -8,13 +8,21 @@ directions; a composite takes the direction its weighted parts share (else `none
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from scoregate.catalog.config_models import CompositeSpec
 from scoregate.store.vocabulary import RUN_METRIC_DIRECTIONS, Direction
 
-if TYPE_CHECKING:
-    from scoregate.catalog.project import Project
+
+class _Scored(Protocol):
+    """What directions need of a loaded project (naming `Project` would tie analysis to project loading)."""
+
+    @property
+    def evaluators(self) -> Mapping[str, Any]: ...
+
+    @property
+    def config(self) -> Any: ...
+
 
 EXTRACTION_LOWER = frozenset({"hallucination_rate", "omission_rate", "parse_failure_rate", "schema_failure_rate"})
 """Extraction metrics where smaller is better; every other extraction metric is higher-is-better."""
@@ -36,7 +44,7 @@ def composite_direction(spec: CompositeSpec, directions: Mapping[str, Direction]
     return parts.pop() if len(parts) == 1 else "none"
 
 
-def project_directions(project: Project) -> dict[str, Direction]:
+def project_directions(project: _Scored) -> dict[str, Direction]:
     """Return metric → direction for every evaluator key, composite and run metric of a project."""
     directions: dict[str, Direction] = dict(RUN_METRIC_DIRECTIONS)
     for spec in project.evaluators.values():

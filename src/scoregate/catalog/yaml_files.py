@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
+from scoregate.support.text_files import not_utf8
+
 T = TypeVar("T")
 
 
@@ -119,28 +121,6 @@ class _UniqueKeyLoader(_SafeLoader):  # type: ignore[valid-type,misc]
             if isinstance(key, str | int | float | bool):
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
-
-
-def not_utf8(path: Path, data: bytes, error: UnicodeDecodeError) -> str:
-    """Return `file:line: not UTF-8 ...` for the first undecodable byte of `data`."""
-    line = data.count(b"\n", 0, error.start) + 1
-    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-    byte = data[error.start : error.start + 1].hex()
-    return f"{path}:{line}: not UTF-8 (byte 0x{byte} at column {column}); save the file as UTF-8"
-
-
-def read_text_strict(path: Path) -> str:
-    """Read a UTF-8 file; raise ScoregateError naming file:line at the first byte that is not UTF-8."""
-    from scoregate.errors import ScoregateError
-
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ScoregateError(f"cannot read: {exc.strerror}", where=str(path)) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ScoregateError(not_utf8(path, data, exc)) from None
 
 
 class _TooLarge(Exception):

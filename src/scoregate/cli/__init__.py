@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
+from scoregate.app import redact
 from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
-from scoregate.support.redaction import redact
 
 
 def _cmd(module: str, attribute: str, help: str) -> LazyCommand:
@@ -125,7 +125,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from scoregate import __version__
+        from scoregate.app import __version__
 
         typer.echo(f"scoregate {__version__}")
         raise typer.Exit()

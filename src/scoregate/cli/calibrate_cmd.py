@@ -76,12 +76,34 @@ def print_calibration(data: dict[str, Any]) -> None:
         print_wrapped(console, f"{', '.join(labels)}: {reason}")
 
 
+def print_canaries(results: list[Any]) -> None:
+    """Print each judge's canary: the new agreement and its change against the stored calibration."""
+    for result in results:
+        drift = result.drift
+        style = {"ok": "green", "drifted": "red"}.get(drift.status, "yellow")
+        keys = f"{result.score_key} vs {result.human_key}"
+        print_wrapped(console, f"{result.judge} ({keys}), canary run {result.run_id}:")
+        print_wrapped(console, drift.detail, first=f"  {drift.status}: ", first_style=style, indent="    ")
+        print_wrapped(console, f"{result.saved_to}", first="  saved ", first_style="green")
+
+
 def calibrate_command(
-    judge_key: Annotated[str, typer.Option("--judge-key", help="Judge score: a run's score key, or a file column.")],
+    judge_key: Annotated[
+        str | None, typer.Option("--judge-key", help="Judge score: a run's score key, or a file column.")
+    ] = None,
     human_key: Annotated[
-        str,
+        str | None,
         typer.Option("--human-key", help="Human score: an imported feedback key (human_faithfulness), or a column."),
-    ],
+    ] = None,
+    canary: Annotated[
+        bool,
+        typer.Option(
+            "--canary", help="Re-score each judge's pinned calibration set (`canaries:`) and measure its drift."
+        ),
+    ] = False,
+    judge: Annotated[
+        list[str] | None, typer.Option("--judge", help="With --canary: only this judge (repeatable).")
+    ] = None,
     run: Annotated[
         list[str] | None,
         typer.Option("--run", help="A stored run to calibrate on; repeat to pool runs (documents = item ids)."),
@@ -112,9 +134,20 @@ def calibrate_command(
 
     Column names in --file are dotted paths into each record (predict_scores.consistency); an exact key wins.
     """
-    from scoregate.analysis.judge_calibration import calibrate_file, parse_scale
-    from scoregate.app.calibration_runs import calibrate_runs
-    from scoregate.tracks.project import load_project
+    if canary:
+        from scoregate.app import run_canaries
+
+        if run is not None or file is not None or save:
+            raise typer.BadParameter("--canary runs the pinned sets itself: no --run, --file or --save")
+        results = run_canaries(project_root(project), judge or None, resamples=resamples, seed=seed)
+        if as_json:
+            typer.echo(json.dumps([r.to_dict() for r in results], indent=2, ensure_ascii=False))
+        else:
+            print_canaries(results)
+        return
+    if judge_key is None or human_key is None:
+        raise typer.BadParameter("give --judge-key and --human-key (or --canary)", param_hint="--judge-key")
+    from scoregate.app import calibrate_file, calibrate_stored_runs, parse_scale
 
     if (run is None) == (file is None):
         raise typer.BadParameter("give either --run RUN_ID (repeatable) or --file FILE", param_hint="--run/--file")
@@ -134,8 +167,8 @@ def calibrate_command(
         data = report.to_dict()
     else:
         assert run is not None
-        result = calibrate_runs(
-            load_project(project_root(project)),
+        result = calibrate_stored_runs(
+            project_root(project),
             run,
             judge_key,
             human_key,

@@ -16,8 +16,7 @@ from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from scoregate.analysis.compare_runs import RunSide, ScoreComparison
-    from scoregate.app.comparison import CompareOutcome
+    from scoregate.app import CompareOutcome, RunSide, ScoreComparison
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -82,7 +81,7 @@ def comparison_table(outcome: CompareOutcome) -> Table:
     """Return one row per compared score: direction, n, means, Δ with the CI its verdict follows, verdict."""
     from rich.table import Table
 
-    from scoregate.catalog.directions import direction_arrow
+    from scoregate.app import direction_arrow
 
     c = outcome.comparison
     table = Table(title=escape(f"B = {c.b.run_id}  vs  A = {c.a.run_id}"), title_justify="left")
@@ -102,7 +101,7 @@ def comparison_table(outcome: CompareOutcome) -> Table:
 
 def comparison_lines(outcome: CompareOutcome, width: int = 80) -> list[str]:
     """Return the comparison table's facts as plain lines of at most `width` cells (for narrow consoles)."""
-    from scoregate.catalog.directions import direction_arrow
+    from scoregate.app import direction_arrow
 
     lines = []
     for name, score in outcome.comparison.scores.items():
@@ -159,7 +158,7 @@ def unchanged(outcome: CompareOutcome) -> list[str]:
 
 def print_outcome(outcome: CompareOutcome) -> None:
     """Print the pairing counts, the score tables, each verdict in words, the preference and the mirror."""
-    from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
+    from scoregate.app import VERDICT_RULE, WILCOXON_VARIANT
 
     c = outcome.comparison
     print_wrapped(
@@ -269,7 +268,7 @@ def compare(
     if more_runs or rank:
         if metric and len(metric) > 1:
             raise typer.BadParameter("ranking takes one --metric")
-        from scoregate.app.ranking import rank_stored_runs
+        from scoregate.app import rank_stored_runs
 
         ranking = rank_stored_runs(
             project_root(project), [run_a, run_b, *(more_runs or [])], metric=metric[0] if metric else None
@@ -280,8 +279,7 @@ def compare(
             print_ranking(console, ranking)
         _report(project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json)
         return
-    from scoregate.analysis.compare_runs import parse_margins
-    from scoregate.app.comparison import CompareOptions, compare_stored_runs
+    from scoregate.app import CompareOptions, compare_stored_runs, parse_margins
 
     options = CompareOptions(
         metrics=tuple(metric or ()),
@@ -303,8 +301,8 @@ def compare(
 
 def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) -> None:
     """Write the comparison's HTML report and say where (on stderr with --json, so stdout stays JSON)."""
+    from scoregate.app import report_runs
     from scoregate.errors import ScoregateError
-    from scoregate.report.write import report_runs
 
     try:
         path = report_runs(root, run_ids, metric=metric)

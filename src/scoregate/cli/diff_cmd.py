@@ -24,12 +24,10 @@ def diff(
     project: ProjectOption = None,
 ) -> None:
     """Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff."""
-    from scoregate.analysis.run_diff import diff_runs
+    from scoregate.app import diff_stored_runs
     from scoregate.cli.render import print_run_diff
-    from scoregate.store.run_store import RunStore
 
-    runs = project_root(project) / "runs"
-    result = diff_runs(RunStore.open(runs, run_a), RunStore.open(runs, run_b), by=by, item=item, limit=limit)
+    result = diff_stored_runs(project_root(project), run_a, run_b, by=by, item=item, limit=limit)
     if as_json:
         result.write_json(lambda text: typer.echo(text, nl=False))  # streamed, item by item
     else:

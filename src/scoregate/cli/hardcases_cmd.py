@@ -12,7 +12,7 @@ from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 
 if TYPE_CHECKING:
-    from scoregate.app.hardcases import HardcasesReport
+    from scoregate.app import HardcasesReport
 
 app = typer.Typer(help="Keep known failures as a dataset every experiment can include.", no_args_is_help=True)
 console = lazy_console()
@@ -54,7 +54,7 @@ def add_command(
     project: ProjectOption = None,
 ) -> None:
     """Append a run's items matching --where, worst first, to datasets/hardcases.jsonl (ids already there skipped)."""
-    from scoregate.app.hardcases import add_hardcases
+    from scoregate.app import add_hardcases
 
     report = add_hardcases(project_root(project), run_id, where, limit=limit, dataset=dataset, dry_run=dry_run)
     if as_json:

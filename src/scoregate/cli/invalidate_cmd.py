@@ -21,7 +21,7 @@ def invalidate(
     project: ProjectOption = None,
 ) -> None:
     """Mark a run invalid (store, MLflow, Langfuse); compare, rank, gates, hard cases and promotion skip it."""
-    from scoregate.app.invalidation import invalidate_run
+    from scoregate.app import invalidate_run
 
     report = invalidate_run(project_root(project), run_id, reason, superseded_by=superseded_by)
     print_wrapped(console, f"run {run_id} marked invalid: {report.record['invalid_reason']}")

@@ -22,7 +22,7 @@ def print_item_table(console: Console, table_data: Any, directions: Mapping[str,
     from rich.cells import cell_len
     from rich.table import Table
 
-    from scoregate.catalog.directions import direction_arrow
+    from scoregate.app import direction_arrow
     from scoregate.cli.console import escape
     from scoregate.cli.layout import print_table, print_wrapped
 

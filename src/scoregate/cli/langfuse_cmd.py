@@ -12,12 +12,7 @@ from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
 
 if TYPE_CHECKING:
-    from scoregate.integrations.langfuse.datasets_sync import DatasetSyncReport
-    from scoregate.integrations.langfuse.prompts_sync import PromptPlan, PromptSyncReport
-    from scoregate.integrations.langfuse.scores_import import ImportReport
-
-if TYPE_CHECKING:
-    from scoregate.integrations.langfuse.score_configs import ScoreConfigReport
+    from scoregate.app import DatasetSyncReport, ImportReport, PromptPlan, PromptSyncReport, ScoreConfigReport
 
 langfuse_app = typer.Typer(
     help="The Langfuse connection (LANGFUSE_PUBLIC_KEY, _SECRET_KEY, _HOST).", no_args_is_help=True
@@ -66,10 +61,9 @@ def _print_configs(report: ScoreConfigReport) -> None:
 @langfuse_app.command("setup")
 def setup(dry_run: DryRunOption = False, project: ProjectOption = None) -> None:
     """Create or update one Langfuse score config per score key of the evaluator files (idempotent)."""
-    from scoregate.integrations.langfuse.score_configs import setup_score_configs
-    from scoregate.tracks.project import load_project
+    from scoregate.app import sync_score_configs
 
-    _print_configs(setup_score_configs(load_project(project_root(project)), dry_run=dry_run))
+    _print_configs(sync_score_configs(project_root(project), dry_run=dry_run))
 
 
 @dashboards_app.command("sync")
@@ -82,10 +76,9 @@ def dashboards_sync(
     """Create or update each dashboard of dashboards/ and its widgets by name; print the dashboard URL."""
     from rich.table import Table
 
-    from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
-    from scoregate.tracks.project import load_project
+    from scoregate.app import sync_project_dashboards
 
-    report = sync_dashboards(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
+    report = sync_project_dashboards(project_root(project), names or [], dry_run=dry_run, prune=prune)
     for plan in report.plans:
         table = Table(title=escape(f"dashboard {plan.name} ({plan.action})"), title_justify="left")
         table.add_column("widget")
@@ -109,7 +102,7 @@ def dashboards_sync(
 @langfuse_app.command("check")
 def langfuse_check_command(project: ProjectOption = None) -> None:
     """Check that Langfuse is reachable and the keys open a project (-C is accepted; keys come from the env)."""
-    from scoregate.integrations.langfuse.check import check_connection
+    from scoregate.app import check_connection
 
     report = check_connection()
     org = f", organization {report.organization}" if report.organization else ""
@@ -152,10 +145,9 @@ def datasets_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create missing datasets, upsert changed items, archive removed ones (--prune); unchanged items are not sent."""
-    from scoregate.integrations.langfuse.datasets_sync import sync_datasets
-    from scoregate.tracks.project import load_project
+    from scoregate.app import sync_project_datasets
 
-    report = sync_datasets(load_project(project_root(project)), names or [], dry_run=dry_run, prune=prune)
+    report = sync_project_datasets(project_root(project), names or [], dry_run=dry_run, prune=prune)
     _print_datasets(report)
 
 
@@ -200,10 +192,9 @@ def prompts_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create a Langfuse version for each changed prompt (never labelled production); print version numbers."""
-    from scoregate.integrations.langfuse.prompts_sync import sync_prompts
-    from scoregate.tracks.project import load_project
+    from scoregate.app import sync_project_prompts
 
-    report = sync_prompts(load_project(project_root(project)), names or [], label=label or [], dry_run=dry_run)
+    report = sync_project_prompts(project_root(project), names or [], label=label or [], dry_run=dry_run)
     _print_prompts(report)
 
 
@@ -237,7 +228,7 @@ def scores_import(
     project: ProjectOption = None,
 ) -> None:
     """Validate ratings or feedback, keep them in feedback/scores.jsonl and post them as Langfuse scores."""
-    from scoregate.integrations.langfuse.scores_import import import_scores
+    from scoregate.app import import_scores
 
     report = import_scores(project_root(project), project_path(project, file), local_only=local_only, dry_run=dry_run)
     _print_import(report, local_only)
@@ -249,7 +240,7 @@ def annotate_queue(
     project: ProjectOption = None,
 ) -> None:
     """Create (once) an annotation queue with the human_* score configs and add the run's traces to rate."""
-    from scoregate.integrations.langfuse.annotation import queue_run
+    from scoregate.app import queue_run
 
     report = queue_run(project_root(project), target)
     state = "created" if report.created else "found"
@@ -267,7 +258,7 @@ def scores_pull(
     project: ProjectOption = None,
 ) -> None:
     """Bring the human ratings given in Langfuse back into feedback/scores.jsonl (new ones only)."""
-    from scoregate.integrations.langfuse.annotation import pull_scores
+    from scoregate.app import pull_scores
 
     report = pull_scores(project_root(project), run_id)
     keys = ", ".join(f"{k} {n}" for k, n in sorted(report.keys.items())) or "none"

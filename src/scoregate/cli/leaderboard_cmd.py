@@ -25,26 +25,19 @@ def leaderboard(
     project: ProjectOption = None,
 ) -> None:
     """Rank models and prompt versions over all valid runs; write runs/leaderboard.json."""
-    from scoregate.analysis.leaderboard import build_leaderboard
-    from scoregate.app.leaderboard import write_leaderboard
+    from scoregate.app import update_leaderboard
     from scoregate.cli.console import lazy_console
     from scoregate.cli.layout import print_wrapped
-    from scoregate.tracks.project import load_project
 
-    root = project_root(project)
-    settings = load_project(root).config.settings
-    runs_dir = root / "runs"
-    board = build_leaderboard(
-        runs_dir, experiment=experiment, metric=metric, lower_is_better=lower_is_better,
-        min_coverage=settings.min_coverage,
-    )  # fmt: skip
-    path = write_leaderboard(runs_dir, board)
+    written = update_leaderboard(
+        project_root(project), experiment=experiment, metric=metric, lower_is_better=lower_is_better
+    )
     if as_json:
-        typer.echo(json.dumps(board, indent=2))
+        typer.echo(json.dumps(written.board, indent=2))
         return
     console = lazy_console()
-    print_leaderboard(console, board, lower_is_better=lower_is_better)
-    print_wrapped(console, f"written to {path}")
+    print_leaderboard(console, written.board, lower_is_better=lower_is_better)
+    print_wrapped(console, f"written to {written.path}")
 
 
 def print_leaderboard(console: Console, board: dict[str, Any], *, lower_is_better: bool) -> None:

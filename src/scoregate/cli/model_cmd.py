@@ -15,14 +15,6 @@ app = typer.Typer(help="The embedded local model (llama.cpp serving SmolLM2-135M
 console = lazy_console()
 
 
-def _port(project: ProjectOption) -> int:
-    """The project's server port: SCOREGATE_LOCAL_PORT, else `settings.local_port` in scoregate.yaml, else 8765."""
-    from scoregate.catalog.project import configured_local_port
-    from scoregate.providers.local_server import local_port
-
-    return local_port(configured_local_port(project_root(project)))
-
-
 def _whose(owner: str | None, root: Path) -> str:
     """Say which project started the server: this one, another (named), or unknown."""
     if owner is None:
@@ -41,10 +33,10 @@ SHARED_HINT = (
 @app.command("serve")
 def serve_command(project: ProjectOption = None) -> None:
     """Start the local model server in the background and wait until it answers."""
-    from scoregate.providers import local_server
+    from scoregate.app import serve_local_model
 
     root = project_root(project)
-    state = local_server.serve(root, port=_port(project))
+    state = serve_local_model(root)
     word = "ready" if state.healthy else state.state
     print_wrapped(
         console, f"local model {word} at {state.url} (pid {state.pid}, log {state.log}); {_whose(state.owner, root)}"
@@ -58,9 +50,9 @@ def serve_command(project: ProjectOption = None) -> None:
 @app.command("stop")
 def stop_command(project: ProjectOption = None) -> None:
     """Stop the local model server."""
-    from scoregate.providers import local_server
+    from scoregate.app import stop_local_model
 
-    stopped = local_server.stop(project_root(project), port=_port(project))
+    stopped = stop_local_model(project_root(project))
     print_wrapped(console, "local model stopped" if stopped else "local model was not running")
 
 
@@ -84,11 +76,10 @@ def status_command(
     project: ProjectOption = None,
 ) -> None:
     """Say whether the local model server runs and answers: healthy, busy, stuck, starting or not running."""
-    from scoregate.providers import local_server
+    from scoregate.app import local_model_status
 
-    wait = local_server.HEALTH_TIMEOUT_S if timeout is None else timeout
     root = project_root(project)
-    state = local_server.status(root, port=_port(project), timeout_s=wait)
+    state = local_model_status(root, timeout_s=timeout)
     pid = f" (pid {state.pid}); {_whose(state.owner, root)}" if state.pid is not None else ""
     print_wrapped(console, f"local model {state.state} at {state.url}{pid}")
     if state.detail:

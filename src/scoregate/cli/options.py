@@ -34,7 +34,7 @@ def project_root(project: Path | None) -> Path:
 
     `-C` must name an existing directory: a missing one never falls back to a parent project.
     """
-    from scoregate.catalog.project import find_root
+    from scoregate.app import find_root
 
     chosen = project or global_project()
     if chosen is not None and not chosen.is_dir():

@@ -12,7 +12,7 @@ from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
 
 if TYPE_CHECKING:
-    from scoregate.app.promotion import PromotionResult
+    from scoregate.app import PromotionResult
 
 console = lazy_console()
 
@@ -24,7 +24,7 @@ def langfuse_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
-    from scoregate.app.mirror_sync import sync_stored_run
+    from scoregate.app import sync_stored_run
 
     outcome = sync_stored_run(project_root(project), run_id, "langfuse")
     outcome.raise_for("langfuse")
@@ -38,7 +38,7 @@ def langfuse_sync(
 def _print_evidence(result: PromotionResult) -> None:
     from rich.table import Table
 
-    from scoregate.app.promotion_evidence import version_name
+    from scoregate.app import version_name
 
     title = f"evidence for {version_name(result.prompt, result.version)}"
     if result.action == "rollback":
@@ -55,11 +55,15 @@ def _print_evidence(result: PromotionResult) -> None:
         )
     if result.evidence:
         print_table(console, table)
+    for check in result.judges:
+        gates = ", ".join(check.gates)
+        if check.problem is None:
+            figures = "within its drift tolerance" if check.figures else "calibrated; no canary since"
+            print_wrapped(console, f"judge {check.judge} ({gates}): {figures}")
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
-    from scoregate.app.promotion import NO_LANGFUSE
-    from scoregate.app.promotion_evidence import version_name
+    from scoregate.app import NO_LANGFUSE, version_name
 
     _print_evidence(result)
     if not result.langfuse:
@@ -110,8 +114,7 @@ def promote_command(
     project: ProjectOption = None,
 ) -> None:
     """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
-    from scoregate.app.promotion import PromotionRefused, promote, rollback
-    from scoregate.integrations.langfuse.client import LangfuseSettings
+    from scoregate.app import PromotionRefused, langfuse_configured, promote, rollback
 
     if force and not (reason and reason.strip()):
         raise typer.BadParameter("--force needs --reason TEXT", param_hint="--reason")
@@ -121,7 +124,7 @@ def promote_command(
             raise typer.BadParameter("--rollback moves the label back; do not give --version", param_hint="--version")
         result = rollback(root, prompt, label=label, dry_run=dry_run, force=force, reason=reason)
     else:
-        if version is None and not (dry_run and LangfuseSettings.from_env() is None):
+        if version is None and not (dry_run and not langfuse_configured()):
             raise typer.BadParameter("name the version to promote: --version N", param_hint="--version")
         try:
             result = promote(
@@ -150,7 +153,7 @@ def promotions_command(
     """List the promotion history (promotions.jsonl), oldest first."""
     from rich.table import Table
 
-    from scoregate.app.promotion import promotion_history
+    from scoregate.app import promotion_history
 
     records = promotion_history(project_root(project), prompt)
     if not records:

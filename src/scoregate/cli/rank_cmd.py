@@ -22,7 +22,7 @@ def rank(
     project: ProjectOption = None,
 ) -> None:
     """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
-    from scoregate.app.ranking import rank_stored_runs
+    from scoregate.app import rank_stored_runs
 
     ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
     if as_json:

@@ -13,8 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-if TYPE_CHECKING:
-    from scoregate.analysis.model_ranking import ModelRanking
+    from scoregate.app import ModelRanking
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim", "invalid": "red"}
 RATE_METRICS = frozenset({"success_rate", "coverage"})
@@ -79,7 +78,7 @@ def scores_table(summary: dict[str, Any], directions: Mapping[str, str] | None =
     """Return a table of every score: direction, mean, CI, coverage (keys never cut; reasons in `null_reason_lines`)."""
     from rich.table import Table
 
-    from scoregate.catalog.directions import direction_arrow
+    from scoregate.app import direction_arrow
 
     table = Table(title=f"scores — run {escape(str(summary['run_id']))}", title_justify="left")
     keys = list(summary["scores"])
@@ -105,7 +104,7 @@ def null_reason_lines(summary: Mapping[str, Any]) -> list[str]:
 
     A reason several scores share (one failed item leaves every score null) is said once, naming them.
     """
-    from scoregate.analysis.null_reasons import reason_lines
+    from scoregate.app import reason_lines
 
     return reason_lines(summary["scores"], top=2)
 
@@ -299,7 +298,7 @@ def _under(label: str, text: str, indent: str) -> str:
 
 def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
     """Print one item in full: input fields (long ones folded), output, expected output, scores, calls."""
-    from scoregate.analysis.items import output_text
+    from scoregate.app import output_text
 
     head = join_units([f"item {detail['item_id']}", f"run {detail['run_id']}", f"prompt {detail['prompt']}"])
     print_wrapped(console, head, style="bold")

@@ -29,7 +29,7 @@ def report(
     project: ProjectOption = None,
 ) -> None:
     """Write an HTML report of a run, a comparison of two runs, or a ranking of several; print its path."""
-    from scoregate.report.write import report_runs
+    from scoregate.app import report_runs
 
     if output is not None:
         output = project_path(project, output)

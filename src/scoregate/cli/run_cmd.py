@@ -17,7 +17,7 @@ from scoregate.errors import ExitCode
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.app.experiment import RunOutcome
+    from scoregate.app import RunOutcome
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -27,10 +27,9 @@ REDO_COMMANDS = ("report", "mlflow", "langfuse")
 
 def validate_files_command(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
-    from scoregate.app.validation import validate as validate_files
-    from scoregate.tracks.project import load_project
+    from scoregate.app import check_project
 
-    for line in validate_files(load_project(project_root(project))):
+    for line in check_project(project_root(project)):
         print_wrapped(console, line, first="ok ", first_style="green")
 
 
@@ -130,8 +129,7 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app import parse_shard
-    from scoregate.app.experiment import RunOptions, run_experiment, run_models
+    from scoregate.app import RunOptions, parse_shard, run_experiment, run_models
 
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
@@ -280,22 +278,9 @@ def _model_names(models: str) -> list[str]:
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
-    from scoregate.catalog.routing import route_prompts
-    from scoregate.tracks.project import load_project
+    from scoregate.app import experiment_rows
 
-    config = load_project(project_root(project)).config
-    datasets_of = {gate.name: gate.datasets for gate in config.gates}
-    rows = [
-        {
-            "name": name,
-            "dataset": spec.dataset,
-            "prompts": route_prompts(spec.prompt),
-            "model": spec.model or config.settings.model,
-            "evaluators": list(spec.evaluators),
-            "gates": [g for g in spec.gates if datasets_of.get(g) is None or spec.dataset in (datasets_of[g] or [])],
-        }
-        for name, spec in config.experiments.items()
-    ]  # a gate limited to other datasets does not judge this experiment's runs
+    rows = experiment_rows(project_root(project))
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -317,13 +302,11 @@ def counted(n: int, noun: str) -> str:
 
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
-    from scoregate.catalog.directions import project_directions
+    from scoregate.app import manifest_run_name, score_directions
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
-    from scoregate.store.identity import manifest_run_name
-    from scoregate.tracks.project import load_project
 
-    print_summary(console, outcome.summary, project_directions(load_project(root)))
+    print_summary(console, outcome.summary, score_directions(root))
     from scoregate.cli.stop_early_render import print_stop_early
 
     print_stop_early(console, outcome.summary, outcome.run_id)
@@ -369,7 +352,7 @@ def mlflow_sync(
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
-    from scoregate.app.mirror_sync import sync_stored_run
+    from scoregate.app import sync_stored_run
 
     outcome = sync_stored_run(project_root(project), run_id, "mlflow", item_rows=eval_rows)
     mlflow = outcome.results["mlflow"]

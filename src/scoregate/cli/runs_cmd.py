@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -17,8 +16,7 @@ from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_summary
 
 if TYPE_CHECKING:
-    from scoregate.store.identity import RunOverview
-    from scoregate.store.run_store import RunStore
+    from scoregate.app import RunOverview
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
 console = lazy_console()
@@ -30,30 +28,27 @@ def list_command(
     project: ProjectOption = None,
 ) -> None:
     """List stored runs, newest first: model · prompt@version, dataset, items, primary metric, verdict."""
-    from scoregate.store.identity import run_overview
-    from scoregate.store.run_store import DamagedRun, list_runs
+    from scoregate.app import listed_runs
 
     root = project_root(project)
-    stores = list(list_runs(root / "runs"))
+    runs = listed_runs(root)
     if as_json:
-        typer.echo(json.dumps([_run_row(store) for store in stores], indent=2))
+        typer.echo(json.dumps([run.to_dict() for run in runs], indent=2))
         return
-    if not stores:
+    if not runs:
         print_wrapped(
             console,
             f"no runs yet in {root / 'runs'}; make the first with `scoregate run EXPERIMENT` "
             "(`scoregate run` lists the experiments)",
         )
         return
-    for store in stores:
-        try:
-            o = run_overview(store)
-        except DamagedRun as exc:  # one damaged run must not hide the others
-            print_wrapped(console, f"{store.run_id}  damaged", style="red")
-            print_wrapped(console, exc.render(), first="  damaged: ", indent="    ")
+    for run in runs:
+        o = run.overview
+        if o is None:  # one damaged run must not hide the others
+            print_wrapped(console, f"{run.run_id}  damaged", style="red")
+            print_wrapped(console, str(run.problem), first="  damaged: ", indent="    ")
             continue
-        verdict = o.verdict or o.status or "—"
-        verdict = "invalid" if (store.directory / "invalidation.json").is_file() else verdict
+        verdict = "invalid" if run.invalid else o.verdict or o.status or "—"
         style = STATUS_STYLE.get(verdict)
         primary = "" if o.primary_metric is None else f"primary {o.primary_metric} {_mean(o.primary_mean)}"
         started = (o.started_at or "")[:16].replace("T", " ")
@@ -78,23 +73,6 @@ def _items(o: RunOverview) -> str:
 
 def _mean(value: float | None) -> str:
     return "mean —" if value is None else f"mean {value:.3g}"
-
-
-def _run_row(store: RunStore) -> dict[str, object]:
-    """One run as JSON: its overview (model, prompts, dataset, items, primary metric, verdict), or `damaged`."""
-    from scoregate.store.identity import run_overview
-    from scoregate.store.run_store import DamagedRun
-
-    try:
-        overview = run_overview(store)
-    except DamagedRun as exc:
-        return {"run_id": store.run_id, "status": "damaged", "problem": exc.render()}
-    manifest, summary = store.manifest, store.summary
-    return {
-        **overview.to_dict(),
-        "items": summary["run_metrics"]["items"] if summary else None,
-        "finished_at": manifest.get("finished_at"),
-    }
 
 
 def mirror_lines(links: dict[str, Any], mlflow_ui: str | None = None) -> list[str]:
@@ -129,37 +107,32 @@ def show_command(
     project: ProjectOption = None,
 ) -> None:
     """Show a run's scores, gates and receipts; its items (--items, --worst, --failed, --gate, --flaky); one --item."""
-    from scoregate.analysis.items import item_detail, item_table
-    from scoregate.catalog.directions import project_directions
-    from scoregate.store.identity import run_limit
-    from scoregate.store.run_store import RunStore
-    from scoregate.tracks.project import load_project
+    from scoregate.app import run_item, run_view
 
     root = project_root(project)
-    store = RunStore.open(root / "runs", run_id)
     if item is not None:
-        detail = item_detail(store, item)
+        detail = run_item(root, run_id, item)
         if as_json:
             typer.echo(json.dumps(detail, indent=2, default=str))
         else:
             print_item_detail(console, detail)
         return
-    directions = project_directions(load_project(root))
+    view = run_view(root, run_id)
     if items or worst is not None or failed or gate is not None or by is not None:
-        table = item_table(store, worst=worst, by=by, failed=failed, gate=gate, directions=directions)
+        table = view.item_table(worst=worst, by=by, failed=failed, gate=gate)
         if as_json:
             table.write_json(lambda text: typer.echo(text, nl=False))  # streamed, row by row
         else:
-            print_item_table(console, table, directions)
+            print_item_table(console, table, view.directions)
         return
-    summary = store.summary
+    summary = view.summary
     if flaky:
         print_run_flaky(console, summary)
         return
     if as_json:
-        typer.echo(json.dumps(summary or {"manifest": store.manifest}, indent=2))
+        typer.echo(json.dumps(summary or {"manifest": view.manifest}, indent=2))
         return
-    manifest = store.manifest
+    manifest = view.manifest
     receipts = manifest["receipts"]
     print_wrapped(
         console, join_units([f"run {run_id}", f"status {manifest['status']}", f"experiment {receipts['experiment']}"])
@@ -169,11 +142,11 @@ def show_command(
     print_wrapped(console, f"model {model.get('name')} ({model['model']} @ {model['endpoint']})")
     print_wrapped(console, f"prompts {prompts}")
     dataset = receipts["dataset"]
-    limit = run_limit(manifest)
+    limit = view.limit
     limited = f"first {limit} of {dataset.get('items')} items (--limit {limit})" if limit is not None else ""
     print_wrapped(console, join_units([f"dataset {dataset['name']} ({dataset['content_hash'][:12]})", limited,
                                        f"commit {str(receipts['git']['commit'])[:12]}"]))  # fmt: skip
-    for line in mirror_lines(store.links, _mlflow_ui(root, store.links.get("mlflow_experiment_id"))):
+    for line in mirror_lines(view.links, view.mlflow_ui()):
         print_wrapped(console, line)
     if summary is not None and summary.get("valid") is False:
         better = f"; superseded by {summary['superseded_by']}" if summary.get("superseded_by") else ""
@@ -181,18 +154,10 @@ def show_command(
     if summary is None:
         print_wrapped(console, f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return
-    print_summary(console, summary, directions)
+    print_summary(console, summary, view.directions)
     from scoregate.cli.stop_early_render import print_stop_early
 
     print_stop_early(console, summary, run_id)
-
-
-def _mlflow_ui(root: Path, experiment_id: str | None) -> str | None:
-    """The MLflow UI page of the run's experiment (its Runs tab), when the run is mirrored and the store has a UI."""
-    from scoregate.sinks.mlflow.client import tracking_uri
-    from scoregate.sinks.mlflow.experiments import ui_link
-
-    return ui_link(tracking_uri(root), str(experiment_id)) if experiment_id else None
 
 
 app.command("invalidate")(invalidate_cmd.invalidate)

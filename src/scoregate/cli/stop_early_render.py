@@ -14,7 +14,7 @@ def print_stop_early(console: Console, summary: dict[str, Any], run_id: str) -> 
     block = summary.get("stop_early")
     if not block:
         return
-    from scoregate.app.stop_early import stop_line
+    from scoregate.app import stop_line
 
     print_wrapped(console, stop_line(block), first="stop early: ", first_style="bold")
     if block.get("stopped"):

@@ -24,8 +24,8 @@ def watch(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn
 
+    from scoregate.app import ending_line, follow, progress_line, run_to_watch
     from scoregate.cli.layout import print_wrapped
-    from scoregate.engine.watch import ending_line, follow, progress_line, run_to_watch
 
     console = Console(emoji=False, highlight=False)
     runs_dir = project_root(project) / "runs"

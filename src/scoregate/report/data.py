@@ -99,7 +99,8 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
 def _leaderboard(reader: RunReader, options: ReportOptions) -> dict[str, Any] | None:
     """The leaderboard of the run's experiment, computed now from the stored runs (not a stale leaderboard.json);
     None when fewer than two valid runs of the experiment count (one run's board repeats its headline)."""
-    from scoregate.analysis.leaderboard import build_leaderboard, default_metric, valid_runs
+    from scoregate.analysis.leaderboard import default_metric, leaderboard_of
+    from scoregate.store.valid_runs import valid_runs
 
     receipts = reader.manifest.get("receipts") or {}
     experiment = receipts.get("experiment")
@@ -110,10 +111,9 @@ def _leaderboard(reader: RunReader, options: ReportOptions) -> dict[str, Any] | 
     if sum(1 for _store, _manifest, summary in found[0] if metric in summary["scores"]) < 2:
         return None  # checked before reading any results: a lone run of 100,000 items costs no second pass
     try:
-        board = build_leaderboard(
-            reader.store.directory.parent, experiment=str(experiment), metric=metric,
+        board = leaderboard_of(
+            *found, source=str(reader.store.directory.parent), experiment=str(experiment), metric=metric,
             lower_is_better=direction_of(metric, reader.manifest) == "lower", min_coverage=options.min_coverage,
-            found=found,
         )  # fmt: skip
     except ScoregateError:
         return None

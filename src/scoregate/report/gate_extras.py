@@ -1,4 +1,4 @@
-"""The report's slice tables (a regression gate's comparison per slice) and its flaky items with their history."""
+"""The report's slice tables (a regression gate's comparison per slice), flaky items with their history, judge drift."""
 
 from __future__ import annotations
 
@@ -69,3 +69,43 @@ def flaky_section(report: dict[str, Any]) -> str:
             "</section>"
         )
     return "".join(out)
+
+
+DRIFT_CLASS = {"ok": "ok", "calibrated": "ok", "drifted": "bad", "changed": "warn", "unknown": "warn"}
+
+
+def _num(value: float | None, sign: str = "") -> str:
+    """An agreement figure as `scoregate calibrate` prints it: three decimals (`sign="+"` shows the sign)."""
+    return "—" if value is None else f"{value:{sign}.3f}"
+
+
+def _drift_row(row: dict[str, Any]) -> str:
+    drift = row.get("drift") or {}
+    change = drift.get("change") or {}
+    ci = "—" if change.get("ci_low") is None else f"[{_num(change['ci_low'], '+')}, {_num(change['ci_high'], '+')}]"
+    return (
+        f"<tr><td>{esc(row['judge'])}</td><td>{esc(row['score_key'])}</td>"
+        f'<td class="{DRIFT_CLASS.get(row["status"], "dim")}">{esc(str(row["status"]).upper())}</td>'
+        f"<td>{esc(drift.get('metric', 'spearman'))}</td><td>{_num(drift.get('calibrated', row.get('spearman')))}</td>"
+        f"<td>{_num(drift.get('canary'))}</td><td>{_num(change.get('value'), '+')}</td><td>{esc(ci)}</td>"
+        f"<td>{esc(drift.get('tolerance'))}</td><td>{esc(row.get('calibrated_at'))}</td>"
+        f"<td>{esc(row.get('canary_run'))}</td><td>{esc(row.get('detail'))}</td></tr>"
+    )
+
+
+def judge_drift_section(report: dict[str, Any]) -> str:
+    """Return each run's judges with a saved calibration: drift of their canary, or why there is none."""
+    out = []
+    for run in report["runs"]:
+        rows = run.get("judge_drift") or []
+        if not rows:
+            continue
+        out.append(
+            f"<h3>Judges of {esc(run['run_id'])}: agreement with humans at calibration and at the latest canary; "
+            "Δ = canary − calibration, paired bootstrap 95% CI</h3>"
+            '<div class="table-wrap"><table class="grid drift"><thead><tr><th>judge</th><th>score</th>'
+            "<th>status</th><th>metric</th><th>calibrated</th><th>canary</th><th>Δ</th><th>95% CI of Δ</th>"
+            "<th>tolerance</th><th>calibrated at</th><th>canary run</th><th>detail</th></tr></thead>"
+            f"<tbody>{''.join(_drift_row(r) for r in rows)}</tbody></table></div>"
+        )
+    return f'<section id="judge-drift"><h2>Judge drift</h2>{"".join(out)}</section>' if out else ""

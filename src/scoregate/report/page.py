@@ -14,7 +14,7 @@ from typing import Any
 
 from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.report.charts import bars, fmt, histogram
-from scoregate.report.gate_extras import flaky_section, slice_tables
+from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
 from scoregate.report.html_text import esc, run_metric_text
 from scoregate.report.several_runs import comparison_section, leaderboard_section, ranking_section
 
@@ -348,6 +348,7 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
         _header(report) + notes
         + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
         + _headline(report) + _gates(report) + slice_tables(report) + flaky_section(report)
+        + judge_drift_section(report)
         + _distributions(report) + comparison_section(report) + ranking_section(report)
         + leaderboard_section(report) + "".join(sections.values())
         + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'

@@ -281,6 +281,7 @@ class RunReader:
             "scores": scores,
             "gates": self.gates,
             "flaky": s.get("flaky"),
+            "judge_drift": s.get("judge_drift"),
             "run_metrics": s.get("run_metrics") or {},
             "tracks": {t.name: view for t in TRACKS if (view := t.report_view(s.get(t.name))) is not None},
             "score_keys": [list(key) for key in self.keys],

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scoregate.catalog.yaml_files import read_text_strict
 from scoregate.errors import ScoregateError
+from scoregate.support.text_files import read_text_strict
 
 FEEDBACK_FILE = Path("feedback") / "scores.jsonl"
 TRACE_LINKS_KEY = "langfuse_trace_ids"

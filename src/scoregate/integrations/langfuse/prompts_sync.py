@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scoregate.app.receipts import git_commit
 from scoregate.catalog.models import PromptSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.canonical import canonical_hash
 from scoregate.integrations.langfuse.client import require_settings
 from scoregate.integrations.langfuse.remote import Remote, path_part
+from scoregate.support.git import git_commit
 
 PROTECTED_LABEL = "production"
 MANAGED_LABEL = "latest"

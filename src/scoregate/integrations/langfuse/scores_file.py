@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from scoregate.catalog.yaml_files import read_text_strict
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.support.text_files import read_text_strict
 
 MAX_PROBLEMS = 25
 SCORE_ID_NAMESPACE = uuid.UUID("0b7d8f6e-2f4c-4a63-8d1e-5c0de5ca1e02")

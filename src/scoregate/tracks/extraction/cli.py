@@ -14,7 +14,7 @@ from scoregate.cli.options import ProjectOption, project_path, project_root
 from scoregate.errors import ExitCode
 
 if TYPE_CHECKING:
-    from scoregate.catalog.models import StructuredOutputStyle
+    from scoregate.tracks.extraction.connection import StructuredOutputStyle
     from scoregate.tracks.extraction.items import ItemProblem
 
 app = typer.Typer(help="Structured-extraction datasets: import and check.", no_args_is_help=True)

@@ -17,9 +17,10 @@ from typing import Any
 import yaml
 
 from scoregate.catalog.models import DatasetItem
-from scoregate.catalog.yaml_files import read_text_strict, read_yaml
+from scoregate.catalog.yaml_files import read_yaml
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.support.files import replace_atomically
+from scoregate.support.text_files import read_text_strict
 from scoregate.tracks.tags.gold import GOLD_SUFFIX, read_gold
 
 INPUT_SCHEMA: dict[str, Any] = {

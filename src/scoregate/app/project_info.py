@@ -1,0 +1,47 @@
+"""What the CLI shows about the project itself: its validation, its experiments, which way each score improves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scoregate.catalog.models import Direction
+
+
+def check_project(root: Path) -> list[str]:
+    """Check every dataset, prompt, evaluator and experiment of the project at `root`, and every model's provider and
+    options (no model is called); return a line per checked thing, raise ValidationFailed on problems."""
+    from scoregate.app.validation import validate
+    from scoregate.tracks.project import load_project
+
+    return validate(load_project(root))
+
+
+def experiment_rows(root: Path) -> list[dict[str, Any]]:
+    """The experiments of scoregate.yaml (what `scoregate run NAME` accepts): dataset, prompts, model, evaluators,
+    and the gates that judge its runs (a gate limited to other datasets does not)."""
+    from scoregate.catalog.routing import route_prompts
+    from scoregate.tracks.project import load_project
+
+    config = load_project(root).config
+    datasets_of = {gate.name: gate.datasets for gate in config.gates}
+    return [
+        {
+            "name": name,
+            "dataset": spec.dataset,
+            "prompts": route_prompts(spec.prompt),
+            "model": spec.model or config.settings.model,
+            "evaluators": list(spec.evaluators),
+            "gates": [g for g in spec.gates if datasets_of.get(g) is None or spec.dataset in (datasets_of[g] or [])],
+        }
+        for name, spec in config.experiments.items()
+    ]
+
+
+def score_directions(root: Path) -> dict[str, Direction]:
+    """Metric → the way it improves (higher, lower, none) for every score and run metric of the project."""
+    from scoregate.catalog.directions import project_directions
+    from scoregate.tracks.project import load_project
+
+    return project_directions(load_project(root))
