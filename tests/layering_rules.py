@@ -183,7 +183,10 @@ def _allows(source: Layer, target: Layer, arrow: Arrow) -> bool:
         )
     if source.may_import == ("lower",):
         return target.number < source.number
-    return target.package in source.may_import
+    # an entry is a package (`store`) or one module of it (`store.vocabulary`: that module and no other)
+    return target.package in source.may_import or any(
+        "." in entry and _under(arrow.imported, entry) for entry in source.may_import
+    )
 
 
 def reachable(arrows: Iterable[Arrow]) -> dict[str, set[str]]:

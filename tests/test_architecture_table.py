@@ -161,3 +161,15 @@ def test_the_rules_are_read_from_the_document_not_assumed(tmp_path: Path) -> Non
     )
     layers, _ = read_rules(architecture)
     assert up_arrows(own_arrows(root), layers) == []
+
+
+def test_a_row_may_allow_one_module_of_a_peer_and_no_other(tmp_path: Path) -> None:
+    row = "| 2 | `catalog` | c | `errors`, `support` |"
+    rules = RULES.replace(row, row.replace("`support`", "`store.words`"))
+    files = {"store/words.py": "", "store/run_store.py": "", "catalog/plan.py": "from scoregate.store.words import x\n"}
+    root, architecture = _tree(tmp_path, files)
+    architecture.write_text(rules)
+    layers, _nevers = read_rules(architecture)
+    assert up_arrows(own_arrows(root), layers) == []
+    (root / "scoregate" / "catalog" / "plan.py").write_text("from scoregate.store.run_store import RunStore\n")
+    assert ["catalog (layer 2) may not import store" in p for p in up_arrows(own_arrows(root), layers)] == [True]

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from scoregate.analysis.stats import bootstrap_ci, mean_ci
+from scoregate.support.lazy_stats import stats
 
 CONFIDENCE = 0.95
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 
 GateStatus = Literal["pass", "fail", "incomplete"]
 SHOWN_ITEMS = 5

@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from scoregate.analysis.calibration import Estimate, quadratic_weighted_kappa, round_to_scale
 from scoregate.analysis.stats import bootstrap_ci
+from scoregate.support.lazy_stats import stats
 
 DRIFT_METRICS = ("spearman", "kendall", "pearson", "qwk", "exact", "within_one")
 SCALED = ("qwk", "exact", "within_one")

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from scoregate.catalog.models import CompositeSpec, Direction
+from scoregate.catalog.config_models import CompositeSpec
+from scoregate.store.vocabulary import RUN_METRIC_DIRECTIONS, Direction
 
 
 class _Scored(Protocol):
@@ -22,22 +23,6 @@ class _Scored(Protocol):
     @property
     def config(self) -> Any: ...
 
-
-RUN_METRIC_DIRECTIONS: dict[str, Direction] = {
-    "success_rate": "higher",
-    "error_count": "lower",
-    "latency_p50_ms": "lower",
-    "latency_p95_ms": "lower",
-    "latency_p99_ms": "lower",
-    "latency_mean_ms": "lower",
-    "tokens_in_total": "none",
-    "tokens_out_total": "none",
-    "cost_usd_total": "lower",
-    "cost_usd_per_item": "lower",
-    "retries_total": "lower",
-    "items": "none",
-}
-"""Run-level metrics (summary.json `run_metrics`) → direction."""
 
 EXTRACTION_LOWER = frozenset({"hallucination_rate", "omission_rate", "parse_failure_rate", "schema_failure_rate"})
 """Extraction metrics where smaller is better; every other extraction metric is higher-is-better."""
