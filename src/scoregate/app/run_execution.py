@@ -10,7 +10,6 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -151,8 +150,8 @@ def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan
         score_key=need.score_key, stat=need.stat, min_pairs=need.min_pairs,
     )  # fmt: skip
     if status == "pass":
-        return replace(result, detail=f"{result.detail}; judge calibrated: {detail}")
-    return replace(result, status=status, detail=f"judge calibration {status}: {detail}")
+        return result.model_copy(update={"detail": f"{result.detail}; judge calibrated: {detail}"})
+    return result.model_copy(update={"status": status, "detail": f"judge calibration {status}: {detail}"})
 
 
 def _mark_failed(store: RunStore, error: BaseException) -> None:

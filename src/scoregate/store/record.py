@@ -105,6 +105,11 @@ class GateResult(Record):
     status: GateStatus | str
     detail: str | None = None
     failing_items: list[str] | None = None
+    """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
+    quarantined: list[str] | None = None
+    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`)."""
+    slices: list[dict[str, Any]] | None = None
+    """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
 
 
 class RunSummary(Record):
