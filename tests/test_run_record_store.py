@@ -45,6 +45,10 @@ def test_a_run_written_before_schema_version_reads_shows_and_stays_version_1(
     record = store.summary_record
     assert record is not None and record.schema_version == 1
 
+    listed = scoregate("runs", "list")
+    assert listed.code == 0, listed.output
+    assert run_id in listed.output
+
     shown = scoregate("runs", "show", run_id)
     assert shown.code == 0, shown.output
     assert run_id in shown.output

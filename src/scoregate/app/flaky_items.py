@@ -85,7 +85,7 @@ def _runs_of(
         if current is not None and store.run_id == current.run_id:
             continue
         try:
-            if (store.manifest.get("receipts") or {}).get("experiment") != experiment:
+            if store.manifest_record.receipts.experiment != experiment:
                 continue
             why = why_invalid(store)
         except DamagedRun:

@@ -49,6 +49,10 @@ class Receipts(Record):
     gates: list[Any] | dict[str, Any] | None = None
     gates_hash: str | None = None
 
+    def dataset_name(self) -> str:
+        """The name of the dataset the run read (every run's receipts name it)."""
+        return str((self.dataset or {})["name"])
+
     def prompt_versions(self) -> dict[str, Any]:
         """Each prompt's name and the version the run used."""
         return {name: info.get("version") for name, info in self.prompts.items()}
