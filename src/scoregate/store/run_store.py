@@ -160,9 +160,9 @@ class RunStore:
     @property
     def manifest_record(self) -> Manifest:
         """The run's manifest as the typed record; a damaged file names the field."""
-        from scoregate.store.record_files import read_manifest
+        from scoregate.store.record_files import manifest_of
 
-        return read_manifest(self.directory / MANIFEST)
+        return manifest_of(self.manifest, self.directory / MANIFEST)  # no `receipts` is named as before
 
     def update_manifest(self, **changes: Any) -> None:
         """Merge `changes` into the manifest (status, finish time...)."""
