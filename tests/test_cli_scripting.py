@@ -262,7 +262,7 @@ def test_local_model_status_tells_busy_from_stuck_starting_and_stopped(
     scoregate: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A live server that answers late is busy while it works (a run), stuck when it does nothing."""
-    from scoregate.providers.local_server import probe
+    from scoregate.providers.local_server import probe_server
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     from scoregate.providers import local_server
@@ -270,13 +270,13 @@ def test_local_model_status_tells_busy_from_stuck_starting_and_stopped(
     busy = SlowModels(1.0, spin=True)
     stuck = SlowModels(1.0, spin=False)
     try:
-        state, detail = probe(stuck.url, stuck.pid, timeout_s=0.3)
+        state, detail = probe_server(stuck.url, stuck.pid, timeout_s=0.3)
         assert state == "stuck" and "did not list its models within 0.3 s and used no CPU" in detail
-        assert probe(stuck.url, None, timeout_s=0.3)[0] == "no answer"  # no pid: nothing tells which
-        assert probe(busy.url, busy.pid, timeout_s=0.3)[0] == "busy"
-        assert probe(busy.url, busy.pid, timeout_s=5.0) == ("healthy", "")  # a long enough wait sees it answer
-        assert probe(closed_port_url(), busy.pid)[0] == "starting"  # alive, its port not open yet: loading
-        assert probe(closed_port_url(), None)[0] == "not running"
+        assert probe_server(stuck.url, None, timeout_s=0.3)[0] == "no answer"  # no pid: nothing tells which
+        assert probe_server(busy.url, busy.pid, timeout_s=0.3)[0] == "busy"
+        assert probe_server(busy.url, busy.pid, timeout_s=5.0) == ("healthy", "")  # a long enough wait sees it answer
+        assert probe_server(closed_port_url(), busy.pid)[0] == "starting"  # alive, its port not open yet: loading
+        assert probe_server(closed_port_url(), None)[0] == "not running"
 
         for server in (busy, stuck):  # what `model serve` leaves: the pid file; the port is the server's
             monkeypatch.setenv("SCOREGATE_LOCAL_PORT", str(server.port))

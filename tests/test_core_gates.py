@@ -12,7 +12,7 @@ import pytest
 from conftest import CliResult, Runs
 from scoregate.analysis.gates import evaluate_gate, overall_verdict
 from scoregate.analysis.stats import describe
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 from scoregate.errors import ExitCode
 from scripted_openai import ScriptedOpenAI, json_for_schema, request_schema
 

@@ -66,7 +66,8 @@ def test_a_run_is_mirrored_as_one_mlflow_run_with_metrics_params_tags_and_artifa
     assert params["dataset_hash"] == receipts["dataset"]["content_hash"]
     assert params["prompt.summarization-catchup.version"] == summary["prompts"]["summarization-catchup"]
     assert params["prompt.summarization-catchup.temperature"] == "0.2"
-    assert (params["model"], params["model_endpoint"]) == ("scripted-1", scripted_server.url)
+    assert (params["provider_model"], params["model_endpoint"]) == ("scripted-1", scripted_server.url)
+    assert params["model"] == params["model_name"] == mirrored.data.tags["model"] == "scripted"  # one meaning
     assert params["judge_endpoint"] == scripted_server.url
 
     tags = mirrored.data.tags

@@ -29,7 +29,7 @@ from markdown_docs import (
     read,
     shell_commands,
 )
-from scoregate.catalog.models import ProjectConfig
+from scoregate.catalog.config_models import ProjectConfig
 
 PAGES = doc_pages()
 README = REPO / "README.md"

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from conftest import CliResult, Runs
+from scoregate.catalog.config_models import ProjectConfig
 from scoregate.catalog.evaluators import EvaluatorSpec
-from scoregate.catalog.models import ProjectConfig
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import EvalContext
 from scoregate.scoring.counters import CountersEvaluator

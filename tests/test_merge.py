@@ -242,3 +242,31 @@ def test_a_damaged_record_in_a_shard_is_refused_naming_its_line(
     results.write_text(lines[0] + "{not a record}\n" + "".join(lines[1:]), encoding="utf-8")
     result = _bad(scoregate, project_dir)
     assert f"{results}:2: damaged result record" in result.output
+
+
+def test_a_merged_run_is_read_like_any_other_by_compare_rank_report_and_promote(
+    scoregate: Callable[..., CliResult], project_dir: Path, runs: Any, mlflow_store: str, edit_yaml: Any
+) -> None:
+    prompt = "summarization-catchup"
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config.update(promotion={prompt: ["counters"]}))
+    reference = scoregate("run", "counters")
+    assert reference.code == 0, reference.output
+    reference_id = runs.latest()
+    _shards(scoregate, 2)
+    assert scoregate("merge", RUN).code == 0
+
+    compared = scoregate("compare", reference_id, RUN)
+    assert compared.code == 0, compared.output
+    assert "no change" in " ".join(compared.output.split())
+    ranked = scoregate("rank", reference_id, RUN, "--metric", "required_sections_present", "--json")
+    assert ranked.code == 0, ranked.output
+    assert RUN in ranked.out and reference_id in ranked.out
+    page = project_dir / "merged.html"
+    reported = scoregate("report", RUN, "-o", str(page))
+    assert reported.code == 0, reported.output
+    assert RUN in page.read_text(encoding="utf-8")
+    version = runs.manifest(RUN)["receipts"]["prompts"][prompt]["version"]
+    shown = scoregate("promote", prompt, "--dry-run", "--version", version)
+    assert shown.code == 0, shown.output
+    assert RUN in shown.out or reference_id in shown.out  # the newest run of the version is the evidence
+    assert f"dry run: every gate passed for {prompt}@{version} in counters" in " ".join(shown.output.split())

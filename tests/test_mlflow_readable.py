@@ -83,3 +83,29 @@ def test_every_run_logs_the_same_metric_keys_even_when_a_judge_measured_nothing(
     assert math.isnan(second["faithfulness_score_mean"]) and second["faithfulness_score_coverage"] == 0
     assert runs.summary(unmeasured)["verdict"] == "incomplete"
     assert "**INCOMPLETE**" in mlflow_run(unmeasured).data.tags["mlflow.note.content"]
+
+
+def test_param_model_is_the_yaml_name_like_the_tag_and_a_run_mirrored_before_still_resyncs(
+    scoregate: Callable[..., CliResult], runs: Runs
+) -> None:
+    from mlflow.entities import Param
+
+    assert scoregate("run", "smoke").code == 0
+    run_id = runs.latest()
+    new = mlflow_run(run_id).data
+    assert new.params["model"] == new.tags["model"] == new.params["model_name"] == "scripted"
+    assert new.params["provider_model"] == new.tags["model.id"] == "scripted-1"
+
+    assert scoregate("run", "smoke").code == 0  # a run mirrored by a version where param `model` was the id
+    old_id = runs.latest()
+    client = MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
+    experiment = mlflow_run(old_id).info.experiment_id
+    client.delete_run(mlflow_run(old_id).info.run_id)
+    made = client.create_run(experiment, tags={"scoregate.run_id": old_id})
+    client.log_batch(made.info.run_id, params=[Param("model", "scripted-1"), Param("model_name", "scripted")])
+    assert scoregate("mlflow-sync", old_id).code == 0
+    old = mlflow_run(old_id).data  # params never change in MLflow: `model` keeps its old value, the rest is added
+    assert (old.params["model"], old.params["model_name"], old.params["provider_model"]) == (
+        "scripted-1", "scripted", "scripted-1"
+    )  # fmt: skip
+    assert old.tags["model"] == "scripted"

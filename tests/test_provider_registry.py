@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import CliResult, Runs
-from scoregate.catalog.models import ModelSpec, Settings
+from scoregate.catalog.config_models import Settings
+from scoregate.catalog.models import ModelSpec
 from scoregate.providers.base import ProviderContext
 from scoregate.providers.registry import PROVIDERS, ProviderEntry, build_provider
 from scripted_openai import ScriptedOpenAI

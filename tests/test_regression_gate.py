@@ -17,7 +17,7 @@ from scoregate.analysis.gates import GateResult
 from scoregate.analysis.regression import is_regression_gate
 from scoregate.analysis.verdicts import interval_verdict
 from scoregate.app.regression_gate import evaluate_regression_gate
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 from scoregate.store.run_store import RunStore
 from test_compare import write_run
 

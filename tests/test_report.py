@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 
 from conftest import CliResult, Runs
 from scoregate.report import build_report, write_report
-from scoregate.report.data import change_fraction, verdict_words
+from scoregate.report.run_reader import change_fraction, verdict_words
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 

@@ -79,7 +79,7 @@ def test_a_damaged_summary_names_the_field(tmp_path: Path, text: str, says: str)
 def test_analysis_builds_the_record_types_and_they_write_every_key_a_summary_had() -> None:
     from scoregate.analysis.gates import evaluate_gate
     from scoregate.analysis.stats import describe
-    from scoregate.catalog.models import GateSpec
+    from scoregate.catalog.config_models import GateSpec
     from scoregate.store.record import GateResult, ScoreStats
 
     stats = describe([1.0, None, 3.0], resamples=50)

@@ -24,6 +24,7 @@ from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_directio
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
+from scoregate.store.vocabulary import gated_metrics
 
 NUMERIC_TYPES = ("numeric", "boolean")
 
@@ -235,16 +236,6 @@ def gate_directions(manifests: Iterable[dict[str, Any]]) -> dict[str, str]:
     return lower
 
 
-def gate_metrics(manifests: Iterable[dict[str, Any]]) -> list[str]:
-    """Return the metrics the runs' recorded gates use, in gate order (the default primary metrics)."""
-    seen: dict[str, None] = {}
-    for manifest in manifests:
-        for gate in manifest.get("receipts", {}).get("gates") or []:
-            if gate.get("metric"):
-                seen[str(gate["metric"])] = None
-    return list(seen)
-
-
 def resolve_directions(
     names: Iterable[str],
     manifests: Iterable[dict[str, Any]],
@@ -342,7 +333,7 @@ def compare_runs(
     if metrics:
         primary, primary_source = list(dict.fromkeys(metrics)), "--metric"
     else:
-        primary = [m for m in gate_metrics(manifests) if m in names]
+        primary = [m for m in gated_metrics(manifests) if m in names]
         primary_source = "the metrics the runs' gates use" if primary else "none: no gate uses a compared score"
     pairs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     unmeasured: dict[str, int] = {}

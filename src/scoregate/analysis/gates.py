@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 from scoregate.store.record import GateResult, GateStatus
 
 SHOWN_ITEMS = 5

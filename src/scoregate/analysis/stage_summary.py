@@ -7,12 +7,7 @@ from typing import Any
 
 from scoregate.analysis.stats import percentiles
 from scoregate.store.records import ItemResult
-
-
-def _stage_of(purpose: str, last: str) -> str | None:
-    if purpose == "task":
-        return last
-    return purpose.removeprefix("stage:") if purpose.startswith("stage:") else None
+from scoregate.store.vocabulary import is_pipeline_call, stage_of
 
 
 def stage_summary(results: Iterable[ItemResult], stages: list[str]) -> dict[str, Any]:
@@ -31,8 +26,8 @@ def stage_summary(results: Iterable[ItemResult], stages: list[str]) -> dict[str,
             if name in acc and info.get("error"):
                 acc[name]["item_errors"] += 1
         for call in result.calls:
-            stage = _stage_of(call.purpose, stages[-1])
-            if stage not in acc:
+            stage = stage_of(call.purpose, stages[-1])
+            if not is_pipeline_call(call.purpose) or stage not in acc:
                 continue
             a = acc[stage]
             a["calls"] += 1

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from scoregate.app.stop_early import stop_line
     from scoregate.catalog.directions import direction_arrow
     from scoregate.catalog.project import find_root
-    from scoregate.engine.watch import ending_line, follow, progress_line, resolve_run
+    from scoregate.engine.watch import ending_line, follow, progress_line, run_to_watch
     from scoregate.integrations.langfuse.annotation import pull_scores, queue_run
     from scoregate.integrations.langfuse.check import check_connection
     from scoregate.integrations.langfuse.datasets_sync import DatasetSyncReport
@@ -120,7 +120,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.analysis.verdicts": ("VERDICT_RULE", "WILCOXON_VARIANT"),
     "scoregate.catalog.directions": ("direction_arrow",),
     "scoregate.catalog.project": ("find_root",),
-    "scoregate.engine.watch": ("ending_line", "follow", "progress_line", "resolve_run"),
+    "scoregate.engine.watch": ("ending_line", "follow", "progress_line", "run_to_watch"),
     "scoregate.integrations.langfuse.annotation": ("pull_scores", "queue_run"),
     "scoregate.integrations.langfuse.check": ("check_connection",),
     "scoregate.integrations.langfuse.datasets_sync": ("DatasetSyncReport",),
@@ -195,12 +195,12 @@ __all__ = [
     "reason_lines",
     "redact",
     "report_runs",
-    "resolve_run",
     "rollback",
     "run_canaries",
     "run_experiment",
     "run_item",
     "run_models",
+    "run_to_watch",
     "run_view",
     "score_directions",
     "serve_local_model",

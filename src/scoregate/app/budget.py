@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from scoregate.app.forecast import RunForecast
-from scoregate.catalog.models import Settings
+from scoregate.catalog.config_models import Settings
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from scoregate.analysis.flaky import FlakyItem, FlipCounter, GateRule, Observation, flaky_items
 from scoregate.analysis.gates import GateResult
-from scoregate.catalog.models import GateSpec, ProjectConfig
+from scoregate.catalog.config_models import GateSpec, ProjectConfig
 from scoregate.errors import ScoregateError
 from scoregate.store.invalidation import why_invalid
 from scoregate.store.records import ItemResult

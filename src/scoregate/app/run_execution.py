@@ -19,12 +19,12 @@ from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.app.budget import BudgetExceeded, BudgetWatch, budget_of
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
-from scoregate.app.shards import resume_command, run_label, shard_items, shard_members
+from scoregate.app.shards import resume_command, run_or_shard_label, shard_items, shard_members
 from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.catalog.project import Project
 from scoregate.engine.item import ItemPipeline
@@ -43,7 +43,7 @@ from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import build_evaluator, gate_metrics, track_reports
+from scoregate.tracks.registry import build_evaluator, take_gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""
@@ -83,7 +83,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         settings.min_coverage, settings.confidence_level, settings.bootstrap_resamples, settings.seed
     )
     tracks = track_reports(_evaluators(plan), store, summary, track_settings)
-    summary["scores"].update(gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
+    summary["scores"].update(take_gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
     for block in tracks.values():  # each label kind a track counts joins the run's coverage block
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     gates: list[GateResult] = []
@@ -186,7 +186,7 @@ def execute_run(
         how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
         code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         raise RunInterrupted(
-            f"{run_label(store, options)} {how}; {done} finished item(s) are kept in {store.directory}",
+            f"{run_or_shard_label(store, options)} {how}; {done} finished item(s) are kept in {store.directory}",
             hint=f"resume with `{resume_command(store, options)}`",
             exit_code=code,
         ) from None
@@ -204,7 +204,7 @@ def execute_run(
         store.close()
         store.update_manifest(status="interrupted", stopped_because=redact(exc.reason))
         raise RunInterrupted(
-            f"{run_label(store, options)} stopped early: {exc.count} calls in a row failed, the last with: "
+            f"{run_or_shard_label(store, options)} stopped early: {exc.count} calls in a row failed, the last with: "
             f"{redact(exc.reason)}",
             hint=f"fix the endpoint, then redo the failed items with `{resume_command(store, options)} --retry-errors`",
         ) from None

@@ -197,7 +197,7 @@ def shard_items(
     return ((index, item) for index, item in items if item.id in members)
 
 
-def run_label(store: RunStore, options: RunOptions) -> str:
+def run_or_shard_label(store: RunStore, options: RunOptions) -> str:
     """`run ID`, or `shard I-of-N of run ID` for a shard."""
     if options.shard is None:
         return f"run {store.run_id}"

@@ -8,7 +8,7 @@ from scoregate.analysis.gates import GateResult
 from scoregate.analysis.regression import DEFAULT_LABEL, DEFAULT_MARGIN
 from scoregate.analysis.slices import PairedItem, compare_slices, with_slices
 from scoregate.app.regression_gate import evaluate_regression_gate, find_baseline
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 from scoregate.catalog.slice_fields import slice_value
 from scoregate.store.run_store import RunStore
 

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
 from scoregate.analysis.sequential_stop import SequentialMonitor, StopDecision, StopRule, decide
+from scoregate.catalog.config_models import GateSpec
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.evaluators import EvaluatorSpec
-from scoregate.catalog.models import DatasetItem, GateSpec, ScoreKey
+from scoregate.catalog.models import DatasetItem, ScoreKey
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore

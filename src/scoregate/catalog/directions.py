@@ -8,28 +8,21 @@ directions; a composite takes the direction its weighted parts share (else `none
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from scoregate.catalog.models import CompositeSpec, Direction
+from scoregate.catalog.config_models import CompositeSpec
+from scoregate.store.vocabulary import RUN_METRIC_DIRECTIONS, Direction
 
-if TYPE_CHECKING:
-    from scoregate.catalog.project import Project
 
-RUN_METRIC_DIRECTIONS: dict[str, Direction] = {
-    "success_rate": "higher",
-    "error_count": "lower",
-    "latency_p50_ms": "lower",
-    "latency_p95_ms": "lower",
-    "latency_p99_ms": "lower",
-    "latency_mean_ms": "lower",
-    "tokens_in_total": "none",
-    "tokens_out_total": "none",
-    "cost_usd_total": "lower",
-    "cost_usd_per_item": "lower",
-    "retries_total": "lower",
-    "items": "none",
-}
-"""Run-level metrics (summary.json `run_metrics`) → direction."""
+class _Scored(Protocol):
+    """What directions need of a loaded project (naming `Project` would tie analysis to project loading)."""
+
+    @property
+    def evaluators(self) -> Mapping[str, Any]: ...
+
+    @property
+    def config(self) -> Any: ...
+
 
 EXTRACTION_LOWER = frozenset({"hallucination_rate", "omission_rate", "parse_failure_rate", "schema_failure_rate"})
 """Extraction metrics where smaller is better; every other extraction metric is higher-is-better."""
@@ -51,7 +44,7 @@ def composite_direction(spec: CompositeSpec, directions: Mapping[str, Direction]
     return parts.pop() if len(parts) == 1 else "none"
 
 
-def project_directions(project: Project) -> dict[str, Direction]:
+def project_directions(project: _Scored) -> dict[str, Direction]:
     """Return metric → direction for every evaluator key, composite and run metric of a project."""
     directions: dict[str, Direction] = dict(RUN_METRIC_DIRECTIONS)
     for spec in project.evaluators.values():

@@ -9,9 +9,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from scoregate.catalog.config_models import ProjectConfig
 from scoregate.catalog.dashboards import DashboardSpec
 from scoregate.catalog.evaluators import EvaluatorKinds
-from scoregate.catalog.models import DatasetItem, DatasetMeta, ProjectConfig, PromptSpec
+from scoregate.catalog.models import DatasetItem, DatasetMeta, PromptSpec
 
 FILE_KINDS: dict[str, Any] = {
     "scoregate": ProjectConfig,

@@ -5,18 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoregate.catalog.config_models import CompositeSpec, ExperimentSpec, GateSpec
 from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.missing_variables import MissingVariables
-from scoregate.catalog.models import (
-    CompositeSpec,
-    DatasetItem,
-    ExperimentSpec,
-    GateSpec,
-    ModelSpec,
-    PromptRoute,
-    PromptSpec,
-)
+from scoregate.catalog.models import DatasetItem, ModelSpec, PromptRoute, PromptSpec
 from scoregate.catalog.project import Project
 from scoregate.catalog.references import reference_problems, unknown_option_model
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
@@ -24,21 +17,8 @@ from scoregate.catalog.slice_fields import SliceFieldsSeen
 from scoregate.catalog.stages import live_variables, stage_models, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.store.vocabulary import GATE_RUN_METRICS
 from scoregate.support.suggest import unknown_name
-
-RUN_METRICS = (
-    "success_rate",
-    "error_count",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "latency_mean_ms",
-    "tokens_in_total",
-    "tokens_out_total",
-    "cost_usd_total",
-    "retries_total",
-)
-"""Run-level metrics every run reports, usable in gates beside score keys and composites."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +47,7 @@ class ExperimentPlan:
 
 def known_metrics(project: Project, evaluators: list[str], composites: list[str]) -> set[str]:
     """Return every metric name a gate of this experiment may name."""
-    names = set(RUN_METRICS) | set(composites)
+    names = set(GATE_RUN_METRICS) | set(composites)
     for name in evaluators:
         if name in project.evaluators:
             names.update(project.evaluators[name].score_keys())

@@ -9,9 +9,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from scoregate.catalog.config_models import ProjectConfig
 from scoregate.catalog.datasets import DatasetRef
 from scoregate.catalog.evaluators import EvaluatorKinds, EvaluatorSpec
-from scoregate.catalog.models import DatasetMeta, ProjectConfig, PromptSpec
+from scoregate.catalog.models import DatasetMeta, PromptSpec
 from scoregate.catalog.names import name_problem
 from scoregate.catalog.yaml_files import load_model
 from scoregate.errors import ScoregateError, ValidationFailed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoregate.catalog.models import CompositeSpec, ExperimentSpec, GateSpec
+from scoregate.catalog.config_models import CompositeSpec, ExperimentSpec, GateSpec
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.catalog.stages import stage_metric_names

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from scoregate.catalog.models import GateSpec
+from scoregate.catalog.config_models import GateSpec
 
 NO_VALUE = "(none)"
 """The slice of the items that lack the field."""

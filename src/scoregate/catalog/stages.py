@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoregate.catalog.models import ExperimentSpec
+from scoregate.catalog.config_models import ExperimentSpec
 from scoregate.catalog.project import Project
 from scoregate.support.suggest import unknown_name
 

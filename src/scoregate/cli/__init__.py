@@ -26,7 +26,9 @@ def _track_cmd(track: str, attribute: str, help: str) -> LazyCommand:
 # Every command, in help order: where it lives and its one-line help (tests check it against the docstring).
 COMMANDS: dict[str, LazyCommand] = {
     "validate": _cmd(
-        "run_cmd", "validate", "Check every dataset, prompt, evaluator and experiment; no model is called."
+        "run_cmd",
+        "validate_files_command",
+        "Check every dataset, prompt, evaluator and experiment; no model is called.",
     ),
     "run": _cmd(
         "run_cmd",
@@ -42,13 +44,13 @@ COMMANDS: dict[str, LazyCommand] = {
         "run_cmd", "mlflow_sync", "Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."
     ),
     "rank": _cmd(
-        "run_cmd",
+        "rank_cmd",
         "rank",
         "Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric.",
     ),
     "calibrate": _cmd(
         "calibrate_cmd",
-        "calibrate",
+        "calibrate_command",
         "Measure how well a judge agrees with human ratings: correlations, kappa, agreement, MAE, with 95% CIs.",
     ),
     "compare": _cmd(
@@ -73,7 +75,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "connection-test": _track_cmd(
         "extraction",
-        "connection_test",
+        "connection_test_command",
         "List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema.",
     ),
     "langfuse-sync": _cmd(

@@ -87,7 +87,7 @@ def print_canaries(results: list[Any]) -> None:
         print_wrapped(console, f"{result.saved_to}", first="  saved ", first_style="green")
 
 
-def calibrate(
+def calibrate_command(
     judge_key: Annotated[
         str | None, typer.Option("--judge-key", help="Judge score: a run's score key, or a file column.")
     ] = None,

@@ -100,7 +100,7 @@ def dashboards_sync(
 
 
 @langfuse_app.command("check")
-def check(project: ProjectOption = None) -> None:
+def langfuse_check_command(project: ProjectOption = None) -> None:
     """Check that Langfuse is reachable and the keys open a project (-C is accepted; keys come from the env)."""
     from scoregate.app import check_connection
 

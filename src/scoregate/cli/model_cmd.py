@@ -31,7 +31,7 @@ SHARED_HINT = (
 
 
 @app.command("serve")
-def serve(project: ProjectOption = None) -> None:
+def serve_command(project: ProjectOption = None) -> None:
     """Start the local model server in the background and wait until it answers."""
     from scoregate.app import serve_local_model
 
@@ -48,7 +48,7 @@ def serve(project: ProjectOption = None) -> None:
 
 
 @app.command("stop")
-def stop(project: ProjectOption = None) -> None:
+def stop_command(project: ProjectOption = None) -> None:
     """Stop the local model server."""
     from scoregate.app import stop_local_model
 
@@ -68,7 +68,7 @@ NEXT_STEP = {
 
 
 @app.command("status")
-def status(
+def status_command(
     timeout: Annotated[
         float | None,
         typer.Option(min=0.1, help="Seconds to wait for the model list before calling it busy or stuck [default: 5]."),

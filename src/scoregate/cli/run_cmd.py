@@ -25,7 +25,7 @@ REDO_COMMANDS = ("report", "mlflow", "langfuse")
 """What the run's final lines can point to for a failed step: `scoregate report`, `mlflow-sync`, `langfuse-sync`."""
 
 
-def validate(project: ProjectOption = None) -> None:
+def validate_files_command(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
     from scoregate.app import check_project
 
@@ -364,23 +364,3 @@ def mlflow_sync(
         print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
     for note in outcome.notes:
         print_wrapped(console, note, style="yellow")
-
-
-def rank(
-    run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same dataset (e.g. one per model).")],
-    metric: Annotated[
-        str | None, typer.Option(help="The score to rank by (default: the experiment's primary metric).")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the ranking as JSON.")] = False,
-    project: ProjectOption = None,
-) -> None:
-    """Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric."""
-    from scoregate.app import rank_stored_runs
-
-    ranking = rank_stored_runs(project_root(project), run_ids, metric=metric)
-    if as_json:
-        typer.echo(json.dumps(ranking.to_dict(), indent=2))
-    else:
-        from scoregate.cli.render import print_ranking
-
-        print_ranking(console, ranking)

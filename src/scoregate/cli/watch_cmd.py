@@ -24,12 +24,12 @@ def watch(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn
 
-    from scoregate.app import ending_line, follow, progress_line, resolve_run
+    from scoregate.app import ending_line, follow, progress_line, run_to_watch
     from scoregate.cli.layout import print_wrapped
 
     console = Console(emoji=False, highlight=False)
     runs_dir = project_root(project) / "runs"
-    run = resolve_run(runs_dir, run_id)
+    run = run_to_watch(runs_dir, run_id)
     print_wrapped(console, f"watching run {run}")
     bar = Progress(
         TextColumn("[bold]{task.description}"),

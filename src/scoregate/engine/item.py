@@ -10,7 +10,8 @@ from typing import Any
 
 from scoregate.calls.caller import ModelCaller
 from scoregate.calls.errors import ModelCallFailed
-from scoregate.catalog.models import CompositeSpec, DatasetItem, PromptSpec, ResponseFormat
+from scoregate.catalog.config_models import CompositeSpec
+from scoregate.catalog.models import DatasetItem, PromptSpec, ResponseFormat
 from scoregate.catalog.routing import choose_prompt, inferred_fields
 from scoregate.catalog.templates import instruction_lines, render_messages
 from scoregate.errors import ScoregateError

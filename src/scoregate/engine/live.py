@@ -20,7 +20,7 @@ from typing import Any
 
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore, StoreWriteError
-from scoregate.store.telemetry import stage_of
+from scoregate.store.vocabulary import stage_of
 
 PROGRESS = "progress.json"
 ACTIVE_RUN = "active-run.json"

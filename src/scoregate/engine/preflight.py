@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from scoregate.calls.caller import ModelCaller
-from scoregate.catalog.models import ModelSpec, Settings
+from scoregate.catalog.config_models import Settings
+from scoregate.catalog.models import ModelSpec
 from scoregate.providers.base import ProviderContext
 from scoregate.store.records import CallRecord
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoregate.calls.errors import ModelCallFailed
-from scoregate.catalog.models import DatasetItem, StageSpec
+from scoregate.catalog.config_models import StageSpec
+from scoregate.catalog.models import DatasetItem
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.engine.item import ItemPipeline, _parse_output, compose
 from scoregate.scoring.base import EvalContext, Evaluator

@@ -31,7 +31,7 @@ class WatchState:
     detail: str = ""
 
 
-def resolve_run(runs_dir: Path, run_id: str | None) -> str:
+def run_to_watch(runs_dir: Path, run_id: str | None) -> str:
     """Return the run to watch: `run_id`, or the one `runs/active-run.json` points to."""
     if run_id is not None:
         if not (run_directory(runs_dir, run_id) / "manifest.json").is_file():

@@ -28,7 +28,7 @@ ANTHROPIC_PRICES: dict[str, tuple[float, float]] = {
 }
 
 
-def classify(exc: Exception, endpoint: str) -> ProviderError:
+def classify_anthropic_error(exc: Exception, endpoint: str) -> ProviderError:
     """Map an anthropic SDK exception to a ProviderError that says whether to retry."""
     if isinstance(exc, anthropic.APITimeoutError):
         return ProviderError(f"timed out calling {endpoint}", retryable=True)
@@ -96,7 +96,7 @@ class AnthropicProvider(Provider):
         try:
             reply = await self._client.messages.create(**self._body(request))
         except anthropic.AnthropicError as exc:
-            raise classify(exc, self._endpoint) from exc
+            raise classify_anthropic_error(exc, self._endpoint) from exc
         latency_ms = (time.perf_counter() - started) * 1000
         text = ""
         for block in reply.content:

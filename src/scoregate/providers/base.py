@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from scoregate.catalog.models import ModelSpec, Settings, StructuredOutputStyle
+from scoregate.catalog.config_models import Settings
+from scoregate.catalog.models import ModelSpec, StructuredOutputStyle
 from scoregate.errors import ProviderUnavailable
 
 

@@ -166,7 +166,7 @@ def port_open(url: str, timeout: float = 1.0) -> bool:
         return False
 
 
-def probe(
+def probe_server(
     url: str, pid: int | None, *, timeout_s: float = HEALTH_TIMEOUT_S, cpu: Callable[[int], float | None] = cpu_seconds
 ) -> tuple[str, str]:
     """Return the server's state and what was seen: a TCP connect, then the model list within `timeout_s`.
@@ -205,7 +205,7 @@ def status(root: Path, *, port: int | None = None, timeout_s: float = HEALTH_TIM
     state_path = state_dir(port)
     pid = _read_pid(state_path / "server.pid")
     url = local_base_url(port)
-    state, detail = probe(url, pid, timeout_s=timeout_s)
+    state, detail = probe_server(url, pid, timeout_s=timeout_s)
     return ServerStatus(
         running=state != "not running", healthy=state == "healthy", url=url, pid=pid, log=state_path / "server.log",
         state=state, detail=detail, owner=server_owner(port),

@@ -75,7 +75,7 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         return None
 
 
-def classify(exc: Exception, endpoint: str) -> ProviderError:
+def classify_http_error(exc: Exception, endpoint: str) -> ProviderError:
     """Map a transport exception to a ProviderError that says whether to retry."""
     if isinstance(exc, httpx2.TimeoutException):
         return ProviderError(f"timed out calling {endpoint}", retryable=True)
@@ -224,7 +224,7 @@ class OpenAICompatibleProvider(Provider):
         try:
             response = await self._client.post(self._url, json=self._body(request))
         except httpx2.HTTPError as exc:
-            raise classify(exc, self._endpoint) from exc
+            raise classify_http_error(exc, self._endpoint) from exc
         latency_ms = (time.perf_counter() - started) * 1000
         if response.status_code >= 400:
             raise status_error(response, self._endpoint)

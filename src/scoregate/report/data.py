@@ -7,296 +7,26 @@ budget so a 10,000-item report stays small; a clipped text says so and where the
 
 from __future__ import annotations
 
-import difflib
-import math
-import operator
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from scoregate.analysis.compare_runs import gate_directions
-from scoregate.analysis.items import fact_groups
-from scoregate.analysis.model_ranking import lower_is_better
 from scoregate.errors import ScoregateError
-from scoregate.store.records import ItemResult
+from scoregate.report.run_reader import (
+    MAX_CLIP,
+    MIN_CLIP,
+    Clipper,
+    ReportOptions,
+    RunReader,
+    change_fraction,
+    direction_of,
+)
 from scoregate.store.run_labels import with_labels
 from scoregate.store.run_store import RunStore
-from scoregate.store.stop_record import stop_line
 from scoregate.tracks.registry import TRACKS
 
-TEXT_BUDGET = 6_000_000
-"""Characters of item text (inputs, outputs, references, judge reasoning) one report embeds at most."""
-MIN_CLIP, MAX_CLIP = 200, 20_000
-MAX_ITEMS = 10_000
-"""The item table's size: a 10,000-item page is ~12 MB; larger runs list their first 10,000 items."""
-NUMERIC = ("numeric", "boolean")
-OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
-}  # fmt: skip
 
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """Statistics settings for the comparison/ranking parts (the project's, when a project is known)."""
-
-    confidence: float = 0.95
-    resamples: int = 2000
-    seed: int = 0
-    metric: str | None = None
-    """The score that ranks several runs; default `eqs` when every run has it, else the first gated score."""
-    directions: Mapping[str, Any] | None = None
-    """Score key → higher/lower/none from the evaluator files, as `compare` and `rank` use them."""
-    scales: Mapping[str, tuple[float, float]] | None = None
-    """Score key → the range its evaluator file declares (a judge's 1-5): its histogram shows every value."""
-    text_budget: int = TEXT_BUDGET
-    max_items: int = MAX_ITEMS
-    """Items the table holds (the first by dataset position); every item counts in the charts and gates."""
-    min_coverage: float = 0.8
-    """The leaderboard's coverage flag: an entry covering less of the dataset is not comparable."""
-
-
-class _Clipper:
-    """Clips long strings in nested values to `limit` characters, counting what it cut."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.clipped = 0
-
-    def __call__(self, value: Any) -> Any:
-        if isinstance(value, str):
-            if len(value) <= self.limit:
-                return value
-            self.clipped += 1
-            return value[: self.limit] + f" …[+{len(value) - self.limit:,} chars]"
-        if isinstance(value, dict):
-            return {str(k): self(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self(v) for v in value]
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return value
-
-
-def _index(table: dict[Any, int], key: Any) -> int:
-    """The position of `key` in an interning table, adding it when new."""
-    return table.setdefault(key, len(table))
-
-
-def _trim(row: list[Any]) -> list[Any]:
-    """Drop trailing nulls (the page reads a missing cell as null): most scores have no reason or comment."""
-    while row and row[-1] is None:
-        row.pop()
-    return row
-
-
-def _short(value: Any) -> Any:
-    """A float to 6 significant digits (the page shows 3); anything else unchanged."""
-    if isinstance(value, float) and not isinstance(value, bool):
-        return float(f"{value:.6g}") if math.isfinite(value) else None
-    return value
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, str):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _words(value: Any) -> list[str]:
-    text = value if isinstance(value, str) else ("" if value is None else str(value))
-    return text.split()[:2000]
-
-
-def change_fraction(a: Any, b: Any) -> float:
-    """Return how much of two outputs differs, word by word: 0 identical, 1 nothing shared."""
-    wa, wb = _words(a), _words(b)
-    if wa == wb:
-        return 0.0
-    return 1.0 - difflib.SequenceMatcher(None, wa, wb, autojunk=False).ratio()
-
-
-def direction_of(name: str, manifest: dict[str, Any]) -> str | None:
-    """`lower` when a gate bounds the metric from above or its name says smaller is better, `higher` when a gate
-    bounds it from below, else None (not known: a word count is neither better high nor low)."""
-    if name in gate_directions([manifest]) or lower_is_better(name):
-        return "lower"
-    gates = manifest.get("receipts", {}).get("gates") or []
-    if any(g.get("metric") == name and g.get("op") in (">=", ">") for g in gates):
-        return "higher"
-    return None
-
-
-def verdict_words(summary: dict[str, Any]) -> str:
-    """The run's verdict in words: the gates that failed and, apart, the gates that could not be judged."""
-    gates = summary.get("gates") or []
-    verdict = summary.get("verdict")
-    failed = [g["name"] for g in gates if g["status"] == "fail"]
-    open_ = [g["name"] for g in gates if g["status"] == "incomplete"]
-    not_judged = f"{len(open_)} of {len(gates)} gate(s) could not be judged: {', '.join(open_)}"
-    if verdict == "pass":
-        return f"PASS — all {len(gates)} gate(s) passed"
-    if verdict == "fail":
-        words = f"FAIL — {len(failed)} of {len(gates)} gate(s) failed: {', '.join(failed)}"
-        return words + (f"; {not_judged}" if open_ else "")
-    if verdict == "incomplete":
-        return f"INCOMPLETE — {not_judged}"
-    return "NO GATES — this experiment sets none, so there is no verdict"
-
-
-def _shown(name: str, value: Any, comment: str | None, facts: dict[str, list[dict[str, Any]]]) -> tuple[Any, Any]:
-    """A score's value and comment for the score table; the facts, listed below it, are not repeated there:
-    a facts score shows how many facts each verdict has, its fact-recall score the first line of its comment."""
-    if name in facts:
-        return " · ".join(f"{g['title']} {len(g['facts'])}" for g in facts[name]), comment
-    if name + "_facts" in facts and comment:
-        return value, comment.splitlines()[0]
-    return value, comment
-
-
-def _item_breaks(gate: dict[str, Any], result: ItemResult, latency: float | None) -> bool:
-    """True when this item's own value breaks the gate's rule (judged only where an item has such a value)."""
-    compare = OPS.get(str(gate.get("op")))
-    if compare is None:
-        return False
-    metric = str(gate.get("metric"))
-    if metric in ("success_rate", "error_count"):
-        return result.error is not None
-    if metric.startswith("latency_"):
-        return latency is not None and not compare(latency, float(gate["threshold"]))
-    score = result.score(metric)
-    value = _number(score.value) if score is not None else None
-    return value is not None and not compare(value, float(gate["threshold"]))
-
-
-class _RunReader:
-    """One run's header, score order and gates, and its items' rows as they stream past."""
-
-    def __init__(self, store: RunStore, clip: _Clipper, options: ReportOptions) -> None:
-        self.directions = options.directions or {}
-        self.scales = options.scales or {}
-        self.store = store
-        self.manifest = store.manifest
-        summary = store.summary
-        if summary is None:
-            raise ScoregateError(
-                f"run {store.run_id} has no summary.json: it did not finish",
-                hint=f"resume it with `scoregate run --resume {store.run_id}`, then make its report",
-            )
-        self.summary: dict[str, Any] = summary
-        self.clip = clip
-        self.gates: list[dict[str, Any]] = [dict(g, broken=0, broken_ids=[]) for g in summary.get("gates") or []]
-        scores = summary.get("scores") or {}
-        gated = [g["metric"] for g in self.gates if g.get("metric") in scores]
-        self.order = list(dict.fromkeys([*gated, *scores]))
-        self.values: dict[str, list[float | None]] = {k: [] for k in self.order if scores[k]["data_type"] in NUMERIC}
-        self.latencies: list[float | None] = []
-        self.costs: list[float | None] = []
-        self.keys: dict[tuple[str, str], int] = {}
-        """(score name, evaluator) → its index in the run's key table; item rows name scores by index."""
-        self.purposes: dict[str, int] = {}
-        self.models: dict[str, int] = {}
-        self.items = 0
-
-    def row(self, result: ItemResult, *, keep: bool = True) -> dict[str, Any] | None:
-        """Count the item's values and gates; return its per-run row (output, error, scores, calls, gates broken)
-        when `keep`, else None (its values still count in the distributions and gates)."""
-        self.items += 1
-        task = result.task_call
-        latency = task.latency_ms if task is not None and not task.cached and task.error is None else None
-        self.latencies.append(latency)
-        known = [c.cost_usd for c in result.calls if c.cost_usd is not None]
-        self.costs.append(sum(known) if known else None)
-        by_name = {s.name: s for s in result.scores}
-        for key, column in self.values.items():
-            score = by_name.get(key)
-            column.append(_number(score.value) if score is not None else None)
-        broken = []
-        for index, gate in enumerate(self.gates):
-            if _item_breaks(gate, result, latency):
-                broken.append(index)
-                gate["broken"] += 1
-                if len(gate["broken_ids"]) < 50:
-                    gate["broken_ids"].append(result.item_id)
-        if not keep:
-            return None
-        clip = self.clip
-        facts = {s.name: groups for s in result.scores if (groups := fact_groups(s.value)) is not None}
-        scores = [
-            _trim([_index(self.keys, (s.name, s.evaluator)), clip(_short(value)), clip(s.reason), clip(comment)])
-            for s in result.scores
-            for value, comment in [_shown(s.name, s.value, s.comment, facts)]
-        ]  # fmt: skip
-        calls = [
-            _trim([_index(self.purposes, c.purpose), _index(self.models, c.model), _short(c.latency_ms),
-                   c.tokens_in, c.tokens_out, _short(c.cost_usd), c.retries, int(c.cached), clip(c.error)])
-            for c in result.calls
-        ]  # fmt: skip
-        return {
-            "p": result.prompt,
-            "o": clip(result.output if result.output is not None else result.raw_output),
-            "e": clip(result.error),
-            "s": scores,
-            "c": calls,
-            "g": broken,
-            "l": _short(latency),
-            **({"f": clip(facts)} if facts else {}),
-        }
-
-    def header(self) -> dict[str, Any]:
-        """Return the run's identity, verdict, ordered score statistics, gates and run metrics (after the rows:
-        `items` counts the items the run holds, of the dataset's `dataset_items`, `limit` its `--limit`)."""
-        s, r = self.summary, self.manifest.get("receipts", {})
-        dataset = r.get("dataset") or {}
-        model = r.get("model") or {}
-        scores = []
-        for key in self.order:
-            stats = dict(s["scores"][key])
-            stats["name"] = key
-            known = self.directions.get(key)  # the evaluator file's direction, as compare and rank use it
-            stats["direction"] = (
-                direction_of(key, self.manifest) if known is None else (None if known == "none" else known)
-            )
-            stats["gated"] = any(g.get("metric") == key for g in self.gates)
-            scale = (0.0, 1.0) if stats.get("data_type") == "boolean" else self.scales.get(key)
-            stats["scale"] = list(scale) if scale is not None else None
-            scores.append(stats)
-        return {
-            "run_id": self.store.run_id,
-            "experiment": s.get("experiment") or r.get("experiment"),
-            "project": r.get("project"),
-            "model": s.get("model") or model.get("name"),
-            "model_id": model.get("model"),
-            "endpoint": model.get("endpoint"),
-            "judge_model": (r.get("judge_model") or {}).get("model"),
-            "prompts": {n: str(i.get("version")) for n, i in (r.get("prompts") or {}).items()},
-            "dataset": dataset.get("name") or s.get("dataset"),
-            "dataset_hash": dataset.get("content_hash"),
-            "dataset_items": dataset.get("items"),
-            "items": self.items,
-            "limit": (self.manifest.get("options") or {}).get("limit"),
-            "started_at": self.manifest.get("started_at"),
-            "finished_at": self.manifest.get("finished_at"),
-            "status": self.manifest.get("status"),
-            "tool_version": r.get("tool_version"),
-            "git_commit": (r.get("git") or {}).get("commit"),
-            "verdict": s.get("verdict"),
-            "verdict_words": verdict_words(s),
-            "stop_early": stop_line(s["stop_early"]) if s.get("stop_early") else None,
-            "scores": scores,
-            "gates": self.gates,
-            "flaky": s.get("flaky"),
-            "judge_drift": s.get("judge_drift"),
-            "run_metrics": s.get("run_metrics") or {},
-            "tracks": {t.name: view for t in TRACKS if (view := t.report_view(s.get(t.name))) is not None},
-            "score_keys": [list(key) for key in self.keys],
-            "purposes": list(self.purposes),
-            "models": list(self.models),
-        }
-
-
-def _ranking_metric(readers: Sequence[_RunReader], asked: str | None) -> str:
+def _ranking_metric(readers: Sequence[RunReader], asked: str | None) -> str:
     if asked is not None:
         return asked
     shared = [set(r.values) for r in readers]
@@ -324,8 +54,8 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
         raise ScoregateError(f"a run is named twice: {', '.join(ids)}", hint="name each run once")
     counts = [min(_line_count(s), options.max_items) for s in stores]
     limit = max(MIN_CLIP, min(MAX_CLIP, options.text_budget // max(1, 3 * sum(counts))))
-    clip = _Clipper(limit)
-    readers = [_RunReader(s, clip, options) for s in stores]
+    clip = Clipper(limit)
+    readers = [RunReader(s, clip, options) for s in stores]
     items: dict[str, dict[str, Any]] = {}
     for position, reader in enumerate(readers):
         for result in reader.store.iter_results():  # streamed: memory holds only the rows the table keeps
@@ -366,7 +96,7 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
     return report
 
 
-def _leaderboard(reader: _RunReader, options: ReportOptions) -> dict[str, Any] | None:
+def _leaderboard(reader: RunReader, options: ReportOptions) -> dict[str, Any] | None:
     """The leaderboard of the run's experiment, computed now from the stored runs (not a stale leaderboard.json);
     None when fewer than two valid runs of the experiment count (one run's board repeats its headline)."""
     from scoregate.analysis.leaderboard import default_metric, leaderboard_of
@@ -394,7 +124,7 @@ def _leaderboard(reader: _RunReader, options: ReportOptions) -> dict[str, Any] |
 
 
 def _add_comparisons(
-    report: dict[str, Any], stores: Sequence[RunStore], readers: Sequence[_RunReader], options: ReportOptions
+    report: dict[str, Any], stores: Sequence[RunStore], readers: Sequence[RunReader], options: ReportOptions
 ) -> None:
     from scoregate.analysis.compare_runs import compare_runs
     from scoregate.analysis.model_ranking import rank_runs

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from scoregate.report.charts import fmt
+from scoregate.report.html_text import esc
 
 SLICE_CLASS = {"pass": "ok", "fail": "bad", "too_small": "warn"}
 SLICE_WORDS = {"pass": "PASS", "fail": "FAIL", "too_small": "TOO SMALL"}
-
-
-def _e(value: Any) -> str:
-    return html.escape("—" if value is None else str(value))
 
 
 def _slice_rows(gate: dict[str, Any]) -> str:
@@ -20,9 +16,9 @@ def _slice_rows(gate: dict[str, Any]) -> str:
     for s in gate["slices"]:
         ci = "—" if s["ci_low"] is None else f"[{fmt(s['ci_low'])}, {fmt(s['ci_high'])}] at {s['ci_level']:.1%}"
         rows.append(
-            f"<tr><td>{_e(s['field'])}</td><td>{_e(s['value'])}</td><td>{s['n']}</td>"
+            f"<tr><td>{esc(s['field'])}</td><td>{esc(s['value'])}</td><td>{s['n']}</td>"
             f'<td class="{SLICE_CLASS.get(s["status"], "dim")}">{SLICE_WORDS.get(s["status"], s["status"])}</td>'
-            f"<td>{_e(s['verdict'])}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td><td>{_e(fmt(s['p_holm']))}</td></tr>"
+            f"<td>{esc(s['verdict'])}</td><td>{esc(fmt(s['diff']))}</td><td>{esc(ci)}</td><td>{esc(fmt(s['p_holm']))}</td></tr>"
         )
     return "".join(rows)
 
@@ -36,7 +32,7 @@ def slice_tables(report: dict[str, Any]) -> str:
                 continue
             margin = gate["slices"][0]["margin"]
             out.append(
-                f"<h3>Slices of {_e(gate['name'])} ({_e(run['run_id'])}): Δ = candidate − reference, "
+                f"<h3>Slices of {esc(gate['name'])} ({esc(run['run_id'])}): Δ = candidate − reference, "
                 f"CI Holm-adjusted across slices; a slice fails when its CI lies below −{fmt(margin)}</h3>"
                 '<div class="table-wrap"><table class="grid slices"><thead><tr><th>field</th><th>slice</th><th>n</th>'
                 "<th>status</th><th>verdict</th><th>Δ</th><th>Holm CI of Δ</th><th>p (Holm)</th></tr></thead>"
@@ -59,13 +55,13 @@ def flaky_section(report: dict[str, Any]) -> str:
                 for h in item["history"]
             )
             rows.append(
-                f"<tr><td><code>{_e(item['item_id'])}</code></td><td>{_e(item['gate'])}</td>"
+                f"<tr><td><code>{esc(item['item_id'])}</code></td><td>{esc(item['gate'])}</td>"
                 f"<td>{item['flips']}/{item['comparisons']} ({item['flip_rate']:.0%})</td>"
-                f'<td class="wrap">{_e(history)}</td></tr>'
+                f'<td class="wrap">{esc(history)}</td></tr>'
             )
         out.append(
-            f'<section id="flaky"><h2>Flaky items ({_e(run["run_id"])})</h2><p class="warn">'
-            f"{len(flaky['items'])} item verdict(s) flip between runs and repeats of {_e(run.get('experiment'))} "
+            f'<section id="flaky"><h2>Flaky items ({esc(run["run_id"])})</h2><p class="warn">'
+            f"{len(flaky['items'])} item verdict(s) flip between runs and repeats of {esc(run.get('experiment'))} "
             f"(flip rate above {flaky['threshold']:.0%} over {flaky['runs']} run(s)): kept out of the every_item "
             "gates, listed here, oldest observation first.</p>"
             '<div class="table-wrap"><table class="grid flaky"><thead><tr><th>item</th><th>gate</th><th>flips</th>'
@@ -88,12 +84,12 @@ def _drift_row(row: dict[str, Any]) -> str:
     change = drift.get("change") or {}
     ci = "—" if change.get("ci_low") is None else f"[{_num(change['ci_low'], '+')}, {_num(change['ci_high'], '+')}]"
     return (
-        f"<tr><td>{_e(row['judge'])}</td><td>{_e(row['score_key'])}</td>"
-        f'<td class="{DRIFT_CLASS.get(row["status"], "dim")}">{_e(str(row["status"]).upper())}</td>'
-        f"<td>{_e(drift.get('metric', 'spearman'))}</td><td>{_num(drift.get('calibrated', row.get('spearman')))}</td>"
-        f"<td>{_num(drift.get('canary'))}</td><td>{_num(change.get('value'), '+')}</td><td>{_e(ci)}</td>"
-        f"<td>{_e(drift.get('tolerance'))}</td><td>{_e(row.get('calibrated_at'))}</td>"
-        f"<td>{_e(row.get('canary_run'))}</td><td>{_e(row.get('detail'))}</td></tr>"
+        f"<tr><td>{esc(row['judge'])}</td><td>{esc(row['score_key'])}</td>"
+        f'<td class="{DRIFT_CLASS.get(row["status"], "dim")}">{esc(str(row["status"]).upper())}</td>'
+        f"<td>{esc(drift.get('metric', 'spearman'))}</td><td>{_num(drift.get('calibrated', row.get('spearman')))}</td>"
+        f"<td>{_num(drift.get('canary'))}</td><td>{_num(change.get('value'), '+')}</td><td>{esc(ci)}</td>"
+        f"<td>{esc(drift.get('tolerance'))}</td><td>{esc(row.get('calibrated_at'))}</td>"
+        f"<td>{esc(row.get('canary_run'))}</td><td>{esc(row.get('detail'))}</td></tr>"
     )
 
 
@@ -105,7 +101,7 @@ def judge_drift_section(report: dict[str, Any]) -> str:
         if not rows:
             continue
         out.append(
-            f"<h3>Judges of {_e(run['run_id'])}: agreement with humans at calibration and at the latest canary; "
+            f"<h3>Judges of {esc(run['run_id'])}: agreement with humans at calibration and at the latest canary; "
             "Δ = canary − calibration, paired bootstrap 95% CI</h3>"
             '<div class="table-wrap"><table class="grid drift"><thead><tr><th>judge</th><th>score</th>'
             "<th>status</th><th>metric</th><th>calibrated</th><th>canary</th><th>Δ</th><th>95% CI of Δ</th>"

@@ -9,29 +9,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from html import escape
 from importlib import resources
 from typing import Any
 
 from scoregate.analysis.null_reasons import shared_and_own
-from scoregate.analysis.verdicts import VERDICT_RULE
-from scoregate.catalog.directions import direction_arrow
-from scoregate.report.charts import bars, fmt, histogram, scatter
+from scoregate.report.charts import bars, fmt, histogram
 from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
+from scoregate.report.html_text import esc, run_metric_text
+from scoregate.report.several_runs import comparison_section, leaderboard_section, ranking_section
 
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
-VERDICT_CLASS = {
-    "better": "ok", "non-inferior": "ok", "equivalent": "ok", "worse": "bad", "inconclusive": "warn",
-    "increased": "dim", "decreased": "dim", "no change": "dim", "cannot compare": "warn",
-}  # fmt: skip
 
 
 def _asset(name: str) -> str:
     return (resources.files("scoregate.report") / "assets" / name).read_text(encoding="utf-8")
-
-
-def _e(value: Any) -> str:
-    return escape("—" if value is None else str(value))
 
 
 def _pct(value: Any) -> str:
@@ -79,7 +70,7 @@ def _meta(run: dict[str, Any]) -> str:
         ("when", f"{run.get('started_at') or '—'} → {run.get('finished_at') or '—'}"),
         ("scoregate", f"{run.get('tool_version') or '—'} · git {str(run.get('git_commit') or '—')[:10]}"),
     ]
-    return '<dl class="meta">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows) + "</dl>"
+    return '<dl class="meta">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in rows) + "</dl>"
 
 
 def _run_items(run: dict[str, Any]) -> str:
@@ -95,27 +86,27 @@ def _header(report: dict[str, Any]) -> str:
         title = f"{first['experiment']} · {first['model']}"
     else:
         title = f"{first['experiment']} · {len(runs)} runs: " + " vs ".join(str(r.get("label")) for r in runs)
-    parts = [f"<h1>{_e(title)}</h1>", '<div class="verdicts">']
+    parts = [f"<h1>{esc(title)}</h1>", '<div class="verdicts">']
     for i, run in enumerate(runs):
         cls = STATUS_CLASS.get(str(run["verdict"]), "dim")
-        label = "" if len(runs) == 1 else f"<b>{_e(_run_label(run, i, len(runs)))}</b> "
+        label = "" if len(runs) == 1 else f"<b>{esc(_run_label(run, i, len(runs)))}</b> "
         parts.append(
-            f'<p class="verdict {cls}" data-run="{_e(run["run_id"])}" id="verdict-{i}">'
-            f"{label}{_e(run['verdict_words'])}</p>"
+            f'<p class="verdict {cls}" data-run="{esc(run["run_id"])}" id="verdict-{i}">'
+            f"{label}{esc(run['verdict_words'])}</p>"
         )
         if run.get("stop_early"):  # a stop-early run: where it stopped, why, and the sequence's bounds
-            parts.append(f'<p class="verdict stop" id="stop-early-{i}">{label}{_e(run["stop_early"])}</p>')
+            parts.append(f'<p class="verdict stop" id="stop-early-{i}">{label}{esc(run["stop_early"])}</p>')
     headline = _comparison_headline(report)
     if headline:
-        parts.append(f'<p class="verdict cmp" id="comparison-verdict">{_e(headline)}</p>')
+        parts.append(f'<p class="verdict cmp" id="comparison-verdict">{esc(headline)}</p>')
     parts.append("</div>")
     if len(runs) == 1:
         parts.append(_meta(first))
     else:
         parts.append('<div class="metas">')
         for i, run in enumerate(runs):
-            parts.append(f"<details{' open' if len(runs) <= 2 else ''}><summary>{_e(_run_label(run, i, len(runs)))}"
-                         f" — {_e(run['run_id'])}</summary>{_meta(run)}</details>")  # fmt: skip
+            parts.append(f"<details{' open' if len(runs) <= 2 else ''}><summary>{esc(_run_label(run, i, len(runs)))}"
+                         f" — {esc(run['run_id'])}</summary>{_meta(run)}</details>")  # fmt: skip
         parts.append("</div>")
     return "<header>" + "".join(parts) + "</header>"
 
@@ -146,7 +137,7 @@ def _headline(report: dict[str, Any]) -> str:
     names = list(dict.fromkeys(s["name"] for run in runs for s in run["scores"]))
     by_run = [{s["name"]: s for s in run["scores"]} for run in runs]
     why_shared, why_own = zip(*(shared_and_own(b) for b in by_run), strict=True)  # a shared reason said once
-    head = "".join(f"<th>{_e(_run_label(r, i, len(runs)))}</th>" for i, r in enumerate(runs))
+    head = "".join(f"<th>{esc(_run_label(r, i, len(runs)))}</th>" for i, r in enumerate(runs))
     rows = []
     for name in names:
         first = next(b[name] for b in by_run if name in b)
@@ -156,19 +147,21 @@ def _headline(report: dict[str, Any]) -> str:
             if s is None:
                 cells.append("<td>—</td>")
                 continue
-            cov = _e(f"{s.get('n_measured', '—')}/{s.get('n_total', '—')}")
+            cov = esc(f"{s.get('n_measured', '—')}/{s.get('n_total', '—')}")
             if s["data_type"] in ("text", "categorical"):
-                value = f'<span class="dim">({_e(s["data_type"])})</span>'
+                value = f'<span class="dim">({esc(s["data_type"])})</span>'
             else:
-                value = f'<span class="mean">{_e(fmt(s.get("mean")))}</span> <span class="ci">{_e(_ci(s))}</span>'
+                value = f'<span class="mean">{esc(fmt(s.get("mean")))}</span> <span class="ci">{esc(_ci(s))}</span>'
             reasons = why_own[i].get(name)
-            why = f'<div class="why">not measured: {_e(reasons)}</div>' if reasons else ""
-            cells.append(f'<td data-run="{i}" data-score="{_e(name)}">{value} <span class="cov">{cov}</span>{why}</td>')
+            why = f'<div class="why">not measured: {esc(reasons)}</div>' if reasons else ""
+            cells.append(
+                f'<td data-run="{i}" data-score="{esc(name)}">{value} <span class="cov">{cov}</span>{why}</td>'
+            )
         gated = ' <span class="tag">gated</span>' if first.get("gated") else ""
         arrow = _arrow(first["direction"]) if first["data_type"] in ("numeric", "boolean") else ""
-        rows.append(f"<tr><th>{_e(name)} {arrow}{gated}</th>{''.join(cells)}</tr>")
+        rows.append(f"<tr><th>{esc(name)} {arrow}{gated}</th>{''.join(cells)}</tr>")
     if any(why_shared):
-        why = "".join(f'<td><div class="why">{"<br>".join(map(_e, lines))}</div></td>' for lines in why_shared)
+        why = "".join(f'<td><div class="why">{"<br>".join(map(esc, lines))}</div></td>' for lines in why_shared)
         rows.append(f"<tr><th>not measured</th>{why}</tr>")
     metrics = []
     for label, key in (("success rate", "success_rate"), ("latency p50 ms", "latency_p50_ms"),
@@ -177,10 +170,10 @@ def _headline(report: dict[str, Any]) -> str:
                        ("tokens out", "tokens_out_total"), ("retries", "retries_total"),
                        ("failed items", "error_count")):  # fmt: skip
         tds = "".join(
-            f'<td data-run="{i}" data-metric="{key}">{_e(_run_metric(key, r["run_metrics"].get(key)))}</td>'
+            f'<td data-run="{i}" data-metric="{key}">{esc(run_metric_text(key, r["run_metrics"].get(key)))}</td>'
             for i, r in enumerate(runs)
         )
-        metrics.append(f"<tr><th>{_e(label)}</th>{tds}</tr>")
+        metrics.append(f"<tr><th>{esc(label)}</th>{tds}</tr>")
     return (
         '<section id="headline"><h2>Headline metrics</h2>'
         '<p class="note">mean, 95% CI in brackets, coverage = measured/total items; gated scores first; '
@@ -206,8 +199,8 @@ def _item_sets_note(report: dict[str, Any]) -> str:
         f"; the Comparison section's means are over the {shared} items both runs have" if shared is not None else ""
     )
     return (
-        f'<p class="warn" id="item-sets">The runs cover different items ({_e(each)}): each column is over its own '
-        f"run's items, so its means are not comparable side by side{_e(paired)}.</p>"
+        f'<p class="warn" id="item-sets">The runs cover different items ({esc(each)}): each column is over its own '
+        f"run's items, so its means are not comparable side by side{esc(paired)}.</p>"
     )
 
 
@@ -222,19 +215,19 @@ def _gates(report: dict[str, Any]) -> str:
         if not run["gates"]:
             continue
         if len(runs) > 1:
-            out.append(f"<h3>{_e(_run_label(run, i, len(runs)))}</h3>")
+            out.append(f"<h3>{esc(_run_label(run, i, len(runs)))}</h3>")
         rows = []
         for k, g in enumerate(run["gates"]):
             rule = f"{g['stat']}({g['metric']}) {g['op']} {fmt(g['threshold'])}"
             cls = STATUS_CLASS.get(g["status"], "dim")
             broken = (
-                f'<a href="#items" class="gate-link" data-run="{i}" data-gate="{k}">{_e(g["broken"])}</a>'
+                f'<a href="#items" class="gate-link" data-run="{i}" data-gate="{k}">{esc(g["broken"])}</a>'
                 if g["broken"] else "0"
             )  # fmt: skip
             rows.append(
-                f'<tr><td>{_e(g["name"])}</td><td class="{cls}">{_e(g["status"].upper())}</td>'
-                f"<td><code>{_e(rule)}</code></td><td>{_e(fmt(g['observed'], 4))}</td>"
-                f'<td>{_pct(g.get("coverage"))}</td><td>{broken}</td><td class="wrap">{_e(g["detail"])}</td></tr>'
+                f'<tr><td>{esc(g["name"])}</td><td class="{cls}">{esc(g["status"].upper())}</td>'
+                f"<td><code>{esc(rule)}</code></td><td>{esc(fmt(g['observed'], 4))}</td>"
+                f'<td>{_pct(g.get("coverage"))}</td><td>{broken}</td><td class="wrap">{esc(g["detail"])}</td></tr>'
             )
         out.append(
             '<div class="table-wrap"><table class="grid gates"><thead><tr><th>gate</th><th>status</th><th>rule</th>'
@@ -268,143 +261,9 @@ def _distributions(report: dict[str, Any]) -> str:
         title = _run_label(run, i, len(runs))
         opened = " open" if i == 0 else ""
         out.append(
-            f'<details{opened}><summary>{_e(title)}</summary><p class="note">{_e(cost_line)}</p>{body}</details>'
+            f'<details{opened}><summary>{esc(title)}</summary><p class="note">{esc(cost_line)}</p>{body}</details>'
         )
     return "".join(out) + "</section>"
-
-
-def _comparison(report: dict[str, Any]) -> str:
-    c = report.get("comparison")
-    if not c:
-        return ""
-    level = f"{1 - c['alpha']:.0%}"
-    rows = []
-    for name, s in c["scores"].items():
-        ci = "—" if s["diff_ci_low"] is None else f"[{fmt(s['diff_ci_low'])}, {fmt(s['diff_ci_high'])}]"
-        if s["diff_ci_low"] is not None and s.get("ci_level") is not None and f"{s['ci_level']:.0%}" != level:
-            ci += f" at {s['ci_level']:.1%}"
-        arrow = direction_arrow(s["direction"])
-        mark = "" if s.get("primary", True) else ' <span class="dim">(exploratory)</span>'
-        cls = VERDICT_CLASS.get(s["verdict"], "dim")
-        wtl = "—" if s["direction"] == "none" else f"{s['wins']}/{s['ties']}/{s['losses']}"  # a win needs a direction
-        rows.append(
-            f'<tr><td>{_e(name)} {arrow}{mark}</td><td class="{cls}" title="{_e(s["sentence"])}">'
-            f"{_e(s['verdict'])}</td><td>{_e(s['n'])}</td><td>{_e(fmt(s['mean_a']))}</td>"
-            f"<td>{_e(fmt(s['mean_b']))}</td><td>{_e(fmt(s['diff']))}</td><td>{_e(ci)}</td>"
-            f"<td>{_e(fmt(s['p_adjusted']))}</td><td>{_e(fmt(s['cohens_dz']))}</td>"
-            f"<td>{_e(wtl)}</td></tr>"
-        )
-    warnings = "".join(f'<p class="warn">{_e(w)}</p>' for w in c["warnings"])
-    skipped = "; ".join(f"{k} ({v})" for k, v in c["skipped_scores"].items())
-    return (
-        '<section id="comparison"><h2>Comparison: B against A, item by item</h2>'
-        f'<p class="note">A = {_e(c["run_a"]["run_id"])} (baseline), B = {_e(c["run_b"]["run_id"])}; paired on '
-        f"{_e(c['shared_items'])} shared items ({_e(c['run_a']['only_here'])} only in A, "
-        f"{_e(c['run_b']['only_here'])} only in B). "
-        "Δ = B − A, and every mean, Δ and test here is over the items both runs measured; W/T/L counts items "
-        "where B wins, ties or loses (— for a score without direction: a win needs one); dz: Cohen's dz, the mean "
-        f"Δ in standard deviations of Δ. {_e(VERDICT_RULE)} "
-        f"p: {_e(c.get('wilcoxon') or 'Wilcoxon signed-rank')} (Holm-adjusted for secondary scores).</p>{warnings}"
-        '<div class="table-wrap"><table class="grid"><thead><tr><th>score</th><th>verdict</th><th>n</th><th>mean A</th>'
-        f"<th>mean B</th><th>Δ</th><th>{level} CI of Δ</th><th>p (Holm)</th><th>dz</th><th>W/T/L</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-        + (f'<p class="note">not compared: {_e(skipped)}</p>' if skipped else "")
-        + "</section>"
-    )
-
-
-def _run_metric(key: str, value: Any) -> str:
-    """A run metric as a person reads it: rates as percentages, the rest to 4 significant digits."""
-    if key.endswith("_rate") and isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{value * 100:.1f}%"
-    return fmt(value, 4)
-
-
-def _ranking(report: dict[str, Any]) -> str:
-    r = report.get("ranking")
-    if not r:
-        return ""
-    rows = "".join(
-        f"<tr><td>{_e(x['rank'] or '—')}</td><td>{_e(x['label'])}</td><td>{_e(fmt(x['mean']))}</td>"
-        f"<td>[{_e(fmt(x['ci_low']))}, {_e(fmt(x['ci_high']))}]</td><td>{_e(x['measured'])}/{_e(x['items'])}</td>"
-        f"<td>{_e(fmt(x['latency_ms'], 4))}</td><td>{_e(fmt(x['cost_usd_per_item']))}</td>"
-        f"<td>{_e(_run_metric('success_rate', x['success_rate']))}</td></tr>"
-        for x in r["runs"]
-    )
-    labels = [x["label"] for x in r["runs"]]
-    win = "".join(
-        f"<tr><th>{_e(a)}</th>" + "".join(f"<td>{_e(fmt(r['win_rate'][a][b]))}</td>" for b in labels) + "</tr>"
-        for a in labels
-    )
-    pairs = "".join(
-        f"<tr><td>{_e(p['candidate'])}</td><td>{_e(p['baseline'])}</td><td>{_e(p['verdict'])}</td>"
-        f"<td>{_e(p['shared_items'])}</td>"
-        f"<td>{_e(fmt(p['comparison']['diff']))}</td>"
-        f"<td>[{_e(fmt(p['comparison']['diff_ci_low']))}, {_e(fmt(p['comparison']['diff_ci_high']))}]</td>"
-        f"<td>{_e(fmt(p['p_holm']))}</td></tr>"
-        for p in r["pairs"]
-    )
-    metric = r["metric"]
-    lat = scatter([(x["label"], x["latency_ms"], x["mean"]) for x in r["runs"]], x_label="latency p50 ms",
-                  y_label=metric, front=r["pareto"]["accuracy_vs_latency"]["frontier"])  # fmt: skip
-    cost = scatter([(x["label"], x["cost_usd_per_item"], x["mean"]) for x in r["runs"]], x_label="cost per item USD",
-                   y_label=metric, front=r["pareto"]["accuracy_vs_cost"]["frontier"])  # fmt: skip
-    missing = [(n, ", ".join(r["pareto"][n]["not_measured"])) for n in ("accuracy_vs_latency", "accuracy_vs_cost")]
-    notes = "".join(f'<p class="note">{_e(n)}</p>' for n in r["notes"])
-    figures = "".join(f'<figure class="fig">{c}</figure>' for c in (lat, cost) if c)
-    unmeasured = "".join(f'<p class="note">{_e(n)}: not measured for {_e(names)}</p>' for n, names in missing if names)
-    return (
-        f'<section id="ranking"><h2>Ranking by {_e(metric)} ({"higher" if r["higher_is_better"] else "lower"} '
-        "is better)</h2>"
-        '<div class="table-wrap"><table class="grid"><thead><tr><th>rank</th><th>run</th><th>mean</th>'
-        "<th>95% CI</th><th>measured</th>"
-        f"<th>latency ms</th><th>cost/item USD</th><th>success</th></tr></thead><tbody>{rows}</tbody></table></div>"
-        f'<h3>Pareto fronts</h3><p class="note">The line joins the runs no other run beats on both axes.</p>'
-        f'<div class="charts">{figures}</div>{unmeasured}'
-        "<h3>Pairwise tests (candidate − baseline, Holm across pairs)</h3>"
-        '<div class="table-wrap"><table class="grid"><thead><tr>'
-        "<th>candidate</th><th>baseline</th><th>verdict</th><th>n</th><th>Δ</th><th>Holm CI of Δ</th><th>p (Holm)</th>"
-        "</tr></thead>"
-        f"<tbody>{pairs}</tbody></table></div>"
-        "<h3>Win rate (row beats column; ties count half)</h3>"
-        '<div class="table-wrap"><table class="grid"><thead><tr><th></th>'
-        + "".join(f"<th>{_e(x)}</th>" for x in labels)
-        + f"</tr></thead><tbody>{win}</tbody></table></div>{notes}</section>"
-    )
-
-
-def _leaderboard(report: dict[str, Any]) -> str:
-    board = report.get("leaderboard")
-    if not board:
-        return ""
-    rows = []
-    for x in board["entries"]:
-        mine = board["this_run"] in x["run_ids"]
-        low = ' <span class="tag low">low</span>' if x["low_coverage"] else ""
-        best = x["best_run"]
-        link = f'<a href="../{_e(best)}/report.html"><code>{_e(best)}</code></a>'
-        mark = ' class="this-run"' if mine else ""
-        rows.append(
-            f'<tr{mark} data-model="{_e(x["model"])}"><td>{_e(x["rank"])}</td>'
-            f"<td>{_e(x['model'])}{' (this run)' if mine else ''}</td><td>{_e(x['prompts'])}</td>"
-            f"<td>{_e(fmt(x['score']))}</td><td>{_e(x['items_covered'])}/{_e(x['dataset_items'])}{low}</td>"
-            f"<td>{_e(fmt(x['tokens_total'], 6))}</td><td>{_e(fmt(x['cost_usd_total'], 4))}</td>"
-            f"<td>{_e(x['runs'])}</td><td>{link}</td></tr>"
-        )
-    direction = "lower" if board["direction"] == "lower" else "higher"
-    return (
-        f'<section id="leaderboard"><h2>Leaderboard of {_e(board["experiment"])} by {_e(board["metric"])} '
-        f"({direction} is better)</h2>"
-        '<p class="note">One entry per model and prompt version over every valid run of the experiment, computed '
-        "when this page was written: each item counts once with its best score; “low” marks an entry covering "
-        f"less than {board['min_coverage']:.0%} of the dataset (not comparable, ranked last); tokens and cost are "
-        "totals over the entry's runs; the link opens the run covering most items."
-        "</p>"
-        '<div class="table-wrap"><table class="grid leaderboard"><thead><tr><th>#</th><th>model</th><th>prompt</th>'
-        "<th>best per item</th>"
-        "<th>items</th><th>tokens</th><th>cost USD</th><th>runs</th><th>run</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
-    )
 
 
 def _track_section(report: dict[str, Any], name: str) -> str:
@@ -412,17 +271,17 @@ def _track_section(report: dict[str, Any], name: str) -> str:
     runs = [(i, r) for i, r in enumerate(report["runs"]) if (r.get("tracks") or {}).get(name)]
     if not runs:
         return ""
-    out = [f'<section id="{_e(name)}"><h2>{_e(runs[0][1]["tracks"][name]["title"])}</h2>']
+    out = [f'<section id="{esc(name)}"><h2>{esc(runs[0][1]["tracks"][name]["title"])}</h2>']
     for i, run in runs:
         view = run["tracks"][name]
-        note = "".join(f"<b>{_e(text)}</b>" if bold else _e(text) for text, bold in view["note"])
+        note = "".join(f"<b>{esc(text)}</b>" if bold else esc(text) for text, bold in view["note"])
         charts = [bars(values, label=label, percent=percent) for values, label, percent in view["charts"]]
         title = _run_label(run, i, len(report["runs"]))
         out.append(
-            f"<details{' open' if i == runs[0][0] else ''}><summary>{_e(title)}</summary>"
+            f"<details{' open' if i == runs[0][0] else ''}><summary>{esc(title)}</summary>"
             f'<p class="note">{note}</p>'
             '<div class="table-wrap"><table class="grid"><tbody>'
-            + "".join(f"<tr><th>{_e(k)}</th><td>{_e(fmt(v))}</td></tr>" for k, v in view["values"])
+            + "".join(f"<tr><th>{esc(k)}</th><td>{esc(fmt(v))}</td></tr>" for k, v in view["values"])
             + "</tbody></table></div>"
             + '<div class="charts">'
             + "".join(f'<figure class="fig">{c}</figure>' for c in charts if c)
@@ -434,13 +293,13 @@ def _track_section(report: dict[str, Any], name: str) -> str:
 
 
 def _track_table(table: dict[str, Any]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in table["head"])
+    head = "".join(f"<th>{esc(h)}</th>" for h in table["head"])
     rows = "".join(
-        "<tr>" + "".join(f"<td>{_e(v if d is None else fmt(v, d))}</td>" for v, d in row) + "</tr>"
+        "<tr>" + "".join(f"<td>{esc(v if d is None else fmt(v, d))}</td>" for v, d in row) + "</tr>"
         for row in table["rows"]
     )
     return (
-        f'<h3>{_e(table["title"])}</h3><div class="table-wrap"><table class="grid"><thead><tr>{head}</tr></thead>'
+        f'<h3>{esc(table["title"])}</h3><div class="table-wrap"><table class="grid"><thead><tr>{head}</tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
     )
 
@@ -469,7 +328,7 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
     """Yield the HTML document for a report model in parts, to be written one after another."""
     runs = report["runs"]
     title = f"scoregate report — {' vs '.join(str(r['run_id']) for r in runs)}"
-    notes = "".join(f'<p class="warn">{_e(n)}</p>' for n in report["notes"])
+    notes = "".join(f'<p class="warn">{esc(n)}</p>' for n in report["notes"])
     nav = [("headline", "Metrics"), ("gates", "Gates"), ("distributions", "Distributions")]
     if report.get("comparison"):
         nav.append(("comparison", "Comparison"))
@@ -490,16 +349,16 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
         + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
         + _headline(report) + _gates(report) + slice_tables(report) + flaky_section(report)
         + judge_drift_section(report)
-        + _distributions(report) + _comparison(report) + _ranking(report)
-        + _leaderboard(report) + "".join(sections.values())
+        + _distributions(report) + comparison_section(report) + ranking_section(report)
+        + leaderboard_section(report) + "".join(sections.values())
         + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'
-        f'<p class="note" id="item-count"></p><div id="item-table"></div><p class="note">{_e(clipped)}</p></section>'
-        f'<footer>generated {_e(report["generated_at"])} by scoregate</footer>'
+        f'<p class="note" id="item-count"></p><div id="item-table"></div><p class="note">{esc(clipped)}</p></section>'
+        f'<footer>generated {esc(report["generated_at"])} by scoregate</footer>'
     )  # fmt: skip
     yield (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<link rel="icon" href="data:,"><title>{_e(title)}</title><style>{_asset("report.css")}</style></head>'
+        f'<link rel="icon" href="data:,"><title>{esc(title)}</title><style>{_asset("report.css")}</style></head>'
         f"<body>{body}"
     )
     yield from _data_script(report)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from scoregate.providers.base import CompletionRequest
 from scoregate.scoring.base import EvalContext, ModelCallFailed, resolve_path
-from scoregate.scoring.judge import _find_object
+from scoregate.scoring.judge_reply import find_object
 from scoregate.scoring.kinds.fact_recall import FactRecallSpec
 from scoregate.store.records import DataType, Score
 
@@ -79,7 +79,7 @@ class Fact:
 
 def read_facts(reply: Any) -> tuple[list[Fact], str | None]:
     """Read the judge's facts from its reply text or object; (facts, None) or ([], why not)."""
-    found = _find_object(reply) if isinstance(reply, str) else reply
+    found = find_object(reply) if isinstance(reply, str) else reply
     if not isinstance(found, Mapping) or not isinstance(found.get("facts"), list):
         shown = str(reply).strip()[:80]
         return [], f"judge reply has no facts list: {shown!r}" if shown else "judge reply is empty"

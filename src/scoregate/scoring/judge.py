@@ -16,8 +16,6 @@ import asyncio
 import dataclasses
 import json
 import re
-import statistics
-from collections import Counter
 from typing import Any
 
 from scoregate.catalog.models import JudgeField
@@ -25,20 +23,29 @@ from scoregate.catalog.templates import malformed_placeholders
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import Completion, CompletionRequest
 from scoregate.scoring.base import VALID_ROOTS, EvalContext, ModelCallFailed, resolve_path
+from scoregate.scoring.judge_reply import (
+    BARE_NUMBER,
+    REASONING_FIELD,
+    Parsed,
+    check_field,
+    check_reasoning,
+    field_in_reply,
+    find_object,
+    integral_range,
+    merge_samples,
+    number_text,
+    pick_reasoning,
+    reply_number,
+)
 from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
-from scoregate.store.records import DataType, Score, ScoreValue
+from scoregate.store.records import DataType, Score
 
 NOT_PROVIDED = "(not provided)"
-REASONING_FIELD = "reasoning"
 SAMPLING_TEMPERATURE = 0.7
 DEFAULT_REASONING = "In one or two sentences, justify the score with specific evidence."
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-_BARE_NUMBER = re.compile(r"^\s*[-+]?\d+(?:\.\d+)?\s*$")
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
-
-Parsed = dict[str, tuple[ScoreValue, str | None]]
-"""key → (value, None) when measured, (None, reason) when not."""
 
 
 class LlmJudge:
@@ -100,15 +107,15 @@ class LlmJudge:
         keys = [REASONING_FIELD, *(f.key for f in self._fields)]
         text = completion.text or ""
         cut = " (the reply was cut off at max_tokens)" if completion.finish_reason == "length" else ""
-        reply = _find_object(text)
+        reply = find_object(text)
         if isinstance(reply, dict):
-            parsed: Parsed = {REASONING_FIELD: _check_reasoning(reply)}
+            parsed: Parsed = {REASONING_FIELD: check_reasoning(reply)}
             for f in self._fields:
-                parsed[f.key] = _check_field(f, _get(reply, f.key))
+                parsed[f.key] = check_field(f, field_in_reply(reply, f.key))
             return parsed
-        if _BARE_NUMBER.match(text):
+        if BARE_NUMBER.match(text):
             parsed = {k: (None, f"judge replied only a number ({text.strip()}), no {k!r}") for k in keys}
-            parsed[self.spec.score.key] = _check_field(self.spec.score, (True, _number(text)))
+            parsed[self.spec.score.key] = check_field(self.spec.score, (True, reply_number(text)))
             return parsed
         shown = text.strip()[:80]
         why = "judge reply is empty" if not shown else f"judge reply is not JSON: {shown!r}"
@@ -126,8 +133,8 @@ class LlmJudge:
     def _combine(self, samples: list[Parsed]) -> list[Score]:
         """Merge the samples into one score per key; the reasoning goes in the primary score's comment."""
         primary = self.spec.score.key
-        merged = {f.key: _merge(f, [s[f.key] for s in samples]) for f in self._fields}
-        reasoning, reasoning_why = _pick_reasoning(samples, primary, merged[primary][0])
+        merged = {f.key: merge_samples(f, [s[f.key] for s in samples]) for f in self._fields}
+        reasoning, reasoning_why = pick_reasoning(samples, primary, merged[primary][0])
         scores = []
         for f in self._fields:
             value, reason, spread = merged[f.key]
@@ -241,8 +248,8 @@ def _describe(f: JudgeField) -> str:
         return "string"
     if f.range is None:
         return "whole number >= 0 (a count)"
-    kind = "integer" if _integral_range(f) else "number"
-    return f"{kind} from {_fmt(f.range[0])} to {_fmt(f.range[1])}"
+    kind = "integer" if integral_range(f) else "number"
+    return f"{kind} from {number_text(f.range[0])} to {number_text(f.range[1])}"
 
 
 def _render_value(value: Any) -> str:
@@ -254,158 +261,3 @@ def _render_value(value: Any) -> str:
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False, indent=2)
     return str(value)
-
-
-def _find_object(text: str) -> Any:
-    """The reply as JSON, else the first `{...}` object in it, else None."""
-    try:
-        return json.loads(text, strict=False)
-    except ValueError:
-        pass
-    decoder = json.JSONDecoder(strict=False)
-    start = text.find("{")
-    while start != -1:
-        try:
-            found, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            found = None
-        if isinstance(found, dict):
-            return found
-        start = text.find("{", start + 1)
-    return None
-
-
-def _get(reply: dict[str, Any], key: str) -> tuple[bool, Any]:
-    """(present, value) for `key`, matching the key exactly or else ignoring case."""
-    if key in reply:
-        return True, reply[key]
-    for k, v in reply.items():
-        if isinstance(k, str) and k.lower() == key.lower():
-            return True, v
-    return False, None
-
-
-def _check_reasoning(reply: dict[str, Any]) -> tuple[ScoreValue, str | None]:
-    present, value = _get(reply, REASONING_FIELD)
-    if not present or value is None:
-        return None, f"judge reply has no {REASONING_FIELD!r} field"
-    return _as_text(REASONING_FIELD, value)
-
-
-def _as_text(key: str, value: Any) -> tuple[ScoreValue, str | None]:
-    if isinstance(value, str):
-        return value.strip(), None
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return "; ".join(v.strip() for v in value), None
-    return None, f"judge replied {_show(value)} for {key!r}, not text"
-
-
-def _check_field(f: JudgeField, found: tuple[bool, Any]) -> tuple[ScoreValue, str | None]:
-    """Validate one field of the reply: the value when allowed, else None and the specific reason."""
-    present, value = found
-    if not present:
-        return None, f"judge reply has no {f.key!r} field"
-    if value is None:
-        return None, f"judge replied null for {f.key!r}"
-    if f.data_type == "text":
-        return _as_text(f.key, value)
-    if f.data_type == "categorical":
-        if isinstance(value, str):
-            for c in f.categories or []:
-                if value.strip().lower() == c.lower():
-                    return c, None
-        return None, f"judge replied {_show(value)}, not one of {', '.join(f.categories or [])}"
-    number = _number(value)
-    if f.data_type == "boolean":
-        if isinstance(value, bool):
-            return int(value), None
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return int(value.strip().lower() == "true"), None
-        if number in (0, 1):
-            return int(number), None
-        return None, f"judge replied {_show(value)}, not 0 or 1"
-    if number is None:
-        return None, f"judge replied {_show(value)}, not a number"
-    if f.range is None:
-        if number != int(number) or number < 0:
-            return None, f"judge replied {_show(value)}, not a whole number >= 0"
-        return int(number), None
-    lo, hi = f.range
-    span = f"{_fmt(lo)}-{_fmt(hi)}"
-    if _integral_range(f) and number != int(number):
-        return None, f"judge replied {_show(value)}, not a whole number in {span}"
-    if not lo <= number <= hi:
-        return None, f"judge replied {_show(value)}, outside {span}"
-    return (int(number) if _integral_range(f) else number), None
-
-
-def _number(value: Any) -> float | int | None:
-    """A JSON number or a numeric string as a number; None for anything else (booleans included)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str) and _BARE_NUMBER.match(value):
-        text = value.strip()
-        return float(text) if "." in text else int(text)
-    return None
-
-
-def _merge(f: JudgeField, samples: list[tuple[ScoreValue, str | None]]) -> tuple[ScoreValue, str | None, float | None]:
-    """(value, reason, spread) of one key over the samples."""
-    if len(samples) == 1:
-        return samples[0][0], samples[0][1], None
-    measured = [v for v, _ in samples if v is not None]
-    if len(measured) * 2 < len(samples):
-        first = next((why for v, why in samples if v is None), None)
-        return None, f"only {len(measured)} of {len(samples)} judge samples measured {f.key}: {first}", None
-    if f.data_type in ("numeric", "boolean"):
-        numbers = [float(v) for v in measured if isinstance(v, int | float)]
-        spread = max(numbers) - min(numbers)
-        if f.data_type == "numeric":
-            middle = statistics.median(numbers)
-            return (int(middle) if middle == int(middle) else middle), None, spread
-        ones = sum(1 for n in numbers if n == 1)
-        if ones * 2 == len(numbers):
-            return None, f"judge samples split evenly on {f.key} ({ones} said 1, {ones} said 0)", spread
-        return int(ones * 2 > len(numbers)), None, spread
-    if f.data_type == "categorical":
-        ranked = Counter(measured).most_common()
-        if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-            return None, f"judge samples tie on {f.key}: {ranked[0][0]!r} and {ranked[1][0]!r}", None
-        return ranked[0][0], None, None
-    return measured[0], None, None
-
-
-def _pick_reasoning(samples: list[Parsed], primary: str, value: ScoreValue) -> tuple[str | None, str]:
-    """The reasoning of the sample whose primary score is nearest the merged value, or why there is none."""
-    usable = [s for s in samples if isinstance(s[REASONING_FIELD][0], str)]
-    if len(usable) * 2 < len(samples) or not usable:
-        first = next((s[REASONING_FIELD][1] for s in samples if s[REASONING_FIELD][1]), None)
-        return None, first or "no judge reasoning"
-
-    def distance(s: Parsed) -> float:
-        v = s[primary][0]
-        if v == value:
-            return 0.0
-        if isinstance(v, int | float) and isinstance(value, int | float):
-            return abs(float(v) - float(value))
-        return float("inf")
-
-    best = min(usable, key=distance)
-    return str(best[REASONING_FIELD][0]), ""
-
-
-def _integral_range(f: JudgeField) -> bool:
-    return f.range is not None and all(x == int(x) for x in f.range)
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if x == int(x) else str(x)
-
-
-def _show(value: Any) -> str:
-    """A reply value as the user should see it in a reason (short)."""
-    is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    text = str(value) if is_number else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."

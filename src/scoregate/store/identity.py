@@ -124,21 +124,3 @@ def run_overview(store: RunStore) -> RunOverview:
         verdict=summary.verdict if summary else None,
         started_at=record.started_at,
     )
-
-
-def run_description(manifest: Mapping[str, Any], summary: Mapping[str, Any] | None = None) -> str:
-    """Return a run's description in words: experiment, dataset, model (name and id), prompts, verdict."""
-    receipts = manifest.get("receipts") or {}
-    model = receipts.get("model") or {}
-    dataset = receipts.get("dataset") or {}
-    text = (
-        f"scoregate run {manifest.get('run_id')}: experiment {receipts.get('experiment')} on "
-        f"{dataset.get('name')} ({dataset.get('items')} items); model {model.get('name')} "
-        f"({model.get('model')} @ {model.get('endpoint')}); prompts {prompt_versions(receipts.get('prompts') or {})}"
-    )
-    if summary is not None:
-        text += f"; verdict {str(summary.get('verdict')).replace('_', ' ')}"
-        failed = [g for g in summary.get("gates") or [] if g.get("status") != "pass"]
-        for g in failed:
-            text += f"\n- gate {g['name']} {g['status']}: {g.get('detail')}"
-    return text

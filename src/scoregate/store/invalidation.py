@@ -51,7 +51,7 @@ def invalidation_tags(record: dict[str, Any] | None) -> dict[str, str]:
     return tags
 
 
-def describe(record: dict[str, Any]) -> str:
+def describe_invalidation(record: dict[str, Any]) -> str:
     """`invalidated <date>: <reason>[; superseded by <run>]`."""
     text = f"invalidated {str(record.get('invalidated_at', ''))[:10]}: {record.get('invalid_reason')}"
     return text + (f"; superseded by {record['superseded_by']}" if record.get("superseded_by") else "")
@@ -60,7 +60,7 @@ def describe(record: dict[str, Any]) -> str:
 def why_invalid(store: RunStore) -> str | None:
     """Why a run must not be used (its invalidation), or None."""
     record = invalidation_of(store)
-    return None if record is None else describe(record)
+    return None if record is None else describe_invalidation(record)
 
 
 def refuse_invalid(store: RunStore, doing: str) -> None:
@@ -70,6 +70,6 @@ def refuse_invalid(store: RunStore, doing: str) -> None:
         return
     better = record.get("superseded_by")
     raise ScoregateError(
-        f"cannot {doing} run {store.run_id}: it was {describe(record)}",
+        f"cannot {doing} run {store.run_id}: it was {describe_invalidation(record)}",
         hint=f"use {better} instead" if better else "use a valid run (`scoregate runs list` marks invalid ones)",
     )

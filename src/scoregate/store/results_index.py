@@ -101,7 +101,7 @@ class ResultsIndex:
         return np.argsort(self.indices, kind="stable")
 
 
-def scan(path: Path, *, repeats: bool) -> ResultsIndex:
+def index_results(path: Path, *, repeats: bool) -> ResultsIndex:
     """Index the newest record of every item id (with `repeats`, of every (item id, repeat); else repeat 1 only).
 
     Complete lines only: a partial last line (a killed writer) ends the scan. Raise DamagedLine on a line

@@ -222,11 +222,14 @@ class RunStore:
 
     def _index(self, *, repeats: bool) -> ResultsIndex:
         """Where the newest record of each item (or item and repeat) sits in results.jsonl (one cheap pass)."""
-        from scoregate.store.results_index import DamagedLine, scan  # numpy: not on the way to a run's first item
+        from scoregate.store.results_index import (  # numpy: not on the way to a run's first item
+            DamagedLine,
+            index_results,
+        )
 
         path = self.directory / RESULTS
         try:
-            return scan(path, repeats=repeats)
+            return index_results(path, repeats=repeats)
         except DamagedLine as exc:
             raise DamagedResults(path, exc.line, exc.detail) from None
         except OSError as exc:

@@ -75,9 +75,9 @@ def shards_dir(run_directory: Path) -> Path:
 def newest_lines(path: Path) -> Iterator[tuple[str, int, bytes]]:
     """Yield (item id, repeat, raw line) of the newest record of each (item, repeat) in a results file, in file
     order (a record retried with `--retry-errors` replaces the older one, as in the run itself)."""
-    from scoregate.store.results_index import record_id, scan
+    from scoregate.store.results_index import index_results, record_id
 
-    index = scan(path, repeats=True)
+    index = index_results(path, repeats=True)
     with path.open("rb") as handle:
         for position in range(len(index)):
             handle.seek(int(index.offsets[position]))

@@ -17,6 +17,7 @@ from typing import Any
 from scoregate.store.records import CallRecord, ItemResult
 from scoregate.store.repeats import iter_all_results
 from scoregate.store.run_store import RunStore
+from scoregate.store.vocabulary import stage_of
 
 METRICS_JSON = "metrics.json"
 METRICS_CSV = "metrics.csv"
@@ -43,13 +44,6 @@ COLUMNS = (
     "retries",
     "cache_hit",
 )
-
-
-def stage_of(purpose: str, final_stage: str | None) -> str:
-    """Return the telemetry stage of a call: `task` (or the pipeline's last stage), a stage name, `judge:<ev>`."""
-    if purpose == "task":
-        return final_stage or "task"
-    return purpose.removeprefix("stage:")
 
 
 def _prompt_of(call: CallRecord, result: ItemResult, receipts: dict[str, Any]) -> str | None:

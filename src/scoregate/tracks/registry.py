@@ -44,7 +44,7 @@ def track_reports(
     return blocks
 
 
-def gate_metrics(blocks: dict[str, Any]) -> dict[str, Any]:
+def take_gate_metrics(blocks: dict[str, Any]) -> dict[str, Any]:
     """Take the run-level metrics every track block offers to gates out of the blocks, by name."""
     found: dict[str, Any] = {}
     for block in blocks.values():

@@ -36,7 +36,7 @@ def check_connection(settings: LangfuseSettings | None = None, *, remote: Remote
     settings = settings or require_settings()
     started = time.perf_counter()
     if remote is None:
-        probe(settings.host)
+        probe_host(settings.host)
         remote = Remote(settings, throttle=Throttle(0), max_retries=0, timeout_s=CHECK_TIMEOUT_S)
     project = remote.project()
     return CheckReport(
@@ -49,7 +49,7 @@ def check_connection(settings: LangfuseSettings | None = None, *, remote: Remote
     )
 
 
-def probe(host: str) -> None:
+def probe_host(host: str) -> None:
     """Fail fast when nothing answers HTTP at `host`: a short connect timeout, then a short answer timeout.
 
     Without it a server that is down behind a firewall (or hung) kept `langfuse check` waiting 16-26 s.

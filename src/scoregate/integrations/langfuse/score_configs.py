@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scoregate.catalog.models import CompositeSpec, ScoreKey
+from scoregate.catalog.config_models import CompositeSpec
+from scoregate.catalog.models import ScoreKey
 from scoregate.catalog.project import Project
 from scoregate.integrations.langfuse.canonical import canonical
 from scoregate.integrations.langfuse.public_api import PublicApi

@@ -38,7 +38,8 @@ from scoregate.sinks.langfuse.report import MirrorReport
 from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
 from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
-from scoregate.store.identity import manifest_run_name, run_description
+from scoregate.store.description import RunDescription
+from scoregate.store.identity import manifest_run_name
 from scoregate.store.invalidation import with_invalidation
 from scoregate.store.records import ItemResult
 from scoregate.store.repeats import iter_all_results
@@ -240,7 +241,7 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: MirrorContext, chunk: l
         outcome = lf.run_experiment(
             name=f"{receipts['project']}/{receipts['experiment']}",
             run_name=run_name,
-            description=run_description(ctx.manifest),
+            description=RunDescription(ctx.manifest).paragraph(),
             data=data,
             task=task,
             max_concurrency=1,

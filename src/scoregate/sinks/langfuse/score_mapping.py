@@ -16,29 +16,13 @@ from typing import Any, Literal
 
 from scoregate.store.records import ItemResult, Score
 from scoregate.store.stop_record import stop_line
+from scoregate.store.vocabulary import LANGFUSE_RUN_METRICS, derived_key
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
 TASK_ERROR = "task_error"
 UNMEASURED = "unmeasured"
 TEXT_LIMIT = 500  # Langfuse accepts TEXT score values of 1 to 500 characters
 EMPTY_TEXT = "(empty)"
-
-
-RUN_METRIC_KEYS = (
-    "success_rate",
-    "error_count",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "latency_mean_ms",
-    "tokens_in_total",
-    "tokens_out_total",
-    "cost_usd_total",
-    "retries_total",
-    "calls",
-    "failed_calls",
-)
-"""The run metrics posted as run-level scores."""
 
 
 @dataclass(frozen=True)
@@ -117,11 +101,12 @@ def _aggregate_posts(key: str, stats: dict[str, Any]) -> list[ScorePost]:
         low, high = stats.get("ci_low"), stats.get("ci_high")
         ci = f", {round(100 * stats.get('confidence', 0.95))}% CI [{low}, {high}]" if low is not None else ""
         detail = {k: stats.get(k) for k in ("median", "std", "ci_low", "ci_high", "min", "max", "n_measured")}
-        posts.append(ScorePost(f"{key}_mean", mean, "NUMERIC", measured + ci, detail))
+        posts.append(ScorePost(derived_key(key, "mean"), mean, "NUMERIC", measured + ci, detail))
     if coverage is not None:
         reasons = stats.get("null_reasons") or {}
         why = "; ".join(f"{reason} ({count})" for reason, count in reasons.items())
-        posts.append(ScorePost(f"{key}_coverage", coverage, "NUMERIC", measured + (f"; null: {why}" if why else "")))
+        comment = measured + (f"; null: {why}" if why else "")
+        posts.append(ScorePost(derived_key(key, "coverage"), coverage, "NUMERIC", comment))
     return posts
 
 
@@ -130,7 +115,7 @@ def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[Score
     from scoregate.analysis.slices import slice_score_rows
 
     posts = [p for key, stats in summary["scores"].items() for p in _aggregate_posts(key, stats)]
-    for key in RUN_METRIC_KEYS:
+    for key in LANGFUSE_RUN_METRICS:
         value = _number(summary["run_metrics"].get(key))
         if value is not None:
             posts.append(ScorePost(key, value, "NUMERIC"))

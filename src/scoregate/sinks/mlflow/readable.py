@@ -11,16 +11,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from scoregate.sinks.mlflow.description import run_description
+from scoregate.store.description import RunDescription
+from scoregate.store.vocabulary import MLFLOW_RUN_METRICS, SCORE_STATS, derived_key
 from scoregate.tracks.registry import headline_metrics
 
-SCORE_STATS = ("mean", "ci_low", "ci_high", "coverage")
-"""Per numeric score, the statistics logged as metrics (what a person compares across runs)."""
-RUN_METRICS = (
-    "items", "success_rate", "error_count", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
-    "latency_mean_ms", "tokens_in_total", "tokens_out_total", "cost_usd_total", "retries_total", "calls",
-    "failed_calls",
-)  # fmt: skip
 SIGNIFICANT = 4
 
 
@@ -47,9 +41,9 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     for key, stats in (summary.get("scores") or {}).items():
         numeric = stats.get("data_type") in ("numeric", "boolean")
         for stat in SCORE_STATS if numeric else ("coverage",):
-            metrics[f"{key}_{stat}"] = rounded(stats.get(stat))
+            metrics[derived_key(key, stat)] = rounded(stats.get(stat))
     run_metrics = summary.get("run_metrics") or {}
-    for key in RUN_METRICS:
+    for key in MLFLOW_RUN_METRICS:
         metrics[key] = rounded(run_metrics.get(key))
     for track, found in headline_metrics(summary).items():
         metrics.update(
@@ -86,7 +80,7 @@ def readable_tags(manifest: dict[str, Any], summary: dict[str, Any]) -> dict[str
         "dataset": str(dataset.get("name")),
         "dataset.hash": str(dataset.get("content_hash")),
         "verdict": str(summary.get("verdict")),
-        "mlflow.note.content": run_description(manifest, summary),
+        "mlflow.note.content": RunDescription(manifest, summary).markdown(),
     }
 
 

@@ -35,8 +35,9 @@ def params_of(manifest: dict[str, Any]) -> dict[str, str]:
         "dataset": r["dataset"]["name"],
         "dataset_hash": r["dataset"]["content_hash"],
         "dataset_items": str(r["dataset"]["items"]),
-        "model": r["model"]["model"],
-        "model_name": r["model"]["name"],
+        "model": r["model"]["name"],  # as the tag `model`: the name in scoregate.yaml
+        "model_name": r["model"]["name"],  # kept: runs mirrored before `model` took this meaning have it too
+        "provider_model": r["model"]["model"],
         "model_provider": r["model"]["provider"],
         "model_endpoint": r["model"]["endpoint"],
         "judge_model": r["judge_model"]["model"],

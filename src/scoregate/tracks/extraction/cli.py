@@ -32,7 +32,7 @@ def _print_problems(problems: list[ItemProblem], total: int) -> None:
     print_wrapped(console, f"{total - len(problems)} of {total} items can be scored; {len(problems)} cannot")
 
 
-def connection_test(
+def connection_test_command(
     base_url: Annotated[str, typer.Option("--base-url", help="OpenAI-compatible base URL, e.g. http://host:8000/v1.")],
     model: Annotated[str | None, typer.Option(help="Model to test (default: the first one listed).")] = None,
     api_key_env: Annotated[
@@ -140,7 +140,7 @@ def _dataset_file(project: Path | None, dataset: str) -> Path:
 
 
 @app.command("check")
-def check(
+def check_command(
     dataset: Annotated[
         str, typer.Argument(help="A dataset name (datasets/NAME.jsonl of the project) or a .jsonl file.")
     ],

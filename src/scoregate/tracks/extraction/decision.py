@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from scoregate.analysis.gates import evaluate_gate, overall_verdict
-from scoregate.catalog.models import GateOp, GateSpec
+from scoregate.catalog.config_models import GateOp, GateSpec
 
 Level = Literal["minimum", "target", "excellence"]
 LEVEL_ORDER: tuple[Level, ...] = ("minimum", "target", "excellence")

@@ -15,10 +15,10 @@ from scoregate.tracks.extraction.metrics.options import ExtractionOptions
 from scoregate.tracks.extraction.metrics.similarity import (
     JsonType,
     StringSimilarity,
-    canonical,
     json_type,
     similarity,
     strict_equal,
+    value_key,
     value_text,
 )
 
@@ -260,11 +260,11 @@ class _Walker:
             keys: set[Hashable] = set()
             for path, _, leaf in _leaves(self.expected_root, "", -1):
                 for candidate in (leaf, *self.alternatives.get(path, ())):
-                    keys.add(canonical(candidate, self.options, loose=True))
+                    keys.add(value_key(candidate, self.options, loose=True))
                     if isinstance(candidate, list | tuple):
-                        keys.update(canonical(v, self.options, loose=True) for v in candidate)
+                        keys.update(value_key(v, self.options, loose=True) for v in candidate)
             self._grounded_keys = keys
-        if canonical(value, self.options, loose=True) in self._grounded_keys:
+        if value_key(value, self.options, loose=True) in self._grounded_keys:
             return True
         if isinstance(value, list | tuple):
             return bool(value) and all(self._grounded(v) for v in value)

@@ -48,7 +48,7 @@ def _norm_text(text: str, *, fold_case: bool, collapse: bool) -> str:
     return text.casefold() if fold_case else text
 
 
-def canonical(value: Any, options: ExtractionOptions, *, loose: bool) -> Hashable:
+def value_key(value: Any, options: ExtractionOptions, *, loose: bool) -> Hashable:
     """Return a hashable key of a value: equal keys mean equal values (loose: ignoring case and spacing)."""
     kind = json_type(value)
     if kind == "string":
@@ -57,10 +57,10 @@ def canonical(value: Any, options: ExtractionOptions, *, loose: bool) -> Hashabl
     if kind == "number":
         return ("n", float(value))
     if kind == "object":
-        items = ((k, canonical(v, options, loose=loose)) for k, v in value.items() if v is not None)
+        items = ((k, value_key(v, options, loose=loose)) for k, v in value.items() if v is not None)
         return ("o", tuple(sorted(items, key=repr)))
     if kind == "array":
-        keys = [canonical(v, options, loose=loose) for v in value]
+        keys = [value_key(v, options, loose=loose) for v in value]
         if loose or not options.array_order_matters:
             keys.sort(key=repr)
         return ("a", tuple(keys))
@@ -86,7 +86,7 @@ def strict_equal(expected: Any, predicted: Any, options: ExtractionOptions) -> b
             return False
         if options.array_order_matters:
             return all(strict_equal(e, p, options) for e, p in zip(expected, predicted, strict=True))
-        return canonical(expected, options, loose=False) == canonical(predicted, options, loose=False)
+        return value_key(expected, options, loose=False) == value_key(predicted, options, loose=False)
     if kind == "object":
         e_keys = {k for k, v in expected.items() if v is not None}
         p_keys = {k for k, v in predicted.items() if v is not None}
@@ -129,8 +129,8 @@ def array_jaccard(
     the canonical key). By default the arrays are sets, as the extraction specification defines it;
     `array_multiset` counts repeated elements.
     """
-    e_keys = Counter(canonical(v, options, loose=False) for v in expected)
-    p_keys = Counter(canonical(v, options, loose=False) for v in predicted)
+    e_keys = Counter(value_key(v, options, loose=False) for v in expected)
+    p_keys = Counter(value_key(v, options, loose=False) for v in predicted)
     if not options.array_multiset:
         e_set, p_set = set(e_keys), set(p_keys)
         union_size = len(e_set | p_set)
