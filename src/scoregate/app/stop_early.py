@@ -71,8 +71,8 @@ def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> Run
     from scoregate.app.run_options import runs_dir
 
     store = RunStore.open(runs_dir(project), run_id)
-    manifest = store.manifest
-    dataset = manifest["receipts"].get("dataset") or {}
+    manifest = store.manifest_record
+    dataset = manifest.receipts.dataset or {}
     if dataset.get("name") != plan.dataset.name or dataset.get("content_hash") != plan.dataset_scan.content_hash:
         raise _error(
             f"reference run {run_id} was run on dataset {dataset.get('name')} "
@@ -80,9 +80,9 @@ def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> Run
             f"(content {plan.dataset_scan.content_hash[:12]})",
             "compare against a run of the same dataset version (`scoregate runs list`)",
         )
-    if manifest.get("status") != "finished" or store.summary is None:
+    if manifest.status != "finished" or store.summary is None:
         raise _error(
-            f"reference run {run_id} is {manifest.get('status')}, not finished",
+            f"reference run {run_id} is {manifest.status}, not finished",
             f"finish it first (`scoregate run --resume {run_id}`) or name a finished run",
         )
     return store
