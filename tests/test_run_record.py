@@ -74,3 +74,32 @@ def test_a_damaged_summary_names_the_field(tmp_path: Path, text: str, says: str)
     with pytest.raises(DamagedRun) as caught:
         read_summary(path)
     assert says in str(caught.value) and caught.value.where == str(path)
+
+
+def test_analysis_builds_the_record_types_and_they_write_every_key_a_summary_had() -> None:
+    from scoregate.analysis.gates import evaluate_gate
+    from scoregate.analysis.stats import describe
+    from scoregate.catalog.config_models import GateSpec
+    from scoregate.store.record import GateResult, ScoreStats
+
+    stats = describe([1.0, None, 3.0], resamples=50)
+    assert isinstance(stats, ScoreStats)
+    assert list(stats.to_dict()) == [
+        *("n_total", "n_measured", "coverage", "mean", "median", "std"),
+        *("ci_low", "ci_high", "min", "max", "confidence", "ci_method"),
+    ]
+    assert describe([None]).to_dict()["mean"] is None  # unmeasured: written as null, never left out
+    summary = {"scores": {"x": stats.to_dict()}, "run_metrics": {}}
+    gate = evaluate_gate(
+        GateSpec(name="g", metric="x", stat="every_item", op=">=", threshold=2),
+        summary,
+        column=[1.0, None, 3.0],
+        min_coverage=0.5,
+        item_ids=["a", "b", "c"],
+    )
+    assert isinstance(gate, GateResult)
+    assert gate.status == "fail" and gate.failing_items == ["a"]
+    assert list(gate.to_dict()) == [
+        *("name", "metric", "stat", "op", "threshold", "observed", "coverage", "status", "detail"),
+        *("failing_items", "quarantined", "slices"),
+    ]

@@ -11,12 +11,11 @@ import math
 import operator
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from scoregate.catalog.config_models import GateSpec
+from scoregate.store.record import GateResult, GateStatus
 
-GateStatus = Literal["pass", "fail", "incomplete"]
 SHOWN_ITEMS = 5
 """How many breaking item ids a gate's detail names (the count is always given)."""
 
@@ -29,29 +28,32 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
-@dataclass(frozen=True)
-class GateResult:
-    """One gate's verdict with the evidence behind it."""
-
-    name: str
-    metric: str
-    stat: str
-    op: str
-    threshold: float
-    observed: float | None
-    coverage: float | None
-    status: GateStatus
-    detail: str
-    failing_items: list[str] | None = None
-    """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
-    quarantined: list[str] | None = None
-    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`)."""
-    slices: list[dict[str, Any]] | None = None
-    """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form."""
-        return asdict(self)
+def new_gate_result(
+    name: str,
+    metric: str,
+    stat: str,
+    op: str,
+    threshold: float,
+    observed: float | None,
+    coverage: float | None,
+    status: GateStatus,
+    detail: str,
+) -> GateResult:
+    """A gate's verdict as the run record keeps it: every field written (the optional lists as null)."""
+    return GateResult(
+        name=name,
+        metric=metric,
+        stat=stat,
+        op=op,
+        threshold=threshold,
+        observed=observed,
+        coverage=coverage,
+        status=status,
+        detail=detail,
+        failing_items=None,
+        quarantined=None,
+        slices=None,
+    )
 
 
 def evaluate_gate(
@@ -70,7 +72,7 @@ def evaluate_gate(
     compare = _OPS[gate.op]
 
     def result(status: GateStatus, observed: float | None, coverage: float | None, detail: str) -> GateResult:
-        return GateResult(
+        return new_gate_result(
             gate.name, gate.metric, gate.stat, gate.op, gate.threshold, observed, coverage, status, detail
         )
 
@@ -131,7 +133,7 @@ def _every_item(
     elif coverage < 1:
         detail += f"; coverage {coverage:.0%}"
     status: GateStatus = "fail" if broke else "incomplete" if low_coverage else "pass"
-    return replace(result(status, worst, coverage, detail), failing_items=named)
+    return result(status, worst, coverage, detail).model_copy(update={"failing_items": named})
 
 
 def _possible_span(

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scoregate.analysis.gates import GateResult, GateStatus
+from scoregate.analysis.gates import GateResult, GateStatus, new_gate_result
 from scoregate.analysis.paired import compare_paired
 from scoregate.analysis.run_source import RunSource
 from scoregate.catalog.models import Direction
@@ -148,7 +148,9 @@ def _margin(gate: GateLike) -> float:
 def _result(
     gate: GateLike, status: GateStatus, observed: float | None, coverage: float | None, detail: str
 ) -> GateResult:
-    return GateResult(gate.name, gate.metric, REGRESSION_STAT, ">", -_margin(gate), observed, coverage, status, detail)
+    return new_gate_result(
+        gate.name, gate.metric, REGRESSION_STAT, ">", -_margin(gate), observed, coverage, status, detail
+    )
 
 
 def without_baseline(gate: GateLike, problem: str) -> GateResult:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the mirrors read slice rows through this module: it must not load numpy or the catalog
@@ -123,7 +123,7 @@ def with_slices(overall: GateResult, slices: list[SliceResult], *, min_items: in
         parts.append(_named(small, f"too small to test (< {min_items} paired items)"))
     detail = f"{overall.detail}; " + "; ".join(parts)
     status = "fail" if failed else overall.status
-    return replace(overall, status=status, detail=detail, slices=[s.to_dict() for s in slices])
+    return overall.model_copy(update={"status": status, "detail": detail, "slices": [s.to_dict() for s in slices]})
 
 
 _UNSAFE = re.compile(r"[^\w.\- /]")

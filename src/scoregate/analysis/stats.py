@@ -5,41 +5,18 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
 from scoregate.analysis.bootstrap import Method, Statistic, bootstrap
 from scoregate.analysis.columns import FloatColumn
+from scoregate.store.record import ScoreStats
 
 # BCa needs a jackknife over all n leave-one-out samples (O(n²) work); above this the percentile
 # interval is used, which at such n differs from BCa by far less than the interval's width.
 BCA_MAX_N = 2000
 # Upper bound on the elements of one batch of resamples (batch × n); 250k float64 ≈ 2 MB per array.
 BATCH_ELEMENTS = 250_000
-
-
-@dataclass(frozen=True)
-class ScoreStats:
-    """Summary of one score's values; every statistic is None when it is undefined for the data."""
-
-    n_total: int
-    n_measured: int
-    coverage: float | None
-    mean: float | None
-    median: float | None
-    std: float | None
-    ci_low: float | None
-    ci_high: float | None
-    min: float | None
-    max: float | None
-    confidence: float
-    ci_method: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form (JSON-ready)."""
-        return asdict(self)
 
 
 def measured_values(values: Sequence[float | None], *, what: str = "values") -> np.ndarray:
@@ -131,7 +108,20 @@ def describe(
     n_total, n = len(values), int(x.size)
     coverage = n / n_total if n_total else None
     if n == 0:
-        return ScoreStats(n_total, 0, coverage, None, None, None, None, None, None, None, confidence, None)
+        return ScoreStats(
+            n_total=n_total,
+            n_measured=0,
+            coverage=coverage,
+            mean=None,
+            median=None,
+            std=None,
+            ci_low=None,
+            ci_high=None,
+            min=None,
+            max=None,
+            confidence=confidence,
+            ci_method=None,
+        )
     low, high, method = mean_ci(x, confidence=confidence, resamples=resamples, seed=seed)
     return ScoreStats(
         n_total=n_total,

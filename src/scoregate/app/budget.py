@@ -6,11 +6,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scoregate.app.forecast import RunForecast
 from scoregate.catalog.config_models import Settings
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
+
+if TYPE_CHECKING:  # the forecast loads numpy: a run without a budget never needs it
+    from scoregate.app.forecast import RunForecast
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scoregate.app.budget import budget_of, check_forecast
-from scoregate.app.forecast import RunForecast, cached_items, forecast_run, planned_items
 from scoregate.app.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project
@@ -15,6 +14,8 @@ from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from scoregate.app.forecast import RunForecast
 
 
 def _done_ids(resumed: RunStore | None, options: RunOptions) -> set[str]:
@@ -37,6 +38,8 @@ def forecast_plan(
     project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None = None
 ) -> RunForecast:
     """Forecast the run `options` ask for (the items still to do of a resumed one); no model is called."""
+    from scoregate.app.forecast import cached_items, forecast_run, planned_items  # numpy: only with a budget
+
     concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
     items = planned_items(plan, limit=options.limit, repeat=options.repeat, done=_done(resumed, options))
     members = None

@@ -129,14 +129,14 @@ def judge_identity(project: Project, stores: Sequence[RunStore], judge_key: str)
     file_hash = _file_hash(project.sources.get(f"evaluator:{name}"))
     models: list[dict[str, str | None] | None] = []
     for store in stores:
-        receipts = store.manifest["receipts"]
-        used = receipts.get("evaluators", {}).get(name) or {}
+        receipts = store.manifest_record.receipts
+        used = receipts.evaluators.get(name) or {}
         if used.get("version") != spec.version or used.get("file_hash") != file_hash:
             raise ScoregateError(
                 f"{project.source('evaluator', name)} changed since run {store.run_id} was scored",
                 hint="calibrate a run scored by the evaluator as it is now (rerun the experiment)",
             )
-        default = receipts["judge_model"]
+        default = receipts.judge_model or {}
         if spec.models_called(default["name"]) and not spec.named_models():  # the run's judge, as its receipts say
             models.append({k: default.get(k) for k in ("name", "provider", "model")})
         else:
@@ -261,7 +261,7 @@ def save_calibration(
         "score_key": report.judge_key,
         "human_key": report.human_key,
         "runs": [s.run_id for s in stores],
-        "datasets": sorted({s.manifest["receipts"]["dataset"]["name"] for s in stores}),
+        "datasets": sorted({s.manifest_record.receipts.dataset_name() for s in stores}),
         "n_total": calibration["n_total"],
         "n_pairs": calibration["n_pairs"],
         "scale": calibration["scale"],

@@ -31,6 +31,8 @@ from scoregate.tracks.project import load_project
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from scoregate.store.record import Manifest, Receipts
+
 __all__ = ["RunOptions", "RunOutcome", "run_experiment", "run_models", "runs_dir"]
 
 
@@ -178,7 +180,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         if resumed is not None:
             if (reason := _nothing_to_resume(resumed, options)) is not None:
                 return _finish_mirror(resumed, project, options, reason)
-            experiment, options = _resumed(resumed.manifest, options)
+            experiment, options = _resumed(resumed.manifest_record, options)
         outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console)
     finally:
         if lock is not None:
@@ -213,7 +215,7 @@ def _plan_check_and_run(
     console: Console | None,
 ) -> RunOutcome:
     prompt_versions = _use_langfuse_prompts(
-        project, experiment, options, resumed=resumed.manifest["receipts"] if resumed is not None else None
+        project, experiment, options, resumed=resumed.manifest_record.receipts if resumed is not None else None
     )
     plan = plan_experiment(
         project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
@@ -284,16 +286,16 @@ def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Con
             console.print(Text(note, style="yellow"), soft_wrap=True)  # a path as text: no markup, no emoji codes
 
 
-def _resumed(manifest: dict[str, Any], options: RunOptions) -> tuple[str, RunOptions]:
+def _resumed(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:
     """The experiment and options of the run being resumed (a new --concurrency is kept)."""
-    receipts, saved = manifest["receipts"], manifest["options"]
-    return receipts["experiment"], replace(
+    receipts, saved = manifest.receipts, manifest.options
+    return str(receipts.experiment), replace(
         options,
         limit=saved["limit"],
         concurrency=options.concurrency or saved["concurrency"],
         repeat=saved.get("repeat", 1),
-        model=receipts["model"]["name"],
-        judge_model=(receipts.get("judge_model") or {}).get("name"),
+        model=(receipts.model or {})["name"],
+        judge_model=(receipts.judge_model or {}).get("name"),
     )
 
 
@@ -330,7 +332,7 @@ def run_models(
 
 
 def _use_langfuse_prompts(
-    project: Project, experiment: str, options: RunOptions, *, resumed: dict[str, Any] | None
+    project: Project, experiment: str, options: RunOptions, *, resumed: Receipts | None
 ) -> dict[str, str]:
     """With Langfuse as the prompt source, swap in the prompts Langfuse serves; never fall back silently.
 
@@ -340,7 +342,7 @@ def _use_langfuse_prompts(
 
     asked = options.prompt_label is not None or options.prompt_version is not None
     spec = project.config.experiments.get(experiment)
-    versions = {n: p.get("langfuse_version") for n, p in (resumed or {}).get("prompts", {}).items()}
+    versions = {n: p.get("langfuse_version") for n, p in (resumed.prompts if resumed else {}).items()}
     from_langfuse = choose_prompt_source(options.prompt_source, asked=asked, resumed=any(versions.values()))
     if not from_langfuse or spec is None:
         return {}

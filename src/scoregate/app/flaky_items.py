@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,7 @@ def _runs_of(
         if current is not None and store.run_id == current.run_id:
             continue
         try:
-            if (store.manifest.get("receipts") or {}).get("experiment") != experiment:
+            if store.manifest_record.receipts.experiment != experiment:
                 continue
             why = why_invalid(store)
         except DamagedRun:
@@ -165,7 +165,7 @@ def keep_out_flaky(result: GateResult, flaky: set[str], experiment: str) -> Gate
         f"{result.detail}; {len(ids)} flaky item{'s' if len(ids) != 1 else ''} kept out: "
         f"{', '.join(ids[:SHOWN_ITEMS])}{more} (`scoregate items flaky {experiment}`)"
     )
-    return replace(result, detail=detail, quarantined=ids)
+    return result.model_copy(update={"detail": detail, "quarantined": ids})
 
 
 def without_items(

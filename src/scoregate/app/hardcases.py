@@ -194,7 +194,7 @@ def add_hardcases(
         raise ScoregateError(f"--limit {limit}: give a positive number of items")
     store = RunStore.open(root / "runs", run_id)
     refuse_invalid(store, "take hard cases from")
-    source_dataset = str(store.manifest["receipts"]["dataset"]["name"])
+    source_dataset = store.manifest_record.receipts.dataset_name()
     path = root / "datasets" / f"{dataset}.jsonl"
     if path.exists() and not path.is_file():
         raise ScoregateError(

@@ -243,11 +243,12 @@ def canary_on_change(project: Project, store: RunStore, console: Console | None)
 
     from scoregate.app.judge_gates import judge_calibration_rows  # it imports this module
 
-    name = str(store.manifest["receipts"].get("experiment"))
+    receipts = store.manifest_record.receipts
+    name = str(receipts.experiment)
     experiment = project.config.experiments.get(name)
     if experiment is None:
         return []
-    judge_model_name = str((store.manifest["receipts"].get("judge_model") or {}).get("name"))
+    judge_model_name = str((receipts.judge_model or {}).get("name"))
     rows = judge_calibration_rows(project, experiment.evaluators, judge_model_name)
     pins = project.config.canaries
     changed = sorted({

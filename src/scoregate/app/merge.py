@@ -20,6 +20,7 @@ from scoregate.app.shards import planned_ids as planned_ids_of
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import RunLock
+from scoregate.store.record import SCHEMA_VERSION
 from scoregate.store.results_index import DamagedLine
 from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, run_directory
 from scoregate.store.shards import Shard, assign, newest_lines, write_manifest
@@ -109,6 +110,7 @@ def _manifest(
     finished = max(str(i.manifest.get("finished_at") or i.manifest.get("started_at") or "") for i in inputs)
     revision = int(previous.get("revision", -1)) + 1 if previous else 0
     return {
+        "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         "status": "finished",
         "started_at": started,

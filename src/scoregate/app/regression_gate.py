@@ -55,9 +55,10 @@ class BaselineSearch:
 def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir: Path) -> BaselineSearch:
     """Return the newest valid run of the versions holding `label` on the current run's dataset version."""
     manifest = current.manifest
+    receipts = current.manifest_record.receipts
     stores = [s for s in list_runs(runs_dir) if s.run_id != current.run_id]
     records = promotion_records(project_root)
-    holders = label_holders(manifest["receipts"]["prompts"], label, records=records, stores=stores)
+    holders = label_holders(receipts.prompts, label, records=records, stores=stores)
     unknown = [h for h in holders.values() if h.version is None]
     if unknown:
         return BaselineSearch(None, holders, "; ".join(h.source for h in unknown))
@@ -69,7 +70,7 @@ def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir
             return BaselineSearch(store, holders, None)
         if len(rejected) < 3 and not why.endswith("not the labelled version") and not why.startswith("other prompts"):
             rejected.append(f"{store.run_id}: {why}")
-    dataset = manifest["receipts"]["dataset"]
+    dataset = receipts.dataset or {}
     problem = f"no valid run of {label} ({wanted}) on {dataset['name']} ({str(dataset['content_hash'])[:12]})"
     if rejected:
         problem += "; newest rejected: " + "; ".join(rejected)

@@ -10,7 +10,6 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -107,12 +106,12 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         verdict = evaluate_gate(gate, summary, column=gated, min_coverage=settings.min_coverage, item_ids=item_ids)
         verdict = keep_out_flaky(verdict, kept_out, plan.name)
         gates.append(_with_calibration(verdict, gate, project, plan))
-    manifest = store.manifest
+    manifest = store.manifest_record
     summary = {
         "run_id": store.run_id,
         "experiment": plan.name,
         "dataset": plan.dataset.name,
-        "prompts": {name: info["version"] for name, info in manifest["receipts"]["prompts"].items()},
+        "prompts": manifest.receipts.prompt_versions(),
         "model": plan.model_name,
         **summary,
         "gates": [g.to_dict() for g in gates],
@@ -129,7 +128,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         from scoregate.analysis.stage_summary import stage_summary
 
         summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
-    repeats = int(manifest.get("options", {}).get("repeat", 1))
+    repeats = int(manifest.options.get("repeat", 1))
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
     if (stopped := stop_summary(store)) is not None:
@@ -151,8 +150,8 @@ def _with_calibration(result: GateResult, gate: GateSpec, project: Project, plan
         score_key=need.score_key, stat=need.stat, min_pairs=need.min_pairs,
     )  # fmt: skip
     if status == "pass":
-        return replace(result, detail=f"{result.detail}; judge calibrated: {detail}")
-    return replace(result, status=status, detail=f"judge calibration {status}: {detail}")
+        return result.model_copy(update={"detail": f"{result.detail}; judge calibrated: {detail}"})
+    return result.model_copy(update={"status": status, "detail": f"judge calibration {status}: {detail}"})
 
 
 def _mark_failed(store: RunStore, error: BaseException) -> None:

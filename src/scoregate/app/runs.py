@@ -44,13 +44,13 @@ def listed_runs(root: Path) -> list[ListedRun]:
     for store in list_runs(root / "runs"):
         try:
             overview = run_overview(store)
-            manifest, summary = store.manifest, store.summary
+            manifest, summary = store.manifest_record, store.summary_record
         except DamagedRun as exc:
             listed.append(ListedRun(store.run_id, None, exc.render()))
             continue
         invalid = (store.directory / INVALIDATION_FILE).is_file()
-        items = summary["run_metrics"]["items"] if summary else None
-        listed.append(ListedRun(store.run_id, overview, None, invalid, items, manifest.get("finished_at")))
+        items = summary.run_metrics["items"] if summary else None
+        listed.append(ListedRun(store.run_id, overview, None, invalid, items, manifest.finished_at))
     return listed
 
 

@@ -208,7 +208,7 @@ def resume_command(store: RunStore, options: RunOptions) -> str:
     """The command that resumes this run: `--resume ID`, or for a shard the same shard command again."""
     if options.shard is None:
         return f"scoregate run --resume {store.run_id}"
-    experiment = store.manifest["receipts"]["experiment"]
+    experiment = store.manifest_record.receipts.experiment
     return f"scoregate run {experiment} --shard {options.shard.index}/{options.shard.count} --run-id {options.run_id}"
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
-from scoregate.analysis.sequential_stop import SequentialMonitor, StopDecision, StopRule, decide
 from scoregate.catalog.config_models import GateSpec
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.evaluators import EvaluatorSpec
@@ -30,6 +28,7 @@ __all__ = [
 ]  # fmt: skip
 
 if TYPE_CHECKING:
+    from scoregate.analysis.sequential_stop import StopDecision, StopRule
     from scoregate.app.run_options import RunOptions
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.catalog.plan import ExperimentPlan
@@ -72,8 +71,8 @@ def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> Run
     from scoregate.app.run_options import runs_dir
 
     store = RunStore.open(runs_dir(project), run_id)
-    manifest = store.manifest
-    dataset = manifest["receipts"].get("dataset") or {}
+    manifest = store.manifest_record
+    dataset = manifest.receipts.dataset or {}
     if dataset.get("name") != plan.dataset.name or dataset.get("content_hash") != plan.dataset_scan.content_hash:
         raise _error(
             f"reference run {run_id} was run on dataset {dataset.get('name')} "
@@ -81,9 +80,9 @@ def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> Run
             f"(content {plan.dataset_scan.content_hash[:12]})",
             "compare against a run of the same dataset version (`scoregate runs list`)",
         )
-    if manifest.get("status") != "finished" or store.summary is None:
+    if manifest.status != "finished" or store.summary is None:
         raise _error(
-            f"reference run {run_id} is {manifest.get('status')}, not finished",
+            f"reference run {run_id} is {manifest.status}, not finished",
             f"finish it first (`scoregate run --resume {run_id}`) or name a finished run",
         )
     return store
@@ -152,6 +151,9 @@ def numeric_value(result: ItemResult, metric: str) -> float | None:
 
 def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions) -> StopEarlyPlan | None:
     """Check a stop-early request and build its plan before any model call; None for an ordinary run."""
+    from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
+    from scoregate.analysis.sequential_stop import StopRule  # numpy: only for a stop-early run
+
     if not options.stop_early:
         if options.against is not None:
             raise ScoregateError("--against names the reference of a stop-early run: add --stop-early")
@@ -233,6 +235,7 @@ async def run_stop_early(
     breaker: CircuitBreaker | None,
 ) -> StopDecision | None:
     """Run the items in the plan's order, a batch at a time, until the rule stops the run; record the decision."""
+    from scoregate.analysis.sequential_stop import SequentialMonitor, decide
     from scoregate.engine.runner import execute
 
     items = {item.id: (index, item) for index, (_line, item) in enumerate(iter_items(plan.dataset.path))}

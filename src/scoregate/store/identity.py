@@ -90,37 +90,37 @@ class RunOverview:
 
 def run_overview(store: RunStore) -> RunOverview:
     """Return a stored run's overview; items done are counted from its results when it has no summary."""
-    manifest, summary = store.manifest, store.summary
-    receipts = manifest.get("receipts") or {}
-    dataset = receipts.get("dataset") or {}
+    record, summary = store.manifest_record, store.summary_record
+    manifest, receipts = record.to_dict(), record.receipts
+    dataset = receipts.dataset or {}
     limit = run_limit(manifest)
     full = dataset.get("items")
     total = min(limit, full) if limit is not None and isinstance(full, int) else full
     total = limit if total is None else total
-    done = int(summary["run_metrics"]["items"]) if summary else len(store.done_ids())
+    done = int(summary.run_metrics["items"]) if summary else len(store.done_ids())
     primary = mean = None
-    scores = (summary or {}).get("scores") or {}
-    for gate in receipts.get("gates") or []:
+    scores = summary.scores if summary else {}
+    for gate in receipts.gates if isinstance(receipts.gates, list) else []:
         if gate.get("metric") in scores:
             primary = str(gate["metric"])
-            mean = scores[primary].get("mean")
+            mean = scores[primary].mean
             break
-    model = (receipts.get("model") or {}).get("name")
-    prompts = prompt_versions(receipts.get("prompts") or {})
+    model = (receipts.model or {}).get("name")
+    prompts = prompt_versions(receipts.prompts)
     return RunOverview(
         run_id=store.run_id,
-        experiment=receipts.get("experiment"),
+        experiment=receipts.experiment,
         model=model,
         prompts=prompts,
         name=manifest_run_name(manifest),
         dataset=dataset.get("name"),
-        status=manifest.get("status"),
+        status=record.status,
         items_done=done,
         items_total=total if isinstance(total, int) else None,
         dataset_items=full if isinstance(full, int) else None,
         limit=limit,
         primary_metric=primary,
         primary_mean=mean,
-        verdict=(summary or {}).get("verdict"),
-        started_at=manifest.get("started_at"),
+        verdict=summary.verdict if summary else None,
+        started_at=record.started_at,
     )

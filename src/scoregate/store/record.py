@@ -49,6 +49,10 @@ class Receipts(Record):
     gates: list[Any] | dict[str, Any] | None = None
     gates_hash: str | None = None
 
+    def dataset_name(self) -> str:
+        """The name of the dataset the run read (every run's receipts name it)."""
+        return str((self.dataset or {})["name"])
+
     def prompt_versions(self) -> dict[str, Any]:
         """Each prompt's name and the version the run used."""
         return {name: info.get("version") for name, info in self.prompts.items()}
@@ -105,6 +109,11 @@ class GateResult(Record):
     status: GateStatus | str
     detail: str | None = None
     failing_items: list[str] | None = None
+    """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
+    quarantined: list[str] | None = None
+    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`)."""
+    slices: list[dict[str, Any]] | None = None
+    """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
 
 
 class RunSummary(Record):

@@ -12,7 +12,10 @@ from scoregate.store.run_store import RESTART_HINT, DamagedRun, read_run_json
 
 
 def _read(path: Path, kind: type[Record], hint: str) -> Any:
-    data = read_run_json(path, hint=hint)
+    return _validate(read_run_json(path, hint=hint), kind, path, hint)
+
+
+def _validate(data: dict[str, Any], kind: type[Record], path: Path, hint: str) -> Any:
     try:
         return kind.model_validate(data)
     except ValidationError as exc:
@@ -24,6 +27,12 @@ def _read(path: Path, kind: type[Record], hint: str) -> Any:
 def read_manifest(path: Path, *, hint: str = RESTART_HINT) -> Manifest:
     """Read a run's manifest.json as a `Manifest`; a damaged file names the field."""
     manifest: Manifest = _read(path, Manifest, hint)
+    return manifest
+
+
+def manifest_of(data: dict[str, Any], path: Path, *, hint: str = RESTART_HINT) -> Manifest:
+    """The manifest already read from `path` as a `Manifest`; a damaged one names the field."""
+    manifest: Manifest = _validate(data, Manifest, path, hint)
     return manifest
 
 

@@ -18,6 +18,7 @@ from scoregate.support.redaction import redact, redact_optional
 from scoregate.support.storable import number_note, storable, surrogate_note
 
 if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, RunSummary
     from scoregate.store.results_index import ResultsIndex
 
 MANIFEST = "manifest.json"
@@ -126,6 +127,10 @@ class RunStore:
         except OSError as exc:
             raise StoreWriteError(Path(exc.filename or directory), exc) from None
         store = cls(directory)
+        from scoregate.store.record import SCHEMA_VERSION, Manifest  # pydantic: loaded once a run is made
+
+        manifest = {"schema_version": SCHEMA_VERSION, **manifest}
+        Manifest.model_validate(manifest)  # a manifest the record cannot read is never written
         _write_json(directory / MANIFEST, manifest)
         try:
             (directory / RESULTS).touch()
@@ -151,6 +156,13 @@ class RunStore:
                 "damaged run file: no `receipts` object (it was overwritten)", where=str(path), hint=RESTART_HINT
             )
         return data
+
+    @property
+    def manifest_record(self) -> Manifest:
+        """The run's manifest as the typed record; a damaged file names the field."""
+        from scoregate.store.record_files import manifest_of
+
+        return manifest_of(self.manifest, self.directory / MANIFEST)  # no `receipts` is named as before
 
     def update_manifest(self, **changes: Any) -> None:
         """Merge `changes` into the manifest (status, finish time...)."""
@@ -287,14 +299,27 @@ class RunStore:
                 handle.close()
 
     def write_summary(self, summary: dict[str, Any]) -> None:
-        """Write summary.json."""
-        _write_json(self.directory / SUMMARY, summary)
+        """Write summary.json through `RunSummary`, at the manifest's schema version (an old run stays version 1)."""
+        from scoregate.store.record import RunSummary
+
+        version = self.manifest.get("schema_version")
+        data = {"schema_version": version, **summary} if version is not None else summary
+        RunSummary.model_validate(data)  # a summary the record cannot read is never written (key order kept)
+        _write_json(self.directory / SUMMARY, data)
 
     @property
     def summary(self) -> dict[str, Any] | None:
         """The run's summary, when it has one."""
         path = self.directory / SUMMARY
         return read_run_json(path) if os.path.lexists(path) else None
+
+    @property
+    def summary_record(self) -> RunSummary | None:
+        """The run's summary as the typed record, when it has one; a damaged file names the field."""
+        from scoregate.store.record_files import read_summary
+
+        path = self.directory / SUMMARY
+        return read_summary(path) if os.path.lexists(path) else None
 
     @property
     def links(self) -> dict[str, Any]:

@@ -52,7 +52,7 @@ def resolve_run(root: Path, target: str) -> RunStore:
     if RUN_ID.fullmatch(target) and (runs_dir / target).is_dir():
         store = RunStore.open(runs_dir, target)
     else:
-        of_dataset = [s for s in list_runs(runs_dir) if s.manifest["receipts"]["dataset"]["name"] == target]
+        of_dataset = [s for s in list_runs(runs_dir) if s.manifest_record.receipts.dataset_name() == target]
         mirrored = [s for s in of_dataset if _mirrored(s)]
         if not mirrored:
             what = (
@@ -91,7 +91,7 @@ def queue_run(root: Path, target: str, *, api: PublicApi | None = None) -> Queue
     """Create (once) the dataset's annotation queue with the human score configs; add the run's traces not in it."""
     project = load_project(root)
     store = resolve_run(project.root, target)
-    dataset = str(store.manifest["receipts"]["dataset"]["name"])
+    dataset = store.manifest_record.receipts.dataset_name()
     name = f"scoregate {dataset} human ratings"
     own = api is None
     api = api or PublicApi()

@@ -104,7 +104,7 @@ def mirror_comparison(compared: Comparison, *, project_root: Path) -> MirroredCo
 
     client = project_client(project_root)
     comparison, store_a, store_b = compared.result, compared.run_a, compared.run_b
-    project = store_b.manifest["receipts"].get("project", "scoregate")
+    project = store_b.manifest_record.receipts.project or "scoregate"
     experiment_id = scoregate_experiment(
         client, f"{project}/comparisons", uri=tracking_uri(project_root), project_root=project_root
     )
