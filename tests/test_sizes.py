@@ -32,8 +32,4 @@ def test_no_public_name_is_defined_in_two_modules() -> None:
             if defines and not node.name.startswith("_"):
                 where[node.name].append(str(path.relative_to(PACKAGE)))
     twice = {name: places for name, places in where.items() if len(places) > 1}
-    # Until the typed run record conversion of the readers, store/record.py's types stand beside the dataclasses
-    # the analysis builds; that conversion makes each one name and removes these two.
-    assert sorted(twice.pop("GateResult", [])) in ([], ["analysis/gates.py", "store/record.py"])
-    assert sorted(twice.pop("ScoreStats", [])) in ([], ["analysis/stats.py", "store/record.py"])
     assert twice == {}
