@@ -66,7 +66,8 @@ def make_run(
     metrics: dict[str, Any] = {"tokens_in_total": tokens_in, "tokens_out_total": tokens_out, "cost_usd_total": cost}
     if cached is not None:
         metrics.update(tokens_in_cached=cached[0], tokens_out_cached=cached[1])
-    store.write_summary({"scores": {"q": {"data_type": "numeric", "mean": 0.0}}, "run_metrics": metrics})
+    summary = {"run_id": run_id, "scores": {"q": {"data_type": "numeric", "mean": 0.0}}, "run_metrics": metrics}
+    store.write_summary(summary)
     return store
 
 
