@@ -16,7 +16,7 @@ from scripted_openai import ScriptedOpenAI
 
 def invoke(*args: str) -> tuple[int, str]:
     app = typer.Typer()
-    app.command("connection-test")(extraction_cli.connection_test)
+    app.command("connection-test")(extraction_cli.connection_test_command)
     app.command("unused")(lambda: None)  # two commands, so typer keeps the command name as the user types it
     result = CliRunner().invoke(app, ["connection-test", *args])
     return result.exit_code, " ".join(result.output.split())

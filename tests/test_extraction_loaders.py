@@ -35,7 +35,7 @@ EVALUATOR = ExtractionEvaluator(ExtractionSpec(kind="extraction", name="extracti
 def cli_app() -> typer.Typer:
     """The extraction commands as `scoregate` registers them."""
     app = typer.Typer()
-    app.command("connection-test")(extraction_cli.connection_test)
+    app.command("connection-test")(extraction_cli.connection_test_command)
     app.add_typer(extraction_cli.app, name="extraction")
     return app
 
