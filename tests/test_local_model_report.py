@@ -32,7 +32,7 @@ def test_a_local_model_run_has_a_report_and_a_readable_mlflow_run(
     served = scoregate(root, "model", "serve", timeout=150)
     try:
         assert served.returncode == 0, served.stderr
-        ran = scoregate(root, "run", "smoke", "--limit", "1", timeout=240)
+        ran = scoregate(root, "run", "smoke", "--limit", "1", timeout=540)  # calls of at most 240 s: a hang guard
     finally:
         stop_server(root)
 
