@@ -129,7 +129,7 @@ class RunStore:
         store = cls(directory)
         from scoregate.store.record import SCHEMA_VERSION, Manifest  # pydantic: loaded once a run is made
 
-        manifest = {"schema_version": SCHEMA_VERSION, **manifest}
+        manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, **manifest}
         Manifest.model_validate(manifest)  # a manifest the record cannot read is never written
         _write_json(directory / MANIFEST, manifest)
         try:
