@@ -32,7 +32,11 @@ def test_the_typed_fields_say_what_the_file_says() -> None:
     manifest = read_manifest(OLD_RUNS / "smoke-repeat-2" / "manifest.json")
     summary = read_summary(OLD_RUNS / "smoke-repeat-2" / "summary.json")
     raw = json.loads((OLD_RUNS / "smoke-repeat-2" / "summary.json").read_text(encoding="utf-8"))
-    assert manifest.options["repeat"] == 2
+    raw_manifest = json.loads((OLD_RUNS / "smoke-repeat-2" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest.options.repeat == raw_manifest["options"]["repeat"] == 2
+    assert manifest.receipts.dataset_name() == raw_manifest["receipts"]["dataset"]["name"]
+    assert manifest.receipts.model is not None
+    assert manifest.receipts.model.name == raw_manifest["receipts"]["model"]["name"]
     assert manifest.receipts.prompt_versions() == summary.prompts
     assert summary.verdict == raw["verdict"]
     assert [gate.status for gate in summary.gates] == [gate["status"] for gate in raw["gates"]]

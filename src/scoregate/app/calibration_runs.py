@@ -26,6 +26,7 @@ from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
+from scoregate.store.record import ModelReceipt
 from scoregate.store.run_store import RunStore
 
 CALIBRATIONS_DIR = "calibrations"
@@ -136,11 +137,11 @@ def judge_identity(project: Project, stores: Sequence[RunStore], judge_key: str)
                 f"{project.source('evaluator', name)} changed since run {store.run_id} was scored",
                 hint="calibrate a run scored by the evaluator as it is now (rerun the experiment)",
             )
-        default = receipts.judge_model or {}
-        if spec.models_called(default["name"]) and not spec.named_models():  # the run's judge, as its receipts say
-            models.append({k: default.get(k) for k in ("name", "provider", "model")})
+        default = receipts.judge_model or ModelReceipt()
+        if spec.models_called(str(default.name)) and not spec.named_models():  # the run's judge, as its receipts say
+            models.append({"name": default.name, "provider": default.provider, "model": default.model})
         else:
-            models.append(judge_model(project, spec, default["name"]))
+            models.append(judge_model(project, spec, str(default.name)))
     if any(m != models[0] for m in models):
         raise ScoregateError(f"the runs were judged by different models: {models}", hint="calibrate one judge at once")
     return JudgeIdentity(

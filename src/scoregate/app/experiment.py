@@ -291,11 +291,11 @@ def _resumed(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:
     receipts, saved = manifest.receipts, manifest.options
     return str(receipts.experiment), replace(
         options,
-        limit=saved["limit"],
-        concurrency=options.concurrency or saved["concurrency"],
-        repeat=saved.get("repeat", 1),
-        model=(receipts.model or {})["name"],
-        judge_model=(receipts.judge_model or {}).get("name"),
+        limit=saved.limit,
+        concurrency=options.concurrency or saved.concurrency,
+        repeat=saved.repeat,
+        model=str(receipts.model.name if receipts.model else None),
+        judge_model=receipts.judge_model.name if receipts.judge_model else None,
     )
 
 
@@ -342,7 +342,7 @@ def _use_langfuse_prompts(
 
     asked = options.prompt_label is not None or options.prompt_version is not None
     spec = project.config.experiments.get(experiment)
-    versions = {n: p.get("langfuse_version") for n, p in (resumed.prompts if resumed else {}).items()}
+    versions = {n: p.langfuse_version for n, p in (resumed.prompts if resumed else {}).items()}
     from_langfuse = choose_prompt_source(options.prompt_source, asked=asked, resumed=any(versions.values()))
     if not from_langfuse or spec is None:
         return {}

@@ -248,7 +248,7 @@ def canary_on_change(project: Project, store: RunStore, console: Console | None)
     experiment = project.config.experiments.get(name)
     if experiment is None:
         return []
-    judge_model_name = str((receipts.judge_model or {}).get("name"))
+    judge_model_name = str(receipts.judge_model.name if receipts.judge_model else None)
     rows = judge_calibration_rows(project, experiment.evaluators, judge_model_name)
     pins = project.config.canaries
     changed = sorted({

@@ -24,6 +24,7 @@ from scoregate.analysis.regression import (
     without_baseline,
 )
 from scoregate.store.invalidation import why_invalid
+from scoregate.store.record import DatasetReceipt
 from scoregate.store.run_store import RunStore, list_runs
 
 
@@ -70,8 +71,8 @@ def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir
             return BaselineSearch(store, holders, None)
         if len(rejected) < 3 and not why.endswith("not the labelled version") and not why.startswith("other prompts"):
             rejected.append(f"{store.run_id}: {why}")
-    dataset = receipts.dataset or {}
-    problem = f"no valid run of {label} ({wanted}) on {dataset['name']} ({str(dataset['content_hash'])[:12]})"
+    dataset = receipts.dataset or DatasetReceipt(name="?")
+    problem = f"no valid run of {label} ({wanted}) on {dataset.name} ({str(dataset.content_hash)[:12]})"
     if rejected:
         problem += "; newest rejected: " + "; ".join(rejected)
     return BaselineSearch(None, holders, problem)

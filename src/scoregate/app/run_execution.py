@@ -128,7 +128,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         from scoregate.analysis.stage_summary import stage_summary
 
         summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
-    repeats = int(manifest.options.get("repeat", 1))
+    repeats = manifest.options.repeat
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
     if (stopped := stop_summary(store)) is not None:

@@ -18,6 +18,7 @@ from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.models import DatasetItem, ScoreKey
 from scoregate.errors import ScoregateError
+from scoregate.store.record import DatasetReceipt
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import STOPPED_EARLY, stop_line
@@ -72,11 +73,11 @@ def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> Run
 
     store = RunStore.open(runs_dir(project), run_id)
     manifest = store.manifest_record
-    dataset = manifest.receipts.dataset or {}
-    if dataset.get("name") != plan.dataset.name or dataset.get("content_hash") != plan.dataset_scan.content_hash:
+    dataset = manifest.receipts.dataset or DatasetReceipt(name="?")
+    if dataset.name != plan.dataset.name or dataset.content_hash != plan.dataset_scan.content_hash:
         raise _error(
-            f"reference run {run_id} was run on dataset {dataset.get('name')} "
-            f"(content {str(dataset.get('content_hash'))[:12]}), this experiment on {plan.dataset.name} "
+            f"reference run {run_id} was run on dataset {dataset.name} "
+            f"(content {str(dataset.content_hash)[:12]}), this experiment on {plan.dataset.name} "
             f"(content {plan.dataset_scan.content_hash[:12]})",
             "compare against a run of the same dataset version (`scoregate runs list`)",
         )

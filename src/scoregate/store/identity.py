@@ -92,9 +92,8 @@ def run_overview(store: RunStore) -> RunOverview:
     """Return a stored run's overview; items done are counted from its results when it has no summary."""
     record, summary = store.manifest_record, store.summary_record
     manifest, receipts = record.to_dict(), record.receipts
-    dataset = receipts.dataset or {}
     limit = run_limit(manifest)
-    full = dataset.get("items")
+    full = receipts.dataset.items if receipts.dataset else None
     total = min(limit, full) if limit is not None and isinstance(full, int) else full
     total = limit if total is None else total
     done = int(summary.run_metrics["items"]) if summary else len(store.done_ids())
@@ -105,15 +104,15 @@ def run_overview(store: RunStore) -> RunOverview:
             primary = str(gate["metric"])
             mean = scores[primary].mean
             break
-    model = (receipts.model or {}).get("name")
-    prompts = prompt_versions(receipts.prompts)
+    model = receipts.model.name if receipts.model else None
+    prompts = prompt_versions(receipts.prompt_versions())
     return RunOverview(
         run_id=store.run_id,
         experiment=receipts.experiment,
         model=model,
         prompts=prompts,
         name=manifest_run_name(manifest),
-        dataset=dataset.get("name"),
+        dataset=receipts.dataset.name if receipts.dataset else None,
         status=record.status,
         items_done=done,
         items_total=total if isinstance(total, int) else None,

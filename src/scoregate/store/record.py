@@ -30,6 +30,37 @@ class Record(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
+class DatasetReceipt(Record):
+    """The dataset a run read: its name, content hash and item count."""
+
+    name: str
+    content_hash: str | None = None
+    items: int | None = None
+
+
+class PromptReceipt(Record):
+    """One prompt as a run used it: version, where it came from, fingerprint, labels and call settings."""
+
+    version: str | int | None = None
+    source: str | None = None
+    langfuse_version: int | None = None
+    fingerprint: str | None = None
+    labels: list[str] = []
+    temperature: Number | None = None
+    max_tokens: int | None = None
+
+
+class ModelReceipt(Record):
+    """A model as a run called it: the yaml name, provider, provider's model id, endpoint and settings."""
+
+    name: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    endpoint: str | None = None
+    temperature: Number | None = None
+    max_tokens: int | None = None
+
+
 class Receipts(Record):
     """What a run was made of: tool version, commit, config hash, dataset, prompts, models, evaluators, gates."""
 
@@ -39,11 +70,11 @@ class Receipts(Record):
     config_parts: dict[str, Any] | None = None
     project: str | None = None
     experiment: str | None = None
-    dataset: dict[str, Any] | None = None
-    prompts: dict[str, dict[str, Any]] = {}
+    dataset: DatasetReceipt | None = None
+    prompts: dict[str, PromptReceipt] = {}
     output_from: str | None = None
-    model: dict[str, Any] | None = None
-    judge_model: dict[str, Any] | None = None
+    model: ModelReceipt | None = None
+    judge_model: ModelReceipt | None = None
     evaluators: dict[str, dict[str, Any]] = {}
     composites: dict[str, Any] | None = None
     gates: list[Any] | dict[str, Any] | None = None
@@ -51,11 +82,22 @@ class Receipts(Record):
 
     def dataset_name(self) -> str:
         """The name of the dataset the run read (every run's receipts name it)."""
-        return str((self.dataset or {})["name"])
+        if self.dataset is None:
+            raise KeyError("name")
+        return self.dataset.name
 
     def prompt_versions(self) -> dict[str, Any]:
         """Each prompt's name and the version the run used."""
-        return {name: info.get("version") for name, info in self.prompts.items()}
+        return {name: info.version for name, info in self.prompts.items()}
+
+
+class StartOptions(Record):
+    """The options a run was started with (`scoregate run --limit/--concurrency/--no-cache/--repeat`)."""
+
+    limit: int | None = None
+    concurrency: int | None = None
+    cache: bool | None = None
+    repeat: int = 1
 
 
 class Manifest(Record):
@@ -66,10 +108,21 @@ class Manifest(Record):
     status: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
-    options: dict[str, Any] = {}
+    options: StartOptions = StartOptions()
     receipts: Receipts
     pid: int | None = None
     model_checks: list[Any] | dict[str, Any] | None = None
+    resumed_at: str | None = None
+    failure: str | None = None
+    stopped_because: str | None = None
+    stop_early: dict[str, Any] | None = None
+    """The sequential test's record when the run was started with `--stop-early` (`scoregate.app.stop_early`)."""
+    shard: dict[str, Any] | None = None
+    """For one shard of a run: its index, count, the whole run's id and group (`scoregate.app.shards`)."""
+    merge: dict[str, Any] | None = None
+    """For a merged run: the shards it was made of and their digest (`scoregate.app.merge`)."""
+    merged_at: str | None = None
+    revision: int | None = None
 
 
 class ScoreStats(Record):
