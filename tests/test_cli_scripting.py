@@ -182,6 +182,7 @@ def test_a_limited_run_is_listed_as_part_of_its_dataset_and_named_apart(
     scoregate: Callable[..., CliResult], runs: Runs
 ) -> None:
     from scoregate.store.identity import mirror_run_name
+    from scoregate.store.record import Manifest
 
     for _ in range(2):
         assert scoregate("run", "counters", "--limit", "2", "--no-mlflow", "--no-langfuse").code == 0
@@ -196,7 +197,7 @@ def test_a_limited_run_is_listed_as_part_of_its_dataset_and_named_apart(
     assert rows[full]["limit"] is None and rows[full]["items_total"] == 6
     assert "first 2 of 6 items (--limit 2)" in scoregate("runs", "show", limited[0]).output
 
-    names = [mirror_run_name(runs.manifest(r)) for r in (full, *limited)]
+    names = [mirror_run_name(Manifest.model_validate(runs.manifest(r))) for r in (full, *limited)]
     assert len(set(names)) == 3  # same experiment, model and prompts: still three names in MLflow
     assert names[0] == f"{full} · {rows[full]['name']}"  # <run id> · <model> · <prompt>@<version>
     for name, run in zip(names[1:], limited, strict=True):

@@ -172,6 +172,7 @@ def test_every_item_gate_below_the_coverage_floor_fails_once_a_measured_item_bre
 
     from scoregate.sinks.langfuse.score_mapping import run_scores
     from scoregate.sinks.mlflow.client import tracking_uri
+    from scoregate.store.record import RunSummary
 
     def responder(body: dict[str, Any]) -> str:
         text = "\n".join(str(m["content"]) for m in body["messages"])
@@ -200,7 +201,7 @@ def test_every_item_gate_below_the_coverage_floor_fails_once_a_measured_item_bre
     tags = MlflowClient(tracking_uri(project_dir)).get_run(mlflow_run).data.tags
     assert (tags["scoregate.verdict"], tags["gate.hallucinations_per_summary"]) == ("fail", "fail")
     assert tags["gate.hallucinations_per_summary.detail"] == every["detail"]
-    posts = {p.name: p for p in run_scores(summary, mlflow_run)}
+    posts = {p.name: p for p in run_scores(RunSummary.model_validate(summary), mlflow_run)}
     assert (posts["gate.hallucinations_per_summary"].value, posts["verdict"].value) == ("fail", "fail")
 
 

@@ -78,6 +78,7 @@ def test_gate_breakers_reach_mlflow_and_the_langfuse_gate_score(
 
     from scoregate.sinks.langfuse.score_mapping import run_scores
     from scoregate.sinks.mlflow.client import tracking_uri
+    from scoregate.store.record import RunSummary
 
     t = titles(project_dir)
     script(scripted_server, hallucinations={t[2]: 2}, scores={})
@@ -96,7 +97,7 @@ def test_gate_breakers_reach_mlflow_and_the_langfuse_gate_score(
     )
     assert f"- gate hallucinations_per_summary fail: 1 of 6 items break <= 1: {item}" in tags["mlflow.note.content"]
     assert tags["gate.hallucinations_per_summary.detail"] == f"1 of 6 items break <= 1: {item}"
-    posts = {p.name: p for p in run_scores(runs.summary(run_id), mlflow_run)}
+    posts = {p.name: p for p in run_scores(RunSummary.model_validate(runs.summary(run_id)), mlflow_run)}
     assert posts["gate.hallucinations_per_summary"].comment == f"1 of 6 items break <= 1: {item}"
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import REPO, CliResult, Runs
 from scoregate.sinks.mlflow.readable import readable_metrics
+from scoregate.store.record import RunSummary
 from scripted_openai import ScriptedOpenAI
 
 FACTS_ASK = "List the episode's main facts"
@@ -76,7 +77,7 @@ def test_fixture_mode_feeds_each_stage_the_dataset_input_and_scores_every_stage(
     facts, last = summary["stages"]["facts"], summary["stages"]["summary"]
     assert (facts["calls"], last["calls"], facts["failed_calls"]) == (3, 3, 0)
     assert facts["latency_mean_ms"] > 0 and facts["cost_usd_total"] > 0 and last["tokens_out_total"] > 0
-    assert readable_metrics(summary)["stage_facts_calls"] == 3.0
+    assert readable_metrics(RunSummary.model_validate(summary))["stage_facts_calls"] == 3.0
     progress = json.loads((runs.root / runs.latest() / "progress.json").read_text())
     assert progress["stages"]["facts"]["calls"] == progress["stages"]["summary"]["calls"] == 3
     manifest = runs.manifest()

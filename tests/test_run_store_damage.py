@@ -136,6 +136,8 @@ DAMAGE = [
      "manifest.json: damaged run file: no `receipts` object"),
     ("links.json truncated", "links.json", '{"mlflow_run_id": "ab', ("mlflow-sync", "{run}"),
      "links.json:1:"),
+    ("manifest prompts not an object", "manifest.json", '{"run_id": "x", "receipts": {"prompts": ["p"]}}',
+     ("mlflow-sync", "{run}"), "manifest.json: damaged run file: `receipts.prompts`"),
     ("invalidation.json truncated", "invalidation.json", '{"valid": fal', ("compare", "{run}", "{run}"),
      "invalidation.json:1:"),
 ]  # fmt: skip

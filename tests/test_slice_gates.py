@@ -138,12 +138,16 @@ def test_slices_need_a_regression_gate() -> None:
 def test_each_slice_becomes_an_mlflow_metric_set_and_a_langfuse_run_score(tmp_path: Path) -> None:
     from scoregate.sinks.langfuse.score_mapping import run_scores
     from scoregate.sinks.mlflow.readable import readable_metrics
+    from scoregate.store.record import RunSummary
 
     promotions(tmp_path, (PROMPT, "promote", 3))
     store_run(tmp_path, "prod", lambda i, f, k: base_value(i), version="3", day=1)
     current = store_run(tmp_path, "cand", one_feed_regresses, version="4", day=2)
     gate_result = judge(tmp_path, current, gate(slices=["feed_category"]))
-    summary = {"scores": {}, "run_metrics": {}, "gates": [gate_result.to_dict()], "verdict": "fail"}
+    gates = [gate_result.to_dict()]
+    summary = RunSummary.model_validate(
+        {"run_id": current.run_id, "scores": {}, "run_metrics": {}, "gates": gates, "verdict": "fail"}
+    )
 
     metrics = readable_metrics(summary)
     posts = {p.name: p for p in run_scores(summary, None)}

@@ -74,7 +74,8 @@ def test_a_track_added_by_one_line_has_its_block_gate_mlflow_metrics_and_ranking
     (gate,) = short.summary["gates"]
     assert (gate["name"], gate["observed"], gate["status"]) == ("brief", pytest.approx(8 / 3), "pass")
     assert long.summary["gates"][0]["status"] == "fail"
-    assert readable_metrics(short.summary)["brevity_words_per_reply"] == pytest.approx(2.667)
+    summary = short.store.summary_record
+    assert summary is not None and readable_metrics(summary)["brevity_words_per_reply"] == pytest.approx(2.667)
     directions = project_directions(load_project(brevity_project))
     ranking = rank_runs(
         [short.store, long.store], metric="reply_words", directions=directions, tracks=registry.ranked_metrics()

@@ -8,6 +8,7 @@ from pathlib import Path
 from scoregate.catalog.directions import default_direction
 from scoregate.sinks.langfuse.score_mapping import run_scores
 from scoregate.sinks.mlflow.readable import readable_metrics
+from scoregate.store.record import Manifest
 from scoregate.store.vocabulary import (
     GATE_RUN_METRICS,
     LANGFUSE_RUN_METRICS,
@@ -27,12 +28,15 @@ def _summary() -> dict:
 
 
 def test_every_run_metric_of_a_summary_has_a_direction_and_each_mirror_logs_its_share() -> None:
+    from scoregate.store.record import RunSummary
+
     summary = _summary()
     in_summary = {m.key for m in RUN_METRICS if m.in_summary}
     assert in_summary <= set(summary["run_metrics"])
-    logged = readable_metrics(summary)
+    record = RunSummary.model_validate(summary)
+    logged = readable_metrics(record)
     assert {key for key in MLFLOW_RUN_METRICS} <= set(logged)
-    posted = {post.name for post in run_scores(summary, None)}
+    posted = {post.name for post in run_scores(record, None)}
     measured = {k for k in LANGFUSE_RUN_METRICS if summary["run_metrics"].get(k) is not None}
     assert measured <= posted and "items" not in posted
     for key, stats in summary["scores"].items():
@@ -62,10 +66,11 @@ def test_a_calls_stage_and_the_gated_metrics() -> None:
 
 def test_the_two_renderings_of_a_run_description_say_the_same_facts() -> None:
     from scoregate.store.description import RunDescription
+    from scoregate.store.record import RunSummary
 
     manifest, summary = json.loads((RUN / "manifest.json").read_text(encoding="utf-8")), _summary()
     summary["gates"][0] = {**summary["gates"][0], "status": "fail", "detail": "mean 0.31 < 0.5"}
-    described = RunDescription(manifest, summary)
+    described = RunDescription(Manifest.model_validate(manifest), RunSummary.model_validate(summary))
     receipts = manifest["receipts"]
     facts = [
         manifest["run_id"], receipts["model"]["name"], receipts["model"]["model"], receipts["dataset"]["name"],
@@ -75,4 +80,8 @@ def test_the_two_renderings_of_a_run_description_say_the_same_facts() -> None:
     for text in (described.paragraph(), described.markdown()):
         assert [fact for fact in facts if fact not in text] == []
     assert described.markdown().startswith(f"### {receipts['experiment']} · {receipts['model']['name']}")
-    assert RunDescription(manifest).paragraph().startswith(f"scoregate run {manifest['run_id']}: experiment")
+    assert (
+        RunDescription(Manifest.model_validate(manifest))
+        .paragraph()
+        .startswith(f"scoregate run {manifest['run_id']}: experiment")
+    )

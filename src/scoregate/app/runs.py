@@ -82,7 +82,7 @@ class RunView:
         """The run's `--limit` when it left items out, else None."""
         from scoregate.store.identity import run_limit
 
-        return run_limit(self.manifest)
+        return run_limit(self._store.manifest_record)
 
     def mlflow_ui(self) -> str | None:
         """The MLflow UI page of the run's experiment (its Runs tab), when the run is mirrored and has a UI."""

@@ -314,7 +314,7 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
         from scoregate.cli.repeats_render import print_consistency
 
         print_consistency(console, outcome.summary["repeats"])
-    name = manifest_run_name(outcome.store.manifest)
+    name = manifest_run_name(outcome.store.manifest_record)
     print_wrapped(console, f"run {outcome.run_id} ({keep_name(name)})")
     print_wrapped(console, keep("stored in", str(outcome.store.directory)))
     if outcome.failed_items:

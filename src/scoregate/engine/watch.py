@@ -73,11 +73,23 @@ def look(runs_dir: Path, run_id: str, *, stale_after_s: float = STALE_AFTER_S) -
     return WatchState(snap, detail=f"process {holder} holds the run (a resume starting)")
 
 
+def _recorded_status(path: Path) -> str:
+    """The status the run's manifest records; `unknown` when it cannot be read (a watcher never fails on it)."""
+    from pydantic import ValidationError
+
+    from scoregate.store.record import Manifest  # pydantic: loaded only when a run has no progress file
+
+    try:
+        status = Manifest.model_validate(_read(path) or {}).status
+    except ValidationError:
+        return "unknown"
+    return "unknown" if status is None else status
+
+
 def _look(runs_dir: Path, run_id: str, *, stale_after_s: float) -> WatchState:
     snap = _read(runs_dir / run_id / PROGRESS)
     if snap is None:
-        manifest = _read(runs_dir / run_id / "manifest.json") or {}
-        status = manifest.get("status", "unknown")
+        status = _recorded_status(runs_dir / run_id / "manifest.json")
         if status == "running":
             return WatchState({"run_id": run_id, "status": status, "done": 0, "total": None})
         return WatchState({"run_id": run_id, "status": status}, ended=status, detail="it has no live progress file")

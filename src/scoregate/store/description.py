@@ -7,12 +7,14 @@ versions, verdict and the gates that did not pass; the markdown adds the gate ta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.store.identity import prompt_versions
 from scoregate.support.numbers import fmt
+
+if TYPE_CHECKING:
+    from scoregate.store.record import DatasetReceipt, GateResult, Manifest, ModelReceipt, RunSummary
 
 VERDICT_WORDS = {
     "pass": "**PASS** — every gate passed",
@@ -29,102 +31,107 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def primary_metrics(summary: Mapping[str, Any]) -> list[str]:
+def primary_metrics(summary: RunSummary) -> list[str]:
     """The scores a person looks at first: those the gates judge (in gate order), then the other numeric scores."""
-    scores = summary.get("scores") or {}
-    gated = [g["metric"] for g in summary.get("gates") or [] if g.get("metric") in scores]
-    numeric = [k for k, s in scores.items() if s.get("data_type") in ("numeric", "boolean")]
+    scores = summary.scores
+    gated = [g.metric for g in summary.gates if g.metric in scores]
+    numeric = [k for k, s in scores.items() if s.data_type in ("numeric", "boolean")]
     return list(dict.fromkeys([*gated, *numeric]))
+
+
+class _Absent:
+    """What a missing receipt reads as: every field None."""
+
+    def __getattr__(self, name: str) -> None:
+        return None
 
 
 @dataclass(frozen=True)
 class RunDescription:
     """What describes a run, read once from its manifest (and summary, once it has one)."""
 
-    manifest: Mapping[str, Any]
-    summary: Mapping[str, Any] | None = None
+    manifest: Manifest
+    summary: RunSummary | None = None
 
     @property
-    def _receipts(self) -> Mapping[str, Any]:
-        return self.manifest.get("receipts") or {}
+    def _model(self) -> ModelReceipt | _Absent:
+        return self.manifest.receipts.model or _Absent()
 
     @property
-    def _model(self) -> Mapping[str, Any]:
-        return self._receipts.get("model") or {}
+    def _dataset(self) -> DatasetReceipt | _Absent:
+        return self.manifest.receipts.dataset or _Absent()
 
-    @property
-    def _dataset(self) -> Mapping[str, Any]:
-        return self._receipts.get("dataset") or {}
-
-    def _broken_gates(self) -> list[Mapping[str, Any]]:
-        return [g for g in (self.summary or {}).get("gates") or [] if g.get("status") != "pass"]
+    def _broken_gates(self) -> list[GateResult]:
+        return [g for g in (self.summary.gates if self.summary else []) if g.status != "pass"]
 
     def paragraph(self) -> str:
         """Return the description in words: experiment, dataset, model (name and id), prompts, verdict, gates."""
-        model, dataset = self._model, self._dataset
+        model, dataset, receipts = self._model, self._dataset, self.manifest.receipts
         text = (
-            f"scoregate run {self.manifest.get('run_id')}: experiment {self._receipts.get('experiment')} on "
-            f"{dataset.get('name')} ({dataset.get('items')} items); model {model.get('name')} "
-            f"({model.get('model')} @ {model.get('endpoint')}); "
-            f"prompts {prompt_versions(self._receipts.get('prompts') or {})}"
+            f"scoregate run {self.manifest.run_id}: experiment {receipts.experiment} on "
+            f"{dataset.name} ({dataset.items} items); model {model.name} "
+            f"({model.model} @ {model.endpoint}); "
+            f"prompts {prompt_versions(receipts.prompt_versions())}"
         )
         if self.summary is not None:
-            text += f"; verdict {str(self.summary.get('verdict')).replace('_', ' ')}"
+            text += f"; verdict {str(self.summary.verdict).replace('_', ' ')}"
             for g in self._broken_gates():
-                text += f"\n- gate {g['name']} {g['status']}: {g.get('detail')}"
+                text += f"\n- gate {g.name} {g.status}: {g.detail}"
         return text
 
     def markdown(self) -> str:
         """Return the markdown description: header, verdict, gates, primary metrics, run metrics."""
-        summary = self.summary or {}
+        summary = self.summary
+        experiment, verdict = (summary.experiment, summary.verdict) if summary else (None, None)
         model, dataset = self._model, self._dataset
-        prompts = ", ".join(f"`{n}@{i.get('version')}`" for n, i in (self._receipts.get("prompts") or {}).items())
+        prompts = ", ".join(f"`{n}@{v}`" for n, v in self.manifest.receipts.prompt_versions().items())
         lines = [
-            f"### {summary.get('experiment')} · {model.get('name')} (`{model.get('model')}`)",
+            f"### {experiment} · {model.name} (`{model.model}`)",
             "",
-            VERDICT_WORDS.get(str(summary.get("verdict")), str(summary.get("verdict"))),
+            VERDICT_WORDS.get(str(verdict), str(verdict)),
             "",
-            f"dataset `{dataset.get('name')}` ({dataset.get('items')} items, "
-            f"hash `{str(dataset.get('content_hash'))[:12]}`)"
-            f" · prompts {prompts or '—'} · run `{self.manifest.get('run_id')}`",
+            f"dataset `{dataset.name}` ({dataset.items} items, "
+            f"hash `{str(dataset.content_hash)[:12]}`)"
+            f" · prompts {prompts or '—'} · run `{self.manifest.run_id}`",
         ]
         lines += self._gate_lines() + self._score_lines() + self._run_metric_lines()
         text = "\n".join(lines)
         return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 40] + "\n\n… (cut; see summary.json)"
 
     def _gate_lines(self) -> list[str]:
-        gates = (self.summary or {}).get("gates") or []
+        gates = self.summary.gates if self.summary else []
         if not gates:
             return []
         lines = ["", "| gate | rule | observed | coverage | status |", "|---|---|---|---|---|"]
         for g in gates:
-            rule = f"{g['stat']}({g['metric']}) {g['op']} {fmt(g['threshold'])}"
-            coverage = "—" if g.get("coverage") is None else f"{g['coverage']:.0%}"
-            status = g["status"].upper()
-            lines.append(f"| {_cell(g['name'])} | `{_cell(rule)}` | {fmt(g['observed'])} | {coverage} | **{status}** |")
-        broken = [g for g in self._broken_gates() if g.get("detail")]
+            rule = f"{g.stat}({g.metric}) {g.op} {fmt(g.threshold)}"
+            coverage = "—" if g.coverage is None else f"{g.coverage:.0%}"
+            status = g.status.upper()
+            lines.append(f"| {_cell(g.name)} | `{_cell(rule)}` | {fmt(g.observed)} | {coverage} | **{status}** |")
+        broken = [g for g in self._broken_gates() if g.detail]
         if broken:
             lines.append("")
-            lines += [f"- gate {g['name']} {g['status']}: {g['detail']}" for g in broken]
+            lines += [f"- gate {g.name} {g.status}: {g.detail}" for g in broken]
         return lines
 
     def _score_lines(self) -> list[str]:
-        summary = self.summary or {}
-        scores = summary.get("scores") or {}
-        primary = primary_metrics(summary)
+        if self.summary is None:
+            return []
+        scores = self.summary.scores
+        primary = primary_metrics(self.summary)
         if not primary:
             return []
         lines = ["", "| score | mean | 95% CI | measured |", "|---|---|---|---|"]
         for key in primary[:PRIMARY_SHOWN]:
             s = scores[key]
-            ci = "—" if s.get("ci_low") is None else f"[{fmt(s['ci_low'])}, {fmt(s['ci_high'])}]"
-            lines.append(f"| {_cell(key)} | {fmt(s.get('mean'))} | {ci} | {s.get('n_measured')}/{s.get('n_total')} |")
+            ci = "—" if s.ci_low is None else f"[{fmt(s.ci_low)}, {fmt(s.ci_high)}]"
+            lines.append(f"| {_cell(key)} | {fmt(s.mean)} | {ci} | {s.n_measured}/{s.n_total} |")
         if len(primary) > PRIMARY_SHOWN:
             lines.append(f"\n{len(primary) - PRIMARY_SHOWN} more score(s) in the metrics and in `summary.json`.")
         return lines
 
     def _run_metric_lines(self) -> list[str]:
-        m = (self.summary or {}).get("run_metrics") or {}
+        m = self.summary.run_metrics if self.summary else {}
         cost = m.get("cost_usd_total")
         return [
             "",

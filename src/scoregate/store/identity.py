@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest
 
 MLFLOW_RUN_NAME_MAX = 250
 """MLflow's SQL store keeps run names in a 250-character column; longer names are cut to fit."""
@@ -35,29 +38,30 @@ def run_name(model: str | None, prompts: Mapping[str, Any]) -> str:
     return _fit(" · ".join(p for p in (model, prompt_versions(prompts)) if p))
 
 
-def manifest_run_name(manifest: Mapping[str, Any]) -> str:
+def manifest_run_name(manifest: Manifest) -> str:
     """Return the run name of a stored run from its manifest's receipts."""
-    receipts = manifest.get("receipts") or {}
-    return run_name((receipts.get("model") or {}).get("name"), receipts.get("prompts") or {})
+    receipts = manifest.receipts
+    return run_name(receipts.model.name if receipts.model else None, receipts.prompt_versions())
 
 
-def run_limit(manifest: Mapping[str, Any]) -> int | None:
+def run_limit(manifest: Manifest) -> int | None:
     """Return the run's `--limit` when it left items of the dataset out, else None (a full run)."""
-    limit = (manifest.get("options") or {}).get("limit")
-    total = ((manifest.get("receipts") or {}).get("dataset") or {}).get("items")
+    limit = manifest.options.limit
+    dataset = manifest.receipts.dataset
+    total = dataset.items if dataset else None
     if isinstance(limit, int) and (not isinstance(total, int) or limit < total):
         return limit
     return None
 
 
-def mirror_run_name(manifest: Mapping[str, Any]) -> str:
+def mirror_run_name(manifest: Manifest) -> str:
     """Return the name a run has in MLflow (and Langfuse's metadata): `<run id> · <model> · <prompt>@<version>`.
 
     The run id (`<experiment>-<date>-<time>-<suffix>`) tells apart runs of the same model and prompts; a
     `--limit` run ends with `· limit N`.
     """
     limit = run_limit(manifest)
-    parts = [str(manifest.get("run_id") or ""), manifest_run_name(manifest), f"limit {limit}" if limit else ""]
+    parts = [manifest.run_id, manifest_run_name(manifest), f"limit {limit}" if limit else ""]
     return _fit(" · ".join(part for part in parts if part))
 
 
@@ -91,8 +95,8 @@ class RunOverview:
 def run_overview(store: RunStore) -> RunOverview:
     """Return a stored run's overview; items done are counted from its results when it has no summary."""
     record, summary = store.manifest_record, store.summary_record
-    manifest, receipts = record.to_dict(), record.receipts
-    limit = run_limit(manifest)
+    receipts = record.receipts
+    limit = run_limit(record)
     full = receipts.dataset.items if receipts.dataset else None
     total = min(limit, full) if limit is not None and isinstance(full, int) else full
     total = limit if total is None else total
@@ -111,7 +115,7 @@ def run_overview(store: RunStore) -> RunOverview:
         experiment=receipts.experiment,
         model=model,
         prompts=prompts,
-        name=manifest_run_name(manifest),
+        name=manifest_run_name(record),
         dataset=receipts.dataset.name if receipts.dataset else None,
         status=record.status,
         items_done=done,

@@ -12,10 +12,13 @@ each saying why.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore, read_run_json
+
+if TYPE_CHECKING:
+    from scoregate.store.record import RunSummary
 
 INVALIDATION_FILE = "invalidation.json"
 VALID_TAG = "scoregate.valid"
@@ -39,6 +42,12 @@ def with_invalidation(store: RunStore, summary: dict[str, Any]) -> dict[str, Any
     """`summary` with the run's invalidation fields (if it was invalidated): what every mirror must carry."""
     record = invalidation_of(store)
     return summary if record is None else {**summary, **record}
+
+
+def invalidated(store: RunStore, summary: RunSummary) -> RunSummary:
+    """The run's summary with its invalidation fields (if it was invalidated), as every mirror must carry it."""
+    record = invalidation_of(store)
+    return summary if record is None else summary.model_copy(update=record)
 
 
 def invalidation_tags(record: dict[str, Any] | None) -> dict[str, str]:

@@ -79,6 +79,10 @@ class Receipts(Record):
     composites: dict[str, Any] | None = None
     gates: list[Any] | dict[str, Any] | None = None
     gates_hash: str | None = None
+    pipeline_mode: str | None = None
+    """For a pipeline: `fixture` or `live`, its `stage_inputs` (`scoregate.engine.stages.stages_receipt`)."""
+    stages: dict[str, dict[str, Any]] | None = None
+    """For a pipeline: each stage's `prompt` (name@version), `model` and `evaluators`, in pipeline order."""
 
     def dataset_name(self) -> str:
         """The name of the dataset the run read (every run's receipts name it)."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, RunSummary
 
 STOPPED_EARLY = "stopped_early"
 """The manifest status of a run the stop rule (or a cap) ended before its last item; `run --resume` continues it."""
@@ -33,13 +36,13 @@ class StopFields:
     tags: dict[str, str] = field(default_factory=dict)
 
 
-def stop_fields(manifest: Mapping[str, Any], summary: Mapping[str, Any]) -> StopFields:
+def stop_fields(manifest: Manifest, summary: RunSummary) -> StopFields:
     """Return what a mirror records of a stop-early run (nothing for an ordinary run).
 
     A stopped run continued to the full dataset (`run --resume`) keeps its parameters and says in its tags that
     it was continued: its summary is the full run's.
     """
-    record = manifest.get("stop_early")
+    record = manifest.stop_early
     if not record:
         return StopFields()
     rule = record["rule"]
@@ -51,7 +54,7 @@ def stop_fields(manifest: Mapping[str, Any], summary: Mapping[str, Any]) -> Stop
         "stop_early.order_seed": str(record["order_seed"]), "stop_early.max_items": str(rule["max_items"]),
         "stop_early.max_cost": str(rule["max_cost"]),
     }  # fmt: skip
-    block = summary.get("stop_early")
+    block = summary.section("stop_early")
     if block is None:
         decision = record.get("decision") or {}
         was = f"stopped at {decision.get('items_run')} of {record['items']}"

@@ -12,12 +12,15 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.store.records import CallRecord, ItemResult
 from scoregate.store.repeats import iter_all_results
 from scoregate.store.run_store import RunStore
 from scoregate.store.vocabulary import stage_of
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, Receipts
 
 METRICS_JSON = "metrics.json"
 METRICS_CSV = "metrics.csv"
@@ -46,15 +49,15 @@ COLUMNS = (
 )
 
 
-def _prompt_of(call: CallRecord, result: ItemResult, receipts: dict[str, Any]) -> str | None:
+def _prompt_of(call: CallRecord, result: ItemResult, receipts: Receipts) -> str | None:
     if call.purpose == "task":
         return result.prompt
     if call.purpose.startswith("stage:"):
-        stage = receipts.get("stages", {}).get(call.purpose.removeprefix("stage:"), {})
+        stage = (receipts.stages or {}).get(call.purpose.removeprefix("stage:"), {})
         return stage.get("prompt")
     if call.purpose.startswith("judge:"):
         name = call.purpose.removeprefix("judge:")
-        info = receipts.get("evaluators", {}).get(name)
+        info = receipts.evaluators.get(name)
         return f"{name}@v{info['version']}" if info else name
     return None
 
@@ -65,14 +68,14 @@ def _total(call: CallRecord) -> int | None:
     return call.tokens_in + call.tokens_out
 
 
-def telemetry_rows(store: RunStore) -> Iterator[dict[str, Any]]:
+def telemetry_rows(store: RunStore, manifest: Manifest) -> Iterator[dict[str, Any]]:
     """Yield one row per model call of the run: first the model checks before each start (stage `model_check`,
     no item), then every item's calls (every repeat), in stored order."""
-    manifest = store.manifest
-    receipts = manifest.get("receipts", {})
-    stages = list(receipts.get("stages", {}))
+    receipts = manifest.receipts
+    stages = list(receipts.stages or {})
     final_stage = stages[-1] if stages else None
-    for check in manifest.get("model_checks") or []:
+    checks = manifest.model_checks
+    for check in checks if isinstance(checks, list) else []:
         yield _row(store, CallRecord(**check), None, final_stage, receipts)
     for result in iter_all_results(store):
         for call in result.calls:
@@ -80,7 +83,7 @@ def telemetry_rows(store: RunStore) -> Iterator[dict[str, Any]]:
 
 
 def _row(
-    store: RunStore, call: CallRecord, result: ItemResult | None, final_stage: str | None, receipts: dict[str, Any]
+    store: RunStore, call: CallRecord, result: ItemResult | None, final_stage: str | None, receipts: Receipts
 ) -> dict[str, Any]:
     return {
         "timestamp": call.started_at,
@@ -117,19 +120,19 @@ def _csv_cell(value: Any) -> Any:
 
 def write_telemetry(store: RunStore) -> tuple[Path, Path]:
     """Write metrics.json and metrics.csv for a stored run in one streaming pass; return their paths."""
-    manifest = store.manifest
-    receipts = manifest.get("receipts", {})
+    manifest = store.manifest_record
+    receipts = manifest.receipts
     metadata = {
         "run_id": store.run_id,
-        "experiment": receipts.get("experiment"),
-        "status": manifest.get("status"),
-        "started_at": manifest.get("started_at"),
-        "finished_at": manifest.get("finished_at"),
-        "dataset": receipts.get("dataset", {}).get("name"),
-        "model": receipts.get("model", {}).get("name"),
-        "prompts": {name: info.get("version") for name, info in receipts.get("prompts", {}).items()},
-        "repeat": manifest.get("options", {}).get("repeat", 1),
-        "pipeline_mode": receipts.get("pipeline_mode"),
+        "experiment": receipts.experiment,
+        "status": manifest.status,
+        "started_at": manifest.started_at,
+        "finished_at": manifest.finished_at,
+        "dataset": receipts.dataset.name if receipts.dataset else None,
+        "model": receipts.model.name if receipts.model else None,
+        "prompts": receipts.prompt_versions(),
+        "repeat": manifest.options.repeat,
+        "pipeline_mode": receipts.pipeline_mode,
         "columns": list(COLUMNS),
     }
     json_path = store.directory / METRICS_JSON
@@ -140,7 +143,7 @@ def write_telemetry(store: RunStore) -> tuple[Path, Path]:
         writer = csv.writer(table)
         writer.writerow(COLUMNS)
         out.write(json.dumps(metadata, indent=1)[:-2] + ',\n "rows": [')
-        for row in telemetry_rows(store):  # streamed: memory stays flat however many calls the run made
+        for row in telemetry_rows(store, manifest):  # streamed: memory stays flat however many calls the run made
             out.write(("," if count else "") + "\n  " + json.dumps(row, default=str))
             writer.writerow([_csv_cell(row[c]) for c in COLUMNS])
             count += 1

@@ -19,11 +19,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.store.run_store import RunStore
 from scoregate.support.key_digests import KeyDigests
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest
 
 STATE_FILE = "langfuse.json"
 FORMAT = 2
@@ -52,9 +55,9 @@ def experiment_id_for(run_id: str) -> str:
     return hashlib.sha256(f"scoregate:{run_id}/experiment".encode()).hexdigest()[:16]
 
 
-def score_timestamp(manifest: dict[str, Any]) -> datetime:
+def score_timestamp(manifest: Manifest) -> datetime:
     """Return the fixed time every score of the run carries (its start): Langfuse upserts on id, name and day."""
-    started = manifest.get("started_at")
+    started = manifest.started_at
     moment = datetime.fromisoformat(started) if started else datetime(1970, 1, 1, tzinfo=UTC)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from langfuse.model import PromptClient
 
     from scoregate.catalog.project import Project
+    from scoregate.store.record import Manifest, RunSummary
 
 
 @dataclass
@@ -23,7 +24,10 @@ class MirrorContext:
     """Everything the runner's task needs about the run, plus the ids it posted."""
 
     store: RunStore
-    manifest: dict[str, Any]
+    manifest: Manifest
+    """The run's manifest, read once for the whole mirror."""
+    summary: RunSummary | None
+    """The run's summary with its invalidation (`store.invalidation.invalidated`), read once; None for a shard."""
     state: MirrorState
     project_id: str | None
     timestamp: datetime

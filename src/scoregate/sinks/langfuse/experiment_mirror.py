@@ -42,7 +42,7 @@ from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
 from scoregate.store.description import RunDescription
 from scoregate.store.identity import manifest_run_name
-from scoregate.store.invalidation import with_invalidation
+from scoregate.store.invalidation import invalidated
 from scoregate.store.records import ItemResult
 from scoregate.store.repeats import iter_all_results
 from scoregate.store.run_store import RunStore
@@ -50,14 +50,17 @@ from scoregate.store.run_store import RunStore
 if TYPE_CHECKING:
     from langfuse import Langfuse
 
+    from scoregate.store.record import Manifest, RunSummary
+
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
 
 
 def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
     """Mirror a finished run to Langfuse as one experiment; send only what the server has not confirmed yet."""
     settings = require_settings()
-    run_level = "shard" not in store.manifest  # a shard of a sharded run sends its items; `merge` the run's scores
-    if run_level and store.summary is None:
+    manifest, summary = store.manifest_record, store.summary_record  # read once for the whole mirror
+    run_level = manifest.shard is None  # a shard of a sharded run sends its items; `merge` the run's scores
+    if run_level and summary is None:
         raise ScoregateError(
             f"run {store.run_id} has no summary: it did not finish",
             hint=f"resume it (`scoregate run --resume {store.run_id}`), then sync it",
@@ -67,7 +70,8 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
     with SdkLogCapture() as capture:
         session = MirrorClient(settings)
         try:
-            ctx = _prepare(session, store, state, report, project)
+            run = (manifest, invalidated(store, summary) if run_level and summary is not None else None)
+            ctx = _prepare(session, store, run, state, report, project)
             if ctx is not None:
                 _send(session, ctx, report, run_level=run_level)
         finally:
@@ -95,7 +99,12 @@ def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
 
 
 def _prepare(
-    session: MirrorClient, store: RunStore, state: MirrorState, report: MirrorReport, project: Project
+    session: MirrorClient,
+    store: RunStore,
+    run: tuple[Manifest, RunSummary | None],
+    state: MirrorState,
+    report: MirrorReport,
+    project: Project,
 ) -> MirrorContext | None:
     """Reach the server, fix the experiment id and fetch the prompts to link; None when the server is out of reach."""
     lf = session.langfuse
@@ -115,11 +124,11 @@ def _prepare(
     _check_record(session, state, project_id, report)
     if state.experiment_id is None:
         state.experiment_id = experiment_id_for(store.run_id) if SDK_MAJOR >= 5 else None
-    manifest = store.manifest
-    ctx = MirrorContext(store, manifest, state, project_id, score_timestamp(manifest), project)
+    manifest, summary = run
+    ctx = MirrorContext(store, manifest, summary, state, project_id, score_timestamp(manifest), project)
     _load_score_configs(session, ctx, report, first=state.confirmed_trace() is None)
-    for name, info in manifest["receipts"]["prompts"].items():
-        version = str(info["version"])
+    for name, info in manifest.receipts.prompts.items():
+        version = str(info.version)
         if version.isdigit():
             try:
                 ctx.prompts[name] = lf.get_prompt(name, version=int(version), cache_ttl_seconds=0, max_retries=0)
@@ -205,10 +214,9 @@ def _send(session: MirrorClient, ctx: MirrorContext, report: MirrorReport, *, ru
             ctx.batch.confirm(session, state, report, lambda: _run_scores_digest(ctx))
             state.save(ctx.store)
             gc.collect()  # the chunk's spans and SDK objects are cyclic garbage: freed now, not as the heap grows
-    if not state.experiment_id or not run_level:
+    if not state.experiment_id or not run_level or ctx.summary is None:
         return
-    links = ctx.store.links
-    posts = run_scores(with_invalidation(ctx.store, ctx.store.summary or {}), links.get("mlflow_run_id"))
+    posts = run_scores(ctx.summary, ctx.store.links.get("mlflow_run_id"))
     if state.run_scores_digest != digest(posts, state.experiment_id):
         ids = ctx.batch.posted.setdefault(RUN_LEVEL, [])
         for post in posts:
@@ -236,12 +244,12 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: MirrorContext, chunk: l
         _post_item_scores(lf, ctx, result, placed)
         return result.output if result.error is None else f"[error] {result.error}"
 
-    receipts = ctx.manifest["receipts"]
+    receipts = ctx.manifest.receipts
     extra: dict[str, Any] = {"experiment_id": ctx.state.experiment_id} if SDK_MAJOR >= 5 else {}
     run_name = f"{run_id} · {manifest_run_name(ctx.manifest)}"
     with sdk4_runner(lf, run_id, ctx.dataset_id, run_name):
         outcome = lf.run_experiment(
-            name=f"{receipts['project']}/{receipts['experiment']}",
+            name=f"{receipts.project}/{receipts.experiment}",
             run_name=run_name,
             description=RunDescription(ctx.manifest).paragraph(),
             data=data,
@@ -290,8 +298,9 @@ def _post_item_scores(lf: Langfuse, ctx: MirrorContext, result: ItemResult, plac
 
 def _run_scores_digest(ctx: MirrorContext) -> str:
     """The digest of the run-level scores as posted now (recorded once the server accepted every one)."""
-    summary = with_invalidation(ctx.store, ctx.store.summary or {})
-    return digest(run_scores(summary, ctx.store.links.get("mlflow_run_id")), str(ctx.state.experiment_id))
+    if ctx.summary is None:  # a shard: its run-level scores are the merged run's
+        return ""
+    return digest(run_scores(ctx.summary, ctx.store.links.get("mlflow_run_id")), str(ctx.state.experiment_id))
 
 
 def _confirm(session: MirrorClient, ctx: MirrorContext, report: MirrorReport) -> None:

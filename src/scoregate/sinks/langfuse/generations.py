@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scoregate.integrations.langfuse.delivery import MirrorClient
 from scoregate.sinks.langfuse.context import MirrorContext
@@ -25,12 +25,13 @@ def record_generations(
 ) -> None:
     """Record one generation per stored model call, at the call's recorded start and end (not the mirror's time)."""
     prompt_name = result.prompt.rsplit("@", 1)[0]
-    info = ctx.manifest["receipts"]["prompts"].get(prompt_name, {})
+    info = ctx.manifest.receipts.prompts.get(prompt_name)
     cursor = int(ctx.timestamp.timestamp() * 1e9)  # calls stored before start times were recorded: from run start
     window: list[int] = []
     for call in result.calls:
         is_task = call.purpose == "task"
-        params = {k: info[k] for k in ("temperature", "max_tokens") if is_task and info.get(k) is not None}
+        settings: dict[str, Any] = {"temperature": info.temperature, "max_tokens": info.max_tokens} if info else {}
+        params = {k: v for k, v in settings.items() if is_task and v is not None}
         usage = {k: v for k, v in (("input", call.tokens_in), ("output", call.tokens_out)) if v is not None}
         generation = lf.start_observation(
             name=call.purpose,

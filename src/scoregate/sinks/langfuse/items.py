@@ -19,6 +19,8 @@ from scoregate.support.key_digests import KeyDigests
 if TYPE_CHECKING:
     from langfuse import Langfuse
 
+    from scoregate.store.record import Manifest
+
 
 @dataclass(frozen=True)
 class LinkedItem:
@@ -34,7 +36,7 @@ class LinkedItem:
 
 def link_dataset(lf: Langfuse, ctx: MirrorContext, report: MirrorReport) -> None:
     """Link the experiment to the run's Langfuse dataset when every run item is there; else say how to sync it."""
-    name = str(ctx.manifest["receipts"]["dataset"]["name"])
+    name = ctx.manifest.receipts.dataset_name()
     report.dataset, report.dataset_linked = name, False
     options = {"max_retries": 1}
     sync = f"`scoregate datasets sync {name}` before the next run links its experiment to the dataset"
@@ -70,22 +72,23 @@ def link_dataset(lf: Langfuse, ctx: MirrorContext, report: MirrorReport) -> None
     report.notes.append(f"dataset: linked to Langfuse dataset {name} ({wanted} items)")
 
 
-def experiment_metadata(manifest: dict[str, Any], links: dict[str, Any]) -> dict[str, str]:
+def experiment_metadata(manifest: Manifest, links: dict[str, Any]) -> dict[str, str]:
     """Experiment metadata from the receipts: ids only (the SDK puts it in span attributes)."""
-    r = manifest["receipts"]
-    prompts = ",".join(f"{n}@{i['version']}" for n, i in r["prompts"].items())
+    r = manifest.receipts
+    dataset, model, judge, git = r.dataset, r.model, r.judge_model, r.git or {}
+    prompts = ",".join(f"{n}@{v}" for n, v in r.prompt_versions().items())
     meta = {
-        "scoregate.run_id": manifest["run_id"],
+        "scoregate.run_id": manifest.run_id,
         "run_name": mirror_run_name(manifest),
-        "scoregate.experiment": r["experiment"],
-        "scoregate.version": str(r["tool_version"]),
-        "dataset": f"{r['dataset']['name']}@{str(r['dataset']['content_hash'])[:12]}",
+        "scoregate.experiment": str(r.experiment or ""),
+        "scoregate.version": str(r.tool_version),
+        "dataset": f"{r.dataset_name()}@{str(dataset.content_hash if dataset else None)[:12]}",
         "prompts": prompts,
-        "model": f"{r['model']['name']} ({r['model']['model']})",
-        "judge_model": f"{r['judge_model']['name']} ({r['judge_model']['model']})",
-        "git_commit": str(r["git"]["commit"] or "") + ("+dirty" if r["git"]["dirty"] else ""),
-        "config_hash": str(r["config_hash"])[:12],
-        "gates_hash": str(r["gates_hash"])[:12],
+        "model": f"{model.name if model else None} ({model.model if model else None})",
+        "judge_model": f"{judge.name if judge else None} ({judge.model if judge else None})",
+        "git_commit": str(git.get("commit") or "") + ("+dirty" if git.get("dirty") else ""),
+        "config_hash": str(r.config_hash)[:12],
+        "gates_hash": str(r.gates_hash)[:12],
     }
     if links.get("mlflow_run_id"):
         meta["mlflow_run_id"] = str(links["mlflow_run_id"])
@@ -113,7 +116,7 @@ def item_data(ctx: MirrorContext, result: ItemResult) -> Any:
         full.update(repeat=result.repeat, mirror_key=mirror_key(result))
     metadata = _short_metadata(ctx, result.item_id, full)
     if ctx.dataset_id is not None:
-        dataset = str(ctx.manifest["receipts"]["dataset"]["name"])
+        dataset = ctx.manifest.receipts.dataset_name()
         item_id = langfuse_item_id(dataset, result.item_id)
         return LinkedItem(item_id, ctx.dataset_id, result.input, result.expected_output, metadata)
     return {"input": result.input, "expected_output": result.expected_output, "metadata": metadata}

@@ -12,11 +12,14 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from scoregate.store.records import ItemResult, Score
 from scoregate.store.stop_record import stop_line
 from scoregate.store.vocabulary import LANGFUSE_RUN_METRICS, derived_key
+
+if TYPE_CHECKING:
+    from scoregate.store.record import RunSummary, ScoreStats
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
 TASK_ERROR = "task_error"
@@ -92,41 +95,42 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _aggregate_posts(key: str, stats: dict[str, Any]) -> list[ScorePost]:
-    coverage = _number(stats.get("coverage"))
-    measured = f"{stats.get('n_measured')}/{stats.get('n_total')} measured"
+def _aggregate_posts(key: str, stats: ScoreStats) -> list[ScorePost]:
+    coverage = _number(stats.coverage)
+    measured = f"{stats.n_measured}/{stats.n_total} measured"
     posts = []
-    mean = _number(stats.get("mean"))
+    mean = _number(stats.mean)
     if mean is not None:
-        low, high = stats.get("ci_low"), stats.get("ci_high")
-        ci = f", {round(100 * stats.get('confidence', 0.95))}% CI [{low}, {high}]" if low is not None else ""
-        detail = {k: stats.get(k) for k in ("median", "std", "ci_low", "ci_high", "min", "max", "n_measured")}
+        low, high = stats.ci_low, stats.ci_high
+        confidence = 0.95 if stats.confidence is None else stats.confidence
+        ci = f", {round(100 * confidence)}% CI [{low}, {high}]" if low is not None else ""
+        detail = {k: getattr(stats, k) for k in ("median", "std", "ci_low", "ci_high", "min", "max", "n_measured")}
         posts.append(ScorePost(derived_key(key, "mean"), mean, "NUMERIC", measured + ci, detail))
     if coverage is not None:
-        reasons = stats.get("null_reasons") or {}
+        reasons = stats.null_reasons
         why = "; ".join(f"{reason} ({count})" for reason, count in reasons.items())
         comment = measured + (f"; null: {why}" if why else "")
         posts.append(ScorePost(derived_key(key, "coverage"), coverage, "NUMERIC", comment))
     return posts
 
 
-def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[ScorePost]:
+def run_scores(summary: RunSummary, mlflow_run_id: str | None) -> list[ScorePost]:
     """Return the run-level scores: per-key mean and coverage, run metrics, gate statuses, verdict, MLflow id."""
     from scoregate.analysis.slices import slice_score_rows
 
-    posts = [p for key, stats in summary["scores"].items() for p in _aggregate_posts(key, stats)]
+    posts = [p for key, stats in summary.scores.items() for p in _aggregate_posts(key, stats)]
     for key in LANGFUSE_RUN_METRICS:
-        value = _number(summary["run_metrics"].get(key))
+        value = _number(summary.run_metrics.get(key))
         if value is not None:
             posts.append(ScorePost(key, value, "NUMERIC"))
-    for gate in summary["gates"]:
-        detail = {k: gate.get(k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
-        posts.append(ScorePost(f"gate.{gate['name']}", str(gate["status"]), "CATEGORICAL", gate.get("detail"), detail))
+    for gate in summary.gates:
+        detail = {k: getattr(gate, k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
+        posts.append(ScorePost(f"gate.{gate.name}", str(gate.status), "CATEGORICAL", gate.detail, detail))
+    slice_gates = [gate.to_dict() for gate in summary.gates if gate.slices]
     posts += [
-        ScorePost(name, status, "CATEGORICAL", why, meta)
-        for name, status, why, meta in slice_score_rows(summary["gates"])
+        ScorePost(name, status, "CATEGORICAL", why, meta) for name, status, why, meta in slice_score_rows(slice_gates)
     ]
-    posts.append(ScorePost("verdict", str(summary["verdict"]), "CATEGORICAL"))
+    posts.append(ScorePost("verdict", str(summary.verdict), "CATEGORICAL"))
     posts += validity_posts(summary)
     posts += stop_early_posts(summary)
     if mlflow_run_id:
@@ -134,17 +138,17 @@ def run_scores(summary: dict[str, Any], mlflow_run_id: str | None) -> list[Score
     return posts
 
 
-def validity_posts(summary: dict[str, Any]) -> list[ScorePost]:
+def validity_posts(summary: RunSummary) -> list[ScorePost]:
     """The run's `run_valid` score when it was invalidated (`scoregate runs invalidate`): reason in the metadata."""
-    if summary.get("valid", True) is not False:
+    if summary.section("valid") is not False:
         return []
-    meta = {k: summary.get(k) for k in ("invalid_reason", "invalidated_at", "superseded_by")}
-    return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.get("invalid_reason")), meta)]
+    meta = {k: summary.section(k) for k in ("invalid_reason", "invalidated_at", "superseded_by")}
+    return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.section("invalid_reason")), meta)]
 
 
-def stop_early_posts(summary: dict[str, Any]) -> list[ScorePost]:
+def stop_early_posts(summary: RunSummary) -> list[ScorePost]:
     """A stop-early run's `stop_early` score: its verdict, "stopped at n of N" and the bounds, the rule in metadata."""
-    block = summary.get("stop_early")
+    block = summary.section("stop_early")
     if not block:
         return []
     keys = ("progress", "items_run", "items_total", "paired_differences", "lower", "upper", "mean_difference",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from scoregate.catalog.project import Project
+    from scoregate.store.record import Manifest
 
 ATTRIBUTE_LIMIT = 200
 """Longest value the SDK keeps in a span attribute (SDK 4 drops longer ones with a log line)."""
@@ -37,18 +38,18 @@ def routing_fields(project: Project | None, experiment: str) -> list[str]:
     return list(dict.fromkeys(by for by in found if isinstance(by, str)))
 
 
-def trace_dimensions(project: Project | None, manifest: dict[str, Any], result: ItemResult) -> dict[str, str]:
+def trace_dimensions(project: Project | None, manifest: Manifest, result: ItemResult) -> dict[str, str]:
     """The item's dimensions as short strings: the dataset's `dimensions:` (default: every `feed_*` and
     `*category*` field) and the style its route reads, also with a fixed prompt; a value the route inferred
     for an item without the field (title fallback) counts as the item's own."""
-    receipts = manifest["receipts"]
-    ref = project.datasets.get(str(receipts["dataset"]["name"])) if project is not None else None
+    receipts = manifest.receipts
+    ref = project.datasets.get(receipts.dataset_name()) if project is not None else None
     declared = ref.meta.dimensions if ref is not None else None
     inferred = result.metadata.get(INFERRED_KEY)
     known = {**(inferred if isinstance(inferred, dict) else {}), **result.input}
     if declared is None:
         declared = [k for k in result.input if k.startswith("feed_") or "category" in k]
-    names = [*routing_fields(project, str(receipts["experiment"])), *declared]
+    names = [*routing_fields(project, str(receipts.experiment)), *declared]
     values = {}
     for name in dict.fromkeys(names):
         value = known.get(name)
@@ -57,24 +58,23 @@ def trace_dimensions(project: Project | None, manifest: dict[str, Any], result: 
     return values
 
 
-def trace_attributes(
-    project: Project | None, manifest: dict[str, Any], run_id: str, result: ItemResult
-) -> dict[str, Any]:
+def trace_attributes(project: Project | None, manifest: Manifest, run_id: str, result: ItemResult) -> dict[str, Any]:
     """Trace metadata, tags and version of one item (`propagate_attributes` keywords): its dimensions and the
     run's experiment, model and prompt version."""
-    receipts = manifest["receipts"]
+    receipts = manifest.receipts
+    model = receipts.model.name if receipts.model else None
     dims = trace_dimensions(project, manifest, result)
     meta = {
         **dims,
-        "scoregate_experiment": str(receipts["experiment"]),
+        "scoregate_experiment": str(receipts.experiment),
         "scoregate_run_id": run_id,
-        "model": str(receipts["model"]["name"]),
+        "model": str(model),
         "prompt": result.prompt.rsplit("@", 1)[0],
         "prompt_version": result.prompt,
     }
     tags = [
-        f"experiment:{receipts['experiment']}",
-        f"model:{receipts['model']['name']}",
+        f"experiment:{receipts.experiment}",
+        f"model:{model}",
         f"prompt:{result.prompt}",
         *(f"{k}:{v}" for k, v in dims.items()),
     ]

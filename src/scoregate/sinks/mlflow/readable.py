@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.store.description import RunDescription
 from scoregate.store.vocabulary import MLFLOW_RUN_METRICS, SCORE_STATS, derived_key
 from scoregate.tracks.registry import headline_metrics
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, RunSummary
 
 SIGNIFICANT = 4
 
@@ -28,7 +31,7 @@ def rounded(value: Any) -> float:
     return float(f"{number:.{SIGNIFICANT}g}")
 
 
-def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
+def readable_metrics(summary: RunSummary) -> dict[str, float]:
     """Return the metrics mirrored to MLflow: the same keys for every run of an experiment (NaN = not measured).
 
     Per score `<key>_mean`, `_ci_low`, `_ci_high`, `_coverage` (text and categorical scores: `_coverage` only);
@@ -38,72 +41,71 @@ def readable_metrics(summary: dict[str, Any]) -> dict[str, float]:
     with `gates_passed` and `gates_total`; per slice of a slice gate `slice.<gate>.<field>.<value>.<stat>`.
     """
     metrics: dict[str, float] = {}
-    for key, stats in (summary.get("scores") or {}).items():
-        numeric = stats.get("data_type") in ("numeric", "boolean")
+    for key, stats in summary.scores.items():
+        numeric = stats.data_type in ("numeric", "boolean")
         for stat in SCORE_STATS if numeric else ("coverage",):
-            metrics[derived_key(key, stat)] = rounded(stats.get(stat))
-    run_metrics = summary.get("run_metrics") or {}
+            metrics[derived_key(key, stat)] = rounded(getattr(stats, stat))
     for key in MLFLOW_RUN_METRICS:
-        metrics[key] = rounded(run_metrics.get(key))
-    for track, found in headline_metrics(summary).items():
+        metrics[key] = rounded(summary.run_metrics.get(key))
+    for track, found in headline_metrics(summary.to_dict()).items():
         metrics.update(
             {f"{track}_{key}": rounded(value) for key, value in found.items() if not isinstance(value, bool)}
         )
-    if "stages" in summary:
+    stages, repeats = summary.section("stages"), summary.section("repeats")
+    if stages is not None:
         from scoregate.analysis.stage_summary import stage_metrics
 
-        metrics.update({key: rounded(value) for key, value in stage_metrics(summary["stages"]).items()})
-    if "repeats" in summary:
+        metrics.update({key: rounded(value) for key, value in stage_metrics(stages).items()})
+    if repeats is not None:
         from scoregate.analysis.consistency import consistency_metrics
 
-        metrics.update({key: rounded(value) for key, value in consistency_metrics(summary["repeats"]).items()})
-    gates = summary.get("gates") or []
+        metrics.update({key: rounded(value) for key, value in consistency_metrics(repeats).items()})
+    gates = summary.gates
     for gate in gates:
-        metrics[f"gate_{gate['name']}"] = 1.0 if gate["status"] == "pass" else 0.0
+        metrics[f"gate_{gate.name}"] = 1.0 if gate.status == "pass" else 0.0
     from scoregate.analysis.slices import slice_metrics
 
-    metrics.update({key: rounded(value) for key, value in slice_metrics(gates).items()})
-    metrics["gates_passed"] = float(sum(g["status"] == "pass" for g in gates))
+    slice_gates = [gate.to_dict() for gate in gates if gate.slices]
+    metrics.update({key: rounded(value) for key, value in slice_metrics(slice_gates).items()})
+    metrics["gates_passed"] = float(sum(g.status == "pass" for g in gates))
     metrics["gates_total"] = float(len(gates))
     return metrics
 
 
-def readable_tags(manifest: dict[str, Any], summary: dict[str, Any]) -> dict[str, str]:
+def readable_tags(manifest: Manifest, summary: RunSummary) -> dict[str, str]:
     """Return the tags a person filters and reads by: model, dataset, verdict, and the markdown description."""
-    receipts = manifest.get("receipts") or {}
-    model = receipts.get("model") or {}
-    dataset = receipts.get("dataset") or {}
+    model, dataset = manifest.receipts.model, manifest.receipts.dataset
     return {
-        "model": str(model.get("name")),
-        "model.id": str(model.get("model")),
-        "model.provider": str(model.get("provider")),
-        "dataset": str(dataset.get("name")),
-        "dataset.hash": str(dataset.get("content_hash")),
-        "verdict": str(summary.get("verdict")),
+        "model": str(model.name if model else None),
+        "model.id": str(model.model if model else None),
+        "model.provider": str(model.provider if model else None),
+        "dataset": str(dataset.name if dataset else None),
+        "dataset.hash": str(dataset.content_hash if dataset else None),
+        "verdict": str(summary.verdict),
         "mlflow.note.content": RunDescription(manifest, summary).markdown(),
     }
 
 
-def log_dataset_input(client: Any, run_id: str, manifest: dict[str, Any], project_root: Path) -> bool:
+def log_dataset_input(client: Any, run_id: str, manifest: Manifest, project_root: Path) -> bool:
     """Log the run's dataset as an MLflow dataset input (name, content hash, source), once; return True if added."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
-    dataset = (manifest.get("receipts") or {}).get("dataset") or {}
-    name, content_hash = dataset.get("name"), dataset.get("content_hash")
-    if not name or not content_hash:
+    dataset = manifest.receipts.dataset
+    if dataset is None or not dataset.name or not dataset.content_hash:
         return False
+    name, content_hash = dataset.name, dataset.content_hash
     digest = str(content_hash)[:12]
     logged = client.get_run(run_id).inputs.dataset_inputs
     if any(d.dataset.name == name and d.dataset.digest == digest for d in logged):
         return False
-    path = dataset.get("path") or f"datasets/{name}.jsonl"
+    path = (dataset.model_extra or {}).get("path") or f"datasets/{name}.jsonl"
     source = (project_root.resolve() / path).as_uri()
     entity = Dataset(
         name=str(name),
         digest=digest,
         source_type="local",
         source=json.dumps({"uri": source}),
-        profile=json.dumps({"num_rows": dataset.get("items"), "content_hash": content_hash}),
+        profile=json.dumps({"num_rows": dataset.items, "content_hash": content_hash}),
     )
     client.log_inputs(run_id, datasets=[DatasetInput(entity, tags=[InputTag("mlflow.data.context", "evaluation")])])
     return True

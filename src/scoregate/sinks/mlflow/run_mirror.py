@@ -6,7 +6,7 @@ import csv
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
 from scoregate.sinks.mlflow.client import tracking_uri
@@ -17,6 +17,9 @@ from scoregate.store.invalidation import invalidation_of, invalidation_tags
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import stop_fields
 
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, RunSummary
+
 RUN_ID_TAG = "scoregate.run_id"
 
 
@@ -24,61 +27,65 @@ def _ms(iso: str | None) -> int | None:
     return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
 
 
-def params_of(manifest: dict[str, Any]) -> dict[str, str]:
+def params_of(manifest: Manifest) -> dict[str, str]:
     """Return the immutable run parameters: receipts and sampling settings (never secrets)."""
-    r = manifest["receipts"]
+    r, options = manifest.receipts, manifest.options
+    git, dataset, model, judge = r.git or {}, r.dataset, r.model, r.judge_model
+    if dataset is None or model is None or judge is None:
+        missing = "dataset" if dataset is None else "model" if model is None else "judge_model"
+        raise KeyError(missing)  # every run scoregate writes has them: the manifest is damaged
     params = {
-        "tool_version": r["tool_version"],
-        "git_commit": str(r["git"]["commit"]),
-        "git_dirty": str(r["git"]["dirty"]),
-        "config_hash": str(r["config_hash"]),
-        "dataset": r["dataset"]["name"],
-        "dataset_hash": r["dataset"]["content_hash"],
-        "dataset_items": str(r["dataset"]["items"]),
-        "model": r["model"]["name"],  # as the tag `model`: the name in scoregate.yaml
-        "model_name": r["model"]["name"],  # kept: runs mirrored before `model` took this meaning have it too
-        "provider_model": r["model"]["model"],
-        "model_provider": r["model"]["provider"],
-        "model_endpoint": r["model"]["endpoint"],
-        "judge_model": r["judge_model"]["model"],
-        "judge_endpoint": r["judge_model"]["endpoint"],
-        "gates_hash": r["gates_hash"],
-        "limit": str(manifest["options"]["limit"]),
-        "concurrency": str(manifest["options"]["concurrency"]),
-        "cache": str(manifest["options"]["cache"]),
+        "tool_version": str(r.tool_version),
+        "git_commit": str(git.get("commit")),
+        "git_dirty": str(git.get("dirty")),
+        "config_hash": str(r.config_hash),
+        "dataset": dataset.name,
+        "dataset_hash": str(dataset.content_hash),
+        "dataset_items": str(dataset.items),
+        "model": str(model.name),  # as the tag `model`: the name in scoregate.yaml
+        "model_name": str(model.name),  # kept: runs mirrored before `model` took this meaning have it too
+        "provider_model": str(model.model),
+        "model_provider": str(model.provider),
+        "model_endpoint": str(model.endpoint),
+        "judge_model": str(judge.model),
+        "judge_endpoint": str(judge.endpoint),
+        "gates_hash": str(r.gates_hash),
+        "limit": str(options.limit),
+        "concurrency": str(options.concurrency),
+        "cache": str(options.cache),
     }
-    if manifest["options"].get("repeat", 1) > 1:
-        params["repeat"] = str(manifest["options"]["repeat"])
-    for name, info in r["prompts"].items():
-        params[f"prompt.{name}.version"] = str(info["version"])
-        params[f"prompt.{name}.temperature"] = str(info["temperature"])
-        params[f"prompt.{name}.max_tokens"] = str(info["max_tokens"])
-    for name, info in r["evaluators"].items():
-        params[f"evaluator.{name}"] = f"v{info['version']} {str(info['file_hash'])[:12]}"
+    if options.repeat > 1:
+        params["repeat"] = str(options.repeat)
+    for name, info in r.prompts.items():
+        params[f"prompt.{name}.version"] = str(info.version)
+        params[f"prompt.{name}.temperature"] = str(info.temperature)
+        params[f"prompt.{name}.max_tokens"] = str(info.max_tokens)
+    for name, evaluator in r.evaluators.items():
+        params[f"evaluator.{name}"] = f"v{evaluator.get('version')} {str(evaluator.get('file_hash'))[:12]}"
     return params
 
 
-def tags_of(manifest: dict[str, Any], summary: dict[str, Any], links: dict[str, Any]) -> dict[str, str]:
+def tags_of(manifest: Manifest, summary: RunSummary, links: dict[str, Any]) -> dict[str, str]:
     """Return the mutable tags: verdict, gate statuses, prompt identity, run id, links to other mirrors."""
-    prompts = manifest["receipts"]["prompts"]
+    prompts = manifest.receipts.prompts
     tags = {
-        RUN_ID_TAG: manifest["run_id"],
-        "scoregate.experiment": manifest["receipts"]["experiment"],
-        "scoregate.verdict": summary["verdict"],
+        RUN_ID_TAG: manifest.run_id,
+        "scoregate.experiment": str(manifest.receipts.experiment),
+        "scoregate.verdict": str(summary.verdict),
         "prompt.names": ",".join(prompts),
-        "prompt.versions": ",".join(f"{n}@{i['version']}" for n, i in prompts.items()),
+        "prompt.versions": ",".join(f"{n}@{i.version}" for n, i in prompts.items()),
     }
     for name, info in prompts.items():
-        tags[f"prompt.{name}.version"] = str(info["version"])
-        tags[f"prompt.{name}.labels"] = ",".join(info.get("labels") or [])
+        tags[f"prompt.{name}.version"] = str(info.version)
+        tags[f"prompt.{name}.labels"] = ",".join(info.labels)
     if len(prompts) == 1:
         ((name, info),) = prompts.items()
-        tags.update({"prompt.name": name, "prompt.version": str(info["version"])})
+        tags.update({"prompt.name": name, "prompt.version": str(info.version)})
     tags["mlflow.runName"] = mirror_run_name(manifest)
-    for gate in summary["gates"]:
-        tags[f"gate.{gate['name']}"] = gate["status"]
-        if gate.get("failing_items"):
-            tags[f"gate.{gate['name']}.detail"] = str(gate["detail"])[:500]
+    for gate in summary.gates:
+        tags[f"gate.{gate.name}"] = gate.status
+        if gate.failing_items:
+            tags[f"gate.{gate.name}.detail"] = str(gate.detail)[:500]
     if "langfuse_experiment_url" in links:
         tags["langfuse.experiment_url"] = str(links["langfuse_experiment_url"])
     return tags
@@ -97,14 +104,14 @@ def write_scores_csv(store: RunStore, path: Path, keys: list[str]) -> None:
             )  # fmt: skip
 
 
-def mirror_timestamp(manifest: dict[str, Any]) -> int:
+def mirror_timestamp(manifest: Manifest) -> int:
     """Return the fixed time (ms) of the run's metrics: its start, which no resume rewrites.
 
     MLflow keeps a metric value once per (key, timestamp, step); a resume that moved the timestamp
     would log every metric a second time. A `--retry-errors` pass raises the step (the manifest's
     `revision`), so the newer values are the latest ones and the history stays.
     """
-    return _ms(manifest.get("started_at")) or 0
+    return _ms(manifest.started_at) or 0
 
 
 def find_or_create_run(
@@ -148,7 +155,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
 
     from scoregate.sinks.mlflow.client import creation_lock, tracking_client
 
-    manifest, summary = store.manifest, store.summary
+    manifest, summary = store.manifest_record, store.summary_record  # read once, passed down
     if summary is None:
         raise ScoregateError(
             f"run {store.run_id} has no summary: it did not finish",
@@ -156,7 +163,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         )
     uri = tracking_uri(project_root)
     client = tracking_client(uri)
-    name = f"{manifest['receipts']['project']}/{manifest['receipts']['experiment']}"
+    name = f"{manifest.receipts.project}/{manifest.receipts.experiment}"
     experiment_id = scoregate_experiment(client, name, uri=uri, project_root=project_root)
     run_id = find_or_create_run(
         client,
@@ -164,11 +171,11 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         tag=RUN_ID_TAG,
         key=store.run_id,
         run_name=mirror_run_name(manifest),
-        start_time=_ms(manifest.get("started_at")),
+        start_time=_ms(manifest.started_at),
     )
     existing_params = client.get_run(run_id).data.params
     stamp = mirror_timestamp(manifest)
-    step = int(manifest.get("revision", 0))
+    step = manifest.revision or 0
     params = [Param(k, v[:6000]) for k, v in params_of(manifest).items() if k not in existing_params]
     metrics = [Metric(k, v, stamp, step) for k, v in readable_metrics(summary).items()]
     all_tags = {**tags_of(manifest, summary, store.links), **readable_tags(manifest, summary)}
@@ -181,7 +188,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
     client.log_batch(run_id, metrics=metrics, params=params, tags=tags)
     with creation_lock(uri):  # MLflow makes the dataset's row once per experiment: two runs at once collide
         log_dataset_input(client, run_id, manifest, project_root)
-    keys = list(summary["scores"])
+    keys = list(summary.scores)
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = Path(tmp) / "scores.csv"
         write_scores_csv(store, csv_path, keys)
@@ -193,7 +200,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         client.log_artifact(run_id, str(store.directory / filename))
     if (store.directory / "report.html").is_file():  # MLflow previews HTML artifacts in its UI
         client.log_artifact(run_id, str(store.directory / "report.html"))
-    client.set_terminated(run_id, "FINISHED", end_time=_ms(manifest.get("finished_at")) or stamp or None)
+    client.set_terminated(run_id, "FINISHED", end_time=_ms(manifest.finished_at) or stamp or None)
     if client.get_run(run_id).data.tags.get(RUN_ID_TAG) != store.run_id:  # read back: a lost mirror is said
         raise RuntimeError(f"MLflow run {run_id} does not hold run {store.run_id} after mirroring it to {uri}")
     store.set_link("mlflow_run_id", run_id)
