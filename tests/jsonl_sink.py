@@ -23,6 +23,7 @@ class JsonlSink:
     name = "jsonl"
 
     def __init__(self, context: SinkContext) -> None:
+        self.context = context
         self.path = context.project_root / FILE
 
     def configured(self) -> str | None:
@@ -30,10 +31,10 @@ class JsonlSink:
         return "JSONL_SINK is off" if os.environ.get("JSONL_SINK") == "off" else None
 
     def mirror(self, store: RunStore) -> SinkReport:
-        """Append the run's verdict and score means."""
-        summary = store.summary or {}
-        means = {key: stats.get("mean") for key, stats in summary.get("scores", {}).items()}
-        self._write("mirror", store, verdict=summary.get("verdict"), means=means)
+        """Append the run's verdict and score means (the run's record as every sink of this mirror reads it)."""
+        summary = self.context.record(store).summary
+        means = {key: stats.mean for key, stats in summary.scores.items()} if summary else {}
+        self._write("mirror", store, verdict=summary.verdict if summary else None, means=means)
         return SinkReport(
             link=f"{self.path}#{store.run_id}",
             links={"jsonl.file": str(self.path)},

@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -164,6 +165,30 @@ def stored_run(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> RunStore:
     with monkeypatch.context() as patched:
         patched.setattr(registry, "SINKS", {})
         return run_experiment(project_dir, "counters", RunOptions()).store
+
+
+def test_one_mirror_reads_the_run_record_once_for_every_sink_and_a_later_mirror_reads_it_again(
+    with_jsonl: None, stored_run: RunStore, project_dir: Path, mlflow_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scoregate.store import record_files, run_store
+
+    read: list[str] = []
+    original = run_store.read_run_json
+
+    def counting(path: Path, **hint: str) -> dict[str, Any]:
+        read.append(path.name)
+        return original(path, **hint)
+
+    for module in (run_store, record_files):  # the store's file reads, typed or not
+        monkeypatch.setattr(module, "read_run_json", counting)
+    context = SinkContext(project_dir)
+
+    outcome = mirror_all(Mirror(stored_run), context)
+
+    assert set(outcome.links()) == {"mlflow", "jsonl"} and outcome.troubles() == {}
+    assert (read.count("manifest.json"), read.count("summary.json")) == (1, 1)  # MLflow, telemetry, jsonl share it
+    again = mirror_all(Mirror(stored_run), context, only="jsonl")  # the same context, a later mirror: read anew
+    assert again.links() and (read.count("manifest.json"), read.count("summary.json")) == (2, 2)
 
 
 def test_mirror_all_redacts_every_text_a_sink_reports_and_keeps_what_it_raised(

@@ -16,7 +16,22 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from scoregate.analysis.compare_runs import RunComparison
     from scoregate.catalog.project import Project
+    from scoregate.store.record import Manifest, RunSummary
     from scoregate.store.run_store import RunStore
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A stored run's manifest and summary as the typed record, read once for every sink one mirror asks."""
+
+    manifest: Manifest
+    summary: RunSummary | None
+    """None while the run has no summary (it did not finish)."""
+
+    @classmethod
+    def read(cls, store: RunStore) -> RunRecord:
+        """Read the run's manifest and summary (a damaged file names the field)."""
+        return cls(store.manifest_record, store.summary_record)
 
 
 @dataclass
@@ -28,6 +43,15 @@ class SinkContext:
     """The project, when the caller has it loaded already (else `project()` loads it once)."""
     item_rows: bool = False
     """Also write each item as a row where the tracker has per-item rows (MLflow's evaluation rows)."""
+    records: dict[Path, RunRecord] = field(default_factory=dict, repr=False)
+    """The runs read during the current `mirror_all` call, by directory (it empties this when it starts)."""
+
+    def record(self, store: RunStore) -> RunRecord:
+        """The run's typed manifest and summary, read once per `mirror_all` call and shared by every sink."""
+        found = self.records.get(store.directory)
+        if found is None:
+            found = self.records[store.directory] = RunRecord.read(store)
+        return found
 
     def project(self) -> Project:
         """The project at `project_root`, loaded once."""

@@ -106,6 +106,7 @@ def mirror_all(
     if only is not None and only not in sink_names():
         raise ValueError(f"no sink {only!r}; the sinks are {', '.join(sink_names())}")
     outcome = MirrorOutcome()
+    context.records.clear()  # a context used again reads the run's files again: they may have changed since
     built: dict[str, RunSink] = {}
     for name in sink_names():
         if name in skip or (only is not None and name != only):

@@ -118,9 +118,10 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def write_telemetry(store: RunStore) -> tuple[Path, Path]:
-    """Write metrics.json and metrics.csv for a stored run in one streaming pass; return their paths."""
-    manifest = store.manifest_record
+def write_telemetry(store: RunStore, manifest: Manifest | None = None) -> tuple[Path, Path]:
+    """Write metrics.json and metrics.csv for a stored run in one streaming pass; return their paths.
+    `manifest`: the run's manifest when the caller read it already (else it is read here)."""
+    manifest = manifest or store.manifest_record
     receipts = manifest.receipts
     metadata = {
         "run_id": store.run_id,

@@ -32,6 +32,7 @@ from scoregate.integrations.langfuse.mirror_state import (
     score_timestamp,
     trace_seed,
 )
+from scoregate.sinks.contract import RunRecord
 from scoregate.sinks.langfuse.context import MirrorContext, mirror_key
 from scoregate.sinks.langfuse.generations import record_generations
 from scoregate.sinks.langfuse.items import experiment_metadata, item_data, link_dataset
@@ -55,10 +56,12 @@ if TYPE_CHECKING:
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
 
 
-def mirror_run_to_langfuse(store: RunStore, project: Project) -> MirrorReport:
-    """Mirror a finished run to Langfuse as one experiment; send only what the server has not confirmed yet."""
+def mirror_run_to_langfuse(store: RunStore, project: Project, *, record: RunRecord | None = None) -> MirrorReport:
+    """Mirror a finished run to Langfuse as one experiment; send only what the server has not confirmed yet.
+    `record`: the run's manifest and summary when the caller read them already (else they are read here, once)."""
     settings = require_settings()
-    manifest, summary = store.manifest_record, store.summary_record  # read once for the whole mirror
+    record = record or RunRecord.read(store)
+    manifest, summary = record.manifest, record.summary
     run_level = manifest.shard is None  # a shard of a sharded run sends its items; `merge` the run's scores
     if run_level and summary is None:
         raise ScoregateError(

@@ -61,7 +61,7 @@ class LangfuseSink:
     def _mirrored(self, store: RunStore) -> MirrorReport:
         from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse  # the SDK: only when used
 
-        return mirror_run_to_langfuse(store, self.context.project())
+        return mirror_run_to_langfuse(store, self.context.project(), record=self.context.record(store))
 
 
 def _as_sink_report(mirrored: MirrorReport) -> SinkReport:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
+from scoregate.sinks.contract import RunRecord
 from scoregate.sinks.mlflow.client import tracking_uri
 from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow.readable import log_dataset_input, readable_metrics, readable_tags
@@ -149,13 +150,15 @@ def find_or_create_run(
     return str(run.info.run_id)
 
 
-def mirror_run(store: RunStore, *, project_root: Path) -> str:
-    """Create or update the MLflow run of a stored run; return the MLflow run id."""
+def mirror_run(store: RunStore, *, project_root: Path, record: RunRecord | None = None) -> str:
+    """Create or update the MLflow run of a stored run; return the MLflow run id. `record`: the run's manifest
+    and summary when the caller read them already (else they are read here, once)."""
     from mlflow.entities import Metric, Param, RunTag
 
     from scoregate.sinks.mlflow.client import creation_lock, tracking_client
 
-    manifest, summary = store.manifest_record, store.summary_record  # read once, passed down
+    record = record or RunRecord.read(store)
+    manifest, summary = record.manifest, record.summary
     if summary is None:
         raise ScoregateError(
             f"run {store.run_id} has no summary: it did not finish",
@@ -195,7 +198,7 @@ def mirror_run(store: RunStore, *, project_root: Path) -> str:
         client.log_artifact(run_id, str(csv_path))
     from scoregate.store.telemetry import write_telemetry
 
-    write_telemetry(store)  # per-call telemetry, rebuilt from results.jsonl so a re-sync of an old run has it too
+    write_telemetry(store, manifest)  # per-call telemetry, rebuilt from results.jsonl: a re-sync of an old run too
     for filename in ("manifest.json", "summary.json", "results.jsonl", "metrics.json", "metrics.csv"):
         client.log_artifact(run_id, str(store.directory / filename))
     if (store.directory / "report.html").is_file():  # MLflow previews HTML artifacts in its UI

@@ -38,7 +38,7 @@ class MlflowSink:
         from scoregate.sinks.mlflow.run_mirror import mirror_run
 
         root = self.context.project_root
-        run_id = mirror_run(store, project_root=root)
+        run_id = mirror_run(store, project_root=root, record=self.context.record(store))
         report = SinkReport(
             link=run_id,
             links={RUN_LINK: run_id},
