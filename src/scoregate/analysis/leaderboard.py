@@ -25,7 +25,7 @@ from scoregate.errors import ScoregateError
 from scoregate.support.key_digests import DIGEST_DTYPE, key_digest
 
 if TYPE_CHECKING:
-    from scoregate.store.record import DatasetReceipt, Manifest, ModelReceipt, Receipts, RunSummary
+    from scoregate.store.record import Manifest, Receipts, RunSummary
 
 
 @dataclass
@@ -74,16 +74,6 @@ def _cached_tokens(store: RunSource, metrics: dict[str, Any]) -> int:
         for call in result.calls
         if call.cached and call.error is None
     )
-
-
-def _entry_parts(run_id: str, receipts: Receipts) -> tuple[DatasetReceipt, ModelReceipt]:
-    """The dataset and model a run's receipts name (every run scoregate writes names both)."""
-    if receipts.dataset is None or receipts.model is None:
-        missing = "dataset" if receipts.dataset is None else "model"
-        raise ScoregateError(
-            f"run {run_id} names no {missing} in its manifest's receipts", hint="delete the run or run it again"
-        )
-    return receipts.dataset, receipts.model
 
 
 def _add_usage(entry: _Entry, store: RunSource, summary: RunSummary) -> None:
@@ -138,8 +128,12 @@ def leaderboard_of(
             skipped.append({"run_id": store.run_id, "reason": f"no score {metric!r}"})
             continue
         receipts = manifest.receipts
+        dataset, model = receipts.dataset, receipts.model
+        if dataset is None or model is None:  # every run scoregate writes names both: a hand-edited manifest
+            missing = "dataset" if dataset is None else "model"
+            skipped.append({"run_id": store.run_id, "reason": f"its manifest's receipts name no {missing}"})
+            continue
         prompts = ",".join(f"{n}@{version}" for n, version in sorted(receipts.prompt_versions().items()))
-        dataset, model = _entry_parts(store.run_id, receipts)
         key = (dataset.name, str(model.name), prompts)
         entry = entries.setdefault(key, _Entry(*key))
         entry.dataset_items = max(entry.dataset_items, int(dataset.items or 0))
