@@ -61,7 +61,8 @@ def test_a_calls_stage_and_the_gated_metrics() -> None:
     assert is_pipeline_call("stage:extract") and not is_pipeline_call("judge:faith")
     manifest = json.loads((RUN / "manifest.json").read_text(encoding="utf-8"))
     gates = manifest["receipts"]["gates"]
-    assert gated_metrics([manifest, manifest]) == list(dict.fromkeys(g["metric"] for g in gates))
+    record = Manifest.model_validate(manifest)
+    assert gated_metrics([record, record]) == list(dict.fromkeys(g["metric"] for g in gates))
 
 
 def test_the_two_renderings_of_a_run_description_say_the_same_facts() -> None:
