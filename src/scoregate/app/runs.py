@@ -93,7 +93,7 @@ class RunView:
         """The run's `--limit` when it left items out, else None."""
         from scoregate.store.identity import run_limit
 
-        return run_limit(self._store.manifest_record)
+        return run_limit(self.manifest_record)
 
     def mlflow_ui(self) -> str | None:
         """The MLflow UI page of the run's experiment (its Runs tab), when the run is mirrored and has a UI."""
