@@ -175,8 +175,8 @@ def _record_in_run(project: Project, experiment: str, store: RunStore) -> None:
     if summary is None:
         return
     plan = plan_experiment(project, experiment)
-    summary["judge_drift"] = judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name)
-    store.write_summary(summary)
+    drift = judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name)
+    store.write_summary({**summary, "judge_drift": drift})
     write_run_report(store, project_report_options(project.root))
 
 

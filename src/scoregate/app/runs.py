@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from scoregate.analysis.run_diff import RunDiff
     from scoregate.catalog.models import Direction
     from scoregate.store.identity import RunOverview
+    from scoregate.store.record import Manifest, RunSummary
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,16 @@ class RunView:
     def summary(self) -> dict[str, Any] | None:
         """The run's summary, when it has one."""
         return self._store.summary
+
+    @property
+    def manifest_record(self) -> Manifest:
+        """The run's manifest as the typed record."""
+        return self._store.manifest_record
+
+    @property
+    def summary_record(self) -> RunSummary | None:
+        """The run's summary as the typed record, when it has one."""
+        return self._store.summary_record
 
     @property
     def links(self) -> dict[str, Any]:
