@@ -19,6 +19,7 @@ from scoregate.catalog.models import ModelSpec
 from scoregate.catalog.plan import models_used, plan_experiment
 from scoregate.engine.preflight import BackgroundPreflight
 from scoregate.errors import ExitCode, ProviderUnavailable
+from scoregate.store.run_store import RunStore
 from scoregate.tracks.project import load_project
 from scripted_openai import PREFLIGHT, ScriptedOpenAI
 from test_core_resume import wait_for_stored_items
@@ -121,3 +122,35 @@ def test_the_run_entry_point_loads_no_execution_machinery() -> None:
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
 
     assert loaded == []
+
+
+def test_a_run_with_langfuse_off_loads_no_langfuse_mirror_machinery() -> None:
+    late = ["scoregate.integrations.langfuse.mirror_state", "scoregate.integrations.langfuse.delivery"]
+    late += ["numpy", "httpx"]
+    code = (
+        "import os, sys, pathlib\n"
+        "for key in ('LANGFUSE_PUBLIC_KEY', 'LANGFUSE_SECRET_KEY', 'LANGFUSE_HOST'): os.environ.pop(key, None)\n"
+        "from scoregate.sinks.contract import SinkContext\n"
+        "from scoregate.sinks.registry import build_sink\n"
+        "assert build_sink('langfuse', SinkContext(pathlib.Path('.'))).configured() is not None\n"
+        f"print(' '.join(m for m in {late!r} if any(k == m or k.startswith(m + '.') for k in sys.modules)))"
+    )
+
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+
+    assert loaded == []
+
+
+def test_an_ordinary_run_reads_its_results_no_extra_time_to_say_it_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scoregate.app.stop_early import stopped_status
+
+    store = RunStore.create(tmp_path, "r1", {"run_id": "r1", "receipts": {}})
+
+    def no_extra_pass(self: RunStore, **_: Any) -> set[str]:
+        raise AssertionError("the results were read again to decide `finished`")
+
+    monkeypatch.setattr(RunStore, "done_ids", no_extra_pass)
+
+    assert stopped_status(store) == "finished"

@@ -1,7 +1,10 @@
-"""A new track is one folder and one registry line: the throwaway `brevity` track, from run to MLflow and ranking."""
+"""A new track is one folder and one line in `tracks/listing.py`: the throwaway `brevity` track, from run to MLflow
+and ranking, and its command in `scoregate --help`."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,3 +91,48 @@ def test_without_its_registry_line_the_track_has_no_block_and_its_kind_is_unknow
     registry.evaluator_kinds.cache_clear()
     with pytest.raises(ValidationFailed, match="'brevity' found using 'kind' does not match any of the expected tags"):
         load_project(brevity_project)
+
+
+def _scoregate_with_brevity(*args: str) -> subprocess.CompletedProcess[str]:
+    """The `scoregate` command with the brevity track's one line added to `tracks/listing.py`."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(REPO / 'tests')!r})\n"
+        "from scoregate.tracks import listing\n"
+        "listing.TRACK_PACKAGES.append('plugin_track_brevity')\n"
+        "from scoregate.cli import main\n"
+        f"sys.argv = ['scoregate', *{list(args)!r}]\n"
+        "main()"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_a_track_command_is_listed_from_its_folder_and_runs() -> None:
+    listed = _scoregate_with_brevity("--help")
+    ran = _scoregate_with_brevity("brevity", "Refund sent, invoice fixed.")
+
+    assert listed.returncode == 0, listed.stderr
+    assert "brevity" in listed.stdout and "Count the words of a reply" in listed.stdout
+    assert (ran.returncode, ran.stdout) == (0, "4 words\n"), ran.stderr
+
+
+def test_the_shipped_tracks_commands_come_from_their_folders() -> None:
+    from scoregate.cli import COMMANDS
+
+    assert {name: COMMANDS[name].module for name in ("extraction", "connection-test", "gold")} == {
+        "extraction": "scoregate.tracks.extraction.cli",
+        "connection-test": "scoregate.tracks.extraction.cli",
+        "gold": "scoregate.tracks.tags.cli",
+    }
+
+
+def test_a_track_command_cannot_take_a_built_in_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scoregate.cli as cli
+
+    built_in = {"run": cli.LazyCommand("scoregate.cli.run_cmd", "run", "Run."), "runs": cli.COMMANDS["runs"]}
+    offered = {"run": ("plugin.cli", "run", "Mine."), "words": ("plugin.cli", "words", "Count.")}
+    monkeypatch.setattr(cli, "track_commands", lambda: offered)
+
+    commands = cli._with_track_commands(built_in, after="run")
+
+    assert list(commands) == ["run", "words", "runs"]
+    assert commands["run"].module == "scoregate.cli.run_cmd" and commands["words"].module == "plugin.cli"

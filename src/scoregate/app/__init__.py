@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from scoregate.app.runs import RunView, diff_stored_runs, listed_runs, run_item, run_view
     from scoregate.app.shards import parse_shard
     from scoregate.app.stop_early import stop_line
+    from scoregate.app.track_listing import track_commands
     from scoregate.catalog.directions import direction_arrow
     from scoregate.catalog.project import find_root
     from scoregate.engine.watch import ending_line, follow, progress_line, run_to_watch
@@ -111,6 +112,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
     "scoregate.app.shards": ("parse_shard",),
     "scoregate.app.stop_early": ("stop_line",),
+    "scoregate.app.track_listing": ("track_commands",),
     # what the commands print, from the layers below (the CLI names none of them itself)
     "scoregate": ("__version__",),
     "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),
@@ -217,6 +219,7 @@ __all__ = [
     "sync_project_prompts",
     "sync_score_configs",
     "sync_stored_run",
+    "track_commands",
     "update_leaderboard",
     "version_name",
 ]

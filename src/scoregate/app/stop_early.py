@@ -294,8 +294,9 @@ def _status(store: RunStore, block: dict[str, Any] | None) -> str:
     block = block or {}
     decision = block.get("decision") or {}
     ended = decision.get("stop") and decision.get("stop_reason") != "all items" and block.get("continued_at") is None
-    before_last = len(store.done_ids()) < int(block.get("items") or 0)
-    return STOPPED_EARLY if ended and before_last else "finished"
+    if not ended:
+        return "finished"  # an ordinary run reads its results no extra time
+    return STOPPED_EARLY if len(store.done_ids()) < int(block.get("items") or 0) else "finished"
 
 
 def stop_summary(store: RunStore) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from scoregate.app import redact
+from scoregate.app import redact, track_commands
 from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
@@ -19,8 +19,17 @@ def _cmd(module: str, attribute: str, help: str) -> LazyCommand:
     return LazyCommand(f"scoregate.cli.{module}", attribute, help)
 
 
-def _track_cmd(track: str, attribute: str, help: str) -> LazyCommand:
-    return LazyCommand(f"scoregate.tracks.{track}.cli", attribute, help)
+def _with_track_commands(commands: dict[str, LazyCommand], *, after: str) -> dict[str, LazyCommand]:
+    """`commands` with every track's commands (`tracks/<name>/commands.py`) inserted after the command `after`;
+    a track cannot take the name of a built-in command."""
+    names = list(commands)
+    at = names.index(after) + 1
+    tracks = {
+        name: LazyCommand(module, attribute, help)
+        for name, (module, attribute, help) in track_commands().items()
+        if name not in commands
+    }
+    return {name: commands.get(name) or tracks[name] for name in [*names[:at], *tracks, *names[at:]]}
 
 
 # Every command, in help order: where it lives and its one-line help (tests check it against the docstring).
@@ -73,11 +82,6 @@ COMMANDS: dict[str, LazyCommand] = {
         "leaderboard",
         "Rank models and prompt versions over all valid runs; write runs/leaderboard.json.",
     ),
-    "connection-test": _track_cmd(
-        "extraction",
-        "connection_test_command",
-        "List the endpoint's models and send one structured request; exit 1 unless the reply obeys the schema.",
-    ),
     "langfuse-sync": _cmd(
         "promote_cmd",
         "langfuse_sync",
@@ -92,8 +96,6 @@ COMMANDS: dict[str, LazyCommand] = {
         "promote_cmd", "promotions_command", "List the promotion history (promotions.jsonl), oldest first."
     ),
     "hardcases": _cmd("hardcases_cmd", "app", "Keep known failures as a dataset every experiment can include."),
-    "extraction": _track_cmd("extraction", "app", "Structured-extraction datasets: import and check."),
-    "gold": _track_cmd("tags", "app", "Gold labels of the semantic tags track: validate and build."),
     "runs": _cmd("runs_cmd", "app", "Inspect the local run store (runs/)."),
     "items": _cmd("items_cmd", "app", "Items across the runs of an experiment."),
     "model": _cmd("model_cmd", "app", "The embedded local model (llama.cpp serving SmolLM2-135M-Instruct)."),
@@ -107,6 +109,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "dashboards": _cmd("langfuse_cmd", "dashboards_app", "Langfuse dashboards from dashboards/*.yaml."),
     "annotate": _cmd("langfuse_cmd", "annotate_app", "Human rating in Langfuse's annotation queues."),
 }
+COMMANDS = _with_track_commands(COMMANDS, after="hardcases")
 
 
 class _ScoregateGroup(LazyTyperGroup):

@@ -2,7 +2,8 @@
 
 A track is one package, `tracks/<track>/`: its metrics in `metrics/` (pure functions), its evaluator file's spec
 in `spec.py` and its evaluator in `kind.py`, its loaders, run summary and CLI sub-app beside them, and its `Track`
-in `track.py`; `tracks/registry.py` lists the tracks, one line each, and asks each for its block.
+in `track.py`; `tracks/listing.py` lists the tracks' packages, one line each, and `tracks/registry.py` asks each
+for its block.
 The contract a track follows here is small:
 
 - `report(evaluators, store, summary, settings)` returns `{block_key: report}` for a run holding the track's

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cache
+from importlib import import_module
 from typing import Any
 
 from scoregate.analysis.track_metrics import TrackMetrics
@@ -12,14 +13,10 @@ from scoregate.scoring.base import Evaluator
 from scoregate.scoring.kinds import registry as scoring_kinds
 from scoregate.store.run_store import RunStore
 from scoregate.tracks.base import Track, TrackSettings
-from scoregate.tracks.extraction.track import TRACK as EXTRACTION
-from scoregate.tracks.tags.track import TRACK as TAGS
+from scoregate.tracks.listing import TRACK_PACKAGES
 
-TRACKS: tuple[Track, ...] = (
-    EXTRACTION,
-    TAGS,
-)
-"""Every track; a new track is a folder `tracks/<name>/` (with its `track.py`) and a line here."""
+TRACKS: tuple[Track, ...] = tuple(import_module(f"{package}.track").TRACK for package in TRACK_PACKAGES)
+"""Every track, in `tracks/listing.py`'s order; a new track is a folder `tracks/<name>/` and a line there."""
 
 
 @cache

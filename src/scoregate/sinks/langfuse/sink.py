@@ -2,7 +2,7 @@
 
 On only when LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST are set. What the server confirmed is
 recorded in `runs/<id>/langfuse.json` (`scoregate.integrations.langfuse.mirror_state`); the Langfuse SDK is
-imported only when a mirror runs.
+imported only when a mirror runs, and nothing heavy when Langfuse is off (a run only asks `configured()`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
-from scoregate.integrations.langfuse.mirror_state import forget_items
 from scoregate.sinks.contract import SinkContext, SinkReport
 
 if TYPE_CHECKING:
@@ -52,6 +51,8 @@ class LangfuseSink:
 
     def forget(self, store: RunStore, item_ids: set[str]) -> None:
         """Drop the items from the mirror record: the next mirror sends their newer records under the same ids."""
+        from scoregate.integrations.langfuse.mirror_state import forget_items  # httpx, numpy: only when used
+
         forget_items(store, item_ids)
 
     def link(self, store: RunStore, links: Mapping[str, str]) -> None:
