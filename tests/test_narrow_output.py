@@ -165,7 +165,8 @@ def test_a_run_answered_from_the_cache_says_so_whole_at_80_columns(
     assert code == 0, out
     summary = runs.summary(runs.latest())
     lines = out.splitlines()
-    for field in run_metrics_fields(RunSummary.model_validate(summary)):  # label and value on one line: never `cost` / `$0.0000`
+    fields = run_metrics_fields(RunSummary.model_validate(summary))
+    for field in fields:  # label and value on one line: never `cost` / `$0.0000`
         assert any(field in line for line in lines), (field, out)
     assert "cached 3/3 task calls (12/12 calls in all)" in out
     assert "latency not measured (every task call was cached)" in out and "(all cached, not spent)" in out

@@ -67,7 +67,7 @@ def _open_or_create(
 
             return create_shard_store(project, options, manifest)
         run_id = new_run_id(plan.name)
-        manifest["run_id"] = run_id
+        manifest = {**manifest, "run_id": run_id}
         return RunStore.create(runs_dir(project), run_id, manifest)
     store = resumed
     store.repair()
