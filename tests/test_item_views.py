@@ -236,3 +236,19 @@ def test_diff_of_two_identical_runs_lists_no_change(
 def test_word_diff_marks_removed_and_added_words() -> None:
     assert word_diff("the cat sat", "the dog sat down") == "the [-cat-] {+dog+} sat {+down+}"
     assert word_diff("same", "same") == "same"
+
+
+def test_a_gate_whose_summary_records_no_threshold_is_named_not_a_traceback(tmp_path: Path) -> None:
+    from scoregate.analysis.items import gate_breakers
+    from scoregate.errors import ScoregateError
+    from scoregate.store.records import ItemResult, Score
+    from scoregate.store.run_store import RunStore
+
+    store = RunStore.create(tmp_path, "r1", {"receipts": {}})
+    store.append(ItemResult(0, "item-0", "p@1", {}, "out", scores=[Score("s", 0.2, "numeric", "ev")]))
+    store.close()
+    gate = {"name": "g", "metric": "s", "stat": "mean", "op": ">=", "threshold": None, "status": "fail"}
+    store.write_summary({"run_id": "r1", "scores": {}, "run_metrics": {}, "gates": [gate], "verdict": "fail"})
+
+    with pytest.raises(ScoregateError, match="gate g of run r1 records no rule an item's value can break"):
+        gate_breakers(store, "g")

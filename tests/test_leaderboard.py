@@ -160,6 +160,19 @@ def test_a_damaged_run_is_skipped_with_the_reason_not_the_whole_board(constructe
     assert "manifest.json:1:" in reason and "damaged run file" in reason
 
 
+def test_a_run_whose_receipts_name_no_model_is_skipped_with_the_reason(constructed: Path) -> None:
+    path = constructed / "c-one-item" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["receipts"]["model"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+    board = build_leaderboard(constructed)
+
+    assert "m2" not in {e["model"] for e in board["entries"]} and len(board["entries"]) == 3
+    reason = next(s["reason"] for s in board["skipped"] if s["run_id"] == "c-one-item")
+    assert reason == "its manifest's receipts name no model"
+
+
 def test_cli_metric_no_run_has_is_an_error_listing_the_scores(
     scoregate: Callable[..., CliResult], project_dir: Path, constructed: Path
 ) -> None:

@@ -41,7 +41,7 @@ def make_run(
 ) -> RunStore:  # fmt: skip
     """Write a finished run: one result per item with its `eqs` and `words` scores, and a summary.json."""
     gates = [{"name": "latency", "metric": "latency_p95_ms", "op": "<="}, {"name": "g", "metric": gated, "op": ">="}]
-    receipts = {"dataset": {"content_hash": content_hash}, "gates": gates}
+    receipts = {"dataset": {"name": dataset, "content_hash": content_hash}, "gates": gates}
     manifest = {"run_id": run_id, "started_at": run_id, "receipts": receipts}
     store = RunStore.create(runs_dir, run_id, manifest)
     ids = [f"item-{i:02d}" for i in range(len(values))] + (["item-extra"] if extra_item else [])

@@ -15,6 +15,7 @@ from mlflow.tracking import MlflowClient
 from conftest import CliResult, Runs
 from scoregate.report import build_report, write_report
 from scoregate.report.run_reader import change_fraction, verdict_words
+from scoregate.store.record import RunSummary
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 
@@ -219,10 +220,10 @@ def test_the_verdict_banner_names_the_failed_gates_and_apart_those_not_judged(tm
     html = write_report([store], tmp_path / "r.html").read_text(encoding="utf-8")
 
     assert "FAIL — 2 of 4 gate(s) failed: a, d; 1 of 4 gate(s) could not be judged: c" in html
-    assert verdict_words({"gates": gates[1:3], "verdict": "incomplete"}) == (
-        "INCOMPLETE — 1 of 2 gate(s) could not be judged: c"
-    )
-    assert verdict_words({"gates": gates[:2], "verdict": "fail"}) == "FAIL — 1 of 2 gate(s) failed: a"
+    incomplete = RunSummary.model_validate({"run_id": "r1", "gates": gates[1:3], "verdict": "incomplete"})
+    assert verdict_words(incomplete) == "INCOMPLETE — 1 of 2 gate(s) could not be judged: c"
+    failed = RunSummary.model_validate({"run_id": "r1", "gates": gates[:2], "verdict": "fail"})
+    assert verdict_words(failed) == "FAIL — 1 of 2 gate(s) failed: a"
 
 
 def test_the_report_knows_each_judge_scores_declared_scale(project_dir: Path, tmp_path: Path) -> None:

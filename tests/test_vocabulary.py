@@ -8,6 +8,7 @@ from pathlib import Path
 from scoregate.catalog.directions import default_direction
 from scoregate.sinks.langfuse.score_mapping import run_scores
 from scoregate.sinks.mlflow.readable import readable_metrics
+from scoregate.store.record import Manifest
 from scoregate.store.vocabulary import (
     GATE_RUN_METRICS,
     LANGFUSE_RUN_METRICS,
@@ -57,7 +58,8 @@ def test_a_calls_stage_and_the_gated_metrics() -> None:
     assert is_pipeline_call("stage:extract") and not is_pipeline_call("judge:faith")
     manifest = json.loads((RUN / "manifest.json").read_text(encoding="utf-8"))
     gates = manifest["receipts"]["gates"]
-    assert gated_metrics([manifest, manifest]) == list(dict.fromkeys(g["metric"] for g in gates))
+    record = Manifest.model_validate(manifest)
+    assert gated_metrics([record, record]) == list(dict.fromkeys(g["metric"] for g in gates))
 
 
 def test_the_two_renderings_of_a_run_description_say_the_same_facts() -> None:

@@ -13,18 +13,21 @@ from __future__ import annotations
 from array import array
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.paired import WILCOXON_VARIANT, PairedComparison, compare_many
-from scoregate.analysis.run_source import RunSource
+from scoregate.analysis.run_source import RunSource, recorded_gates
 from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.vocabulary import gated_metrics
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest
 
 NUMERIC_TYPES = ("numeric", "boolean")
 
@@ -215,22 +218,20 @@ def _paired_values(
     return xa[ia][both], xb[ib][both]
 
 
-def _side(store: RunSource, items: int, only_here: int) -> RunSide:
-    receipts = store.manifest.get("receipts", {})
-    dataset = receipts.get("dataset") or {}
-    prompts = {name: str(info.get("version")) for name, info in (receipts.get("prompts") or {}).items()}
+def _side(run_id: str, manifest: Manifest, items: int, only_here: int) -> RunSide:
+    receipts, dataset, model = manifest.receipts, manifest.receipts.dataset, manifest.receipts.model
+    prompts = {name: str(version) for name, version in receipts.prompt_versions().items()}
     return RunSide(
-        store.run_id, items, only_here, dataset.get("name"), dataset.get("content_hash"), prompts,
-        receipts.get("experiment"), (receipts.get("model") or {}).get("name"),
-        (store.manifest.get("options") or {}).get("limit"),
+        run_id, items, only_here, dataset.name if dataset else None, dataset.content_hash if dataset else None,
+        prompts, receipts.experiment, model.name if model else None, manifest.options.limit,
     )  # fmt: skip
 
 
-def gate_directions(manifests: Iterable[dict[str, Any]]) -> dict[str, str]:
+def gate_directions(manifests: Iterable[Manifest]) -> dict[str, str]:
     """Return metric → gate name for metrics some recorded gate bounds from above (lower is better)."""
     lower: dict[str, str] = {}
     for manifest in manifests:
-        for gate in manifest.get("receipts", {}).get("gates") or []:
+        for gate in recorded_gates(manifest.receipts):
             if gate.get("op") in ("<=", "<") and gate.get("metric"):
                 lower.setdefault(gate["metric"], str(gate.get("name")))
     return lower
@@ -238,7 +239,7 @@ def gate_directions(manifests: Iterable[dict[str, Any]]) -> dict[str, str]:
 
 def resolve_directions(
     names: Iterable[str],
-    manifests: Iterable[dict[str, Any]],
+    manifests: Iterable[Manifest],
     *,
     declared: Mapping[str, Direction] | None = None,
     lower_is_better: Collection[str] = (),
@@ -261,18 +262,18 @@ def resolve_directions(
     return out
 
 
-def _setup_warnings(a: RunSource, b: RunSource) -> list[str]:
-    ra, rb = a.manifest.get("receipts", {}), b.manifest.get("receipts", {})
+def _setup_warnings(a: RunSide, b: RunSide, ma: Manifest, mb: Manifest) -> list[str]:
     warnings = []
-    da, db = ra.get("dataset") or {}, rb.get("dataset") or {}
-    if (da.get("name"), da.get("content_hash")) != (db.get("name"), db.get("content_hash")):
+    if (a.dataset, a.dataset_hash) != (b.dataset, b.dataset_hash):
         warnings.append(
-            f"the runs used different datasets ({da.get('name')} {str(da.get('content_hash'))[:12]} vs "
-            f"{db.get('name')} {str(db.get('content_hash'))[:12]}); items are paired by id only"
+            f"the runs used different datasets ({a.dataset} {str(a.dataset_hash)[:12]} vs "
+            f"{b.dataset} {str(b.dataset_hash)[:12]}); items are paired by id only"
         )
-    if ra.get("evaluators") != rb.get("evaluators"):
+    ra, rb = ma.receipts, mb.receipts
+    if ra.evaluators != rb.evaluators:
         warnings.append("the runs used different evaluator versions: a difference may come from the evaluators")
-    judge_a, judge_b = (ra.get("judge_model") or {}).get("model"), (rb.get("judge_model") or {}).get("model")
+    judge_a = ra.judge_model.model if ra.judge_model else None
+    judge_b = rb.judge_model.model if rb.judge_model else None
     if judge_a != judge_b:
         warnings.append(f"the runs were judged by different models ({judge_a} vs {judge_b})")
     return warnings
@@ -304,8 +305,9 @@ def compare_runs(
     types_a, types_b = run_a.types, run_b.types
     ia, ib = (np.array(positions, dtype=np.int64) for positions in run_a.shared)
     shared = len(ia)
-    side_a = _side(store_a, run_a.items, run_a.items - shared)
-    side_b = _side(store_b, run_b.items, run_b.items - shared)
+    manifests = [store_a.manifest_record, store_b.manifest_record]
+    side_a = _side(store_a.run_id, manifests[0], run_a.items, run_a.items - shared)
+    side_b = _side(store_b.run_id, manifests[1], run_b.items, run_b.items - shared)
     if not shared:
         raise ScoregateError(
             f"runs {store_a.run_id} and {store_b.run_id} share no item id, so nothing can be paired",
@@ -329,7 +331,6 @@ def compare_runs(
                 f"{option} names score(s) not compared: {', '.join(unknown)}",
                 hint=f"scores both runs have: {', '.join(names) or 'none'}",
             )
-    manifests = [store_a.manifest, store_b.manifest]
     if metrics:
         primary, primary_source = list(dict.fromkeys(metrics)), "--metric"
     else:
@@ -358,7 +359,7 @@ def compare_runs(
         alpha=alpha,
         scores=scores,
         skipped_scores=skipped,
-        warnings=_setup_warnings(store_a, store_b),
+        warnings=_setup_warnings(side_a, side_b, *manifests),
         margins=margins,
         primary=primary,
         primary_source=primary_source,

@@ -12,15 +12,18 @@ import operator
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
-from scoregate.analysis.run_source import RunSource
+from scoregate.analysis.run_source import RunSource, recorded_gates
 from scoregate.catalog.directions import default_direction
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
+
+if TYPE_CHECKING:
+    from scoregate.store.record import GateResult, Receipts
 
 NUMERIC_TYPES = ("numeric", "boolean")
 EXCERPT_CHARS = 80
@@ -117,11 +120,11 @@ def _row(result: ItemResult) -> ItemRow:
     )
 
 
-def primary_score(store: RunSource, keys: Sequence[str], booleans: Collection[str] = ()) -> str | None:
+def primary_score(receipts: Receipts, keys: Sequence[str], booleans: Collection[str] = ()) -> str | None:
     """Return the first score the run's gates use among `keys`, skipping the `booleans` (scores stored as 0/1)
     when a gated number follows (a worst-K list sorted by 0/1 is all ties); None when no gate names one of `keys`.
     """
-    gated = [str(g["metric"]) for g in store.manifest.get("receipts", {}).get("gates") or [] if g.get("metric") in keys]
+    gated = [str(g["metric"]) for g in recorded_gates(receipts) if g.get("metric") in keys]
     return next((m for m in gated if m not in booleans), gated[0] if gated else None)
 
 
@@ -129,9 +132,9 @@ def _direction(name: str, directions: Mapping[str, str] | None) -> str:
     return (directions or {}).get(name) or default_direction(name)
 
 
-def _gate(store: RunSource, name: str) -> dict[str, Any]:
-    summary = store.summary or {}
-    gates = {str(g["name"]): g for g in summary.get("gates") or []}
+def _gate(store: RunSource, name: str) -> GateResult:
+    summary = store.summary_record
+    gates = {g.name: g for g in summary.gates} if summary else {}
     if name not in gates:
         raise ScoregateError(
             f"run {store.run_id} has no gate {name!r}", hint=f"its gates: {', '.join(gates) or 'none (no summary)'}"
@@ -147,27 +150,32 @@ def gate_breakers(store: RunSource, gate_name: str) -> tuple[list[str], str]:
     A regression gate compares runs, not items: use `scoregate diff` for it.
     """
     gate = _gate(store, gate_name)
-    if gate.get("stat") == "paired_noninferiority":
+    if gate.stat == "paired_noninferiority":
         raise ScoregateError(
             f"gate {gate_name} compares this run with a production run, not items with a threshold",
-            hint="see which items changed with `scoregate diff BASELINE_RUN RUN --by " + str(gate["metric"]) + "`",
+            hint="see which items changed with `scoregate diff BASELINE_RUN RUN --by " + str(gate.metric) + "`",
         )
-    compare = _OPS[str(gate["op"])]
-    threshold = float(gate["threshold"])
+    if gate.threshold is None or str(gate.op) not in _OPS:
+        raise ScoregateError(
+            f"gate {gate_name} of run {store.run_id} records no rule an item's value can break",
+            hint="list the items that failed with `scoregate runs show RUN --failed`",
+        )
+    compare, threshold = _OPS[str(gate.op)], float(gate.threshold)
+    metric = str(gate.metric)
     broke = []
     for result in store.iter_results():
-        score = result.score(str(gate["metric"]))
+        score = result.score(metric)
         if score is None or score.value is None or isinstance(score.value, str):
             continue
         if not compare(float(score.value), threshold):
             broke.append(result.item_id)
-    rule = f"{gate['metric']} {gate['op']} {threshold:g}"
-    if gate.get("stat") == "every_item":
+    rule = f"{gate.metric} {gate.op} {threshold:g}"
+    if gate.stat == "every_item":
         note = f"{len(broke)} item(s) broke gate {gate_name} ({rule} on every item)"
     else:
         note = (
             f"{len(broke)} item(s) whose own value breaks {rule}; gate {gate_name} reads the "
-            f"{gate.get('stat')} over all items ({gate['status']})"
+            f"{gate.stat} over all items ({gate.status})"
         )
     return broke, note
 
@@ -207,10 +215,11 @@ def item_table(
     if worst is None and by is None:  # dataset order: stream, nothing held but the current row
         rows = _streamed_rows((r for r in results if kept(r)), keys)
         return ItemTable(store.run_id, keys, rows, selection, notes, empty)
-    candidates = [by] if by is not None else [g.get("metric") for g in store.manifest["receipts"].get("gates") or []]
+    receipts = store.manifest_record.receipts
+    candidates = [by] if by is not None else [g.get("metric") for g in recorded_gates(receipts)]
     booleans: set[str] = set()
     positions, columns = _sort_columns(results, kept, keys, [str(c) for c in candidates if c], booleans)
-    by = by or primary_score(store, keys, booleans)
+    by = by or primary_score(receipts, keys, booleans)
     if by is None:
         raise ScoregateError("--worst needs a score to sort by", hint=f"pass --by, one of: {', '.join(keys)}")
     if by not in keys:

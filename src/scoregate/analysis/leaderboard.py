@@ -16,13 +16,16 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scoregate.analysis.run_source import RunSource
 from scoregate.errors import ScoregateError
 from scoregate.support.key_digests import DIGEST_DTYPE, key_digest
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, Receipts, RunSummary
 
 
 @dataclass
@@ -43,14 +46,14 @@ class _Entry:
     cost_unknown_runs: int = 0
 
 
-def default_metric(summary: dict[str, Any], receipts: dict[str, Any]) -> str | None:
+def default_metric(summary: RunSummary, receipts: Receipts) -> str | None:
     """The metric a run is ranked by when none is asked for: its first composite, else its first numeric score."""
-    composites = list(receipts.get("composites") or {})
-    if composites and composites[0] in summary["scores"]:
-        return composites[0]
-    for key, stats in summary["scores"].items():
-        if stats.get("data_type") in ("numeric", "boolean"):
-            return str(key)
+    composites = list(receipts.composites or {})
+    if composites and composites[0] in summary.scores:
+        return str(composites[0])
+    for key, stats in summary.scores.items():
+        if stats.data_type in ("numeric", "boolean"):
+            return key
     return None
 
 
@@ -73,9 +76,9 @@ def _cached_tokens(store: RunSource, metrics: dict[str, Any]) -> int:
     )
 
 
-def _add_usage(entry: _Entry, store: RunSource, summary: dict[str, Any]) -> None:
+def _add_usage(entry: _Entry, store: RunSource, summary: RunSummary) -> None:
     """Add what the run spent: tokens of uncached calls (cached ones apart) and its cost (cached calls are free)."""
-    metrics = summary.get("run_metrics", {})
+    metrics = summary.run_metrics
     tokens_in, tokens_out = metrics.get("tokens_in_total"), metrics.get("tokens_out_total")
     if tokens_in is not None and tokens_out is not None:
         cached = _cached_tokens(store, metrics)
@@ -89,7 +92,7 @@ def _add_usage(entry: _Entry, store: RunSource, summary: dict[str, Any]) -> None
 
 
 def leaderboard_of(
-    candidates: Sequence[tuple[RunSource, dict[str, Any], dict[str, Any]]],
+    candidates: Sequence[tuple[RunSource, Manifest, RunSummary]],
     skipped: Sequence[dict[str, str]] = (),
     *,
     source: str,
@@ -104,15 +107,15 @@ def leaderboard_of(
     """
     skipped = list(skipped)
     if metric is None:
-        metric = next((m for _s, man, summ in candidates if (m := default_metric(summ, man["receipts"]))), None)
+        metric = next((m for _s, man, summ in candidates if (m := default_metric(summ, man.receipts))), None)
     where = f" of experiment {experiment!r}" if experiment else ""
     if metric is None:
         raise ScoregateError(
             f"no finished, valid run{where} with a numeric score in {source}",
             hint="run an experiment first (`scoregate run EXPERIMENT`), or name the score with --metric",
         )
-    if not any(metric in summary["scores"] for _s, _m, summary in candidates):
-        known = sorted({key for _s, _m, summary in candidates for key in summary["scores"]})
+    if not any(metric in summary.scores for _s, _m, summary in candidates):
+        known = sorted({key for _s, _m, summary in candidates for key in summary.scores})
         raise ScoregateError(
             f"no finished, valid run{where} in {source} has a score {metric!r}",
             hint=f"name one of: {', '.join(known)}"
@@ -121,14 +124,19 @@ def leaderboard_of(
         )
     entries: dict[tuple[str, str, str], _Entry] = {}
     for store, manifest, summary in candidates:
-        if metric not in summary["scores"]:
+        if metric not in summary.scores:
             skipped.append({"run_id": store.run_id, "reason": f"no score {metric!r}"})
             continue
-        receipts = manifest["receipts"]
-        prompts = ",".join(f"{n}@{p['version']}" for n, p in sorted(receipts["prompts"].items()))
-        key = (receipts["dataset"]["name"], receipts["model"]["name"], prompts)
+        receipts = manifest.receipts
+        dataset, model = receipts.dataset, receipts.model
+        if dataset is None or model is None:  # every run scoregate writes names both: a hand-edited manifest
+            missing = "dataset" if dataset is None else "model"
+            skipped.append({"run_id": store.run_id, "reason": f"its manifest's receipts name no {missing}"})
+            continue
+        prompts = ",".join(f"{n}@{version}" for n, version in sorted(receipts.prompt_versions().items()))
+        key = (dataset.name, str(model.name), prompts)
         entry = entries.setdefault(key, _Entry(*key))
-        entry.dataset_items = max(entry.dataset_items, int(receipts["dataset"]["items"]))
+        entry.dataset_items = max(entry.dataset_items, int(dataset.items or 0))
         digests, values = bytearray(), array("d")
         for result in store.iter_all_records():
             score = result.score(metric)
@@ -145,7 +153,7 @@ def leaderboard_of(
                 np.concatenate([entry.items, items]), np.concatenate([entry.best, best]), lower_is_better
             )
         entry.items, entry.best = items, best
-        entry.started[store.run_id] = manifest.get("started_at", "")
+        entry.started[store.run_id] = manifest.started_at or ""
         _add_usage(entry, store, summary)
     rows = [_row(e, min_coverage) for e in entries.values()]
     rows.sort(key=lambda r: (r["low_coverage"], r["score"] is None, _order(r["score"], lower_is_better)))

@@ -12,18 +12,21 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.paired import PairedComparison, compare_paired, holm, holm_intervals
 from scoregate.analysis.pareto import pareto_front
 from scoregate.analysis.ranking_result import ModelRanking, PairResult, RankedRun
-from scoregate.analysis.run_source import RunSource
+from scoregate.analysis.run_source import RunSource, recorded_gates
 from scoregate.analysis.stats import describe
 from scoregate.analysis.track_metrics import TrackMetrics, track_label
 from scoregate.catalog.directions import default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
 from scoregate.store.run_labels import identity, run_labels
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, RunSummary
 
 RUN_METRICS_COMPARED = ("success_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd_total")
 
@@ -48,7 +51,8 @@ def _number(value: Any) -> float | None:
 @dataclass
 class _Run:
     store: RunSource
-    summary: dict[str, Any]
+    manifest: Manifest
+    summary: RunSummary
     values: dict[str, float | None]
     label: str = ""
     numeric: dict[str, dict[str, float | None]] = field(default_factory=dict)
@@ -62,7 +66,7 @@ def _load(stores: Sequence[RunSource]) -> list[_Run]:
         raise ScoregateError("ranking needs at least two runs", hint="pass two or more run ids")
     runs = []
     for store in stores:
-        summary = store.summary
+        summary = store.summary_record
         if summary is None:
             raise ScoregateError(
                 f"run {store.run_id} has no summary.json (unfinished?)", hint="resume it with `scoregate run --resume`"
@@ -72,23 +76,23 @@ def _load(stores: Sequence[RunSource]) -> list[_Run]:
             numeric[result.item_id] = {
                 score.name: _number(score.value) for score in result.scores if score.data_type in NUMERIC_TYPES
             }
-        runs.append(_Run(store, summary, {}, numeric=numeric))
-    datasets = {(r.summary.get("dataset"), _dataset_hash(r.store)) for r in runs}
+        runs.append(_Run(store, store.manifest_record, summary, {}, numeric=numeric))
+    datasets = {(r.summary.dataset, _dataset_hash(r.manifest)) for r in runs}
     if len(datasets) > 1:
-        seen = ", ".join(f"{r.store.run_id}: {r.summary.get('dataset')}" for r in runs)
+        seen = ", ".join(f"{r.store.run_id}: {r.summary.dataset}" for r in runs)
         raise ScoregateError(
             f"the runs are not of the same dataset (content): {seen}",
             hint="rank runs of one experiment's dataset, e.g. those of `scoregate run EXPERIMENT --models a,b,c`",
         )
-    labels = run_labels([identity(r.store.run_id, r.summary, r.store.manifest) for r in runs])
+    labels = run_labels([identity(r.store.run_id, r.summary, r.manifest) for r in runs])
     for r, label in zip(runs, labels, strict=True):
         r.label = label
     return runs
 
 
-def _dataset_hash(store: RunSource) -> str | None:
-    dataset = store.manifest.get("receipts", {}).get("dataset", {})
-    return dataset.get("content_hash") if isinstance(dataset, dict) else None
+def _dataset_hash(manifest: Manifest) -> str | None:
+    dataset = manifest.receipts.dataset
+    return dataset.content_hash if dataset else None
 
 
 def _shared(a: _Run, b: _Run) -> tuple[list[float], list[float], int, int]:
@@ -139,7 +143,7 @@ def available_metrics(runs: Sequence[_Run]) -> list[str]:
 def primary_metric(runs: Sequence[_Run], available: Sequence[str]) -> str | None:
     """Return the first metric the runs' recorded gates use that is a per-item score of every run."""
     for r in runs:
-        for gate in r.store.manifest.get("receipts", {}).get("gates") or []:
+        for gate in recorded_gates(r.manifest.receipts):
             if gate.get("metric") in available:
                 return str(gate["metric"])
     return None
@@ -201,13 +205,13 @@ def rank_runs(
     ranks = _ranks([s.mean for s in stats], higher)
     ranked: list[RankedRun] = []
     for r, s, rank in zip(runs, stats, ranks, strict=True):
-        m = r.summary.get("run_metrics", {})
+        m = r.summary.run_metrics
         cost = _number(m.get("cost_usd_total"))
         ranked.append(
             RankedRun(
                 label=r.label,
                 run_id=r.store.run_id,
-                model=str(r.summary.get("model")),
+                model=str(r.summary.model),
                 items=s.n_total,
                 measured=s.n_measured,
                 mean=s.mean,
@@ -261,7 +265,7 @@ def rank_runs(
     return ModelRanking(
         metric=metric,
         higher_is_better=higher,
-        dataset=str(runs[0].summary.get("dataset")),
+        dataset=str(runs[0].summary.dataset),
         runs=ranked,
         pairs=pair_results,
         win_rate=win_rate,
@@ -277,17 +281,18 @@ def _best_by_metric(
     runs: Sequence[_Run], directions: Mapping[str, Direction] | None, tracks: Sequence[TrackMetrics]
 ) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    score_keys = sorted(set.intersection(*(set(r.summary.get("scores", {})) for r in runs)))
+    score_keys = sorted(set.intersection(*(set(r.summary.scores) for r in runs)))
     for key in score_keys:
-        found = _best(runs, key, lambda r, k=key: _number(r.summary["scores"][k].get("mean")), directions)
+        found = _best(runs, key, lambda r, k=key: _number(r.summary.scores[k].mean), directions)
         if found is not None:
             out[key] = found
     for key in RUN_METRICS_COMPARED:
-        found = _best(runs, key, lambda r, k=key: _number(r.summary.get("run_metrics", {}).get(k)), directions)
+        found = _best(runs, key, lambda r, k=key: _number(r.summary.run_metrics.get(k)), directions)
         if found is not None:
             out[key] = found
+    as_files = [r.summary.to_dict() for r in runs] if tracks else []  # a track reads summary.json as written
     for track in tracks:
-        found_in = [track.read(r.summary) for r in runs]
+        found_in = [track.read(as_file) for as_file in as_files]
         for key in sorted(set.intersection(*(set(metrics) for metrics in found_in))):
             values = {r.label: _number(metrics.get(key)) for r, metrics in zip(runs, found_in, strict=True)}
             found = _best(runs, f"{track.name}.{key}", lambda r, v=values: v[r.label], directions)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scoregate.analysis.gates import GateResult, GateStatus, new_gate_result
 from scoregate.analysis.paired import compare_paired
@@ -35,11 +35,13 @@ from scoregate.analysis.run_source import RunSource
 from scoregate.catalog.models import Direction
 from scoregate.store.records import ItemResult
 
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, Receipts
+
 REGRESSION_STAT = "paired_noninferiority"
 DEFAULT_LABEL = "production"
 DEFAULT_MARGIN = 0.2
 PROMOTIONS_LOG = "promotions.jsonl"
-SAME_SCORERS = ("evaluators", "composites")
 
 
 class GateLike(Protocol):
@@ -82,6 +84,7 @@ def label_holders(
     """Return, per prompt, the version holding `label` (see the module docstring for the rule): `records` are
     promotions.jsonl's, oldest first; `stores` the other runs, newest first."""
     holders = {}
+    manifests: dict[str, Manifest] = {}  # each run's manifest read once, only when the search reaches it
     for prompt in prompts:
         moves = [r for r in records if r.get("prompt") == prompt and r.get("label") == label and "version" in r]
         if moves:
@@ -93,34 +96,42 @@ def label_holders(
             prompt, None, f"no {label!r} move of {prompt} in {PROMOTIONS_LOG}, no run records it"
         )
         for store in stores:  # newest first
-            info = (store.manifest.get("receipts", {}).get("prompts") or {}).get(prompt)
-            if info and label in (info.get("labels") or []):
+            if store.run_id not in manifests:
+                manifests[store.run_id] = store.manifest_record
+            info = manifests[store.run_id].receipts.prompts.get(prompt)
+            if info and label in info.labels:
                 source = f"labels recorded by run {store.run_id}"
-                holders[prompt] = LabelHolder(prompt, str(info.get("version")), source)
+                holders[prompt] = LabelHolder(prompt, str(info.version), source)
                 break
     return holders
 
 
-def why_not_baseline(manifest: dict[str, Any], current: dict[str, Any], holders: dict[str, LabelHolder]) -> str | None:
+def _dataset_version(receipts: Receipts) -> tuple[str | None, str | None]:
+    dataset = receipts.dataset
+    return (dataset.name, dataset.content_hash) if dataset else (None, None)
+
+
+def why_not_baseline(manifest: Manifest, current: Manifest, holders: dict[str, LabelHolder]) -> str | None:
     """Why a stored run cannot be the baseline of the run with manifest `current`; None when it can."""
-    receipts, now = manifest.get("receipts", {}), current["receipts"]
-    if manifest.get("status") != "finished":
-        return f"status {manifest.get('status')}"
-    if (manifest.get("options") or {}).get("limit") is not None:
-        return f"ran only {manifest['options']['limit']} items (--limit)"
-    dataset, wanted = receipts.get("dataset") or {}, now["dataset"]
-    if (dataset.get("name"), dataset.get("content_hash")) != (wanted["name"], wanted["content_hash"]):
+    receipts, now = manifest.receipts, current.receipts
+    if manifest.status != "finished":
+        return f"status {manifest.status}"
+    if manifest.options.limit is not None:
+        return f"ran only {manifest.options.limit} items (--limit)"
+    if _dataset_version(receipts) != _dataset_version(now):
         return "another dataset version"
-    prompts = receipts.get("prompts") or {}
+    prompts = receipts.prompts
     if set(prompts) != set(holders):
         return f"other prompts ({', '.join(prompts)})"
     for name, holder in holders.items():
-        if str(prompts[name].get("version")) != holder.version:
-            return f"{name}@{prompts[name].get('version')}, not the labelled version"
-    for key in SAME_SCORERS:
-        if receipts.get(key) != now.get(key):
-            return f"other {key} than this run"
-    if (receipts.get("judge_model") or {}).get("model") != (now.get("judge_model") or {}).get("model"):
+        if str(prompts[name].version) != holder.version:
+            return f"{name}@{prompts[name].version}, not the labelled version"
+    if receipts.evaluators != now.evaluators:
+        return "other evaluators than this run"
+    if receipts.composites != now.composites:
+        return "other composites than this run"
+    judge, judge_now = receipts.judge_model, now.judge_model
+    if (judge.model if judge else None) != (judge_now.model if judge_now else None):
         return "another judge model"
     return None
 

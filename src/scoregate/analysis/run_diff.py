@@ -169,7 +169,7 @@ def diff_runs(
     keys = list(pairs.keys)
     notes: list[str] = []
     if by is None:
-        by = primary_score(store_b, keys) or (keys[0] if keys else None)
+        by = primary_score(store_b.manifest_record.receipts, keys) or (keys[0] if keys else None)
     elif by not in keys:
         raise ScoregateError(
             f"unknown --by score {by!r}: not a numeric score of both runs", hint=f"one of: {', '.join(keys)}"

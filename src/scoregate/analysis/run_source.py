@@ -7,9 +7,12 @@ such source) and hands it over, and the items are read one at a time, never all 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scoregate.store.records import ItemResult
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, Receipts, RunSummary
 
 
 class OrderedItems(Protocol):
@@ -33,12 +36,12 @@ class RunSource(Protocol):
         """The run's id."""
 
     @property
-    def manifest(self) -> dict[str, Any]:
-        """The run's receipts and options."""
+    def manifest_record(self) -> Manifest:
+        """The run's receipts and options (read from its file each time: read once, pass it down)."""
 
     @property
-    def summary(self) -> dict[str, Any] | None:
-        """The run's summary, when it has one."""
+    def summary_record(self) -> RunSummary | None:
+        """The run's summary, when it has one (read from its file each time: read once, pass it down)."""
 
     def iter_results(self) -> Iterator[ItemResult]:
         """The newest record of each item, in dataset order, streamed."""
@@ -48,3 +51,8 @@ class RunSource(Protocol):
 
     def iter_all_records(self) -> Iterator[ItemResult]:
         """The newest record of each (item, repeat), streamed."""
+
+
+def recorded_gates(receipts: Receipts) -> list[dict[str, Any]]:
+    """The gates a run recorded in its receipts (each as its gate spec: name, metric, stat, op, threshold)."""
+    return [gate for gate in receipts.gates if isinstance(gate, dict)] if isinstance(receipts.gates, list) else []

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from scoregate.integrations.langfuse.scores_import import ImportReport, import_scores
     from scoregate.report.write import report_runs
     from scoregate.store.identity import RunOverview, manifest_run_name
-    from scoregate.store.record import GateResult, Manifest, RunSummary, ScoreStats
+    from scoregate.store.record import GateResult, RunSummary
     from scoregate.support.redaction import redact
 
 _HOMES: dict[str, tuple[str, ...]] = {
@@ -132,7 +132,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.integrations.langfuse.scores_import": ("ImportReport", "import_scores"),
     "scoregate.report.write": ("report_runs",),
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
-    "scoregate.store.record": ("GateResult", "Manifest", "RunSummary", "ScoreStats"),
+    "scoregate.store.record": ("GateResult", "RunSummary"),
     "scoregate.support.redaction": ("redact",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
@@ -149,7 +149,6 @@ __all__ = [
     "GateResult",
     "HardcasesReport",
     "ImportReport",
-    "Manifest",
     "MergeOutcome",
     "ModelRanking",
     "PromotionRefused",
@@ -165,7 +164,6 @@ __all__ = [
     "RunView",
     "ScoreComparison",
     "ScoreConfigReport",
-    "ScoreStats",
     "__version__",
     "add_hardcases",
     "cache_stats",

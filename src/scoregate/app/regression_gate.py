@@ -55,8 +55,8 @@ class BaselineSearch:
 
 def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir: Path) -> BaselineSearch:
     """Return the newest valid run of the versions holding `label` on the current run's dataset version."""
-    manifest = current.manifest
-    receipts = current.manifest_record.receipts
+    manifest = current.manifest_record
+    receipts = manifest.receipts
     stores = [s for s in list_runs(runs_dir) if s.run_id != current.run_id]
     records = promotion_records(project_root)
     holders = label_holders(receipts.prompts, label, records=records, stores=stores)
@@ -66,7 +66,7 @@ def find_baseline(current: RunStore, *, label: str, project_root: Path, runs_dir
     wanted = ", ".join(f"{h.prompt}@{h.version}" for h in holders.values())
     rejected: list[str] = []
     for store in stores:
-        why = why_invalid(store) or why_not_baseline(store.manifest, manifest, holders)
+        why = why_invalid(store) or why_not_baseline(store.manifest_record, manifest, holders)
         if why is None:
             return BaselineSearch(store, holders, None)
         if len(rejected) < 3 and not why.endswith("not the labelled version") and not why.startswith("other prompts"):

@@ -75,12 +75,12 @@ class RunView:
 
     @property
     def manifest_record(self) -> Manifest:
-        """The run's manifest as the typed record."""
+        """The run's manifest as the typed record (read from its file each time: read once, pass it down)."""
         return self._store.manifest_record
 
     @property
     def summary_record(self) -> RunSummary | None:
-        """The run's summary as the typed record, when it has one."""
+        """The run's summary as the typed record, when it has one (read from its file each time)."""
         return self._store.summary_record
 
     @property

@@ -102,13 +102,13 @@ def _leaderboard(reader: RunReader, options: ReportOptions) -> dict[str, Any] | 
     from scoregate.analysis.leaderboard import default_metric, leaderboard_of
     from scoregate.store.valid_runs import valid_runs
 
-    receipts = reader.manifest.get("receipts") or {}
-    experiment = receipts.get("experiment")
+    receipts = reader.manifest.receipts
+    experiment = receipts.experiment
     metric = options.metric or default_metric(reader.summary, receipts)
     if experiment is None or metric is None:
         return None
     found = valid_runs(reader.store.directory.parent, experiment=str(experiment))
-    if sum(1 for _store, _manifest, summary in found[0] if metric in summary["scores"]) < 2:
+    if sum(1 for _store, _manifest, summary in found[0] if metric in summary.scores) < 2:
         return None  # checked before reading any results: a lone run of 100,000 items costs no second pass
     try:
         board = leaderboard_of(

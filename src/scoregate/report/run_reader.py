@@ -8,17 +8,21 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.compare_runs import gate_directions
 from scoregate.analysis.items import fact_groups
 from scoregate.analysis.model_ranking import lower_is_better
+from scoregate.analysis.run_source import recorded_gates
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import stop_line
 from scoregate.tracks.registry import TRACKS
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, RunSummary
 
 TEXT_BUDGET = 6_000_000
 """Characters of item text (inputs, outputs, references, judge reasoning) one report embeds at most."""
@@ -112,23 +116,21 @@ def change_fraction(a: Any, b: Any) -> float:
     return 1.0 - difflib.SequenceMatcher(None, wa, wb, autojunk=False).ratio()
 
 
-def direction_of(name: str, manifest: dict[str, Any]) -> str | None:
+def direction_of(name: str, manifest: Manifest) -> str | None:
     """`lower` when a gate bounds the metric from above or its name says smaller is better, `higher` when a gate
     bounds it from below, else None (not known: a word count is neither better high nor low)."""
     if name in gate_directions([manifest]) or lower_is_better(name):
         return "lower"
-    gates = manifest.get("receipts", {}).get("gates") or []
-    if any(g.get("metric") == name and g.get("op") in (">=", ">") for g in gates):
+    if any(g.get("metric") == name and g.get("op") in (">=", ">") for g in recorded_gates(manifest.receipts)):
         return "higher"
     return None
 
 
-def verdict_words(summary: dict[str, Any]) -> str:
+def verdict_words(summary: RunSummary) -> str:
     """The run's verdict in words: the gates that failed and, apart, the gates that could not be judged."""
-    gates = summary.get("gates") or []
-    verdict = summary.get("verdict")
-    failed = [g["name"] for g in gates if g["status"] == "fail"]
-    open_ = [g["name"] for g in gates if g["status"] == "incomplete"]
+    gates, verdict = summary.gates, summary.verdict
+    failed = [g.name for g in gates if g.status == "fail"]
+    open_ = [g.name for g in gates if g.status == "incomplete"]
     not_judged = f"{len(open_)} of {len(gates)} gate(s) could not be judged: {', '.join(open_)}"
     if verdict == "pass":
         return f"PASS — all {len(gates)} gate(s) passed"
@@ -172,20 +174,20 @@ class RunReader:
         self.directions = options.directions or {}
         self.scales = options.scales or {}
         self.store = store
-        self.manifest = store.manifest
-        summary = store.summary
+        self.manifest = store.manifest_record
+        summary = store.summary_record
         if summary is None:
             raise ScoregateError(
                 f"run {store.run_id} has no summary.json: it did not finish",
                 hint=f"resume it with `scoregate run --resume {store.run_id}`, then make its report",
             )
-        self.summary: dict[str, Any] = summary
+        self.summary: RunSummary = summary
         self.clip = clip
-        self.gates: list[dict[str, Any]] = [dict(g, broken=0, broken_ids=[]) for g in summary.get("gates") or []]
-        scores = summary.get("scores") or {}
-        gated = [g["metric"] for g in self.gates if g.get("metric") in scores]
+        self.gates: list[dict[str, Any]] = [dict(g.to_dict(), broken=0, broken_ids=[]) for g in summary.gates]
+        scores = summary.scores
+        gated = [str(g.metric) for g in summary.gates if g.metric in scores]
         self.order = list(dict.fromkeys([*gated, *scores]))
-        self.values = {k: FloatColumn() for k in self.order if scores[k]["data_type"] in NUMERIC}
+        self.values = {k: FloatColumn() for k in self.order if scores[k].data_type in NUMERIC}
         """The charts' values: 9 bytes an item and score (a float and a measured flag), every item of the run."""
         self.latencies = FloatColumn()
         self.costs = FloatColumn()
@@ -243,12 +245,11 @@ class RunReader:
     def header(self) -> dict[str, Any]:
         """Return the run's identity, verdict, ordered score statistics, gates and run metrics (after the rows:
         `items` counts the items the run holds, of the dataset's `dataset_items`, `limit` its `--limit`)."""
-        s, r = self.summary, self.manifest.get("receipts", {})
-        dataset = r.get("dataset") or {}
-        model = r.get("model") or {}
+        s, r = self.summary, self.manifest.receipts
+        dataset, model = r.dataset, r.model
         scores = []
         for key in self.order:
-            stats = dict(s["scores"][key])
+            stats = s.scores[key].to_dict()
             stats["name"] = key
             known = self.directions.get(key)  # the evaluator file's direction, as compare and rank use it
             stats["direction"] = (
@@ -260,32 +261,32 @@ class RunReader:
             scores.append(stats)
         return {
             "run_id": self.store.run_id,
-            "experiment": s.get("experiment") or r.get("experiment"),
-            "project": r.get("project"),
-            "model": s.get("model") or model.get("name"),
-            "model_id": model.get("model"),
-            "endpoint": model.get("endpoint"),
-            "judge_model": (r.get("judge_model") or {}).get("model"),
-            "prompts": {n: str(i.get("version")) for n, i in (r.get("prompts") or {}).items()},
-            "dataset": dataset.get("name") or s.get("dataset"),
-            "dataset_hash": dataset.get("content_hash"),
-            "dataset_items": dataset.get("items"),
+            "experiment": s.experiment or r.experiment,
+            "project": r.project,
+            "model": s.model or (model.name if model else None),
+            "model_id": model.model if model else None,
+            "endpoint": model.endpoint if model else None,
+            "judge_model": r.judge_model.model if r.judge_model else None,
+            "prompts": {n: str(version) for n, version in r.prompt_versions().items()},
+            "dataset": (dataset.name if dataset else None) or s.dataset,
+            "dataset_hash": dataset.content_hash if dataset else None,
+            "dataset_items": dataset.items if dataset else None,
             "items": self.items,
-            "limit": (self.manifest.get("options") or {}).get("limit"),
-            "started_at": self.manifest.get("started_at"),
-            "finished_at": self.manifest.get("finished_at"),
-            "status": self.manifest.get("status"),
-            "tool_version": r.get("tool_version"),
-            "git_commit": (r.get("git") or {}).get("commit"),
-            "verdict": s.get("verdict"),
+            "limit": self.manifest.options.limit,
+            "started_at": self.manifest.started_at,
+            "finished_at": self.manifest.finished_at,
+            "status": self.manifest.status,
+            "tool_version": r.tool_version,
+            "git_commit": (r.git or {}).get("commit"),
+            "verdict": s.verdict,
             "verdict_words": verdict_words(s),
-            "stop_early": stop_line(s["stop_early"]) if s.get("stop_early") else None,
+            "stop_early": stop_line(stop) if (stop := s.section("stop_early")) else None,
             "scores": scores,
             "gates": self.gates,
-            "flaky": s.get("flaky"),
-            "judge_drift": s.get("judge_drift"),
-            "run_metrics": s.get("run_metrics") or {},
-            "tracks": {t.name: view for t in TRACKS if (view := t.report_view(s.get(t.name))) is not None},
+            "flaky": s.section("flaky"),
+            "judge_drift": s.section("judge_drift"),
+            "run_metrics": s.run_metrics,
+            "tracks": {t.name: view for t in TRACKS if (view := t.report_view(s.section(t.name))) is not None},
             "score_keys": [list(key) for key in self.keys],
             "purposes": list(self.purposes),
             "models": list(self.models),

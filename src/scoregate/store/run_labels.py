@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest, RunSummary
 
 Run = Mapping[str, Any]
 """A run as labelled here: `run_id`, `model`, `prompts` (name → version), `dataset` (and `dataset_hash`),
@@ -54,10 +57,10 @@ def run_labels(runs: Sequence[Run]) -> list[str]:
     ]
 
 
-def identity(run_id: str, summary: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:
+def identity(run_id: str, summary: RunSummary, manifest: Manifest) -> dict[str, Any]:
     """A stored run as `run_labels` reads it: its summary's model, prompts, dataset and experiment, and its judge."""
-    judge = (manifest.get("receipts") or {}).get("judge_model")
-    return {**summary, "run_id": run_id, "judge_model": judge.get("model") if isinstance(judge, dict) else None}
+    judge = manifest.receipts.judge_model
+    return {**summary.to_dict(), "run_id": run_id, "judge_model": judge.model if judge else None}
 
 
 def with_labels(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

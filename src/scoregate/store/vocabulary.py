@@ -7,9 +7,12 @@ Every place that names a run metric (gate validation, directions, the MLflow and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest
 
 Direction = Literal["higher", "lower", "none"]
 """Which way a metric improves: `higher` or `lower` is better, `none` is described but never better or worse."""
@@ -79,11 +82,12 @@ def is_pipeline_call(purpose: str) -> bool:
     return purpose == "task" or purpose.startswith("stage:")
 
 
-def gated_metrics(manifests: Iterable[Mapping[str, Any]]) -> list[str]:
+def gated_metrics(manifests: Iterable[Manifest]) -> list[str]:
     """Return the metrics the runs' recorded gates judge, in gate order (the default primary metrics)."""
     seen: dict[str, None] = {}
     for manifest in manifests:
-        for gate in (manifest.get("receipts") or {}).get("gates") or []:
+        gates = manifest.receipts.gates
+        for gate in gates if isinstance(gates, list) else []:
             if gate.get("metric"):
                 seen[str(gate["metric"])] = None
     return list(seen)

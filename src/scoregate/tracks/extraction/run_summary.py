@@ -11,7 +11,7 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from scoregate.tracks.base import ItemLedger, measured
 from scoregate.tracks.extraction.decision import production_levels, summary_recommendation
 from scoregate.tracks.extraction.kind import ExtractionEvaluator
 from scoregate.tracks.extraction.metrics import ExtractionAggregate, ExtractionAggregator, ExtractionScores
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -230,9 +233,9 @@ class ExtractionRunAggregator:
         }
 
 
-def _wall_seconds(manifest: Mapping[str, Any]) -> float | None:
-    started, finished = manifest.get("started_at"), manifest.get("finished_at")
-    if not started or not finished or manifest.get("resumed_at"):
+def _wall_seconds(manifest: Manifest) -> float | None:
+    started, finished = manifest.started_at, manifest.finished_at
+    if not started or not finished or manifest.resumed_at:
         return None
     return (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
 
@@ -277,7 +280,7 @@ def extraction_run_summary(
         confidence=confidence,
         resamples=resamples,
         seed=seed,
-        wall_seconds=_wall_seconds(store.manifest),
+        wall_seconds=_wall_seconds(store.manifest_record),
     )
     report.update(production_levels(summary, min_coverage=min_coverage))
     report["recommendation"] = summary_recommendation(summary).to_dict()
