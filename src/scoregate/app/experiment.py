@@ -108,7 +108,9 @@ def _forget_mirrored(project: Project, store: RunStore, item_ids: set[str]) -> N
 
 
 def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
-    conflicts = resume_conflicts(store.manifest_record.receipts.to_dict(), receipts)
+    from scoregate.store.record import Receipts
+
+    conflicts = resume_conflicts(store.manifest_record.receipts, Receipts.model_validate(receipts))
     if conflicts:
         raise ScoregateError(
             f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",

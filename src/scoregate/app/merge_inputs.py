@@ -129,7 +129,7 @@ def _receipt_mismatch(first: ShardInput, other: ShardInput) -> list[str]:
     for part, a, b in (("model", before.model, now.model), ("judge_model", before.judge_model, now.judge_model)):
         if _who(a) != _who(b):
             out.append(f"{part} {_who(b)[0]} (shard {first.shard.name} used {_who(a)[0]})")
-    out += [c.replace("changed", "differ", 1) for c in resume_conflicts(before.to_dict(), now.to_dict())]
+    out += [c.replace("changed", "differ", 1) for c in resume_conflicts(before, now)]
     was, runs = first.manifest.options, other.manifest.options
     for option, ours, theirs in (("limit", was.limit, runs.limit), ("repeat", was.repeat, runs.repeat)):
         if ours != theirs:
