@@ -208,6 +208,23 @@ def test_a_damaged_or_half_written_shard_is_refused(
     assert "half-written shard: results.jsonl ends in a partial line" in result.output
 
 
+def test_a_shard_manifest_without_receipts_or_a_model_is_refused_naming_the_field(
+    scoregate: Callable[..., CliResult], project_dir: Path, two_shards: tuple[Path, Path]
+) -> None:
+    manifest = two_shards[1] / "manifest.json"
+    text = manifest.read_text(encoding="utf-8")
+    _edit_manifest(two_shards[1], lambda m: m.pop("receipts"))
+    result = _bad(scoregate, project_dir)
+    assert f"{manifest}:" in result.output and "`receipts`: Field required" in result.output
+    assert "has no `shard`" not in result.output  # it has one: what it lacks is named
+    manifest.write_text(text, encoding="utf-8")
+    for shard in two_shards:
+        _edit_manifest(shard, lambda m: m["receipts"].pop("model"))
+    result = _bad(scoregate, project_dir)
+    assert "damaged shard manifest: its receipts name no experiment or no model" in result.output
+    assert str(two_shards[0] / "manifest.json") in result.output and "Traceback" not in result.output
+
+
 def test_two_directories_claiming_one_index_with_different_items_are_refused(
     scoregate: Callable[..., CliResult], project_dir: Path, two_shards: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ from rich.cells import cell_len
 
 from conftest import Runs
 from scoregate.cli.render import gate_rule
+from scoregate.store.record import GateResult, RunSummary
 from scripted_openai import ScriptedOpenAI
 
 Start = Callable[..., "subprocess.Popen[str]"]
@@ -53,7 +54,8 @@ def test_run_at_80_columns_without_a_tty_cuts_no_score_key_or_gate_rule(
     for key in summary["scores"]:
         assert any(re.search(rf"(^|\s){re.escape(key)}(\s|$)", line) for line in lines), key
     for gate in summary["gates"]:
-        assert any(gate_rule(gate) in line for line in lines), gate_rule(gate)
+        rule = gate_rule(GateResult.model_validate(gate))
+        assert any(rule in line for line in lines), rule
         assert any(gate["name"] in line for line in lines), gate["name"]
     assert "…" not in out
     assert long_lines(out, str(runs.root)) == []
@@ -163,7 +165,8 @@ def test_a_run_answered_from_the_cache_says_so_whole_at_80_columns(
     assert code == 0, out
     summary = runs.summary(runs.latest())
     lines = out.splitlines()
-    for field in run_metrics_fields(summary):  # label and value on one line: never `cost` / `$0.0000`
+    fields = run_metrics_fields(RunSummary.model_validate(summary))
+    for field in fields:  # label and value on one line: never `cost` / `$0.0000`
         assert any(field in line for line in lines), (field, out)
     assert "cached 3/3 task calls (12/12 calls in all)" in out
     assert "latency not measured (every task call was cached)" in out and "(all cached, not spent)" in out
@@ -223,7 +226,7 @@ def test_print_summary_indents_every_continuation_at_80_columns() -> None:
                "scores": {"faithfulness_score": score}, "run_metrics": metrics, "verdict": "no_gates"}  # fmt: skip
     console = Console(file=io.StringIO(), width=80, color_system=None, force_terminal=False)
 
-    print_summary(console, summary)
+    print_summary(console, RunSummary.model_validate(summary))
 
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
     reason_at = lines.index("not measured because:")

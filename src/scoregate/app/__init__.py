@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from scoregate.integrations.langfuse.scores_import import ImportReport, import_scores
     from scoregate.report.write import report_runs
     from scoregate.store.identity import RunOverview, manifest_run_name
+    from scoregate.store.record import GateResult, RunSummary
     from scoregate.support.redaction import redact
 
 _HOMES: dict[str, tuple[str, ...]] = {
@@ -131,6 +132,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.integrations.langfuse.scores_import": ("ImportReport", "import_scores"),
     "scoregate.report.write": ("report_runs",),
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
+    "scoregate.store.record": ("GateResult", "RunSummary"),
     "scoregate.support.redaction": ("redact",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
@@ -144,6 +146,7 @@ __all__ = [
     "CompareOutcome",
     "DatasetSyncReport",
     "FlakyReport",
+    "GateResult",
     "HardcasesReport",
     "ImportReport",
     "MergeOutcome",
@@ -157,6 +160,7 @@ __all__ = [
     "RunOutcome",
     "RunOverview",
     "RunSide",
+    "RunSummary",
     "RunView",
     "ScoreComparison",
     "ScoreConfigReport",

@@ -25,7 +25,7 @@ from scoregate.app.receipts import sha256_text
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
+from scoregate.scoring.kinds.llm_judge import as_llm_judge
 from scoregate.store.record import ModelReceipt
 from scoregate.store.run_store import RunStore
 
@@ -87,10 +87,11 @@ def evaluator_fingerprint(spec: EvaluatorSpec) -> str:
 
 def judge_hashes(spec: EvaluatorSpec) -> tuple[str | None, str | None]:
     """Return the hashes of a judge's prompt and of its rubric (its score fields); (None, None) for a counter."""
-    if not isinstance(spec, LlmJudgeSpec):
+    judge = as_llm_judge(spec)
+    if judge is None:
         return None, None
-    prompt = spec.model_dump(mode="json", include={"prompt", "reasoning_prompt", "variables"})
-    rubric = spec.model_dump(mode="json", include={"score", "extra", "reasoning_key"})
+    prompt = judge.model_dump(mode="json", include={"prompt", "reasoning_prompt", "variables"})
+    rubric = judge.model_dump(mode="json", include={"score", "extra", "reasoning_key"})
     return sha256_text(json.dumps(prompt, sort_keys=True)), sha256_text(json.dumps(rubric, sort_keys=True))
 
 

@@ -67,7 +67,7 @@ def _open_or_create(
 
             return create_shard_store(project, options, manifest)
         run_id = new_run_id(plan.name)
-        manifest["run_id"] = run_id
+        manifest = {**manifest, "run_id": run_id}
         return RunStore.create(runs_dir(project), run_id, manifest)
     store = resumed
     store.repair()
@@ -75,17 +75,18 @@ def _open_or_create(
         store.quarantine()
     store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
-    changes["model_checks"] = list(store.manifest.get("model_checks") or []) + checked
-    if store.manifest.get("stop_early"):  # a stopped-early run goes on to the full dataset
+    stored = store.manifest_record
+    changes["model_checks"] = list(stored.model_checks or []) + checked
+    if stored.stop_early:  # a stopped-early run goes on to the full dataset
         from scoregate.app.stop_early import continued_changes
 
-        changes.update(continued_changes(store.manifest))
+        changes.update(continued_changes(stored))
     if options.retry_errors:
         from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
         _forget_mirrored(project, store, {repeat_key(item_id, repeat) for item_id, repeat in retried})
-        changes["revision"] = int(store.manifest.get("revision", 0)) + 1
+        changes["revision"] = (stored.revision or 0) + 1
     store.update_manifest(**changes, pid=os.getpid())
     return store
 
@@ -107,7 +108,9 @@ def _forget_mirrored(project: Project, store: RunStore, item_ids: set[str]) -> N
 
 
 def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
-    conflicts = resume_conflicts(store.manifest["receipts"], receipts)
+    from scoregate.store.record import Receipts
+
+    conflicts = resume_conflicts(store.manifest_record.receipts, Receipts.model_validate(receipts))
     if conflicts:
         raise ScoregateError(
             f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
@@ -136,10 +139,10 @@ def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
     if options.quarantine:
         return None
-    summary = store.summary
-    if store.manifest.get("status") != "finished" or summary is None:
+    summary = store.summary_record
+    if store.manifest_record.status != "finished" or summary is None:
         return None
-    if store.needs_repair() or len(store.done_ids()) < int(summary.get("run_metrics", {}).get("items") or 0):
+    if store.needs_repair() or len(store.done_ids()) < int(summary.run_metrics.get("items") or 0):
         return None  # damaged after it finished: resuming redoes what was lost
     run_id = store.run_id
     if not options.retry_errors:

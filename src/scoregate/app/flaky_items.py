@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.flaky import FlakyItem, FlipCounter, GateRule, Observation, flaky_items
 from scoregate.analysis.gates import GateResult
@@ -23,6 +23,9 @@ from scoregate.store.invalidation import why_invalid
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import DamagedRun, RunStore, list_runs
 from scoregate.support.suggest import unknown_name
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Receipts
 
 SHOWN_ITEMS = 5
 
@@ -62,14 +65,13 @@ def every_item_rules(config: ProjectConfig, experiment: str) -> list[GateRule]:
     ]
 
 
-def conditions(manifest: dict[str, Any], result: ItemResult) -> str:
+def conditions(receipts: Receipts, result: ItemResult) -> str:
     """A short fingerprint of what an item's verdict depends on besides chance: prompts, models, scorers, the item."""
-    receipts = manifest.get("receipts") or {}
     key = {
-        "prompts": {name: info.get("version") for name, info in (receipts.get("prompts") or {}).items()},
-        "model": (receipts.get("model") or {}).get("model"),
-        "judge": (receipts.get("judge_model") or {}).get("model"),
-        "evaluators": {name: e.get("file_hash") for name, e in (receipts.get("evaluators") or {}).items()},
+        "prompts": receipts.prompt_versions(),
+        "model": receipts.model.model if receipts.model is not None else None,
+        "judge": receipts.judge_model.model if receipts.judge_model is not None else None,
+        "evaluators": {name: e.get("file_hash") for name, e in receipts.evaluators.items()},
         "item": [result.input, result.expected_output],
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
@@ -101,7 +103,7 @@ def _runs_of(
 def _observations(stores: Sequence[RunStore], rules: list[GateRule]) -> Iterator[tuple[GateRule, str, Observation]]:
     """Every observation of every item on every rule, oldest first, streaming from the stores."""
     for store in stores:
-        manifest = store.manifest
+        receipts = store.manifest_record.receipts  # once per run, not per record
         for result in sorted(store.iter_all_records(), key=lambda r: (r.repeat, r.index)):
             for rule in rules:
                 score = result.score(rule.metric)
@@ -111,7 +113,7 @@ def _observations(stores: Sequence[RunStore], rules: list[GateRule]) -> Iterator
                 yield (
                     rule,
                     result.item_id,
-                    Observation(store.run_id, result.repeat, conditions(manifest, result), value),
+                    Observation(store.run_id, result.repeat, conditions(receipts, result), value),
                 )
 
 

@@ -33,7 +33,7 @@ from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
+from scoregate.scoring.kinds.llm_judge import as_llm_judge
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
@@ -60,16 +60,17 @@ class CanaryResult:
 
 def judge_score_key(project: Project, judge: str, spec: CanarySpec) -> str:
     """Return the score key a canary compares: its `score_key`, else the judge's primary score."""
-    evaluator = project.evaluators[judge]
-    assert isinstance(evaluator, LlmJudgeSpec)
+    evaluator = as_llm_judge(project.evaluators[judge])
+    assert evaluator is not None, f"a canary watches an llm_judge, and {judge} is not one"
     return spec.score_key or evaluator.score.key
 
 
 def _pin_problems(project: Project, judge: str, spec: CanarySpec) -> list[str]:
     where = f"{project.config_path}: canaries.{judge}"
-    evaluator = project.evaluators.get(judge)
-    if not isinstance(evaluator, LlmJudgeSpec):
-        what = "no evaluator" if evaluator is None else f"evaluator {judge!r} is a {evaluator.kind}, not an llm_judge:"
+    found = project.evaluators.get(judge)
+    evaluator = as_llm_judge(found)
+    if evaluator is None:
+        what = "no evaluator" if found is None else f"evaluator {judge!r} is a {found.kind}, not an llm_judge:"
         return [f"{where}: {what} {judge!r}; a canary watches an LLM judge (evaluators/<name>.yaml)"]
     experiment = project.config.experiments[spec.experiment]
     if judge not in experiment.evaluators:
@@ -175,8 +176,8 @@ def _record_in_run(project: Project, experiment: str, store: RunStore) -> None:
     if summary is None:
         return
     plan = plan_experiment(project, experiment)
-    summary["judge_drift"] = judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name)
-    store.write_summary(summary)
+    drift = judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name)
+    store.write_summary({**summary, "judge_drift": drift})
     write_run_report(store, project_report_options(project.root))
 
 

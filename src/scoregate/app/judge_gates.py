@@ -9,7 +9,7 @@ from scoregate.app.calibration_runs import calibration_path, judge_change, judge
 from scoregate.app.judge_canary import judge_score_key
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import Project
-from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
+from scoregate.scoring.kinds.llm_judge import as_llm_judge
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,8 @@ def _deciding_judges(project: Project, experiment: str) -> dict[str, list[str]]:
     by_name = {g.name: g for g in project.config.gates}
     found: dict[str, list[str]] = {}
     for judge, pin in project.config.canaries.items():
-        evaluator = project.evaluators.get(judge)
-        if judge not in spec.evaluators or not isinstance(evaluator, LlmJudgeSpec):
+        evaluator = as_llm_judge(project.evaluators.get(judge))
+        if judge not in spec.evaluators or evaluator is None:
             continue
         keys = {evaluator.score.key, *(f.key for f in evaluator.extra), judge_score_key(project, judge, pin)}
         for name in spec.gates:
@@ -114,9 +114,9 @@ def judge_calibration_rows(project: Project, evaluators: list[str], judge_model_
     """Return the calibration and drift state of each judge among `evaluators` that has a saved calibration."""
     rows = []
     for name in evaluators:
-        evaluator = project.evaluators.get(name)
+        evaluator = as_llm_judge(project.evaluators.get(name))
         path = calibration_path(project, name)
-        if not isinstance(evaluator, LlmJudgeSpec) or not path.is_file():
+        if evaluator is None or not path.is_file():
             continue
         try:
             scores = read_calibrations(path)["scores"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from scoregate.app.shards import planned_ids as planned_ids_of
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import RunLock
-from scoregate.store.record import SCHEMA_VERSION
+from scoregate.store.record import SCHEMA_VERSION, Manifest, Receipts, RunSummary
 from scoregate.store.results_index import DamagedLine
 from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, run_directory
 from scoregate.store.shards import Shard, assign, newest_lines, write_manifest
@@ -47,17 +48,22 @@ class MergeOutcome:
     mirror_notes: list[str] = field(default_factory=list)
     report: Path | None = None
 
+    @cached_property
+    def summary_record(self) -> RunSummary:
+        """`summary` as the typed record (validated once)."""
+        return RunSummary.model_validate(self.summary)
+
     @property
     def verdict(self) -> str:
         """`pass`, `fail`, `incomplete` or `no_gates`."""
-        return str(self.summary.get("verdict"))
+        return str(self.summary_record.verdict)
 
 
 def _digest(inputs: list[ShardInput]) -> str:
     """A hash of every byte the merge reads from the shards (their manifests' receipts and results)."""
     digest = hashlib.sha256()
     for item in inputs:
-        digest.update(f"{item.shard.name}\0{sorted(item.manifest['receipts'].items())!r}\0".encode())
+        digest.update(f"{item.shard.name}\0{sorted(item.manifest.receipts.to_dict().items())!r}\0".encode())
         with (item.directory / RESULTS).open("rb") as handle:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
@@ -102,13 +108,13 @@ def _join(inputs: list[ShardInput], planned: dict[str, int], out: Path) -> set[s
 
 
 def _manifest(
-    inputs: list[ShardInput], run_id: str, previous: dict[str, Any] | None, shards: dict[str, Any]
+    inputs: list[ShardInput], run_id: str, previous: Manifest | None, shards: dict[str, Any]
 ) -> dict[str, Any]:
     """The merged run's manifest: the shards' receipts and options, their earliest start and latest end."""
     first = inputs[0].manifest
-    started = min(str(i.manifest.get("started_at") or "") for i in inputs)
-    finished = max(str(i.manifest.get("finished_at") or i.manifest.get("started_at") or "") for i in inputs)
-    revision = int(previous.get("revision", -1)) + 1 if previous else 0
+    started = min(i.manifest.started_at or "" for i in inputs)
+    finished = max(i.manifest.finished_at or i.manifest.started_at or "" for i in inputs)
+    revision = (-1 if previous.revision is None else previous.revision) + 1 if previous else 0
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -116,9 +122,9 @@ def _manifest(
         "started_at": started,
         "finished_at": finished,
         "merged_at": datetime.now(UTC).isoformat(),
-        "options": first["options"],
-        "receipts": first["receipts"],
-        "model_checks": [c for i in inputs for c in i.manifest.get("model_checks") or []],
+        "options": first.options.to_dict(),
+        "receipts": first.receipts.to_dict(),
+        "model_checks": [c for i in inputs for c in i.manifest.model_checks or []],
         "revision": revision,
         "merge": {**shards, "inputs": None},
     }
@@ -132,8 +138,8 @@ def _incomplete(summary: dict[str, Any], missing: list[str], missing_shards: lis
     where = f" (shards {', '.join(missing_shards)} missing)" if missing_shards else ""
     detail = f"{len(missing)} of {planned} planned items missing{where}: {shown}; merge again once they are there"
     gates = [
-        {**gate, "status": "incomplete", "detail": f"{detail} (measured: {gate.get('status')}, {gate.get('detail')})"}
-        for gate in summary["gates"]
+        {**gate.to_dict(), "status": "incomplete", "detail": f"{detail} (measured: {gate.status}, {gate.detail})"}
+        for gate in RunSummary.model_validate(summary).gates
     ]
     return {
         **summary,
@@ -158,11 +164,15 @@ def merge_run(
     project = load_project(root)
     run_dir = run_directory(runs_dir(project), run_id)
     inputs = gather_shards(run_dir, list(shard_dirs or []))
-    receipts, options = inputs[0].manifest["receipts"], inputs[0].manifest["options"]
-    plan = plan_experiment(
-        project, receipts["experiment"], model=receipts["model"]["name"],
-        judge_model=(receipts.get("judge_model") or {}).get("name"),
-    )  # fmt: skip
+    receipts, options = inputs[0].manifest.receipts, inputs[0].manifest.options
+    model = receipts.model.name if receipts.model is not None else None
+    if receipts.experiment is None or model is None:
+        raise ScoregateError(
+            "damaged shard manifest: its receipts name no experiment or no model",
+            where=str(inputs[0].directory / MANIFEST), hint=MERGE_HINT,
+        )  # fmt: skip
+    judge = receipts.judge_model.name if receipts.judge_model is not None else None
+    plan = plan_experiment(project, receipts.experiment, model=model, judge_model=judge)
     _check_project(project, plan, receipts)
     count = inputs[0].shard.count
     present_shards = {i.shard.index for i in inputs}
@@ -171,22 +181,22 @@ def merge_run(
     with RunLock(run_dir, hint="another merge of this run is going on; wait for it"):
         digest = _digest(inputs)
         store = RunStore(run_dir)
-        previous = store.manifest if (run_dir / MANIFEST).is_file() else None
+        previous = store.manifest_record if (run_dir / MANIFEST).is_file() else None
         names = [i.shard.name for i in inputs]
         if previous is not None and _done(store, previous, digest, mirror_mlflow):
-            return MergeOutcome(
+            done = MergeOutcome(
                 run_id, store, store.summary or {}, names, missing_shards,
-                list((store.summary or {}).get("incomplete", {}).get("missing_items", [])),
                 nothing_to_do=f"run {run_id} is already merged from these shards ({', '.join(names)}); nothing changed",
             )  # fmt: skip
-        planned_ids = planned_ids_of(plan.dataset.path, options.get("limit"))
+            incomplete = done.summary_record.section("incomplete") or {}
+            done.missing_items = list(incomplete.get("missing_items", []))
+            return done
+        planned_ids = planned_ids_of(plan.dataset.path, options.limit)
         present = _join(inputs, assign(planned_ids, count), run_dir / RESULTS)
         missing = [item_id for item_id in planned_ids if item_id not in present]
         shards = {
             "count": count,
-            "shards": {
-                i.shard.name: {"directory": str(i.directory), "status": i.manifest.get("status")} for i in inputs
-            },
+            "shards": {i.shard.name: {"directory": str(i.directory), "status": i.manifest.status} for i in inputs},
             "missing_shards": missing_shards,
             "missing_items": len(missing),
         }
@@ -199,19 +209,19 @@ def merge_run(
 
         mirror_merged_run(store, project, inputs, outcome, skip)
         if not outcome.mirror_errors:  # recorded last: a merge cut off before this point is redone in full
-            store.update_manifest(merge={**store.manifest["merge"], "inputs": digest})
+            store.update_manifest(merge={**(store.manifest_record.merge or {}), "inputs": digest})
         return outcome
 
 
-def _check_project(project: Project, plan: Any, receipts: dict[str, Any]) -> None:
+def _check_project(project: Project, plan: Any, receipts: Receipts) -> None:
     """The merge plans with the project as it is now: it must be what the shards ran."""
-    if plan.dataset_scan.content_hash != receipts["dataset"]["content_hash"]:
+    if receipts.dataset is None or plan.dataset_scan.content_hash != receipts.dataset.content_hash:
         raise ScoregateError(
             f"the dataset {plan.dataset.name} changed since the shards ran",
             where=str(plan.dataset.path),
             hint="merge with the dataset the shards ran (check out their commit); nothing was merged",
         )
-    now, then = config_parts(project, plan), receipts.get("config_parts") or {}
+    now, then = config_parts(project, plan), receipts.config_parts or {}
     changed = sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))
     if changed:
         raise ScoregateError(
@@ -221,9 +231,9 @@ def _check_project(project: Project, plan: Any, receipts: dict[str, Any]) -> Non
         )
 
 
-def _done(store: RunStore, previous: dict[str, Any], digest: str, mirror_mlflow: bool) -> bool:
+def _done(store: RunStore, previous: Manifest, digest: str, mirror_mlflow: bool) -> bool:
     """True when the stored merge read exactly these shards and finished (its MLflow mirror included)."""
-    if (previous.get("merge") or {}).get("inputs") != digest or store.summary is None:
+    if (previous.merge or {}).get("inputs") != digest or store.summary is None:
         return False
     return not mirror_mlflow or "mlflow_run_id" in store.links
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from scoregate.app.receipts import resume_conflicts
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import held_by
-from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, read_run_json
+from scoregate.store.record import Manifest, ModelReceipt
+from scoregate.store.record_files import read_manifest
+from scoregate.store.run_store import MANIFEST, RESULTS, RunStore
 from scoregate.store.shards import Shard, shards_dir
 
 MERGE_HINT = "nothing was merged; fix the shard directories and run `scoregate merge` again"
@@ -24,7 +25,7 @@ class ShardInput:
 
     shard: Shard
     directory: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     @property
     def store(self) -> RunStore:
@@ -82,9 +83,9 @@ def _read(directory: Path, run_id: str) -> ShardInput:
             where=str(directory),
             hint="run that shard again (the same command) or copy it again; nothing was merged",
         )
-    manifest = read_run_json(directory / MANIFEST, hint=MERGE_HINT)
-    block = manifest.get("shard")
-    if not isinstance(block, dict) or not isinstance(manifest.get("receipts"), dict):
+    manifest = read_manifest(directory / MANIFEST, hint=MERGE_HINT)  # no receipts: a damaged file, named
+    block = manifest.shard
+    if block is None:
         raise ScoregateError(
             "not a shard of a sharded run (its manifest has no `shard`)",
             where=str(directory / MANIFEST),
@@ -114,22 +115,25 @@ def _read(directory: Path, run_id: str) -> ShardInput:
     return ShardInput(shard, directory, manifest)
 
 
+def _who(model: ModelReceipt | None) -> tuple[str | None, str | None]:
+    return (model.name, model.model) if model is not None else (None, None)
+
+
 def _receipt_mismatch(first: ShardInput, other: ShardInput) -> list[str]:
     """What `other` ran differently from `first`, each part by name."""
-    before, now = first.manifest["receipts"], other.manifest["receipts"]
+    before, now = first.manifest.receipts, other.manifest.receipts
     out = []
-    old_commit, new_commit = (before.get("git") or {}).get("commit"), (now.get("git") or {}).get("commit")
+    old_commit, new_commit = (before.git or {}).get("commit"), (now.git or {}).get("commit")
     if old_commit != new_commit:
         out.append(f"commit {str(new_commit)[:12]} (shard {first.shard.name} ran {str(old_commit)[:12]})")
-    for part in ("model", "judge_model"):
-        a, b = before.get(part) or {}, now.get(part) or {}
-        if (a.get("name"), a.get("model")) != (b.get("name"), b.get("model")):
-            out.append(f"{part} {b.get('name')} (shard {first.shard.name} used {a.get('name')})")
+    for part, a, b in (("model", before.model, now.model), ("judge_model", before.judge_model, now.judge_model)):
+        if _who(a) != _who(b):
+            out.append(f"{part} {_who(b)[0]} (shard {first.shard.name} used {_who(a)[0]})")
     out += [c.replace("changed", "differ", 1) for c in resume_conflicts(before, now)]
-    for option in ("limit", "repeat"):
-        a, b = first.manifest.get("options", {}).get(option), other.manifest.get("options", {}).get(option)
-        if a != b:
-            out.append(f"option {option} {b} (shard {first.shard.name}: {a})")
+    was, runs = first.manifest.options, other.manifest.options
+    for option, ours, theirs in (("limit", was.limit, runs.limit), ("repeat", was.repeat, runs.repeat)):
+        if ours != theirs:
+            out.append(f"option {option} {theirs} (shard {first.shard.name}: {ours})")
     return out
 
 

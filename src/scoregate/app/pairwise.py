@@ -10,7 +10,7 @@ from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.providers.base import ProviderContext
 from scoregate.scoring.judge import LlmJudge
-from scoregate.scoring.kinds.llm_judge import LlmJudgeSpec
+from scoregate.scoring.kinds.llm_judge import as_llm_judge
 from scoregate.scoring.preference import (
     DEFAULT_EVALUATOR,
     FIRST_VARIABLE,
@@ -42,9 +42,10 @@ def judge_runs(
     confidence: float = 0.95,
 ) -> PreferenceResult:
     """Judge run B's outputs against run A's with the project's pairwise judge; return B's win rate."""
-    spec = project.evaluators.get(evaluator)
-    if not isinstance(spec, LlmJudgeSpec):
-        what = "is not an llm_judge" if spec is not None else "does not exist"
+    found = project.evaluators.get(evaluator)
+    spec = as_llm_judge(found)
+    if spec is None:
+        what = "is not an llm_judge" if found is not None else "does not exist"
         raise ScoregateError(
             f"the pairwise judge {evaluator!r} {what}",
             where=str(project.root / "evaluators"),

@@ -5,13 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate import __version__
 from scoregate.catalog.models import ModelSpec, PromptSpec
 from scoregate.catalog.plan import ExperimentPlan, models_used
 from scoregate.catalog.project import Project
 from scoregate.support.git import git_commit
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Receipts
 
 
 def sha256_text(text: str) -> str:
@@ -71,24 +74,38 @@ def config_parts(project: Project, plan: ExperimentPlan) -> dict[str, str]:
     return {path: sha256_text(json.dumps(value, sort_keys=True, default=str)) for path, value in parts.items()}
 
 
-def resume_conflicts(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+def resume_conflicts(before: Receipts, now: Receipts) -> list[str]:
     """Return what changed between a run's receipts and the setup a resume would use, each part by name."""
     out = []
-    if before["dataset"]["content_hash"] != now["dataset"]["content_hash"]:
+    if _content_hash(before) != _content_hash(now):
         out.append("the dataset changed")
-    if "config_parts" in before:
-        old, new = before["config_parts"], now["config_parts"]
+    if before.config_parts is not None:
+        old, new = before.config_parts, now.config_parts or {}
         changed = sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
         if changed:
             out.append(f"scoregate.yaml changed where this run reads it ({', '.join(changed)})")
-    elif before.get("config_hash") != now.get("config_hash"):  # a run from before receipts had parts
+    elif before.config_hash != now.config_hash:  # a run from before receipts had parts
         out.append("scoregate.yaml changed (this run's receipts hash the whole file)")
-    for what in ("prompts", "evaluators"):
-        old, new = before[what], now[what]
-        changed = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))
+    parts = {
+        "prompts": (
+            {n: p.to_dict() for n, p in before.prompts.items()},
+            {n: p.to_dict() for n, p in now.prompts.items()},
+        ),
+        "evaluators": (before.evaluators, now.evaluators),
+    }
+    for what, (old_part, new_part) in parts.items():
+        changed = sorted(n for n in old_part.keys() | new_part.keys() if old_part.get(n) != new_part.get(n))
         if changed:
             out.append(f"the {what} changed ({', '.join(changed)})")
     return out
+
+
+def _prompts(receipts: Receipts) -> dict[str, dict[str, Any]]:
+    return {name: prompt.to_dict() for name, prompt in receipts.prompts.items()}
+
+
+def _content_hash(receipts: Receipts) -> str | None:
+    return receipts.dataset.content_hash if receipts.dataset else None
 
 
 def _file_hash(path: Path | None) -> str | None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scoregate.catalog.project import Project
     from scoregate.sinks.mirror_all import MirrorOutcome
+    from scoregate.store.record import RunSummary
     from scoregate.store.run_store import RunStore
     from scoregate.store.shards import Shard
 
@@ -95,35 +97,40 @@ class RunOutcome:
                 self.mirror_errors[name] = result.trouble
         self.mirror_notes += mirrored.notes
 
+    @cached_property
+    def summary_record(self) -> RunSummary:
+        """`summary` as the typed record (validated once)."""
+        from scoregate.store.record import RunSummary
+
+        return RunSummary.model_validate(self.summary)
+
+    def _metric(self, name: str) -> int:
+        return int(self.summary_record.run_metrics.get(name) or 0)
+
     @property
     def failed_items(self) -> int:
         """How many records of the run failed in their newest version (what `--retry-errors` runs again): of
         repeat 1 (the run's record), and with `--repeat K` of every repeat."""
-        repeats = self.summary.get("repeats") or {}
+        repeats = self.summary_record.section("repeats") or {}
         if "failed_records" in repeats:
             return int(repeats["failed_records"])
-        return int(self.summary.get("run_metrics", {}).get("error_count") or 0)
+        return self._metric("error_count")
 
     @property
     def call_failed_scores(self) -> tuple[int, int]:
         """(null scores, items) of the items that have an output but a failed judge or stage call; `--retry-errors`
         redoes them. Runs summarised before this count existed read (0, 0)."""
-        metrics = self.summary.get("run_metrics", {})
-        return (
-            int(metrics.get("null_scores_in_items_with_failed_calls") or 0),
-            int(metrics.get("items_with_failed_calls") or 0),
-        )
+        return self._metric("null_scores_in_items_with_failed_calls"), self._metric("items_with_failed_calls")
 
     @property
     def succeeded_items(self) -> int:
         """How many items of the run produced an output without error (in repeat 1, the run's record)."""
-        metrics = self.summary.get("run_metrics", {})
-        return int(metrics.get("items") or 0) - int(metrics.get("error_count") or 0)
+        return self._metric("items") - self._metric("error_count")
 
     @property
     def verdict(self) -> str:
         """`pass`, `fail`, `incomplete` or `no_gates`."""
-        return str(self.summary["verdict"])
+        return str(self.summary_record.verdict)
 
 
 def runs_dir(project: Project) -> Path:

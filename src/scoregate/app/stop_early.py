@@ -18,7 +18,7 @@ from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.models import DatasetItem, ScoreKey
 from scoregate.errors import ScoregateError
-from scoregate.store.record import DatasetReceipt
+from scoregate.store.record import DatasetReceipt, Manifest
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import STOPPED_EARLY, stop_line
@@ -287,7 +287,11 @@ def _decision_record(decision: StopDecision, items_run: int) -> dict[str, Any]:
 
 def stopped_status(store: RunStore) -> str:
     """`stopped_early` when the stop rule or a cap ended the run before its last item, else `finished`."""
-    block = store.manifest.get("stop_early") or {}
+    return _status(store, store.manifest_record.stop_early)
+
+
+def _status(store: RunStore, block: dict[str, Any] | None) -> str:
+    block = block or {}
     decision = block.get("decision") or {}
     ended = decision.get("stop") and decision.get("stop_reason") != "all items" and block.get("continued_at") is None
     if not ended:
@@ -297,12 +301,12 @@ def stopped_status(store: RunStore) -> str:
 
 def stop_summary(store: RunStore) -> dict[str, Any] | None:
     """The summary's `stop_early` block: "stopped at n of N", the bounds, the verdict and the rule; None otherwise."""
-    block = store.manifest.get("stop_early")
+    block = store.manifest_record.stop_early
     if not block or block.get("continued_at") is not None:
         return None  # an ordinary run, or a stopped run continued to the full dataset: its summary is the full run's
     decision = block.get("decision") or {}
     run, total = len(store.done_ids()), int(block["items"])  # the items the run holds, looked at or not
-    stopped = stopped_status(store) == STOPPED_EARLY
+    stopped = _status(store, block) == STOPPED_EARLY
     return {
         **{k: block[k] for k in ("against", "gate", "metric", "rule", "order_seed", "batch")},
         "stopped": stopped,
@@ -319,10 +323,10 @@ def stop_summary(store: RunStore) -> dict[str, Any] | None:
     }
 
 
-def continued_changes(manifest: dict[str, Any]) -> dict[str, Any]:
+def continued_changes(manifest: Manifest) -> dict[str, Any]:
     """The manifest changes of `run --resume` on a stop-early run (stopped or interrupted): it goes on to the full
     dataset, so its summary becomes the full run's."""
-    block = manifest.get("stop_early")
+    block = manifest.stop_early
     if not block or block.get("continued_at") is not None:
         return {}  # an interrupted stop-early run goes on to the full dataset too
     from datetime import UTC, datetime

@@ -11,6 +11,8 @@ from scoregate.cli.layout import join_units, keep, print_table, print_wrapped
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from scoregate.app import GateResult, RunSummary
+
 SLICE_STYLE = {"pass": ("green", "PASS"), "fail": ("red", "FAIL"), "too_small": ("yellow", "TOO SMALL")}
 SHOWN_FLAKY = 10
 
@@ -19,17 +21,18 @@ def _num(value: Any) -> str:
     return "—" if value is None else f"{value:+.3g}"
 
 
-def print_slice_table(console: Console, gate: Mapping[str, Any]) -> None:
+def print_slice_table(console: Console, gate: GateResult) -> None:
     """Print one slice gate's table: slice, n, status, verdict, Δ and its Holm CI, Holm p."""
     from rich.table import Table
 
-    margin = gate["slices"][0]["margin"]
-    title = f"slices of {gate['name']} (Δ = candidate − reference; Holm across slices; fails below −{margin:g})"
+    slices = gate.slices or []
+    margin = slices[0]["margin"]
+    title = f"slices of {gate.name} (Δ = candidate − reference; Holm across slices; fails below −{margin:g})"
     table = Table(title=escape(title), title_justify="left")
     for header, justify in (("slice", "left"), ("n", "right"), ("status", "left"), ("verdict", "left"),
                             ("Δ", "right"), ("Holm CI of Δ", "right"), ("p Holm", "right")):  # fmt: skip
         table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for s in gate["slices"]:
+    for s in slices:
         style, word = SLICE_STYLE.get(s["status"], ("dim", s["status"]))
         ci = "—" if s["ci_low"] is None else f"[{_num(s['ci_low'])}, {_num(s['ci_high'])}] {s['ci_level']:.1%}"
         p = "—" if s["p_holm"] is None else f"{s['p_holm']:.3g}"
@@ -40,9 +43,9 @@ def print_slice_table(console: Console, gate: Mapping[str, Any]) -> None:
     print_table(console, table)
 
 
-def flaky_line(summary: Mapping[str, Any]) -> str | None:
+def flaky_line(summary: RunSummary) -> str | None:
     """One line naming the flaky items kept out of the every_item gates, or None when there are none."""
-    flaky = summary.get("flaky") or {}
+    flaky = summary.section("flaky") or {}
     items = flaky.get("items") or []
     if not items:
         return None
@@ -51,17 +54,17 @@ def flaky_line(summary: Mapping[str, Any]) -> str | None:
     return (
         f"flaky: {len(items)} item verdict(s) flip between runs and repeats (rate above {flaky['threshold']:.0%} over "
         f"{flaky['runs']} run(s)), kept out of the every_item gates: {', '.join(named[:SHOWN_FLAKY])}{more}; "
-        f"`scoregate runs show {summary.get('run_id')} --flaky` shows their history"
+        f"`scoregate runs show {summary.run_id} --flaky` shows their history"
     )
 
 
-def print_gate_notes(console: Console, summary: Mapping[str, Any], every_item_note: str) -> None:
+def print_gate_notes(console: Console, summary: RunSummary, every_item_note: str) -> None:
     """Print, under the gate table, the every_item note, each slice table and the flaky items."""
-    gates = summary.get("gates") or []
-    if any(g["stat"] == "every_item" for g in gates):
+    gates = summary.gates
+    if any(g.stat == "every_item" for g in gates):
         print_wrapped(console, every_item_note)
     for gate in gates:
-        if gate.get("slices"):
+        if gate.slices:
             print_slice_table(console, gate)
     line = flaky_line(summary)
     if line:
@@ -85,9 +88,9 @@ def print_flaky_history(console: Console, flaky: Mapping[str, Any], items: Seque
             print_wrapped(console, when, first="  ", indent="    ")
 
 
-def print_run_flaky(console: Console, summary: Mapping[str, Any] | None) -> None:
+def print_run_flaky(console: Console, summary: RunSummary | None) -> None:
     """`runs show RUN --flaky`: the run's flaky items with their history, or why there are none."""
-    flaky = (summary or {}).get("flaky")
+    flaky = summary.section("flaky") if summary is not None else None
     if summary is None:
         print_wrapped(console, "no summary yet: the flaky check runs when the run is summarised (resume it)")
     elif flaky is None:

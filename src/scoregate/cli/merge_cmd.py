@@ -39,7 +39,7 @@ def merge(
     else:
         from scoregate.cli.render import print_summary
 
-        print_summary(console, outcome.summary, {})
+        print_summary(console, outcome.summary_record, {})
         print_wrapped(
             console, f"merged {len(outcome.shards)} shard(s) into run {outcome.run_id}: {', '.join(outcome.shards)}"
         )

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from scoregate.app import ModelRanking
+    from scoregate.app import GateResult, ModelRanking, RunSummary
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim", "invalid": "red"}
 RATE_METRICS = frozenset({"success_rate", "coverage"})
@@ -61,9 +61,9 @@ def run_label(model: str | None, prompts: Mapping[str, Any], run_id: str | None 
     return f"{label} ({run_id})" if run_id and label else label or (run_id or "")
 
 
-def summary_label(summary: Mapping[str, Any]) -> str:
+def summary_label(summary: RunSummary) -> str:
     """Return the model · prompt@version label of a run summary."""
-    return run_label(summary.get("model"), summary.get("prompts") or {})
+    return run_label(summary.model, summary.prompts)
 
 
 print_table_or_lines = print_table
@@ -74,44 +74,44 @@ def _key_width(keys: list[str]) -> int:
     return max((len(k) for k in keys), default=5)
 
 
-def scores_table(summary: dict[str, Any], directions: Mapping[str, str] | None = None) -> Table:
+def scores_table(summary: RunSummary, directions: Mapping[str, str] | None = None) -> Table:
     """Return a table of every score: direction, mean, CI, coverage (keys never cut; reasons in `null_reason_lines`)."""
     from rich.table import Table
 
     from scoregate.app import direction_arrow
 
-    table = Table(title=f"scores — run {escape(str(summary['run_id']))}", title_justify="left")
-    keys = list(summary["scores"])
+    table = Table(title=f"scores — run {escape(summary.run_id)}", title_justify="left")
+    keys = list(summary.scores)
     table.add_column("score", no_wrap=True, min_width=_key_width(keys) + (2 if directions else 0))
     table.add_column("mean", justify="right", no_wrap=True)
     table.add_column("95% CI", no_wrap=True)
     table.add_column("coverage", justify="right", no_wrap=True)
-    for key, s in summary["scores"].items():
-        if s["data_type"] in ("text", "categorical"):
-            mean, ci = f"({s['data_type']})", ""
+    for key, s in summary.scores.items():
+        if s.data_type in ("text", "categorical"):
+            mean, ci = f"({s.data_type})", ""
         else:
-            mean = _num(s.get("mean"))
-            ci = f"[{_num(s.get('ci_low'))}, {_num(s.get('ci_high'))}]" if s.get("ci_low") is not None else "—"
-        cov = f"{s['n_measured']}/{s['n_total']}"
-        direction = "none" if s["data_type"] in ("text", "categorical") else (directions or {}).get(key, "higher")
+            mean = _num(s.mean)
+            ci = f"[{_num(s.ci_low)}, {_num(s.ci_high)}]" if s.ci_low is not None else "—"
+        cov = f"{s.n_measured}/{s.n_total}"
+        direction = "none" if s.data_type in ("text", "categorical") else (directions or {}).get(key, "higher")
         label = f"{key} {direction_arrow(direction)}" if directions else key
         table.add_row(escape(label), mean, ci, cov)
     return table
 
 
-def null_reason_lines(summary: Mapping[str, Any]) -> list[str]:
+def null_reason_lines(summary: RunSummary) -> list[str]:
     """Return why scores were not measured (each score's top two reasons): `scores: reason (count); …`.
 
     A reason several scores share (one failed item leaves every score null) is said once, naming them.
     """
     from scoregate.app import reason_lines
 
-    return reason_lines(summary["scores"], top=2)
+    return reason_lines({key: {"null_reasons": s.null_reasons} for key, s in summary.scores.items()}, top=2)
 
 
-def gate_rule(g: Mapping[str, Any]) -> str:
+def gate_rule(g: GateResult) -> str:
     """Return a gate's rule as text, e.g. `mean(faithfulness_score) >= 4.2`."""
-    return f"{g['stat']}({g['metric']}) {g['op']} {g['threshold']:g}"
+    return f"{g.stat}({g.metric}) {g.op} {g.threshold:g}"
 
 
 EVERY_ITEM_OBSERVED = (
@@ -120,32 +120,32 @@ EVERY_ITEM_OBSERVED = (
 )
 
 
-def gates_table(summary: dict[str, Any]) -> Table:
+def gates_table(summary: RunSummary) -> Table:
     """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status."""
     from rich.table import Table
 
     table = Table(title="gates", title_justify="left", show_lines=True)
-    rules = [gate_rule(g) for g in summary["gates"]]
-    width = max(_key_width(rules), _key_width([g["name"] for g in summary["gates"]]))
+    rules = [gate_rule(g) for g in summary.gates]
+    width = max(_key_width(rules), _key_width([g.name for g in summary.gates]))
     table.add_column("gate, rule, detail", overflow="fold", min_width=width, ratio=1)
     table.add_column("observed", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
-    for g, rule in zip(summary["gates"], rules, strict=True):
-        style = STATUS_STYLE[g["status"]]
+    for g, rule in zip(summary.gates, rules, strict=True):
+        style = STATUS_STYLE[g.status]
         table.add_row(
-            f"[bold]{escape(g['name'])}[/]\n{escape(rule)}\n[dim]{escape(str(g['detail']))}[/]",
-            metric_value(g["metric"], g["observed"]), f"[{style}]{g['status'].upper()}[/]",
+            f"[bold]{escape(g.name)}[/]\n{escape(rule)}\n[dim]{escape(str(g.detail))}[/]",
+            metric_value(g.metric or "", g.observed), f"[{style}]{g.status.upper()}[/]",
         )  # fmt: skip
     return table
 
 
-def run_metrics_fields(summary: Mapping[str, Any]) -> list[str]:
+def run_metrics_fields(summary: RunSummary) -> list[str]:
     """Return the run metrics as `label value` fields: items, success, cache hits, latency, tokens, cost, retries.
 
     Calls answered from the response cache are counted and named: latency is measured on uncached task
     calls only, and the tokens of cached calls are labelled as not spent by this run (they cost nothing).
     """
-    m = summary["run_metrics"]
+    m = summary.run_metrics
     cached_task, task_calls = m.get("cached_task_calls") or 0, m.get("task_calls")
     cached_calls, calls = m.get("cached_calls") or 0, m.get("calls")
     fields = [f"items {m['items']}", f"success {percent(m['success_rate'])}"]
@@ -169,22 +169,22 @@ def run_metrics_fields(summary: Mapping[str, Any]) -> list[str]:
     return fields
 
 
-def run_metrics_line(summary: Mapping[str, Any]) -> str:
+def run_metrics_line(summary: RunSummary) -> str:
     """Return the run metrics on one line (`print_summary` wraps it between fields, never inside one)."""
     return "  ".join(run_metrics_fields(summary))
 
 
-def verdict_line(summary: Mapping[str, Any]) -> str:
+def verdict_line(summary: RunSummary) -> str:
     """Return `verdict: PASS` (or FAIL, INCOMPLETE), or a quiet `verdict: no gates` when none applied."""
-    verdict = str(summary["verdict"])
+    verdict = str(summary.verdict)
     if verdict == "no_gates":
         return "verdict: [dim]no gates[/]"
     return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]"
 
 
-def print_summary(console: Console, summary: dict[str, Any], directions: Mapping[str, str] | None = None) -> None:
+def print_summary(console: Console, summary: RunSummary, directions: Mapping[str, str] | None = None) -> None:
     """Print the run's model and prompts, the score table, run metrics, gates and the verdict."""
-    print_wrapped(console, f"{keep_name(summary_label(summary))}  {keep('on', str(summary.get('dataset')))}")
+    print_wrapped(console, f"{keep_name(summary_label(summary))}  {keep('on', str(summary.dataset))}")
     print_table(console, scores_table(summary, directions))
     reasons = null_reason_lines(summary)
     if reasons:
@@ -194,7 +194,7 @@ def print_summary(console: Console, summary: dict[str, Any], directions: Mapping
     if directions:
         print_wrapped(console, "↑ higher is better, ↓ lower is better, · no direction")
     print_wrapped(console, join_units(run_metrics_fields(summary)))
-    if summary["gates"]:
+    if summary.gates:
         print_table(console, gates_table(summary))
         print_gate_notes(console, summary, EVERY_ITEM_OBSERVED)  # the every_item note, slice tables, flaky items
     console.print(verdict_line(summary))

@@ -228,7 +228,7 @@ def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None
     """One shard's end: its items, where they are, how to merge; exit 1 when none succeeded."""
     from scoregate.cli.layout import keep
 
-    metrics = outcome.summary["run_metrics"]
+    metrics = outcome.summary_record.run_metrics
     print_wrapped(
         human,
         f"shard {outcome.shard} of run {outcome.run_id}: {metrics['items']} item(s), {metrics['error_count']} failed",
@@ -306,22 +306,24 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
 
-    print_summary(console, outcome.summary, score_directions(root))
+    summary = outcome.summary_record
+    print_summary(console, summary, score_directions(root))
     from scoregate.cli.stop_early_render import print_stop_early
 
-    print_stop_early(console, outcome.summary, outcome.run_id)
-    if "repeats" in outcome.summary:
+    print_stop_early(console, summary, outcome.run_id)
+    repeats = summary.section("repeats")
+    if repeats is not None:
         from scoregate.cli.repeats_render import print_consistency
 
-        print_consistency(console, outcome.summary["repeats"])
+        print_consistency(console, repeats)
     name = manifest_run_name(outcome.store.manifest_record)
     print_wrapped(console, f"run {outcome.run_id} ({keep_name(name)})")
     print_wrapped(console, keep("stored in", str(outcome.store.directory)))
     if outcome.failed_items:
-        repeats = " (counting each repeat)" if "repeats" in outcome.summary else ""
+        each = " (counting each repeat)" if repeats is not None else ""
         print_wrapped(
             console,
-            f"{outcome.failed_items} item(s) failed{repeats} — retry them with "
+            f"{outcome.failed_items} item(s) failed{each} — retry them with "
             f"`scoregate run --resume {outcome.run_id} --retry-errors`",
             style="yellow",
         )

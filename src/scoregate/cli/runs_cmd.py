@@ -125,32 +125,34 @@ def show_command(
         else:
             print_item_table(console, table, view.directions)
         return
-    summary = view.summary
     if flaky:
-        print_run_flaky(console, summary)
+        print_run_flaky(console, view.summary_record)
         return
     if as_json:
-        typer.echo(json.dumps(summary or {"manifest": view.manifest}, indent=2))
+        typer.echo(json.dumps(view.summary or {"manifest": view.manifest}, indent=2))  # the files as they are
         return
-    manifest = view.manifest
-    receipts = manifest["receipts"]
+    summary = view.summary_record
+    manifest = view.manifest_record
+    receipts = manifest.receipts
     print_wrapped(
-        console, join_units([f"run {run_id}", f"status {manifest['status']}", f"experiment {receipts['experiment']}"])
+        console, join_units([f"run {run_id}", f"status {manifest.status}", f"experiment {receipts.experiment}"])
     )
-    prompts = ", ".join(f"{n}@{p['version']}" for n, p in receipts["prompts"].items())
-    model = receipts["model"]
-    print_wrapped(console, f"model {model.get('name')} ({model['model']} @ {model['endpoint']})")
+    prompts = ", ".join(f"{n}@{v}" for n, v in receipts.prompt_versions().items())
+    if (model := receipts.model) is not None:
+        print_wrapped(console, f"model {model.name} ({model.model} @ {model.endpoint})")
     print_wrapped(console, f"prompts {prompts}")
-    dataset = receipts["dataset"]
-    limit = view.limit
-    limited = f"first {limit} of {dataset.get('items')} items (--limit {limit})" if limit is not None else ""
-    print_wrapped(console, join_units([f"dataset {dataset['name']} ({dataset['content_hash'][:12]})", limited,
-                                       f"commit {str(receipts['git']['commit'])[:12]}"]))  # fmt: skip
+    limit, dataset = view.limit, receipts.dataset
+    total = dataset.items if dataset is not None else None
+    limited = f"first {limit} of {total} items (--limit {limit})" if limit is not None else ""
+    data = f"dataset {dataset.name} ({str(dataset.content_hash)[:12]})" if dataset is not None else "dataset ?"
+    commit = f"commit {str((receipts.git or {}).get('commit'))[:12]}"
+    print_wrapped(console, join_units([data, limited, commit]))
     for line in mirror_lines(view.links, view.mlflow_ui()):
         print_wrapped(console, line)
-    if summary is not None and summary.get("valid") is False:
-        better = f"; superseded by {summary['superseded_by']}" if summary.get("superseded_by") else ""
-        print_wrapped(console, f"{summary.get('invalid_reason')}{better}", first="INVALID: ", first_style="red")
+    if summary is not None and summary.section("valid") is False:
+        superseded = summary.section("superseded_by")
+        better = f"; superseded by {superseded}" if superseded else ""
+        print_wrapped(console, f"{summary.section('invalid_reason')}{better}", first="INVALID: ", first_style="red")
     if summary is None:
         print_wrapped(console, f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return

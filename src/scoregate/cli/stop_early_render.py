@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from scoregate.cli.layout import print_wrapped
 
+if TYPE_CHECKING:
+    from scoregate.app import RunSummary
 
-def print_stop_early(console: Console, summary: dict[str, Any], run_id: str) -> None:
+
+def print_stop_early(console: Console, summary: RunSummary, run_id: str) -> None:
     """Print the summary's stop-early verdict and, for a stopped run, how to continue it; nothing otherwise."""
-    block = summary.get("stop_early")
+    block = summary.section("stop_early")
     if not block:
         return
     from scoregate.app import stop_line

@@ -72,3 +72,9 @@ def _build(spec: LlmJudgeSpec, default_judge_model: str | None) -> Any:
 
 
 KIND = EvaluatorKind("llm_judge", LlmJudgeSpec, _build)
+
+
+def as_llm_judge(spec: EvaluatorSpec | None) -> LlmJudgeSpec | None:
+    """The spec as an LLM judge's, or None for another kind (or none): what only a judge has (its prompt, rubric,
+    calibration, canary, pairwise use) is asked of the kind here, never by type checks in the callers."""
+    return spec if isinstance(spec, LlmJudgeSpec) else None
