@@ -26,7 +26,7 @@ from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.scoring.kinds.llm_judge import as_llm_judge
-from scoregate.store.record import ModelReceipt
+from scoregate.store.record import EvaluatorReceipt, ModelReceipt
 from scoregate.store.run_store import RunStore
 
 CALIBRATIONS_DIR = "calibrations"
@@ -132,8 +132,8 @@ def judge_identity(project: Project, stores: Sequence[RunStore], judge_key: str)
     models: list[dict[str, str | None] | None] = []
     for store in stores:
         receipts = store.manifest_record.receipts
-        used = receipts.evaluators.get(name) or {}
-        if used.get("version") != spec.version or used.get("file_hash") != file_hash:
+        used = receipts.evaluators.get(name) or EvaluatorReceipt()
+        if used.version != spec.version or used.file_hash != file_hash:
             raise ScoregateError(
                 f"{project.source('evaluator', name)} changed since run {store.run_id} was scored",
                 hint="calibrate a run scored by the evaluator as it is now (rerun the experiment)",

@@ -71,7 +71,7 @@ def conditions(receipts: Receipts, result: ItemResult) -> str:
         "prompts": receipts.prompt_versions(),
         "model": receipts.model.model if receipts.model is not None else None,
         "judge": receipts.judge_model.model if receipts.judge_model is not None else None,
-        "evaluators": {name: e.get("file_hash") for name, e in receipts.evaluators.items()},
+        "evaluators": receipts.evaluator_hashes(),
         "item": [result.input, result.expected_output],
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]

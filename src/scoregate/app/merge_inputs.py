@@ -123,7 +123,7 @@ def _receipt_mismatch(first: ShardInput, other: ShardInput) -> list[str]:
     """What `other` ran differently from `first`, each part by name."""
     before, now = first.manifest.receipts, other.manifest.receipts
     out = []
-    old_commit, new_commit = (before.git or {}).get("commit"), (now.git or {}).get("commit")
+    old_commit, new_commit = before.git_commit(), now.git_commit()
     if old_commit != new_commit:
         out.append(f"commit {str(new_commit)[:12]} (shard {first.shard.name} ran {str(old_commit)[:12]})")
     for part, a, b in (("model", before.model, now.model), ("judge_model", before.judge_model, now.judge_model)):

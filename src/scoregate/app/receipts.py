@@ -91,7 +91,7 @@ def resume_conflicts(before: Receipts, now: Receipts) -> list[str]:
             {n: p.to_dict() for n, p in before.prompts.items()},
             {n: p.to_dict() for n, p in now.prompts.items()},
         ),
-        "evaluators": (before.evaluators, now.evaluators),
+        "evaluators": (_evaluators(before), _evaluators(now)),
     }
     for what, (old_part, new_part) in parts.items():
         changed = sorted(n for n in old_part.keys() | new_part.keys() if old_part.get(n) != new_part.get(n))
@@ -102,6 +102,10 @@ def resume_conflicts(before: Receipts, now: Receipts) -> list[str]:
 
 def _prompts(receipts: Receipts) -> dict[str, dict[str, Any]]:
     return {name: prompt.to_dict() for name, prompt in receipts.prompts.items()}
+
+
+def _evaluators(receipts: Receipts) -> dict[str, dict[str, Any]]:
+    return {name: evaluator.to_dict() for name, evaluator in receipts.evaluators.items()}
 
 
 def _content_hash(receipts: Receipts) -> str | None:

@@ -277,7 +277,7 @@ class RunReader:
             "finished_at": self.manifest.finished_at,
             "status": self.manifest.status,
             "tool_version": r.tool_version,
-            "git_commit": (r.git or {}).get("commit"),
+            "git_commit": r.git_commit(),
             "verdict": s.verdict,
             "verdict_words": verdict_words(s),
             "stop_early": stop_line(stop) if (stop := s.section("stop_early")) else None,

@@ -61,11 +61,26 @@ class ModelReceipt(Record):
     max_tokens: int | None = None
 
 
+class GitReceipt(Record):
+    """The commit the project was at when the run started, and whether its work tree had changes (None outside git)."""
+
+    commit: str | None = None
+    dirty: bool | None = None
+
+
+class EvaluatorReceipt(Record):
+    """One evaluator as a run scored with it: its kind, version and the hash of its file."""
+
+    kind: str | None = None
+    version: int | str | None = None
+    file_hash: str | None = None
+
+
 class Receipts(Record):
     """What a run was made of: tool version, commit, config hash, dataset, prompts, models, evaluators, gates."""
 
     tool_version: str | None = None
-    git: dict[str, Any] | None = None
+    git: GitReceipt | None = None
     config_hash: str | None = None
     config_parts: dict[str, Any] | None = None
     project: str | None = None
@@ -75,7 +90,7 @@ class Receipts(Record):
     output_from: str | None = None
     model: ModelReceipt | None = None
     judge_model: ModelReceipt | None = None
-    evaluators: dict[str, dict[str, Any]] = {}
+    evaluators: dict[str, EvaluatorReceipt] = {}
     composites: dict[str, Any] | None = None
     gates: list[Any] | dict[str, Any] | None = None
     gates_hash: str | None = None
@@ -89,6 +104,14 @@ class Receipts(Record):
         if self.dataset is None:
             raise KeyError("name")
         return self.dataset.name
+
+    def git_commit(self) -> str | None:
+        """The commit the run started at, or None outside git."""
+        return self.git.commit if self.git else None
+
+    def evaluator_hashes(self) -> dict[str, str | None]:
+        """Each evaluator's name and the hash of its file as the run used it."""
+        return {name: info.file_hash for name, info in self.evaluators.items()}
 
     def prompt_versions(self) -> dict[str, Any]:
         """Each prompt's name and the version the run used."""

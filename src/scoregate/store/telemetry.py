@@ -58,7 +58,7 @@ def _prompt_of(call: CallRecord, result: ItemResult, receipts: Receipts) -> str 
     if call.purpose.startswith("judge:"):
         name = call.purpose.removeprefix("judge:")
         info = receipts.evaluators.get(name)
-        return f"{name}@v{info['version']}" if info else name
+        return f"{name}@v{info.version}" if info else name
     return None
 
 

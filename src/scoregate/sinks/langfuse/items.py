@@ -13,6 +13,7 @@ from scoregate.sinks.langfuse.context import MirrorContext, mirror_key
 from scoregate.sinks.langfuse.report import MirrorReport
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT
 from scoregate.store.identity import mirror_run_name
+from scoregate.store.record import GitReceipt
 from scoregate.store.records import ItemResult
 from scoregate.support.key_digests import KeyDigests
 
@@ -75,7 +76,7 @@ def link_dataset(lf: Langfuse, ctx: MirrorContext, report: MirrorReport) -> None
 def experiment_metadata(manifest: Manifest, links: dict[str, Any]) -> dict[str, str]:
     """Experiment metadata from the receipts: ids only (the SDK puts it in span attributes)."""
     r = manifest.receipts
-    dataset, model, judge, git = r.dataset, r.model, r.judge_model, r.git or {}
+    dataset, model, judge, git = r.dataset, r.model, r.judge_model, r.git or GitReceipt()
     prompts = ",".join(f"{n}@{v}" for n, v in r.prompt_versions().items())
     meta = {
         "scoregate.run_id": manifest.run_id,
@@ -86,7 +87,7 @@ def experiment_metadata(manifest: Manifest, links: dict[str, Any]) -> dict[str, 
         "prompts": prompts,
         "model": f"{model.name if model else None} ({model.model if model else None})",
         "judge_model": f"{judge.name if judge else None} ({judge.model if judge else None})",
-        "git_commit": str(git.get("commit") or "") + ("+dirty" if git.get("dirty") else ""),
+        "git_commit": str(git.commit or "") + ("+dirty" if git.dirty else ""),
         "config_hash": str(r.config_hash)[:12],
         "gates_hash": str(r.gates_hash)[:12],
     }

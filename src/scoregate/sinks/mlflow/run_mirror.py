@@ -15,6 +15,7 @@ from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experi
 from scoregate.sinks.mlflow.readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store.identity import mirror_run_name
 from scoregate.store.invalidation import invalidation_of, invalidation_tags
+from scoregate.store.record import GitReceipt
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import stop_fields
 
@@ -31,14 +32,14 @@ def _ms(iso: str | None) -> int | None:
 def params_of(manifest: Manifest) -> dict[str, str]:
     """Return the immutable run parameters: receipts and sampling settings (never secrets)."""
     r, options = manifest.receipts, manifest.options
-    git, dataset, model, judge = r.git or {}, r.dataset, r.model, r.judge_model
+    git, dataset, model, judge = r.git or GitReceipt(), r.dataset, r.model, r.judge_model
     if dataset is None or model is None or judge is None:
         missing = "dataset" if dataset is None else "model" if model is None else "judge_model"
         raise KeyError(missing)  # every run scoregate writes has them: the manifest is damaged
     params = {
         "tool_version": str(r.tool_version),
-        "git_commit": str(git.get("commit")),
-        "git_dirty": str(git.get("dirty")),
+        "git_commit": str(git.commit),
+        "git_dirty": str(git.dirty),
         "config_hash": str(r.config_hash),
         "dataset": dataset.name,
         "dataset_hash": str(dataset.content_hash),
@@ -62,7 +63,7 @@ def params_of(manifest: Manifest) -> dict[str, str]:
         params[f"prompt.{name}.temperature"] = str(info.temperature)
         params[f"prompt.{name}.max_tokens"] = str(info.max_tokens)
     for name, evaluator in r.evaluators.items():
-        params[f"evaluator.{name}"] = f"v{evaluator.get('version')} {str(evaluator.get('file_hash'))[:12]}"
+        params[f"evaluator.{name}"] = f"v{evaluator.version} {str(evaluator.file_hash)[:12]}"
     return params
 
 
