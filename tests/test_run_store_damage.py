@@ -177,3 +177,28 @@ def test_a_manifest_without_receipts_is_listed_as_damaged(scoregate: Callable[..
 
     assert listed.code == 0, listed.output
     assert f"{run_id} damaged" in listed.output and "no `receipts` object" in listed.output
+
+
+def test_a_summary_with_a_wrong_type_names_the_field_and_how_to_make_it_again(
+    scoregate: Callable[..., CliResult], runs: Runs
+) -> None:
+    assert scoregate("run", "counters", "--no-mlflow").code == 0
+    run_id = runs.latest()
+    path = runs.root / run_id / "summary.json"
+    before = json.loads(path.read_text(encoding="utf-8"))
+    key = next(k for k, s in before["scores"].items() if s.get("mean") is not None)
+    path.write_text(json.dumps({**before, "scores": {**before["scores"], key: {"mean": "high"}}}), encoding="utf-8")
+
+    shown = scoregate("runs", "show", run_id)
+
+    assert shown.code == int(ExitCode.ERROR), shown.output
+    message = " ".join(shown.output.split())
+    assert f"{path}: damaged run file: `scores.{key}.mean`: 'high' is not int or float" in message
+    assert f"delete it and run `scoregate run --resume {run_id}` to make it again" in message
+    assert "Traceback" not in shown.output
+
+    path.unlink()
+    remade = scoregate("run", "--resume", run_id, "--no-mlflow")
+
+    assert remade.code == 0, remade.output
+    assert json.loads(path.read_text(encoding="utf-8"))["scores"] == before["scores"]

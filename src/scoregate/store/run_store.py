@@ -310,16 +310,18 @@ class RunStore:
     @property
     def summary(self) -> dict[str, Any] | None:
         """The run's summary, when it has one."""
+        from scoregate.store.summary_hint import made_again
+
         path = self.directory / SUMMARY
-        return read_run_json(path) if os.path.lexists(path) else None
+        with made_again(self.directory):
+            return read_run_json(path) if os.path.lexists(path) else None
 
     @property
     def summary_record(self) -> RunSummary | None:
         """The run's summary as the typed record, when it has one; a damaged file names the field."""
-        from scoregate.store.record_files import read_summary
+        from scoregate.store.record_files import run_summary
 
-        path = self.directory / SUMMARY
-        return read_summary(path) if os.path.lexists(path) else None
+        return run_summary(self.directory)
 
     @property
     def links(self) -> dict[str, Any]:
