@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -18,6 +19,11 @@ import yaml
 from fake_langfuse import fake_langfuse_fixture  # noqa: F401
 from scoregate.cli import main
 from scripted_openai import ScriptedOpenAI, markdown_summary
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # A suite started in the background by a non-interactive shell (`make test &`, nohup) inherits SIGINT ignored,
+    # and every scoregate it starts would ignore Ctrl-C too: give them a terminal's default, as a user's run has.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 SCOREGATE_BIN = Path(sys.executable).parent / "scoregate"

@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
-from conftest import CliResult, Runs
+from conftest import SCOREGATE_BIN, CliResult, Runs
 from scoregate import __version__
 from scoregate.cli import app
 from scripted_openai import ScriptedOpenAI
@@ -42,10 +42,15 @@ def test_version_prints_the_version(scoregate: Callable[..., CliResult]) -> None
     assert result.code == 0 and result.out.strip() == f"scoregate {__version__}"
 
 
-def test_show_completion_prints_a_shell_script(scoregate: Callable[..., CliResult]) -> None:
-    result = scoregate("--show-completion", "bash", project=None)
+def test_show_completion_prints_a_shell_script() -> None:
+    # the executable, not `main()` in the test process: the script names the program it was started as
+    result = subprocess.run([str(SCOREGATE_BIN), "--show-completion", "bash"], capture_output=True, text=True)
 
-    assert result.code == 0 and "complete" in result.out and "_SCOREGATE_COMPLETE" in result.out
+    assert result.returncode == 0, result.stderr
+    assert (
+        "_SCOREGATE_COMPLETE" in result.stdout
+        and "complete -o default -F _scoregate_completion scoregate" in result.stdout
+    )
 
 
 def test_every_command_accepts_dash_c() -> None:
