@@ -223,3 +223,23 @@ def test_a_project_path_with_spaces_stays_whole(project_dir: Path, tmp_path: Pat
 
     assert code == 1, out
     assert_laid_out(out, [f"{root / 'datasets' / 'smoke_v1.jsonl'}:2:", f"{root / 'datasets' / 'smoke_v1.jsonl'}:4:"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_what_a_run_says_before_its_items_fits_the_width(
+    deep: Path, width: int, scripted_server: ScriptedOpenAI
+) -> None:
+    env = {**os.environ, "COLUMNS": str(width)}
+    args = ["run", "counters", "--no-mlflow", "--no-langfuse", "--budget-minutes", "5", "-C", str(deep)]
+    done = subprocess.run(
+        [str(SCOREGATE_BIN), *args], capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL
+    )
+
+    assert done.returncode == 0, done.stderr
+    words = " ".join(done.stderr.split())
+    assert "budget 5 min: the wall time cannot be forecast without past runs" in words, done.stderr
+    assert "prompts: local files" in words, done.stderr
+    lines = done.stderr.splitlines()
+    first_item = next(i for i, line in enumerate(lines) if re.match(r"^  \d+/\d+ items · ", line))
+    before = lines[:first_item]  # the prompt source, the budget note, the shared local server's note
+    assert [line for line in before if len(line) > width and " " in line.strip()] == [], done.stderr

@@ -72,6 +72,17 @@ if TYPE_CHECKING:
     from scoregate.store.identity import RunOverview, manifest_run_name
     from scoregate.store.record import GateResult, RunSummary
     from scoregate.support.redaction import redact
+    from scoregate.support.terminal_text import (
+        KEEP,
+        join_units,
+        keep,
+        keep_name,
+        keep_path,
+        layout,
+        neutralize,
+        print_laid_out,
+        wrap,
+    )
 
 _HOMES: dict[str, tuple[str, ...]] = {
     # the use cases
@@ -134,10 +145,22 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
     "scoregate.store.record": ("GateResult", "RunSummary"),
     "scoregate.support.redaction": ("redact",),
+    "scoregate.support.terminal_text": (
+        "KEEP",
+        "join_units",
+        "keep",
+        "keep_name",
+        "keep_path",
+        "layout",
+        "neutralize",
+        "print_laid_out",
+        "wrap",
+    ),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
+    "KEEP",
     "NO_LANGFUSE",
     "VERDICT_RULE",
     "WILCOXON_VARIANT",
@@ -183,15 +206,22 @@ __all__ = [
     "forecast_experiment",
     "import_scores",
     "invalidate_run",
+    "join_units",
+    "keep",
+    "keep_name",
+    "keep_path",
     "langfuse_configured",
+    "layout",
     "listed_runs",
     "local_model_status",
     "manifest_run_name",
     "merge_run",
+    "neutralize",
     "output_text",
     "parse_margins",
     "parse_scale",
     "parse_shard",
+    "print_laid_out",
     "progress_line",
     "promote",
     "promotion_history",
@@ -220,6 +250,7 @@ __all__ = [
     "track_commands",
     "update_leaderboard",
     "version_name",
+    "wrap",
 ]
 
 

@@ -10,6 +10,7 @@ from scoregate.app.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project
 from scoregate.store.run_store import RunStore
+from scoregate.support.terminal_text import print_laid_out
 from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
@@ -73,7 +74,5 @@ def refuse_over_budget(
     if not budget.any:
         return
     planned = forecast_plan(project, plan, options, resumed)
-    from rich.text import Text
-
     for note in check_forecast(planned, budget, plan.name):
-        console.print(Text(note, style="yellow"), soft_wrap=True)
+        print_laid_out(console, note, style="yellow")

@@ -38,6 +38,7 @@ from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from rich.console import Console
+from scoregate.support.terminal_text import print_laid_out
 from scoregate.tracks.project import load_project
 
 
@@ -240,7 +241,6 @@ def canary_on_change(project: Project, store: RunStore, console: Console | None)
     raised: the run it follows is stored and stays valid.
     """
     from rich.console import Console
-    from rich.text import Text
 
     from scoregate.app.judge_gates import judge_calibration_rows  # it imports this module
 
@@ -261,15 +261,14 @@ def canary_on_change(project: Project, store: RunStore, console: Console | None)
         return []
     out = console or Console(stderr=True)
     for judge in changed:
-        out.print(Text(f"judge {judge} changed since its last calibration or canary: re-scoring its calibration "
-                       f"set (experiment {pins[judge].experiment})"), soft_wrap=True)  # fmt: skip
+        print_laid_out(out, f"judge {judge} changed since its last calibration or canary: re-scoring its "
+                       f"calibration set (experiment {pins[judge].experiment})")  # fmt: skip
     try:
         results = run_canaries(project.root, changed)
     except ScoregateError as exc:
-        out.print(Text(f"canary not run: {exc.render()}"), style="yellow", soft_wrap=True)
+        print_laid_out(out, f"canary not run: {exc.render()}", style="yellow")
         return []
     for result in results:
-        out.print(Text(f"canary of {result.judge} ({result.run_id}): {result.drift.status}: {result.drift.detail}"),
-                  soft_wrap=True)  # fmt: skip
+        print_laid_out(out, f"canary of {result.judge} ({result.run_id}): {result.drift.status}: {result.drift.detail}")
     _record_in_run(project, name, store)
     return results

@@ -7,26 +7,12 @@ can neither style the output, nor move the cursor, retitle the window or open a 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, cast
+
+from scoregate.app import neutralize
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""C0 and C1 controls (ESC starts CSI/OSC sequences; 0x9b and 0x9d are CSI and OSC alone), DEL, and the
-bidirectional overrides that reorder what is shown; newline and tab are kept."""
-
-
-def neutralize(text: str) -> str:
-    """Return `text` with every terminal control character shown as an escape (`\\x1b`), newline and tab kept."""
-    text = text.replace("\r\n", "\n")
-    return _CONTROL.sub(lambda m: _shown(m.group()), text)
-
-
-def _shown(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class _LazyConsole:

@@ -1,16 +1,7 @@
 """Every line the CLI prints, laid out for any console width; the one way text and tables reach the console.
 
-The rule:
-
-- a word (a run of characters without a space: a path, a `file:line`, an id, a key, a URL) is never
-  broken; a word wider than the line overflows it; a path under the project root is one word even
-  when the root has a space in it (`keep_path`);
-- text in backticks (a command to type) and words joined with `KEEP` (a no-break space: a label and its
-  value, `cost $0.0012`, a count and its noun) are kept together as if they were one word;
-- each line of a text is laid out on its own; its continuation lines are indented two columns past its
-  own indent, or aligned after its bullet (`- `, `* `, `+ `, `• `, `→ `), so a bullet and its first word
-  always share a line and what follows reads as part of it;
-- the text is data: control characters are neutralized, and no markup or emoji code is read.
+The rule is `scoregate.support.terminal_text`'s (a word is never broken; commands in backticks and words
+joined with `KEEP` stay together; continuation lines are indented; control characters are neutralized).
 
 A table is printed as a table only when every word of its title and cells shows whole at the width;
 otherwise its facts are printed as lines laid out by the same rule.
@@ -22,82 +13,29 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from scoregate.cli.console import neutralize
+from scoregate.app import KEEP, join_units, keep, keep_name, keep_path, layout, wrap
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-KEEP = "\u00a0"
-"""Joins words that must stay on one line; printed as a plain space."""
-
-_COMMAND = re.compile(r"`[^`\n]*`")
-_WORDS = re.compile(r"( *)([^ ]+)")
-_OPENER = re.compile(r"( *)((?:[-*+•→] (?=\S))?)")
 _RULES = re.compile(r"[\s\u2500-\u257f]+")
 """What separates words in a rendered table: spaces, and the box-drawing characters of its borders."""
-_WHOLE_PATHS: set[str] = set()
 
-
-def keep_path(path: str) -> None:
-    """Keep `path` (a project root with a space in it) whole in every line printed from now on."""
-    if " " in path:
-        _WHOLE_PATHS.add(path)
-
-
-def keep(*words: str) -> str:
-    """Return `words` joined so that no line break falls between them."""
-    return KEEP.join(word.replace(" ", KEEP) for word in words)
-
-
-def keep_name(name: str) -> str:
-    """Return a run name (`<model> · <prompt>@<version>, …`) breakable only after a separator, never before `·`."""
-    return name.replace(" · ", f"{KEEP}· ")
-
-
-def join_units(units: Iterable[str], sep: str = "  ") -> str:
-    """Return kept-together `units` joined by `sep` (lines may break only between them)."""
-    return sep.join(keep(unit) for unit in units if unit)
-
-
-def wrap(text: str, width: int, *, first: str = "", indent: str = "  ") -> list[str]:
-    """Return one line of text as lines of at most `width` cells; a word wider than a line overflows, never cut.
-
-    `first` opens the first line, `indent` every continuation line.
-    """
-    from rich.cells import cell_len
-
-    text = _COMMAND.sub(lambda m: m.group().replace(" ", KEEP), text)
-    lines: list[str] = []
-    line, filled = first, False
-    for gap, word in _WORDS.findall(text):
-        if not filled:
-            line, filled = line + word, True
-        elif cell_len(line) + len(gap) + cell_len(word) <= width:
-            line += gap + word
-        else:
-            lines.append(line)
-            line = indent + word
-    lines.append(line if filled else first.rstrip())
-    return [line.replace(KEEP, " ") for line in lines]
-
-
-def layout(text: str, width: int, *, first: str = "", indent: str | None = None) -> list[str]:
-    """Return `text` (any number of lines) laid out by the module's rule, control characters neutralized.
-
-    `first` opens the first line; `indent`, when given, replaces the first line's computed continuation indent.
-    """
-    for path in _WHOLE_PATHS:
-        text = text.replace(path, keep(path))
-    out: list[str] = []
-    for n, raw in enumerate(neutralize(text).expandtabs(8).split("\n")):
-        match = _OPENER.match(raw)
-        lead, bullet = match.groups() if match else ("", "")
-        opener = (first if n == 0 else "") + lead + bullet
-        base = " " * (len(opener) - len(opener.lstrip(" ")))
-        hang = indent if n == 0 and indent is not None else base + (" " * len(bullet) if bullet else "  ")
-        out += wrap(raw[len(lead) + len(bullet) :], width, first=opener, indent=hang)
-    return out
+__all__ = [
+    "KEEP",
+    "join_units",
+    "keep",
+    "keep_name",
+    "keep_path",
+    "layout",
+    "plain",
+    "print_table",
+    "print_wrapped",
+    "shows_whole",
+    "table_lines",
+    "wrap",
+]
 
 
 def print_wrapped(
