@@ -80,7 +80,7 @@ if TYPE_CHECKING:
         keep_path,
         layout,
         neutralize,
-        print_laid_out,
+        print_wrapped,
         wrap,
     )
 
@@ -153,7 +153,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "keep_path",
         "layout",
         "neutralize",
-        "print_laid_out",
+        "print_wrapped",
         "wrap",
     ),
 }
@@ -221,7 +221,7 @@ __all__ = [
     "parse_margins",
     "parse_scale",
     "parse_shard",
-    "print_laid_out",
+    "print_wrapped",
     "progress_line",
     "promote",
     "promotion_history",

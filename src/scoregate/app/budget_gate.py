@@ -10,7 +10,7 @@ from scoregate.app.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project
 from scoregate.store.run_store import RunStore
-from scoregate.support.terminal_text import print_laid_out
+from scoregate.support.terminal_text import print_wrapped
 from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
@@ -75,4 +75,4 @@ def refuse_over_budget(
         return
     planned = forecast_plan(project, plan, options, resumed)
     for note in check_forecast(planned, budget, plan.name):
-        print_laid_out(console, note, style="yellow")
+        print_wrapped(console, note, style="yellow")

@@ -26,7 +26,7 @@ from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
-from scoregate.support.terminal_text import print_laid_out
+from scoregate.support.terminal_text import print_wrapped
 from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ def _plan_check_and_run(
         prompt_versions = {
             name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
         }
-        print_laid_out(console, _prompt_source_line(prompt_versions, options))
+        print_wrapped(console, _prompt_source_line(prompt_versions, options))
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
             _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
@@ -284,7 +284,7 @@ def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Con
     for _endpoint, provider in sorted(providers.items()):
         note = provider.start_note()
         if note is not None:
-            print_laid_out(console, note, style="yellow")
+            print_wrapped(console, note, style="yellow")
 
 
 def _resumed(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:

@@ -38,7 +38,7 @@ from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
     from rich.console import Console
-from scoregate.support.terminal_text import print_laid_out
+from scoregate.support.terminal_text import print_wrapped
 from scoregate.tracks.project import load_project
 
 
@@ -261,14 +261,14 @@ def canary_on_change(project: Project, store: RunStore, console: Console | None)
         return []
     out = console or Console(stderr=True)
     for judge in changed:
-        print_laid_out(out, f"judge {judge} changed since its last calibration or canary: re-scoring its "
+        print_wrapped(out, f"judge {judge} changed since its last calibration or canary: re-scoring its "
                        f"calibration set (experiment {pins[judge].experiment})")  # fmt: skip
     try:
         results = run_canaries(project.root, changed)
     except ScoregateError as exc:
-        print_laid_out(out, f"canary not run: {exc.render()}", style="yellow")
+        print_wrapped(out, f"canary not run: {exc.render()}", style="yellow")
         return []
     for result in results:
-        print_laid_out(out, f"canary of {result.judge} ({result.run_id}): {result.drift.status}: {result.drift.detail}")
+        print_wrapped(out, f"canary of {result.judge} ({result.run_id}): {result.drift.status}: {result.drift.detail}")
     _record_in_run(project, name, store)
     return results

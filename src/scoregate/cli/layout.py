@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app import KEEP, join_units, keep, keep_name, keep_path, layout, wrap
+from scoregate.app import KEEP, join_units, keep, keep_name, keep_path, layout, print_wrapped, wrap
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,28 +36,6 @@ __all__ = [
     "table_lines",
     "wrap",
 ]
-
-
-def print_wrapped(
-    console: Console,
-    text: str,
-    *,
-    first: str = "",
-    indent: str | None = None,
-    style: str | None = None,
-    first_style: str | None = None,
-) -> None:
-    """Print `text` laid out to the console's width (see the module's rule); no markup or emoji code is read.
-
-    `first` opens the first line (styled `first_style`, e.g. `error: `), `style` styles every line.
-    """
-    from rich.text import Text
-
-    for n, line in enumerate(layout(text, console.width, first=first, indent=indent)):
-        shown = Text(line, style=style or "")
-        if n == 0 and first and first_style:
-            shown.stylize(first_style, 0, len(first))
-        console.print(shown, soft_wrap=True)
 
 
 def plain(cell: Any) -> str:

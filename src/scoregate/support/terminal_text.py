@@ -108,9 +108,23 @@ def layout(text: str, width: int, *, first: str = "", indent: str | None = None)
     return out
 
 
-def print_laid_out(console: Console, text: str, *, style: str | None = None) -> None:
-    """Print `text` laid out to the console's width by the module's rule; no markup or emoji code is read."""
+def print_wrapped(
+    console: Console,
+    text: str,
+    *,
+    first: str = "",
+    indent: str | None = None,
+    style: str | None = None,
+    first_style: str | None = None,
+) -> None:
+    """Print `text` laid out to the console's width by the module's rule; no markup or emoji code is read.
+
+    `first` opens the first line (styled `first_style`, e.g. `error: `), `style` styles every line.
+    """
     from rich.text import Text
 
-    for line in layout(text, console.width):
-        console.print(Text(line, style=style or ""), soft_wrap=True)
+    for n, line in enumerate(layout(text, console.width, first=first, indent=indent)):
+        shown = Text(line, style=style or "")
+        if n == 0 and first and first_style:
+            shown.stylize(first_style, 0, len(first))
+        console.print(shown, soft_wrap=True)
