@@ -94,6 +94,29 @@ def trace_attributes(project: Project | None, manifest: Manifest, run_id: str, r
     return attributes
 
 
+EXPERIMENT_DESCRIPTION = "langfuse.experiment.description"
+"""Where Langfuse v4's Experiments page reads a run's description: `any()` of it over every span of the
+experiment. The SDK runner sets it on its two spans only (it propagates the experiment's id, name and metadata
+to the spans below, not its description), so a span the mirror records below them would show an empty one."""
+
+
+def experiment_description() -> str | None:
+    """The experiment description on the current span (the runner's task span carries it), or None."""
+    from opentelemetry import trace
+
+    attributes = getattr(trace.get_current_span(), "attributes", None) or {}
+    value = attributes.get(EXPERIMENT_DESCRIPTION)
+    return value if isinstance(value, str) else None
+
+
+def describe_current_span(description: str | None) -> None:
+    """Give the current span the experiment's description (a span recorded inside an experiment item)."""
+    from opentelemetry import trace
+
+    if description:
+        trace.get_current_span().set_attribute(EXPERIMENT_DESCRIPTION, description)
+
+
 @contextmanager
 def traced_with(root: Span | None, attributes: dict[str, Any]) -> Iterator[None]:
     """Put trace attributes on the trace's root span, and on the current span and every span opened inside."""
