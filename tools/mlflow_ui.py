@@ -1,9 +1,9 @@
 """`make mlflow-ui`: start MLflow's UI, say that it takes a while, and print its address once it answers.
 
 `mlflow ui` prints nothing a person can use while it starts: it spawns its web workers, each importing
-MLflow (28 s on a busy 2-core machine, 89 s seen elsewhere), and its first start on a new store also
-creates the database. This wrapper says so before it starts, prints the address when the UI answers,
-and passes Ctrl-C on. Usage: `python tools/mlflow_ui.py URL -- COMMAND...`.
+MLflow, and its first start on a new store also creates the database (28 to 54 s until it answered on a
+shared 2-core machine, 89 s seen on another). This wrapper says so before it starts, prints the address
+when the UI answers, and passes Ctrl-C on. Usage: `python tools/mlflow_ui.py URL -- COMMAND...`.
 """
 
 from __future__ import annotations
