@@ -70,9 +70,11 @@ docs-serve: $(VENV)/.installed  ## the docs site on http://127.0.0.1:8000 (DOCS_
 schemas:  ## regenerate the JSON Schemas of the user file formats
 	$(BIN)/python -m scoregate.tracks.project schemas
 
-mlflow-ui:  ## the MLflow UI on http://127.0.0.1:5000 over the embedded store
-	@echo "scoregate's runs are under \"Model training\" (switch at the top left; MLflow opens on GenAI, whose Overview shows no traces); \`scoregate runs show RUN\` prints the link to a run's experiment"
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $${MLFLOW_PORT:-5000}
+# MLflow's UI takes a while to answer (its workers start; a new store is created first): the wrapper says so,
+# then prints the address once it answers.
+mlflow-ui:  ## the MLflow UI on http://127.0.0.1:5000 (MLFLOW_PORT) over the embedded store
+	@$(BIN)/python tools/mlflow_ui.py http://127.0.0.1:$${MLFLOW_PORT:-5000} -- \
+		$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $${MLFLOW_PORT:-5000}
 
 model-serve:  ## start the local model server (127.0.0.1:8765, or settings.local_port / SCOREGATE_LOCAL_PORT)
 	$(BIN)/scoregate model serve

@@ -204,9 +204,11 @@ def test_a_limited_run_is_listed_as_part_of_its_dataset_and_named_apart(
 
     names = [mirror_run_name(Manifest.model_validate(runs.manifest(r))) for r in (full, *limited)]
     assert len(set(names)) == 3  # same experiment, model and prompts: still three names in MLflow
-    assert names[0] == f"{full} · {rows[full]['name']}"  # <run id> · <model> · <prompt>@<version>
+    prompts = runs.manifest(full)["receipts"]["prompts"]
+    versions, prompt_names = ", ".join(f"@{p['version']}" for p in prompts.values()), ", ".join(prompts)
+    assert names[0] == f"scripted · {versions} · {prompt_names} · {full}"  # <model> · @<version> · <prompt> · <id>
     for name, run in zip(names[1:], limited, strict=True):
-        assert name.startswith(f"{run} · ") and name.endswith(" · limit 2")
+        assert name == f"scripted · {versions} · limit 2 · {prompt_names} · {run}"
 
 
 def test_run_without_a_name_counts_in_the_right_number(scoregate: Callable[..., CliResult]) -> None:

@@ -515,7 +515,7 @@ def test_compare_is_mirrored_to_an_mlflow_comparison_run_linked_to_both_runs(
     assert first.code == 0 and again.code == 0, first.output + again.output
     report = json.loads(first.out)
     client = MlflowClient(tracking_uri=mlflow_store)
-    experiment = client.get_experiment_by_name("compare-test/comparisons")
+    experiment = client.get_experiment_by_name("comparisons (compare-test)")
     assert experiment is not None
     (run,) = client.search_runs([experiment.experiment_id])  # the second compare updated it, no duplicate
     assert run.info.run_id == report["mlflow_run_id"] == json.loads(again.out)["mlflow_run_id"]

@@ -32,10 +32,10 @@ ARTIFACTS = {
 
 
 def mlflow_runs(project: str = "scripted-project", experiment: str = "smoke") -> tuple[MlflowClient, list[Run]]:
-    """The MLflow client of this test's store, and every run of experiment `<project>/<experiment>`."""
+    """The MLflow client of this test's store, and every run of experiment `<experiment> (<project>)`."""
     client = MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
-    found = client.get_experiment_by_name(f"{project}/{experiment}")
-    assert found is not None, "no MLflow experiment <project>/<experiment>"
+    found = client.get_experiment_by_name(f"{experiment} ({project})")
+    assert found is not None, "no MLflow experiment <experiment> (<project>)"
     return client, client.search_runs([found.experiment_id])
 
 

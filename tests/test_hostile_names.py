@@ -126,6 +126,6 @@ def test_a_dataset_id_is_bounded_and_an_over_long_stored_one_still_mirrors_as_an
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
-    experiment = client.get_experiment_by_name("scripted-project/smoke_v1") or client.search_experiments()[0]
+    experiment = client.get_experiment_by_name("smoke_v1 (scripted-project)") or client.search_experiments()[0]
     names = sorted(len(t.info.tags["mlflow.traceName"]) for t in client.search_traces([experiment.experiment_id]))
     assert names[-1] == 1000 and len(names) == len(rows)

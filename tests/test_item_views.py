@@ -88,8 +88,9 @@ def test_gate_breakers_reach_mlflow_and_the_langfuse_gate_score(
     mlflow_run = json.loads((project_dir / "runs" / run_id / "links.json").read_text())["mlflow_run_id"]
     mirrored = MlflowClient(tracking_uri(project_dir)).get_run(mlflow_run)
     tags = mirrored.data.tags
-    versions = ", ".join(f"{n}@{v}" for n, v in runs.summary(run_id)["prompts"].items())
-    assert mirrored.info.run_name == f"{run_id} · scripted · {versions}"  # <run id> · <model> · <prompt>@<version>
+    prompts = runs.summary(run_id)["prompts"]
+    versions, names = ", ".join(f"@{v}" for v in prompts.values()), ", ".join(prompts)
+    assert mirrored.info.run_name == f"scripted · {versions} · {names} · {run_id}"  # model, versions, prompts, id
     assert tags["mlflow.note.content"].startswith("### smoke · scripted (`scripted-1`)")
     assert (
         f"run `{run_id}`" in tags["mlflow.note.content"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from langfuse import Langfuse, propagate_attributes
 
 from conftest import REPO, write_yaml
 from fake_langfuse import FakeLangfuse
+from fake_langfuse.tiles import number_tile_text
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.annotation import mirrored_traces
 from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
@@ -132,6 +132,7 @@ def test_every_trace_has_its_tags_version_and_style_on_its_root_span(
             assert {f"experiment:{experiment}", f"prompt:{result.prompt}", "model:scripted"} <= tags
             assert f"desired_style:{style_of(result)}" in tags, (experiment, result.item_id, tags)
             assert {f"feed_id:{result.input['feed_id']}", f"feed_category:{result.input['feed_category']}"} <= tags
+            assert seen["traceName"] == f"feed_id:{result.input['feed_id']}"  # one value per trace: its feed
             routed_by_title += "desired_style" not in result.input
     assert routed_by_title == 2  # smoke-008 and smoke-009 carry the style their title routed them to
 
@@ -167,7 +168,7 @@ def test_every_shipped_widget_shows_data_grouped_as_its_title_says(
     ratings = [(r, rated[r.item_id]) for r in smoke.iter_results() if r.item_id in rated]
 
     widgets = shipped_widgets()
-    styled = 0
+    styled = by_feed_widgets = 0
     for widget in widgets:
         title = widget["name"]
         drawn = fake_langfuse.widget_rows(title)
@@ -190,8 +191,36 @@ def test_every_shipped_widget_shows_data_grouped_as_its_title_says(
             for row in drawn:
                 values = [v for r, v in expected if r.prompt == row["traceVersion"]]
                 assert row["avg_value"] == pytest.approx(sum(values) / len(values)), title
-        if widget.get("dimensions") == ["tags"]:  # one bar per distinct tag set: it names one feed
-            feeds = Counter(t for row in drawn for t in row["tags"] if t.startswith("feed_id:"))
-            assert all(sum(t.startswith("feed_id:") for t in row["tags"]) == 1 for row in drawn), title
-            assert set(feeds) == {f"feed_id:{r.input['feed_id']}" for r, _ in expected}, title
+        assert "tags" not in widget.get("dimensions", []), f"{title}: `tags` draws one bar per distinct tag set"
+        if "by feed" in title:  # one row per feed, each the mean of that feed's scores across the runs
+            by_feed: dict[str, list[float]] = {}
+            for result, value in expected:
+                by_feed.setdefault(f"feed_id:{result.input['feed_id']}", []).append(value)
+            (dimension,) = widget["dimensions"]
+            drawn_by_feed = {row[dimension]: row["avg_value"] for row in drawn}
+            assert len(drawn) == len(drawn_by_feed) == len(by_feed) > 1, title
+            assert drawn_by_feed == pytest.approx({feed: sum(v) / len(v) for feed, v in by_feed.items()}), title
+            by_feed_widgets += 1
     assert styled >= 6  # every "by style" view is one widget per style
+    assert by_feed_widgets == 1
+
+
+# ---- number tiles -------------------------------------------------------------------------------------------
+GRID_WIDTHS = (1000, 1152, 1400, 1700)
+"""Dashboard grid widths (px), from a small laptop to a wide screen: the window less Langfuse's sidebar."""
+
+
+def test_the_fake_draws_a_narrow_number_tile_as_a_v4_16_server_did() -> None:
+    assert number_tile_text(0.25, {"width": 3, "height": 5}, 1152) == "0.3"  # seen on v4.16: 3 columns wide
+    assert number_tile_text(0.25, {"width": 6, "height": 4}, 1152) == "0.25"
+    assert number_tile_text(3.2634, {"width": 6, "height": 4}, 1152) == "3.263"  # at most 3 decimals
+
+
+@pytest.mark.parametrize("grid_width", GRID_WIDTHS)
+def test_every_shipped_number_tile_shows_its_value_to_the_hundredth(grid_width: int) -> None:
+    tiles = [w for w in shipped_widgets() if w["chart"] == "NUMBER"]
+    assert len(tiles) >= 8
+    for widget in tiles:
+        for value in (0.25, -0.25, 0.875, 3.263):  # rates, thumbs (-1..1), 1-5 scores
+            shown = number_tile_text(value, widget["placement"], grid_width)
+            assert abs(float(shown) - value) <= 0.005 + 1e-9, (widget["name"], widget["placement"], value, shown)

@@ -42,7 +42,7 @@ def test_a_local_model_run_has_a_report_and_a_readable_mlflow_run(
     assert f"report: {report}" in " ".join(ran.stdout.split()) and "smollm2-135m" in report.read_text()
 
     client = MlflowClient(tracking_uri=uri)
-    (experiment,) = [e for e in client.search_experiments() if e.name == "local-model-test/smoke"]
+    (experiment,) = [e for e in client.search_experiments() if e.name == "smoke (local-model-test)"]
     (run,) = client.search_runs([experiment.experiment_id])
     assert "### smoke · local (`smollm2-135m`)" in run.data.tags["mlflow.note.content"]
     (dataset,) = run.inputs.dataset_inputs

@@ -47,22 +47,22 @@ def test_a_new_experiment_and_the_comparisons_one_declare_the_machine_learning_k
 
     assert compared.code == 0, compared.output
     # the kind MLflow 3 UIs without the GenAI / Model training switch open on the Runs tab (sinks/mlflow/experiments.py)
-    assert kind_of("scripted-project/counters") == "custom_model_development"
-    assert kind_of("scripted-project/comparisons") == "custom_model_development"
+    assert kind_of("counters (scripted-project)") == "custom_model_development"
+    assert kind_of("comparisons (scripted-project)") == "custom_model_development"
 
 
 def test_an_experiment_made_before_gets_the_kind_and_a_users_choice_is_kept(
     scoregate: Callable[..., CliResult],
 ) -> None:
     mlflow = client()
-    mlflow.create_experiment("scripted-project/counters")  # as scoregate made it before: no kind
-    mlflow.create_experiment("scripted-project/smoke", tags={KIND: "genai_development"})  # chosen in the UI
+    mlflow.create_experiment("scripted-project/counters")  # as scoregate made (and named) it before: no kind
+    mlflow.create_experiment("smoke (scripted-project)", tags={KIND: "genai_development"})  # chosen in the UI
 
     assert scoregate("run", "counters").code == 0
     assert scoregate("run", "smoke").code == 0
 
-    assert kind_of("scripted-project/counters") == "custom_model_development"
-    assert kind_of("scripted-project/smoke") == "genai_development"
+    assert kind_of("counters (scripted-project)") == "custom_model_development"  # renamed, then given the kind
+    assert kind_of("smoke (scripted-project)") == "genai_development"
 
 
 def test_runs_show_links_to_the_runs_tab_of_the_experiment(
@@ -70,7 +70,7 @@ def test_runs_show_links_to_the_runs_tab_of_the_experiment(
 ) -> None:
     monkeypatch.setenv("MLFLOW_PORT", "5123")
     assert scoregate("run", "counters").code == 0
-    experiment = client().get_experiment_by_name("scripted-project/counters")
+    experiment = client().get_experiment_by_name("counters (scripted-project)")
     assert experiment is not None
 
     shown = scoregate("runs", "show", runs.latest())

@@ -32,7 +32,7 @@ def test_runs_started_at_once_on_a_new_mlflow_store_all_mirror(project_dir: Path
         assert "mlflow mirror failed" not in output, output
         assert "mlflow: run " in output, output
     client = MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
-    experiment = client.get_experiment_by_name("scripted-project/counters")
+    experiment = client.get_experiment_by_name("counters (scripted-project)")
     assert experiment is not None
     mirrored = client.search_runs([experiment.experiment_id])
     stored = sorted(p.name for p in (project_dir / "runs").iterdir() if p.is_dir())

@@ -129,7 +129,7 @@ def test_change_fraction_measures_how_much_an_output_changed() -> None:
 def test_the_report_is_an_mlflow_artifact_of_the_run(scoregate: Callable[..., CliResult], runs: Runs) -> None:
     assert scoregate("run", "counters").code == 0
     client = MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
-    (experiment,) = [e for e in client.search_experiments() if e.name.endswith("/counters")]
+    (experiment,) = [e for e in client.search_experiments() if e.name.startswith("counters (")]
     (run,) = client.search_runs([experiment.experiment_id])
     assert "report.html" in {a.path for a in client.list_artifacts(run.info.run_id)}
 

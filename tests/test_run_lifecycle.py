@@ -39,9 +39,9 @@ def mlflow_client() -> MlflowClient:
 
 
 def mlflow_runs_of(experiment: str = "counters") -> list[Any]:
-    """Every MLflow run (deleted ones excluded) of `scripted-project/<experiment>`."""
+    """Every MLflow run (deleted ones excluded) of `<experiment> (scripted-project)`."""
     client = mlflow_client()
-    found = client.get_experiment_by_name(f"scripted-project/{experiment}")
+    found = client.get_experiment_by_name(f"{experiment} (scripted-project)")
     return [] if found is None else client.search_runs([found.experiment_id])
 
 
@@ -63,7 +63,7 @@ def test_a_half_made_mlflow_run_without_tag_is_adopted_not_duplicated(
     run_id = runs.latest()
     client = mlflow_client()
     location = (project_dir / "mlartifacts").as_uri()
-    experiment_id = client.create_experiment("scripted-project/counters", artifact_location=location)
+    experiment_id = client.create_experiment("scripted-project/counters", artifact_location=location)  # earlier name
     orphan = client.create_run(experiment_id, run_name=run_id)  # what a kill between create and tag left
 
     synced = scoregate("mlflow-sync", run_id)

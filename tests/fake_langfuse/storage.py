@@ -395,9 +395,14 @@ class State:
         }
 
     def experiments(self) -> dict[str, dict[str, Any]]:
-        """Experiments as the v4 server derives them from span attributes: id → name, dataset id, item ids.
+        """Experiments as the v4 server derives them from span attributes: id → name, description, dataset id,
+        item ids.
 
         This is what the Experiments page and its Dataset column show (SDK 5 writes no dataset run items).
+        Its Description column is `any(experiment_description)` over every span of the experiment (events
+        table; a span without `langfuse.experiment.description` holds ''), so it shows the description for
+        sure only when every span carries it: where the spans differ, `any` may pick an empty one, and the
+        fake shows ''.
         """
         found: dict[str, dict[str, Any]] = {}
         for span in self.spans:
@@ -406,12 +411,17 @@ class State:
             if not experiment_id:
                 continue
             row = found.setdefault(
-                experiment_id, {"id": experiment_id, "name": None, "datasetId": None, "itemIds": set()}
+                experiment_id,
+                {"id": experiment_id, "name": None, "datasetId": None, "itemIds": set(), "descriptions": set()},
             )
             row["name"] = attrs.get("langfuse.experiment.name", row["name"])
             row["datasetId"] = attrs.get("langfuse.experiment.dataset.id", row["datasetId"])
+            row["descriptions"].add(attrs.get("langfuse.experiment.description") or "")
             if attrs.get("langfuse.experiment.item.id"):
                 row["itemIds"].add(attrs["langfuse.experiment.item.id"])
+        for row in found.values():
+            descriptions = row.pop("descriptions")
+            row["description"] = descriptions.pop() if len(descriptions) == 1 else ""
         return found
 
     # ---- spans --------------------------------------------------------------------------------

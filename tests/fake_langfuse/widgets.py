@@ -1,4 +1,4 @@
-"""How a v4 server reads its dashboards: a trace's tags and version come from its root span; widgets over scores.
+"""How a v4 server reads its dashboards: a trace's tags, version and name come from its root span; widgets over scores.
 
 Recorded on v4.16 (shared/data/langfuse-recordings/v4.16-dashboard-read-path): in the v4 events tables a
 trace's tags and version are those of its root span (`parent_span_id = ''`), not a merge over its spans (the
@@ -6,7 +6,8 @@ legacy traces table, and GET /api/public/traces/{id}, merge them); a widget's `t
 whole tag array (`any(traces.tags) ... GROUP BY tags`), so each distinct tag set is one group; a filter
 `tags any of [...]` is `hasAny([...], traces.tags)`. A score view joins the traces (INNER JOIN: a score
 whose trace has no root span drops out) only when a dimension or filter reads a trace field. Other
-dimensions (`name`, `traceVersion`, `environment`, ...) group by value.
+dimensions (`name`, `traceName`, `traceVersion`, `environment`, ...) group by value; the trace's name is its
+root span's `langfuse.trace.name`, else the root span's own name.
 """
 
 from __future__ import annotations

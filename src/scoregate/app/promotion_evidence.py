@@ -15,6 +15,7 @@ from scoregate.app.receipts import sha256_text
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.sinks.mlflow.client import project_client
+from scoregate.sinks.mlflow.experiments import find_experiment
 from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
 
 MAX_RUNS = 200
@@ -97,7 +98,7 @@ def _evidence(client: Any, project: Project, experiment: str, prompt: str, versi
     rerun = f"run it: `scoregate run {experiment} --prompt-version {version}`"
     if isinstance(version, str):  # a prompt file's own version: a run on the local files makes the evidence
         rerun = f"run it on the prompt files as they are: `scoregate run {experiment} --no-langfuse`"
-    found = client.get_experiment_by_name(f"{project.config.project}/{experiment}")
+    found = find_experiment(client, project.config.project, experiment)
     runs = []
     if found is not None:
         filters = f"tags.`prompt.{prompt}.version` = '{version}' and tags.`scoregate.experiment` = '{experiment}'"

@@ -1,7 +1,8 @@
 """What names a run wherever it is shown: its model (the name in scoregate.yaml), prompt versions, dataset, progress.
 
-`run_name` is the one label every place uses (`<model> · <prompt>@<version>`), `mirror_run_name` the same
-behind the run id for MLflow, `run_overview` the row `scoregate runs list` prints (and `--json` returns).
+`run_name` is the one label every place uses (`<model> · <prompt>@<version>`), `mirror_run_name` the name in
+MLflow's runs list (what tells runs apart first, the run id last), `run_overview` the row `scoregate runs list`
+prints (and `--json` returns).
 """
 
 from __future__ import annotations
@@ -55,14 +56,27 @@ def run_limit(manifest: Manifest) -> int | None:
 
 
 def mirror_run_name(manifest: Manifest) -> str:
-    """Return the name a run has in MLflow (and Langfuse's metadata): `<run id> · <model> · <prompt>@<version>`.
+    """Return the name a run has in MLflow (and Langfuse's metadata), what tells runs apart first:
+    `<model> · @<version>[, @<version>…][ · limit N] · <prompt>[, <prompt>…] · <run id>`.
 
-    The run id (`<experiment>-<date>-<time>-<suffix>`) tells apart runs of the same model and prompts; a
-    `--limit` run ends with `· limit N`.
+    MLflow's runs list shows about the first 21 characters of a name (checked in its 3.17 UI), so the model
+    and the prompt versions lead; the run id (`<experiment>-<date>-<time>-<suffix>`), which tells apart runs
+    of the same model and prompts, ends it. A `--limit` run says `limit N` after the versions.
     """
+    receipts = manifest.receipts
+    versions = receipts.prompt_versions()
     limit = run_limit(manifest)
-    parts = [manifest.run_id, manifest_run_name(manifest), f"limit {limit}" if limit else ""]
-    return _fit(" · ".join(part for part in parts if part))
+    head = [
+        receipts.model.name if receipts.model else None,
+        ", ".join(f"@{version}" for version in versions.values()),
+        f"limit {limit}" if limit else None,
+    ]
+    lead = " · ".join(part for part in head if part)
+    room = MLFLOW_RUN_NAME_MAX - len(lead) - len(manifest.run_id) - 2 * len(" · ")
+    names = ", ".join(versions)
+    if len(names) > room:  # many prompts: their names are cut, never the run id
+        names = names[: max(room - 1, 0)] + "…" if room > 1 else ""
+    return _fit(" · ".join(part for part in (lead, names, manifest.run_id) if part))
 
 
 @dataclass(frozen=True)

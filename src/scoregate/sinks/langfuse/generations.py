@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.integrations.langfuse.delivery import MirrorClient
 from scoregate.sinks.langfuse.context import MirrorContext
+from scoregate.sinks.langfuse.trace_attributes import describe_current_span, experiment_description
 from scoregate.store.records import ItemResult
 
 if TYPE_CHECKING:
@@ -23,8 +24,10 @@ def _nanos(moment: str | None) -> int | None:
 def record_generations(
     lf: Langfuse, session: MirrorClient, ctx: MirrorContext, result: ItemResult, trace_id: str
 ) -> None:
-    """Record one generation per stored model call, at the call's recorded start and end (not the mirror's time)."""
+    """Record one generation per stored model call, at the call's recorded start and end (not the mirror's time);
+    each carries the experiment's description, as the task span it is recorded under."""
     prompt_name = result.prompt.rsplit("@", 1)[0]
+    description = experiment_description()
     info = ctx.manifest.receipts.prompts.get(prompt_name)
     cursor = int(ctx.timestamp.timestamp() * 1e9)  # calls stored before start times were recorded: from run start
     window: list[int] = []
@@ -33,7 +36,7 @@ def record_generations(
         settings: dict[str, Any] = {"temperature": info.temperature, "max_tokens": info.max_tokens} if info else {}
         params = {k: v for k, v in settings.items() if is_task and v is not None}
         usage = {k: v for k, v in (("input", call.tokens_in), ("output", call.tokens_out)) if v is not None}
-        generation = lf.start_observation(
+        with lf.start_as_current_observation(
             name=call.purpose,
             as_type="generation",
             model=call.model,
@@ -51,7 +54,9 @@ def record_generations(
             },
             level="ERROR" if call.error else None,
             status_message=call.error,
-        )
+            end_on_exit=False,  # ended below, once retimed
+        ) as generation:
+            describe_current_span(description)
         latency = int((call.latency_ms or 0) * 1_000_000)
         end = _nanos(call.ended_at) or (_nanos(call.started_at) or cursor) + latency
         start = end - latency if call.latency_ms is not None else (_nanos(call.started_at) or end)

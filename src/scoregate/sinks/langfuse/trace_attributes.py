@@ -1,10 +1,14 @@
-"""What each mirrored trace carries for dashboards: the item's dimensions, its style, tags and version.
+"""What each mirrored trace carries for dashboards: the item's dimensions, its style, tags, version and name.
 
-Langfuse v4 reads a trace's tags and version from the trace's root span (in its events tables, the span
+Langfuse v4 reads a trace's tags, version and name from the trace's root span (in its events tables, the span
 without a parent: the SDK runner's `experiment-item-run`, recorded on v4.16), and a dashboard filters and
 groups scores by them. The runner opens that span before the task runs, so the task sets the attributes on
 it (through the SDK's own `propagate_attributes`, with the root span made current) as well as on the
 task's span and everything recorded below it.
+
+A widget groups by a dimension with one value per trace (`traceName`, `traceVersion`, ...): a `tags`
+dimension groups by the whole tag array, one row per distinct tag set. So a trace is named after its feed
+(`feed_id:<feed>`, as its tag): a widget with `dimensions: [traceName]` draws one row per feed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ if TYPE_CHECKING:
 
 ATTRIBUTE_LIMIT = 200
 """Longest value the SDK keeps in a span attribute (SDK 4 drops longer ones with a log line)."""
+TRACE_NAME_DIMENSION = "feed_id"
+"""The dimension a trace is named after (`feed_id:<feed>`); an item without it keeps the runner's name."""
 INFERRED_KEY = "inferred_input"
 """Item metadata holding what the route inferred for an item without the routing field (title fallback)."""
 
@@ -59,8 +65,8 @@ def trace_dimensions(project: Project | None, manifest: Manifest, result: ItemRe
 
 
 def trace_attributes(project: Project | None, manifest: Manifest, run_id: str, result: ItemResult) -> dict[str, Any]:
-    """Trace metadata, tags and version of one item (`propagate_attributes` keywords): its dimensions and the
-    run's experiment, model and prompt version."""
+    """Trace metadata, tags, version and name of one item (`propagate_attributes` keywords): its dimensions and
+    the run's experiment, model and prompt version; named after its feed when it has one."""
     receipts = manifest.receipts
     model = receipts.model.name if receipts.model else None
     dims = trace_dimensions(project, manifest, result)
@@ -78,7 +84,37 @@ def trace_attributes(project: Project | None, manifest: Manifest, run_id: str, r
         f"prompt:{result.prompt}",
         *(f"{k}:{v}" for k, v in dims.items()),
     ]
-    return {"metadata": {k: v[:ATTRIBUTE_LIMIT] for k, v in meta.items()}, "tags": tags, "version": result.prompt}
+    attributes: dict[str, Any] = {
+        "metadata": {k: v[:ATTRIBUTE_LIMIT] for k, v in meta.items()},
+        "tags": tags,
+        "version": result.prompt,
+    }
+    if TRACE_NAME_DIMENSION in dims:
+        attributes["trace_name"] = f"{TRACE_NAME_DIMENSION}:{dims[TRACE_NAME_DIMENSION]}"[:ATTRIBUTE_LIMIT]
+    return attributes
+
+
+EXPERIMENT_DESCRIPTION = "langfuse.experiment.description"
+"""Where Langfuse v4's Experiments page reads a run's description: `any()` of it over every span of the
+experiment. The SDK runner sets it on its two spans only (it propagates the experiment's id, name and metadata
+to the spans below, not its description), so a span the mirror records below them would show an empty one."""
+
+
+def experiment_description() -> str | None:
+    """The experiment description on the current span (the runner's task span carries it), or None."""
+    from opentelemetry import trace
+
+    attributes = getattr(trace.get_current_span(), "attributes", None) or {}
+    value = attributes.get(EXPERIMENT_DESCRIPTION)
+    return value if isinstance(value, str) else None
+
+
+def describe_current_span(description: str | None) -> None:
+    """Give the current span the experiment's description (a span recorded inside an experiment item)."""
+    from opentelemetry import trace
+
+    if description:
+        trace.get_current_span().set_attribute(EXPERIMENT_DESCRIPTION, description)
 
 
 @contextmanager

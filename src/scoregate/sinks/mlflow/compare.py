@@ -1,6 +1,6 @@
 """Mirror comparisons and per-item scores into MLflow.
 
-`mirror_comparison`: one MLflow run per (run A, run B) pair in the experiment `<project>/comparisons`,
+`mirror_comparison`: one MLflow run per (run A, run B) pair in the experiment `comparisons (<project>)`,
 found again by tag so a repeated compare updates it, with metrics per score (`<score>_diff`,
 `_diff_ci_low`, `_diff_ci_high`, `_wilcoxon_p`, `_ttest_p`, `_p_holm`, `_cohens_dz`, `_mde`, ...),
 tags linking both runs, and a tag `compare.<other run id>` on each compared run's own MLflow run.
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoregate.sinks.mlflow.client import project_client, tracking_uri
+from scoregate.sinks.mlflow.experiments import earlier_experiment_name, experiment_name
 from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow.run_mirror import find_or_create_run, mirror_run
 from scoregate.store.run_store import RunStore
@@ -104,10 +105,11 @@ def mirror_comparison(compared: Comparison, *, project_root: Path) -> MirroredCo
 
     client = project_client(project_root)
     comparison, store_a, store_b = compared.result, compared.run_a, compared.run_b
-    project = store_b.manifest_record.receipts.project or "scoregate"
+    project = store_b.manifest_record.receipts.project
     experiment_id = scoregate_experiment(
-        client, f"{project}/comparisons", uri=tracking_uri(project_root), project_root=project_root
-    )
+        client, experiment_name(project, "comparisons"), uri=tracking_uri(project_root), project_root=project_root,
+        earlier=earlier_experiment_name(project, "comparisons"),
+    )  # fmt: skip
     key = f"{store_a.run_id}..{store_b.run_id}"
     run_id = find_or_create_run(
         client,

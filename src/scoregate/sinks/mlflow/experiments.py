@@ -1,4 +1,5 @@
-"""Find or create scoregate's MLflow experiments, tagged with the kind that makes MLflow's UI open on their runs."""
+"""Find or create scoregate's MLflow experiments, named to read in MLflow's list, tagged with the kind that makes
+MLflow's UI open on their runs."""
 
 from __future__ import annotations
 
@@ -19,12 +20,39 @@ UNSET_KINDS = frozenset({"", "genai_development_inferred", "custom_model_develop
 in the UI (`genai_development`, `regression`, ...) is kept."""
 
 
-def experiment_id(client: Any, name: str, *, uri: str, project_root: Path) -> str:
-    """Return the id of MLflow experiment `name`, created if missing, its kind set to open on runs if unset."""
+def experiment_name(project: str | None, experiment: str) -> str:
+    """Return the MLflow name of a scoregate experiment: `<experiment> (<project>)`.
+
+    MLflow's experiments list shows about the first 15 characters of a name (checked in its 3.17 UI): the
+    experiment leads, the project (which keeps two projects on one server apart) follows.
+    """
+    return f"{experiment} ({project or 'scoregate'})"
+
+
+def earlier_experiment_name(project: str | None, experiment: str) -> str:
+    """Return the name earlier versions gave the experiment: `<project>/<experiment>`."""
+    return f"{project or 'scoregate'}/{experiment}"
+
+
+def find_experiment(client: Any, project: str | None, experiment: str) -> Any | None:
+    """Return the MLflow experiment of a scoregate experiment (under its earlier name if not mirrored since)."""
+    found = client.get_experiment_by_name(experiment_name(project, experiment))
+    return found or client.get_experiment_by_name(earlier_experiment_name(project, experiment))
+
+
+def experiment_id(client: Any, name: str, *, uri: str, project_root: Path, earlier: str | None = None) -> str:
+    """Return the id of MLflow experiment `name`, created if missing, its kind set to open on runs if unset.
+
+    An experiment still named `earlier` (by an earlier version) is renamed to `name`: its id, runs and links stay.
+    """
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
         with creation_lock(uri):  # runs started at once create it once
             experiment = client.get_experiment_by_name(name)
+            old = client.get_experiment_by_name(earlier) if experiment is None and earlier else None
+            if old is not None and old.lifecycle_stage == "active":
+                client.rename_experiment(old.experiment_id, name)
+                experiment = client.get_experiment(old.experiment_id)
             if experiment is None:
                 location = (project_root.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
                 tags = {EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from scoregate.errors import ScoregateError
 from scoregate.sinks.contract import RunRecord
 from scoregate.sinks.mlflow.client import tracking_uri
+from scoregate.sinks.mlflow.experiments import earlier_experiment_name, experiment_name
 from scoregate.sinks.mlflow.experiments import experiment_id as scoregate_experiment
 from scoregate.sinks.mlflow.readable import log_dataset_input, readable_metrics, readable_tags
 from scoregate.store.identity import mirror_run_name
@@ -167,8 +168,11 @@ def mirror_run(store: RunStore, *, project_root: Path, record: RunRecord | None 
         )
     uri = tracking_uri(project_root)
     client = tracking_client(uri)
-    name = f"{manifest.receipts.project}/{manifest.receipts.experiment}"
-    experiment_id = scoregate_experiment(client, name, uri=uri, project_root=project_root)
+    project, experiment = manifest.receipts.project, str(manifest.receipts.experiment)
+    experiment_id = scoregate_experiment(
+        client, experiment_name(project, experiment), uri=uri, project_root=project_root,
+        earlier=earlier_experiment_name(project, experiment),
+    )  # fmt: skip
     run_id = find_or_create_run(
         client,
         experiment_id,
