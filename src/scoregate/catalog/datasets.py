@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from scoregate.catalog.models import DatasetItem, DatasetMeta
 from scoregate.catalog.yaml_files import format_validation_error
 from scoregate.errors import ScoregateError
+from scoregate.support.json_errors import json_problem
 
 MAX_PROBLEMS = 25
 BOM = "\ufeff"
@@ -62,7 +63,7 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
         raw = json.loads(text, parse_constant=_not_json_number, parse_float=finite)
     except json.JSONDecodeError as exc:
         raise ScoregateError(
-            f"not valid JSON ({exc.msg} at column {exc.colno})",
+            json_problem(exc),
             where=where,
             hint="each line must be one JSON object; fix or remove this line",
         ) from None
