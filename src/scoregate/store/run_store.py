@@ -140,11 +140,10 @@ class RunStore:
 
     @classmethod
     def open(cls, runs_dir: Path, run_id: str) -> RunStore:
-        """Open an existing run; raise a clear error when there is none (or `run_id` is no run id)."""
-        directory = run_directory(runs_dir, run_id)
-        if not (directory / MANIFEST).is_file():
-            raise ScoregateError(f"no run {run_id!r} in {runs_dir}", hint="list runs with `scoregate runs list`")
-        return cls(directory)
+        """Open an existing run; raise a clear error, with the closest stored ids, when there is none."""
+        from scoregate.store.run_lookup import stored_run_directory
+
+        return cls(stored_run_directory(runs_dir, run_id))
 
     @property
     def manifest(self) -> dict[str, Any]:
