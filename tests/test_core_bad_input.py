@@ -402,3 +402,21 @@ def test_a_broken_json_line_says_in_words_what_is_wrong_and_where(
     assert_rejected(result, scripted_server, f"{project_dir / 'datasets' / 'smoke_v1.jsonl'}:3: {expected}")
     assert "each line must be one JSON object; fix or remove this line" in result.output
     assert " at at " not in result.output and "Expecting" not in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["validate", "run"])
+def test_an_item_without_input_is_named_by_file_line_and_id(
+    command: tuple[str, ...], scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    lines = dataset_lines(project_dir)
+    lines[2] = json.dumps({"id": "no-input", "expected_output": "x"}) + "\n"
+    lines[3] = json.dumps({"expected_output": "y"}) + "\n"  # no id either: file and line are all there is
+    write_dataset(project_dir, lines)
+
+    result = scoregate(*command)
+
+    dataset = project_dir / "datasets" / "smoke_v1.jsonl"
+    assert_rejected(result, scripted_server, f"{dataset}:3: input: Field required (item 'no-input')")
+    if command == ("validate",):
+        assert f"{dataset}:4: input: Field required → every" in result.output
+    assert "every item needs an `input` object" in result.output

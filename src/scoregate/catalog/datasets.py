@@ -80,9 +80,12 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
     try:
         item = DatasetItem.model_validate(raw)
     except ValidationError as exc:
+        named = f" (item {raw['id']!r})" if isinstance(raw.get("id"), str) and raw["id"] else ""
+        no_input = any(e["loc"] == ("input",) and e["type"] == "missing" for e in exc.errors())
         raise ScoregateError(
-            "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc, _item_schema)),
+            "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc, _item_schema)) + named,
             where=where,
+            hint="every item needs an `input` object: the fields its prompt reads" if no_input else None,
         ) from None
     return item if item.id else item.model_copy(update={"id": content_id(item)})
 
