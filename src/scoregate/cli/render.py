@@ -369,7 +369,8 @@ def print_run_diff(console: Console, diff: Any) -> None:
 
     by = f", sorted by the largest change of {diff.by}" if diff.by else ", in dataset order"
     changed = f"{diff.changed} changed{by}" if diff.changed else "none changed"
-    print_wrapped(console, f"B = {diff.run_b} vs A = {diff.run_a}: {diff.shared_items} shared items, {changed}")
+    shared = f"{diff.shared_items} shared item{'s' if diff.shared_items != 1 else ''}"
+    print_wrapped(console, f"B = {diff.run_b} vs A = {diff.run_a}: {shared}, {changed}")
     if diff.by and diff.changed and diff.by_unchanged:
         print_wrapped(console, f"no item's {diff.by} changed; these items changed other scores or their output")
     for d in diff.items:
@@ -382,11 +383,11 @@ def print_run_diff(console: Console, diff: Any) -> None:
         print_wrapped(console, d.item_id, first="── ", style="bold")
         print_wrapped(console, f"Δ {deltas or 'no score changed'}")
         side = Table(show_header=True, expand=True)
-        side.add_column(f"A {escape(d.prompt_a)}", overflow="fold", ratio=1)
-        side.add_column(f"B {escape(d.prompt_b)}", overflow="fold", ratio=1)
+        side.add_column(f"A {escape(d.label_a)}", overflow="fold", ratio=1)
+        side.add_column(f"B {escape(d.label_b)}", overflow="fold", ratio=1)
         a, b = d.error_a or d.output_a or "—", d.error_b or d.output_b or "—"
         side.add_row(escape(a), escape(b))
-        print_table(console, side, [_under(f"A {d.prompt_a}: ", a, ""), _under(f"B {d.prompt_b}: ", b, "")])
+        print_table(console, side, [_under(f"A {d.label_a}: ", a, ""), _under(f"B {d.label_b}: ", b, "")])
         print_wrapped(console, f"word diff: {d.word_diff}")
     if diff.unchanged:
         shown = ", ".join(diff.unchanged[:10]) + (
