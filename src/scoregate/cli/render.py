@@ -262,14 +262,14 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
         win_lines += [f"{a} beats {b}: {percent(ranking.win_rate[a][b])}" for b in labels if b != a]
     print_table_or_lines(console, wins, win_lines)
     for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
-        print_wrapped(console, f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}")
+        print_wrapped(console, f"pareto {name}: {ranking.runs_text(ranking.pareto[name]['frontier']) or 'none'}")
     best = Table(title="best by metric (scores with a direction)", title_justify="left")
     names = {m: ranking.label(m) for m in ranking.best_by_metric}
     best.add_column("metric", no_wrap=True, min_width=_key_width(list(names.values())))
     best.add_column("best", overflow="fold")
     best.add_column("value", justify="right", no_wrap=True)
     for metric, b in ranking.best_by_metric.items():
-        best.add_row(escape(names[metric]), escape(", ".join(b["best"])), metric_value(metric, b["value"]))
+        best.add_row(escape(names[metric]), escape(ranking.runs_text(b["best"])), metric_value(metric, b["value"]))
     print_table(console, best)
     for note in ranking.notes:
         print_wrapped(console, f"note: {note}")
