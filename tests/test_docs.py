@@ -324,3 +324,16 @@ def test_the_shell_blocks_of_the_docs_and_the_readme_are_marked_as_shell() -> No
         if line.strip().startswith(("scoregate ", ".venv/bin/scoregate ", "make "))
     ]
     assert unmarked == []
+
+
+def test_the_commands_page_lists_every_command_the_cli_has() -> None:
+    """docs/running/index.md is the list of commands: one the CLI has (`items flaky` once) cannot go missing from it."""
+    tool = cli_reference_tool()
+    page = read(DOCS / "running" / "index.md")
+    table = "\n".join(line for line in page.splitlines() if line.startswith("| `scoregate "))
+    leaves = [doc.path for doc in tool.walk(tool.root_command()) if doc.path and not hasattr(doc.command, "commands")]
+    assert len(leaves) >= 35
+
+    missing = [" ".join(p) for p in leaves if not re.search(rf"`scoregate {re.escape(' '.join(p))}(?=[ `\[])", table)]
+
+    assert missing == [], f"commands missing from the table of {DOCS / 'running' / 'index.md'}"
