@@ -60,6 +60,11 @@ format:
 	$(BIN)/ruff format src tests bench tools
 	$(BIN)/ruff check --fix src tests bench tools
 
+# mkdocs-material (9.7+) prints a 9-line notice on every build unless NO_MKDOCS_2_WARNING is set (the variable its
+# `material/templates/__init__.py` reads): Material for MkDocs reaches end of life on May 5, 2027; its successor,
+# Zensical, reads mkdocs.yml (https://zensical.org/docs/compatibility/mkdocs/migration/).
+docs docs-serve: export NO_MKDOCS_2_WARNING := 1
+
 # Never with --quiet: it hides the warnings that --strict counts, and a broken link builds.
 docs: $(VENV)/.installed  ## build the docs site into site/ (warnings are errors; the command reference is generated from the CLI)
 	$(BIN)/mkdocs build --strict

@@ -69,6 +69,7 @@ def write_run(
     *,
     outputs: Mapping[str, Any] | None = None,
     summary: bool = True,
+    prompt: str = "summarization-catchup@1",
     **overrides: Any,
 ) -> RunStore:
     """Store a run whose item `id` has the numeric scores `scores[id]` (None = not measured) and output text."""
@@ -77,7 +78,7 @@ def write_run(
         result = ItemResult(
             index=index,
             item_id=item_id,
-            prompt="summarization-catchup@1",
+            prompt=prompt,
             input={"title": f"episode {item_id}", "transcript": f"transcript of {item_id}", "desired_style": "catchup"},
             output=(outputs or {}).get(item_id, f"summary of {item_id} by {run_id}"),
         )
@@ -564,3 +565,35 @@ def test_per_item_scores_become_mlflow_evaluation_rows_replayed_offline(
             assert assessments["quality"].value == quality.value
         assert assessments["category"].value == "tools"
     assert run.data.metrics["quality/mean"] == pytest.approx(3.0)  # MLflow's own mean of the replayed values
+
+
+OTHER_MODEL = {"name": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini", "endpoint": "http://y"}
+DIFF_SETUPS = [
+    ("model", {"model": OTHER_MODEL}, ("A scripted", "B gpt-4o-mini")),
+    ("prompt", {"prompt": "summarization-catchup@2", "prompts": {"summarization-catchup": {"version": "2"}}},
+     ("A summarization-catchup@1", "B summarization-catchup@2")),
+    ("experiment", {"experiment": "smoke"}, ("A experiment hardcases", "B experiment smoke")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("setup", "expected"), [row[1:] for row in DIFF_SETUPS], ids=[row[0] for row in DIFF_SETUPS])
+def test_diff_heads_its_columns_with_what_differs_between_the_runs(
+    setup: dict[str, Any],
+    expected: tuple[str, str],
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    a = write_run(project_dir / "runs", "run-a", {"i1": {"quality": 2}}, outputs={"i1": "short"})
+    b = write_run(project_dir / "runs", "run-b", {"i1": {"quality": 4}}, outputs={"i1": "longer"}, **setup)
+
+    result = scoregate("diff", a.run_id, b.run_id)
+    heads = json.loads(scoregate("diff", a.run_id, b.run_id, "--json").out)["items"][0]
+
+    assert result.code == 0, result.output
+    head_a, head_b = expected
+    assert re.search(rf"┃ {re.escape(head_a)} +┃ {re.escape(head_b)} +┃", result.out), result.out
+    assert (heads["label_a"], heads["label_b"]) == (head_a[2:], head_b[2:])
+    if setup.get("prompt") is None:  # the same prompt in both runs: it tells them apart in no heading
+        assert "summarization-catchup@1" not in result.out

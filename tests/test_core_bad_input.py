@@ -365,3 +365,58 @@ def test_run_options_out_of_bounds_are_usage_errors(
     assert result.code == 2, result.output
     assert expected in result.output
     assert scripted_server.requests == []
+
+
+BROKEN_JSON_LINES = [
+    ("cut off", None, "not valid JSON: the line ends at column 200 inside an unclosed string (was it cut off?)"),
+    ("cut off between keys", '{"id": "x", "input": {"title": "t"},',
+     "not valid JSON: the line ends at column 36 before the JSON value is complete (was it cut off?)"),
+    ("missing comma", '{"id": "x" "input": {}}', 'not valid JSON: a comma is missing at column 12'),
+    ("trailing comma", '{"id": "x", "input": {"title": "t"},}',
+     "not valid JSON: a comma before the } at column 37 has nothing after it (JSON allows no trailing comma)"),
+    ("single quotes", "{'id': 'x'}",
+     "not valid JSON: a string in single quotes at column 2 (JSON needs double quotes)"),
+    ("raw tab", '{"id": "x", "input": {"title": "a\tb"}}',
+     "not valid JSON: a tab inside a string at column 34 (write it as \\t)"),
+    ("two objects", '{"id": "x"} {"id": "y"}',
+     "not valid JSON: more text after the JSON value, from column 13 (one JSON object per line)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"), [row[1:] for row in BROKEN_JSON_LINES], ids=[r[0] for r in BROKEN_JSON_LINES]
+)
+def test_a_broken_json_line_says_in_words_what_is_wrong_and_where(
+    line: str | None,
+    expected: str,
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+) -> None:
+    lines = dataset_lines(project_dir)
+    broken = lines[2][:200] if line is None else line  # None: the third item cut off after 200 characters
+
+    write_dataset(project_dir, [*lines[:2], broken + "\n", *lines[3:]])
+    result = scoregate("validate")
+
+    assert_rejected(result, scripted_server, f"{project_dir / 'datasets' / 'smoke_v1.jsonl'}:3: {expected}")
+    assert "each line must be one JSON object; fix or remove this line" in result.output
+    assert " at at " not in result.output and "Expecting" not in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["validate", "run"])
+def test_an_item_without_input_is_named_by_file_line_and_id(
+    command: tuple[str, ...], scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    lines = dataset_lines(project_dir)
+    lines[2] = json.dumps({"id": "no-input", "expected_output": "x"}) + "\n"
+    lines[3] = json.dumps({"expected_output": "y"}) + "\n"  # no id either: file and line are all there is
+    write_dataset(project_dir, lines)
+
+    result = scoregate(*command)
+
+    dataset = project_dir / "datasets" / "smoke_v1.jsonl"
+    assert_rejected(result, scripted_server, f"{dataset}:3: input: Field required (item 'no-input')")
+    if command == ("validate",):
+        assert f"{dataset}:4: input: Field required → every" in result.output
+    assert "every item needs an `input` object" in result.output

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import CliResult
 from scoregate.analysis.model_ranking import rank_runs
 from scoregate.analysis.pareto import pareto_front
 from scoregate.errors import ScoregateError
@@ -166,3 +169,36 @@ def test_two_runs_of_one_model_are_told_apart_by_run_id(tmp_path: Path) -> None:
     second = make_run(tmp_path, "r2", "model-a", EQS["model-c"])
     ranking = rank_runs([first, second], resamples=200)
     assert [r.label for r in ranking.runs] == ["model-a (r1)", "model-a (r2)"]
+
+
+TIED_MODELS = ("gpt-4o-mini", "claude-haiku", "local", "llama-3-8b", "qwen-2.5-7b")
+
+
+def test_runs_tied_at_one_rank_are_named_once_not_under_every_metric(
+    scoregate: Callable[..., CliResult], project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    for model in TIED_MODELS:
+        monkeypatch.setitem(RUN_METRICS, model, {"latency_p50_ms": 500.0, "cost_usd_total": 0.0, "success_rate": 1.0})
+        make_run(project_dir / "runs", f"run-{model}", model, [0.9] * N)
+    make_run(project_dir / "runs", "run-b", "model-b", [0.8] * N)  # behind on eqs; faster, dearer, same success
+    run_ids = [*(f"run-{m}" for m in TIED_MODELS), "run-b"]
+
+    result = scoregate("rank", *run_ids)
+    ranking = rank_runs([RunStore.open(project_dir / "runs", r) for r in run_ids], resamples=200)
+
+    assert result.code == 0, result.output
+    runs_table = result.out[: result.out.index("pairwise")]
+    assert all(re.search(rf"^1\. {re.escape(m)}$", runs_table, re.M) for m in TIED_MODELS), runs_table  # shared rank
+    after = result.out[result.out.index("pareto") :]
+    assert not any(m in after for m in TIED_MODELS), after  # the tie is named, not its every run again
+    assert re.search(r"│ hallucination_rate +│ the 5 runs tied at rank 1 +│ +0% │", after), after
+    assert re.search(r"│ cost_usd_total +│ the 5 runs tied at rank 1 +│", after), after
+    assert re.search(r"│ success_rate +│ all 6 runs +│ +100% │", after), after
+    assert re.search(r"│ latency_p50_ms +│ model-b +│", after), after
+    assert "pareto accuracy_vs_latency: all 6 runs" in after
+    table = ranking.to_markdown()
+    assert (
+        "| success_rate | all 6 runs | 1.000 |" in table and "| cost_usd_total | the 5 runs tied at rank 1 |" in table
+    )
+    assert ranking.best_by_metric["cost_usd_total"]["best"] == sorted(TIED_MODELS)  # the data keeps every name

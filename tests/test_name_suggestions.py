@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import SCOREGATE_BIN, CliResult
 from scripted_openai import ScriptedOpenAI
 
@@ -168,3 +170,90 @@ def test_one_placeholder_typo_is_one_error_with_the_item_count_and_the_first_ids
         )
         assert "did you mean `title`?" in result.output
     assert [r for r in scripted_server.requests if not r.is_preflight] == []
+
+
+STORED = ("smoke-20260101-120000-a1b2", "counters-20260102-090000-c3d4")
+TYPO = "smoke-20260101-12000-a1b2"
+"""A stored id with one digit lost, as a user retypes it from a log."""
+
+
+def store_runs(project: Path) -> None:
+    """Stored runs as far as finding one by its id goes: a directory with a manifest."""
+    for run_id in STORED:
+        (project / "runs" / run_id).mkdir(parents=True)
+        manifest = {"run_id": run_id, "receipts": {"dataset": {"name": "smoke_v1"}}}
+        (project / "runs" / run_id / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+RUN_ID_COMMANDS = [
+    ("runs", "show", TYPO),
+    ("compare", STORED[1], TYPO),
+    ("diff", TYPO, STORED[1]),
+    ("rank", STORED[1], TYPO),
+    ("report", TYPO),
+    ("runs", "invalidate", TYPO, "--reason", "typo"),
+    ("mlflow-sync", TYPO),
+    ("langfuse-sync", TYPO),
+    ("hardcases", "add", TYPO, "--where", "word_count < 3"),
+    ("runs", "watch", TYPO),
+    ("run", "--resume", TYPO, "--no-mlflow"),
+]
+
+
+@pytest.mark.parametrize(
+    "command", RUN_ID_COMMANDS, ids=[" ".join(w for w in c[:2] if w not in (*STORED, TYPO)) for c in RUN_ID_COMMANDS]
+)
+def test_a_run_id_typo_suggests_the_closest_stored_run(
+    command: tuple[str, ...], scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    store_runs(project_dir)
+
+    result = scoregate(*command)
+
+    assert result.code == 1, result.output
+    assert f"no run '{TYPO}' in {project_dir / 'runs'}; did you mean `{STORED[0]}`?" in result.output
+    assert STORED[1] not in result.output.split("did you mean")[1]
+    assert "list runs with `scoregate runs list`" in result.output
+    assert scripted_server.requests == []
+
+
+def test_merge_of_a_run_id_typo_suggests_the_sharded_run(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    sharded = project_dir / "runs" / STORED[0] / "shards" / "shard-1-of-2"
+    sharded.mkdir(parents=True)
+
+    result = scoregate("merge", TYPO)
+
+    assert result.code == 1, result.output
+    shards = project_dir / "runs" / TYPO / "shards"
+    assert f"no shards of run {TYPO} in {shards}; did you mean `{STORED[0]}`?" in result.output
+
+
+@pytest.mark.parametrize("command", [("annotate", "queue"), ("scores", "pull")], ids=["annotate queue", "scores pull"])
+def test_a_run_or_dataset_typo_suggests_the_closest_run_or_dataset(
+    command: tuple[str, ...], scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    store_runs(project_dir)
+
+    mistyped_run = scoregate(*command, TYPO)
+    mistyped_dataset = scoregate(*command, "smoke_v2")
+
+    assert mistyped_run.code == 1 and mistyped_dataset.code == 1
+    runs = project_dir / "runs"
+    assert f"no run or dataset '{TYPO}' in {runs}; did you mean `{STORED[0]}`?" in mistyped_run.output
+    assert f"no run or dataset 'smoke_v2' in {runs}; did you mean `smoke_v1`?" in mistyped_dataset.output
+
+
+def test_a_run_id_typo_in_a_ratings_file_suggests_the_closest_stored_run(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    store_runs(project_dir)
+    ratings = project_dir / "ratings.csv"
+    ratings.write_text(f"run_id,item_id,key,value\n{TYPO},smoke-001,human_faithfulness,4\n", encoding="utf-8")
+
+    result = scoregate("scores", "import", str(ratings), "--local-only")
+
+    assert result.code == 1, result.output
+    runs = project_dir / "runs"
+    assert f"{ratings}:2: run_id: no run '{TYPO}' in {runs}; did you mean `{STORED[0]}`?" in result.output

@@ -236,3 +236,25 @@ def test_print_summary_indents_every_continuation_at_80_columns() -> None:
     metric_lines = [line for line in lines if "cost $0.0123" in line or line.startswith("items 3  ")]
     assert len(metric_lines) == 2 and metric_lines[1].startswith("  ")
     assert all(len(line.rstrip()) <= 80 for line in lines)
+
+
+def test_no_printed_line_ends_in_spaces_in_a_log(
+    narrow: Path, start_scoregate: Start, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    """Rich pads a table's title (and a cell) to the table's width: a log or a diff of two logs shows the spaces."""
+    outputs = {}
+    for _ in range(2):
+        code, outputs["run"] = finish(start_scoregate("run", "smoke", "--no-mlflow", "--no-langfuse"))
+        assert code == 0, outputs["run"]
+    a, b = runs.ids()
+    commands = {
+        "runs list": ("runs", "list"), "runs show": ("runs", "show", b), "compare": ("compare", a, b, "--no-mlflow"),
+        "rank": ("rank", a, b), "diff": ("diff", a, b), "leaderboard": ("leaderboard",),
+        "runs show --items": ("runs", "show", b, "--items"),
+    }  # fmt: skip
+    for name, args in commands.items():
+        code, outputs[name] = finish(start_scoregate(*args))
+        assert code == 0, outputs[name]
+
+    padded = {name: [line for line in out.splitlines() if line.endswith(" ")] for name, out in outputs.items()}
+    assert {name: lines for name, lines in padded.items() if lines} == {}

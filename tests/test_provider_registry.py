@@ -251,3 +251,46 @@ def test_model_calls_and_the_engine_name_no_provider_and_the_catalog_imports_non
         if module.startswith("scoregate.providers")
     }
     assert named == set() and catalog == set()
+
+
+INCOMPLETE_PROVIDER = '''
+"""A plug-in provider that forgot `complete` and `aclose`."""
+
+from scoregate.providers.base import Provider
+
+
+class HalfProvider(Provider):
+    @property
+    def endpoint(self) -> str:
+        return "half://here"
+'''
+
+
+def test_a_provider_missing_a_required_method_is_caught_by_validate_and_run_without_a_traceback(
+    scoregate: Callable[..., CliResult], project_dir: Path, edit_yaml: Edit, tmp_path: Path, runs: Runs,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "half_provider.py").write_text(INCOMPLETE_PROVIDER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(plugins))
+    monkeypatch.setitem(PROVIDERS, "half", ProviderEntry("half_provider:HalfProvider"))
+    monkeypatch.setitem(PROVIDERS, "typo", ProviderEntry("half_provider:HalfProvidr"))
+    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["models"].update(half={"provider": "half", "model": "h"}))
+
+    checked = scoregate("validate")
+    ran = scoregate("run", "counters", "--model", "half", "--no-mlflow")
+    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["models"].update(half={"provider": "typo", "model": "h"}))
+    misnamed = scoregate("validate")
+
+    expected = (
+        "scoregate.yaml: models.half.provider: provider 'half' (half_provider:HalfProvider) does not implement "
+        "aclose, complete"
+    )
+    for result in (checked, ran):
+        assert result.code == 1, result.output
+        assert expected in result.output, result.output
+        assert "(a Provider implements aclose, complete, endpoint: scoregate/providers/base.py)" in result.output
+    assert runs.ids() == []
+    assert misnamed.code == 1
+    assert "models.half.provider: provider 'typo': module half_provider has no class 'HalfProvidr'" in misnamed.output

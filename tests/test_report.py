@@ -273,3 +273,25 @@ def test_one_failed_item_says_its_reason_once_in_the_headline_and_the_terminal(
     assert headline is not None
     assert headline.group(1).count("the one failed item") == 1
     assert re.search(r"<th>not measured</th><td><div class=\"why\">every score[^<]*the one failed item", html)
+
+
+def test_a_free_model_gets_no_chart_of_zero_costs_but_says_it_is_free(
+    scoregate: Callable[..., CliResult], runs: Runs, project_dir: Path, tmp_path: Path, edit_yaml: Callable[..., None]
+) -> None:
+    def free(config: dict[str, Any]) -> None:
+        config["models"]["scripted"].update(input_cost_per_mtok=0, output_cost_per_mtok=0)
+
+    edit_yaml(project_dir / "scoregate.yaml", free)
+    for _ in range(3):
+        assert scoregate("run", "counters", "--no-mlflow").code == 0
+    assert all(c["cost_usd"] == 0 for r in runs.results() for c in r["calls"])  # measured, and zero
+
+    html = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    ranking = tmp_path / "ranking.html"
+    assert scoregate("report", *runs.ids(), "-o", str(ranking)).code == 0
+    ranked = ranking.read_text(encoding="utf-8")
+
+    assert "histogram of cost per item USD" not in html
+    assert "free model: no cost (0 USD for each of the 6 items)" in html
+    assert 'id="ranking"' in ranked and "against cost per item USD" not in ranked
+    assert "every run was free (0 USD per item): no accuracy-against-cost front to draw" in ranked

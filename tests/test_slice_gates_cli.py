@@ -156,3 +156,20 @@ def test_a_slice_field_no_item_has_is_an_error_before_any_call(
     assert "input.feed_category" in said  # the fields the items do have
     assert "fix the gate's `slices:` in scoregate.yaml" in said
     assert scripted_server.requests == []
+
+
+def test_a_misspelt_slice_field_suggests_the_closest_field_the_items_have(
+    sliced_project: Path, scripted_server: ScriptedOpenAI, edit_yaml: Callable[..., None]
+) -> None:
+    def misspell(config: dict[str, Any]) -> None:
+        config["gates"][-1]["slices"] = ["feed_categroy", "metadata.episode_knd"]
+
+    edit_yaml(sliced_project / "scoregate.yaml", misspell)
+
+    done = scoregate(sliced_project, "validate")
+
+    said = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 1, said
+    assert "has the field 'feed_categroy' in its input or metadata; did you mean `feed_category`?" in said
+    assert "field 'metadata.episode_knd' in its input or metadata; did you mean `metadata.episode_kind`?" in said
+    assert scripted_server.requests == []

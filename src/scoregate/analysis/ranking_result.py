@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -67,6 +68,28 @@ class ModelRanking:
         """How tables name `metric`."""
         return self.labels.get(metric, metric)
 
+    def runs_text(self, labels: Sequence[str]) -> str:
+        """Name runs compactly: `all N runs`; runs tied at one rank as `the N runs tied at rank R`; else each label.
+
+        A tie is then named once per row, not as its every run under every metric and front.
+        """
+        if len(labels) > 1 and set(labels) == {r.label for r in self.runs}:
+            return f"all {len(labels)} runs"
+        tied: dict[int, list[str]] = {}
+        for r in self.runs:
+            if r.rank is not None:
+                tied.setdefault(r.rank, []).append(r.label)
+        parts: list[str] = []
+        for label in labels:
+            rank = next((r.rank for r in self.runs if r.label == label), None)
+            group = tied.get(rank, []) if rank is not None else []
+            if len(group) > 1 and set(group) <= set(labels):
+                phrase = f"the {len(group)} runs tied at rank {rank}"
+                parts += [phrase] if phrase not in parts else []
+            else:
+                parts.append(label)
+        return ", ".join(parts)
+
     def to_markdown(self) -> str:
         """Return the ranking, pairwise tests, Pareto fronts and best-by-metric as Markdown tables."""
         fmt = _fmt
@@ -93,10 +116,10 @@ class ModelRanking:
         lines += [f"| {a} | " + " | ".join(fmt(self.win_rate[a][b]) for b in labels) + " |" for a in labels]
         lines += ["", "## Pareto fronts", ""]
         for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
-            lines.append(f"- {name}: {', '.join(self.pareto[name]['frontier']) or 'none'}")
+            lines.append(f"- {name}: {self.runs_text(self.pareto[name]['frontier']) or 'none'}")
         lines += ["", "## Best by metric", "", "| metric | best | value |", "|---|---|---|"]
         best = self.best_by_metric
-        lines += [f"| {self.label(m)} | {', '.join(b['best'])} | {fmt(b['value'])} |" for m, b in best.items()]
+        lines += [f"| {self.label(m)} | {self.runs_text(b['best'])} | {fmt(b['value'])} |" for m, b in best.items()]
         return "\n".join(lines + [f"\n> {n}" for n in self.notes]) + "\n"
 
 

@@ -6,7 +6,7 @@ import json
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,13 @@ from scoregate.analysis.items import numeric_scores, output_text, primary_score,
 from scoregate.analysis.run_source import OrderedItems, RunSource
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
+from scoregate.store.run_labels import receipts_identity, run_labels
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Receipts
+
+Labelled = tuple[str, "Receipts"]
+"""A run's id and receipts: what its label on an item is made of."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,9 @@ class ItemDiff:
     deltas: dict[str, float | None]
     error_a: str | None
     error_b: str | None
+    label_a: str = ""
+    """What tells run A apart from run B on this item (model, prompt@version, dataset, experiment, judge)."""
+    label_b: str = ""
 
 
 @dataclass
@@ -77,10 +87,17 @@ class RunDiff:
         }  # fmt: skip
 
 
-def _item_diff(a: ItemResult, b: ItemResult) -> ItemDiff:
+def _item_diff(a: ItemResult, b: ItemResult, runs: tuple[Labelled, Labelled]) -> ItemDiff:
     sa, sb = numeric_scores(a), numeric_scores(b)
     ta, tb = output_text(a.output), output_text(b.output)
-    return ItemDiff(a.item_id, a.prompt, b.prompt, ta, tb, word_diff(ta, tb), sa, sb, _deltas(sa, sb), a.error, b.error)
+    (id_a, receipts_a), (id_b, receipts_b) = runs
+    label_a, label_b = run_labels(
+        [receipts_identity(id_a, receipts_a, a.prompt), receipts_identity(id_b, receipts_b, b.prompt)]
+    )
+    return ItemDiff(
+        a.item_id, a.prompt, b.prompt, ta, tb, word_diff(ta, tb), sa, sb, _deltas(sa, sb), a.error, b.error,
+        label_a, label_b,
+    )  # fmt: skip
 
 
 def _deltas(sa: dict[str, float | None], sb: dict[str, float | None]) -> dict[str, float | None]:
@@ -168,8 +185,9 @@ def diff_runs(
         )
     keys = list(pairs.keys)
     notes: list[str] = []
+    runs = ((store_a.run_id, store_a.manifest_record.receipts), (store_b.run_id, store_b.manifest_record.receipts))
     if by is None:
-        by = primary_score(store_b.manifest_record.receipts, keys) or (keys[0] if keys else None)
+        by = primary_score(runs[1][1], keys) or (keys[0] if keys else None)
     elif by not in keys:
         raise ScoregateError(
             f"unknown --by score {by!r}: not a numeric score of both runs", hint=f"one of: {', '.join(keys)}"
@@ -187,11 +205,13 @@ def diff_runs(
         notes.append(f"showing the {limit} largest changes of {changed} changed items")
         shown = shown[:limit]
     by_unchanged = by is not None and not any(pairs.differs[by][int(i)] for i in shown)
-    items = _diffs(ordered_a, ordered_b, [(pairs.a[int(i)], pairs.b[int(i)]) for i in shown])
+    items = _diffs(ordered_a, ordered_b, [(pairs.a[int(i)], pairs.b[int(i)]) for i in shown], runs)
     return RunDiff(store_a.run_id, store_b.run_id, by, len(pairs.a), items, notes, changed, unchanged, by_unchanged)
 
 
-def _diffs(ordered_a: OrderedItems, ordered_b: OrderedItems, shown: list[tuple[int, int]]) -> Iterator[ItemDiff]:
+def _diffs(
+    ordered_a: OrderedItems, ordered_b: OrderedItems, shown: list[tuple[int, int]], runs: tuple[Labelled, Labelled]
+) -> Iterator[ItemDiff]:
     """Read both records of each listed pair again and make its diff (word diff included), one at a time."""
     for pa, pb in shown:
-        yield _item_diff(next(iter(ordered_a.at([pa]))), next(iter(ordered_b.at([pb]))))
+        yield _item_diff(next(iter(ordered_a.at([pa]))), next(iter(ordered_b.at([pb]))), runs)

@@ -21,6 +21,7 @@ from scoregate.analysis.judge_calibration import (
 from scoregate.errors import ScoregateError
 from scoregate.store.feedback import TRACE_LINKS_KEY, load_feedback
 from scoregate.store.run_store import RunStore
+from scoregate.support.json_errors import Unit, json_problem
 
 FILE_SUFFIXES = (".jsonl", ".json", ".csv")
 
@@ -40,7 +41,7 @@ def iter_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"{path}:{line_no}", dict(row)
         return
     if suffix == ".json":
-        data = _load_json(path, path.read_text(encoding="utf-8"))
+        data = _load_json(path, path.read_text(encoding="utf-8"), "file")
         if not isinstance(data, list):
             raise ScoregateError("expected a JSON array of records", where=str(path), hint="or give a .jsonl file")
         for index, record in enumerate(data):
@@ -51,17 +52,17 @@ def iter_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if line.strip():
-                record = _load_json(f"{path}:{line_no}", line)
+                record = _load_json(f"{path}:{line_no}", line, "line")
                 if not isinstance(record, dict):
                     raise ScoregateError("expected one JSON object per line", where=f"{path}:{line_no}")
                 yield f"{path}:{line_no}", record
 
 
-def _load_json(where: Path | str, text: str) -> Any:
+def _load_json(where: Path | str, text: str, unit: Unit) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScoregateError(f"not valid JSON ({exc.msg} at line {exc.lineno})", where=str(where)) from None
+        raise ScoregateError(json_problem(exc, unit=unit), where=str(where), hint="fix or remove the record") from None
 
 
 def pairs_from_file(path: Path, judge_key: str, human_key: str, *, document_key: str | None = None) -> ScorePairs:

@@ -13,6 +13,7 @@ from scoregate.errors import ScoregateError
 from scoregate.store.lock import held_by
 from scoregate.store.record import Manifest, ModelReceipt
 from scoregate.store.record_files import read_manifest
+from scoregate.store.run_lookup import closest
 from scoregate.store.run_store import MANIFEST, RESULTS, RunStore
 from scoregate.store.shards import Shard, shards_dir
 
@@ -43,8 +44,9 @@ def _candidates(run_dir: Path, given: list[Path]) -> list[Path]:
     if not given:
         found = sorted(p for p in shards_dir(run_dir).glob("*") if p.is_dir()) if shards_dir(run_dir).is_dir() else []
         if not found:
+            sharded = [d.name for d in run_dir.parent.glob("*") if shards_dir(d).is_dir()]
             raise ScoregateError(
-                f"no shards of run {run_dir.name} in {shards_dir(run_dir)}",
+                f"no shards of run {run_dir.name} in {shards_dir(run_dir)}{closest(run_dir.name, sharded)}",
                 hint="run the shards first (`scoregate run EXPERIMENT --shard I/N`), or name their directories: "
                 f"`scoregate merge {run_dir.name} DIR ...`",
             )

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from scoregate.catalog.models import DatasetItem, DatasetMeta
 from scoregate.catalog.yaml_files import format_validation_error
 from scoregate.errors import ScoregateError
+from scoregate.support.json_errors import json_problem
 
 MAX_PROBLEMS = 25
 BOM = "\ufeff"
@@ -62,7 +63,7 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
         raw = json.loads(text, parse_constant=_not_json_number, parse_float=finite)
     except json.JSONDecodeError as exc:
         raise ScoregateError(
-            f"not valid JSON ({exc.msg} at column {exc.colno})",
+            json_problem(exc),
             where=where,
             hint="each line must be one JSON object; fix or remove this line",
         ) from None
@@ -79,9 +80,12 @@ def parse_line(path: Path, line_no: int, line: str) -> DatasetItem:
     try:
         item = DatasetItem.model_validate(raw)
     except ValidationError as exc:
+        named = f" (item {raw['id']!r})" if isinstance(raw.get("id"), str) and raw["id"] else ""
+        no_input = any(e["loc"] == ("input",) and e["type"] == "missing" for e in exc.errors())
         raise ScoregateError(
-            "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc, _item_schema)),
+            "; ".join(p.removeprefix(where + ": ") for p in format_validation_error(where, exc, _item_schema)) + named,
             where=where,
+            hint="every item needs an `input` object: the fields its prompt reads" if no_input else None,
         ) from None
     return item if item.id else item.model_copy(update={"id": content_id(item)})
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.catalog.config_models import GateSpec
+from scoregate.support.suggest import did_you_mean
 
 NO_VALUE = "(none)"
 """The slice of the items that lack the field."""
@@ -70,8 +71,18 @@ class SliceFieldsSeen:
         fields = ", ".join(sorted(self.item_fields)) or "none"
         return [
             f"{config_path}: gates.{gate.name}.slices: no item of {dataset_path} has the field {field!r} in its "
-            f"input or metadata (fields the items have: {fields}); name one of those, or add it to the items"
+            f"input or metadata{self._closest(field)} (fields the items have: {fields}); name one of those, or add "
+            "it to the items"
             for gate in self.gates
             for field in gate.slices or []
             if field not in self.seen
         ]
+
+    def _closest(self, field: str) -> str:
+        """Return "; did you mean `x`?" for the item fields closest to `field`, written as it was (prefixed or bare)."""
+        if field.startswith(("input.", "metadata.")):
+            known = self.item_fields
+        else:
+            known = {f.partition(".")[2] for f in self.item_fields}
+        suggestion = did_you_mean(field, known)
+        return f"; {suggestion}" if suggestion else ""

@@ -26,12 +26,15 @@ class _LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(**self._kwargs)
+            from scoregate.cli.line_ends import trim_line_ends
+
+            self._console = trim_line_ends(Console(**self._kwargs))
         return getattr(self._console, name)
 
 
 def lazy_console(**kwargs: Any) -> Console:
-    """Return a Console (same arguments; emoji codes and highlighting off) built only when first used."""
+    """Return a Console (same arguments; emoji codes and highlighting off) built only when first used; off a
+    terminal no line it prints ends in spaces (`scoregate.cli.line_ends`)."""
     return cast("Console", _LazyConsole(**{"emoji": False, "highlight": False, **kwargs}))
 
 

@@ -262,14 +262,14 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
         win_lines += [f"{a} beats {b}: {percent(ranking.win_rate[a][b])}" for b in labels if b != a]
     print_table_or_lines(console, wins, win_lines)
     for name in ("accuracy_vs_latency", "accuracy_vs_cost"):
-        print_wrapped(console, f"pareto {name}: {', '.join(ranking.pareto[name]['frontier']) or 'none'}")
+        print_wrapped(console, f"pareto {name}: {ranking.runs_text(ranking.pareto[name]['frontier']) or 'none'}")
     best = Table(title="best by metric (scores with a direction)", title_justify="left")
     names = {m: ranking.label(m) for m in ranking.best_by_metric}
     best.add_column("metric", no_wrap=True, min_width=_key_width(list(names.values())))
     best.add_column("best", overflow="fold")
     best.add_column("value", justify="right", no_wrap=True)
     for metric, b in ranking.best_by_metric.items():
-        best.add_row(escape(names[metric]), escape(", ".join(b["best"])), metric_value(metric, b["value"]))
+        best.add_row(escape(names[metric]), escape(ranking.runs_text(b["best"])), metric_value(metric, b["value"]))
     print_table(console, best)
     for note in ranking.notes:
         print_wrapped(console, f"note: {note}")
@@ -369,7 +369,8 @@ def print_run_diff(console: Console, diff: Any) -> None:
 
     by = f", sorted by the largest change of {diff.by}" if diff.by else ", in dataset order"
     changed = f"{diff.changed} changed{by}" if diff.changed else "none changed"
-    print_wrapped(console, f"B = {diff.run_b} vs A = {diff.run_a}: {diff.shared_items} shared items, {changed}")
+    shared = f"{diff.shared_items} shared item{'s' if diff.shared_items != 1 else ''}"
+    print_wrapped(console, f"B = {diff.run_b} vs A = {diff.run_a}: {shared}, {changed}")
     if diff.by and diff.changed and diff.by_unchanged:
         print_wrapped(console, f"no item's {diff.by} changed; these items changed other scores or their output")
     for d in diff.items:
@@ -382,11 +383,11 @@ def print_run_diff(console: Console, diff: Any) -> None:
         print_wrapped(console, d.item_id, first="── ", style="bold")
         print_wrapped(console, f"Δ {deltas or 'no score changed'}")
         side = Table(show_header=True, expand=True)
-        side.add_column(f"A {escape(d.prompt_a)}", overflow="fold", ratio=1)
-        side.add_column(f"B {escape(d.prompt_b)}", overflow="fold", ratio=1)
+        side.add_column(f"A {escape(d.label_a)}", overflow="fold", ratio=1)
+        side.add_column(f"B {escape(d.label_b)}", overflow="fold", ratio=1)
         a, b = d.error_a or d.output_a or "—", d.error_b or d.output_b or "—"
         side.add_row(escape(a), escape(b))
-        print_table(console, side, [_under(f"A {d.prompt_a}: ", a, ""), _under(f"B {d.prompt_b}: ", b, "")])
+        print_table(console, side, [_under(f"A {d.label_a}: ", a, ""), _under(f"B {d.label_b}: ", b, "")])
         print_wrapped(console, f"word diff: {d.word_diff}")
     if diff.unchanged:
         shown = ", ".join(diff.unchanged[:10]) + (

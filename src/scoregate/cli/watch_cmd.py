@@ -26,8 +26,9 @@ def watch(
 
     from scoregate.app import ending_line, follow, progress_line, run_to_watch
     from scoregate.cli.layout import print_wrapped
+    from scoregate.cli.line_ends import trim_line_ends
 
-    console = Console(emoji=False, highlight=False)
+    console = trim_line_ends(Console(emoji=False, highlight=False))
     runs_dir = project_root(project) / "runs"
     run = run_to_watch(runs_dir, run_id)
     print_wrapped(console, f"watching run {run}")

@@ -14,6 +14,7 @@ from scoregate.engine.live import ACTIVE_RUN, PROGRESS
 from scoregate.engine.progress import clock_text, speed_text
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import held_by
+from scoregate.store.run_lookup import stored_run_directory
 from scoregate.store.run_store import run_directory
 from scoregate.support.processes import pid_alive
 
@@ -34,9 +35,7 @@ class WatchState:
 def run_to_watch(runs_dir: Path, run_id: str | None) -> str:
     """Return the run to watch: `run_id`, or the one `runs/active-run.json` points to."""
     if run_id is not None:
-        if not (run_directory(runs_dir, run_id) / "manifest.json").is_file():
-            raise ScoregateError(f"no run {run_id!r} in {runs_dir}", hint="list runs with `scoregate runs list`")
-        return run_id
+        return stored_run_directory(runs_dir, run_id).name
     pointer = _read(runs_dir / ACTIVE_RUN)
     if pointer is None or not isinstance(pointer.get("run_id"), str):
         state = "is damaged (no run id in it)" if (runs_dir / ACTIVE_RUN).exists() else "does not exist"

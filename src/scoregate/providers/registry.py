@@ -34,9 +34,13 @@ PROVIDERS: dict[str, ProviderEntry] = {
 }
 
 
+class BrokenProvider(ScoregateError):
+    """A registered provider that cannot be built: its module or class is missing, or it leaves a method out."""
+
+
 def provider_class(provider: str) -> type[Provider]:
     """Import and return the class of a registered provider; raise ScoregateError naming what to install when its
-    SDK is missing."""
+    SDK is missing, and BrokenProvider when the class is missing or does not implement every method of `Provider`."""
     entry = PROVIDERS[provider]
     module_name, _, class_name = entry.target.partition(":")
     try:
@@ -45,23 +49,47 @@ def provider_class(provider: str) -> type[Provider]:
         missing = exc.name or ""
         if not missing or missing.split(".")[0] == "scoregate":
             raise  # a module of scoregate itself: a bug, not an install step
+        if missing == module_name:
+            raise BrokenProvider(f"provider {provider!r}: no module {module_name} ({entry.target})") from None
         requirement = entry.install or missing.split(".")[0]
         raise ScoregateError(
             f"provider {provider!r} needs the Python package {missing!r}, which is not installed",
             hint=f"install it into scoregate's environment: pip install '{requirement}'",
         ) from None
-    cls: type[Provider] = getattr(module, class_name)
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Provider)):
+        what = "no class" if cls is None else "not a Provider subclass:"
+        raise BrokenProvider(f"provider {provider!r}: module {module_name} has {what} {class_name!r}")
+    if cls.__abstractmethods__:
+        raise BrokenProvider(
+            f"provider {provider!r} ({entry.target}) does not implement {', '.join(sorted(cls.__abstractmethods__))} "
+            f"(a Provider implements {', '.join(sorted(Provider.__abstractmethods__))}: scoregate/providers/base.py)"
+        )
     return cls
+
+
+def _class_problem(provider: str) -> str | None:
+    """Why `provider` cannot be built, or None; None too when only its SDK is missing (a run says what to install)."""
+    try:
+        provider_class(provider)
+    except BrokenProvider as exc:
+        return exc.message
+    except ScoregateError:
+        return None
+    return None
 
 
 def model_problems(name: str, spec: ModelSpec) -> list[str]:
     """What is wrong with model `name`'s provider or its `options`, one `scoregate.yaml: models...: problem` each.
 
-    Only a model with options imports its provider's module (to read what options it takes).
+    The provider's module is imported, to check that its class implements every method a run calls.
     """
     where = f"scoregate.yaml: models.{name}"
     if spec.provider not in PROVIDERS:
         return [f"{where}.provider: no provider {spec.provider!r}{unknown_name(spec.provider, PROVIDERS)}"]
+    broken = _class_problem(spec.provider)
+    if broken is not None:
+        return [f"{where}.provider: {broken}"]
     if not spec.options:
         return []
     options = provider_class(spec.provider).options_model

@@ -245,7 +245,8 @@ def _distributions(report: dict[str, Any]) -> str:
         m = run["run_metrics"]
         marks = {"p50": m.get("latency_p50_ms"), "p95": m.get("latency_p95_ms"), "p99": m.get("latency_p99_ms")}
         charts.append(histogram(dist["latencies"], label="task latency ms", marks=marks))
-        if any(c is not None for c in dist["costs"]):
+        costs = [c for c in dist["costs"] if c is not None]
+        if any(costs):  # all zero (a free model): the note says so, a chart of one bar at 0 would not
             charts.append(histogram(dist["costs"], label="cost per item USD"))
         scales = {s["name"]: s.get("scale") for s in run["scores"]}
         for name, values in dist["values"].items():
@@ -253,6 +254,8 @@ def _distributions(report: dict[str, Any]) -> str:
             charts.append(histogram(values, label=name, scale=(scale[0], scale[1]) if scale else None))
         cost = m.get("cost_usd_total")
         cost_line = (
+            _free_line(len(costs), len(dist["costs"]))
+            if costs and not any(costs) and not cost else
             f"cost {fmt(cost, 4)} USD in total, {fmt(cost / m['items'], 3)} per item"
             if cost is not None and m.get("items") else
             f"cost unknown: {(m.get('null_reasons') or {}).get('cost', 'no price set')}"
@@ -264,6 +267,13 @@ def _distributions(report: dict[str, Any]) -> str:
             f'<details{opened}><summary>{esc(title)}</summary><p class="note">{esc(cost_line)}</p>{body}</details>'
         )
     return "".join(out) + "</section>"
+
+
+def _free_line(priced: int, items: int) -> str:
+    """The cost note of a run whose every priced item cost 0 USD."""
+    each = "the one item" if priced == 1 else f"each of the {priced} items"
+    known = "" if priced == items else f" with a known cost; {items - priced} unknown"
+    return f"free model: no cost (0 USD for {each}{known})"
 
 
 def _track_section(report: dict[str, Any], name: str) -> str:

@@ -82,14 +82,20 @@ def ranking_section(report: dict[str, Any]) -> str:
     metric = r["metric"]
     lat = scatter([(x["label"], x["latency_ms"], x["mean"]) for x in r["runs"]], x_label="latency p50 ms",
                   y_label=metric, front=r["pareto"]["accuracy_vs_latency"]["frontier"])  # fmt: skip
-    cost = scatter([(x["label"], x["cost_usd_per_item"], x["mean"]) for x in r["runs"]], x_label="cost per item USD",
-                   y_label=metric, front=r["pareto"]["accuracy_vs_cost"]["frontier"])  # fmt: skip
+    costs = [x["cost_usd_per_item"] for x in r["runs"] if x["cost_usd_per_item"] is not None]
+    free = bool(costs) and not any(costs)  # every run free: every point at 0, no front to draw
+    every = "" if len(costs) == len(r["runs"]) else " with a known cost"
+    cost = "" if free else scatter(
+        [(x["label"], x["cost_usd_per_item"], x["mean"]) for x in r["runs"]], x_label="cost per item USD",
+        y_label=metric, front=r["pareto"]["accuracy_vs_cost"]["frontier"],
+    )  # fmt: skip
     missing = [(n, ", ".join(r["pareto"][n]["not_measured"])) for n in ("accuracy_vs_latency", "accuracy_vs_cost")]
     notes = "".join(f'<p class="note">{esc(n)}</p>' for n in r["notes"])
     figures = "".join(f'<figure class="fig">{c}</figure>' for c in (lat, cost) if c)
     unmeasured = "".join(
         f'<p class="note">{esc(n)}: not measured for {esc(names)}</p>' for n, names in missing if names
-    )
+    ) + (f'<p class="note">every run{every} was free (0 USD per item): no accuracy-against-cost front to draw</p>'
+         if free else "")  # fmt: skip
     return (
         f'<section id="ranking"><h2>Ranking by {esc(metric)} ({"higher" if r["higher_is_better"] else "lower"} '
         "is better)</h2>"

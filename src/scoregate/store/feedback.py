@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.errors import ScoregateError
+from scoregate.support.json_errors import json_problem
 from scoregate.support.text_files import read_text_strict
 
 FEEDBACK_FILE = Path("feedback") / "scores.jsonl"
@@ -36,7 +37,7 @@ def load_feedback(root: Path) -> dict[str, dict[str, Any]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            record = f"not valid JSON ({exc.msg} at column {exc.colno})"
+            record = json_problem(exc)
         if not isinstance(record, dict) or not isinstance(record.get("score_id"), str):
             raise ScoregateError(
                 f"damaged feedback record: {record if isinstance(record, str) else 'not a record with a score_id'}",

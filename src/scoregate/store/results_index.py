@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from scoregate.support.json_errors import json_problem
+
 _HEAD = re.compile(rb'\{"index": (-?\d{1,18}), "item_id": "((?:[^"\\]|\\.)*)", ')
 _REPEAT_KEY = b'"repeat": '
 _REPEAT_VALUE = re.compile(rb"(\d{1,9})[,}]")
@@ -62,7 +64,9 @@ def parse_record(raw: bytes, line: int) -> dict[str, Any]:
     """Parse one line into its record dict; raise DamagedLine when it is not a result record."""
     try:
         record = json.loads(raw)
-    except ValueError as exc:  # UnicodeDecodeError included
+    except json.JSONDecodeError as exc:
+        raise DamagedLine(line, json_problem(exc)) from None
+    except ValueError as exc:  # UnicodeDecodeError
         raise DamagedLine(line, str(exc)) from None
     if not isinstance(record, dict) or not isinstance(record.get("item_id"), str):
         raise DamagedLine(line, "not a result record")

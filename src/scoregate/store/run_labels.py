@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scoregate.store.record import Manifest, RunSummary
+    from scoregate.store.record import Manifest, Receipts, RunSummary
 
 Run = Mapping[str, Any]
 """A run as labelled here: `run_id`, `model`, `prompts` (name → version), `dataset` (and `dataset_hash`),
@@ -61,6 +61,18 @@ def identity(run_id: str, summary: RunSummary, manifest: Manifest) -> dict[str, 
     """A stored run as `run_labels` reads it: its summary's model, prompts, dataset and experiment, and its judge."""
     judge = manifest.receipts.judge_model
     return {**summary.to_dict(), "run_id": run_id, "judge_model": judge.model if judge else None}
+
+
+def receipts_identity(run_id: str, receipts: Receipts, prompt: str) -> dict[str, Any]:
+    """A run as `run_labels` reads it, from its receipts; `prompt` (an item's `name@version`) stands for its prompts."""
+    dataset, model, judge = receipts.dataset, receipts.model, receipts.judge_model
+    name, _, version = prompt.rpartition("@")
+    prompts = {name: version} if name else {prompt: ""}
+    return {
+        "run_id": run_id, "model": model.name if model else None, "prompts": prompts,
+        "dataset": dataset.name if dataset else None, "dataset_hash": dataset.content_hash if dataset else None,
+        "experiment": receipts.experiment, "judge_model": judge.model if judge else None,
+    }  # fmt: skip
 
 
 def with_labels(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
+from scoregate.support.json_errors import json_position, json_problem
 from scoregate.support.redaction import redact, redact_optional
 from scoregate.support.storable import number_note, storable, surrogate_note
 
@@ -87,8 +88,8 @@ def read_run_json(path: Path, *, hint: str = RESTART_HINT) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DamagedRun(
-            f"damaged run file: {exc.msg} (the file is truncated or overwritten)",
-            where=f"{path}:{exc.lineno}:{exc.colno}",
+            f"damaged run file (truncated or overwritten): {json_problem(exc, unit='file', located=False)}",
+            where="{}:{}:{}".format(path, *json_position(exc)),
             hint=hint,
         ) from None
     if not isinstance(data, dict):
@@ -100,8 +101,7 @@ class DamagedResults(ScoregateError):
     """A line of results.jsonl that is not a result record (not a partial last line, which is repaired)."""
 
     def __init__(self, path: Path, line: int, detail: str) -> None:
-        self.path = path
-        self.line = line
+        self.path, self.line = path, line
         super().__init__(
             f"damaged result record ({detail})",
             where=f"{path}:{line}",
@@ -140,11 +140,10 @@ class RunStore:
 
     @classmethod
     def open(cls, runs_dir: Path, run_id: str) -> RunStore:
-        """Open an existing run; raise a clear error when there is none (or `run_id` is no run id)."""
-        directory = run_directory(runs_dir, run_id)
-        if not (directory / MANIFEST).is_file():
-            raise ScoregateError(f"no run {run_id!r} in {runs_dir}", hint="list runs with `scoregate runs list`")
-        return cls(directory)
+        """Open an existing run; raise a clear error, with the closest stored ids, when there is none."""
+        from scoregate.store.run_lookup import stored_run_directory
+
+        return cls(stored_run_directory(runs_dir, run_id))
 
     @property
     def manifest(self) -> dict[str, Any]:

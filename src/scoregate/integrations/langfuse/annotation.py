@@ -22,6 +22,7 @@ from scoregate.integrations.langfuse.score_configs import setup_score_configs
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
 from scoregate.integrations.langfuse.scores_import import feedback_path, load_feedback
 from scoregate.store.repeats import iter_all_results, repeat_key
+from scoregate.store.run_lookup import closest
 from scoregate.store.run_store import RUN_ID, RunStore, list_runs
 from scoregate.tracks.project import load_project
 
@@ -52,16 +53,18 @@ def resolve_run(root: Path, target: str) -> RunStore:
     if RUN_ID.fullmatch(target) and (runs_dir / target).is_dir():
         store = RunStore.open(runs_dir, target)
     else:
-        of_dataset = [s for s in list_runs(runs_dir) if s.manifest_record.receipts.dataset_name() == target]
+        stored = {s: s.manifest_record.receipts.dataset_name() for s in list_runs(runs_dir)}
+        of_dataset = [s for s, dataset in stored.items() if dataset == target]
         mirrored = [s for s in of_dataset if _mirrored(s)]
         if not mirrored:
+            known = [s.run_id for s in stored] + sorted(set(stored.values()))
             what = (
-                f"no run of dataset {target!r} is mirrored to Langfuse"
+                f"no run of dataset {target!r} is mirrored to Langfuse in {runs_dir}"
                 if of_dataset
-                else f"no run or dataset {target!r}"
+                else f"no run or dataset {target!r} in {runs_dir}{closest(target, known)}"
             )
             raise ScoregateError(
-                f"{what} in {runs_dir}",
+                what,
                 hint="run an experiment on the dataset (e.g. `scoregate run gold_judges`) with Langfuse configured, "
                 "or mirror a run with `scoregate langfuse-sync RUN_ID`",
             )

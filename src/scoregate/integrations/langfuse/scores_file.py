@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scoregate.errors import ScoregateError, ValidationFailed
+from scoregate.support.json_errors import json_problem
 from scoregate.support.text_files import read_text_strict
 
 MAX_PROBLEMS = 25
@@ -180,7 +181,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]
             try:
                 raw = json.loads(line)
             except json.JSONDecodeError as exc:
-                yield line_no, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                yield line_no, None, json_problem(exc)
                 continue
             if not isinstance(raw, dict):
                 yield line_no, None, "expected a JSON object {trace_id, key, value, comment}"

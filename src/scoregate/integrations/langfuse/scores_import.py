@@ -108,8 +108,10 @@ def _resolve_traces(scores: Sequence[FeedbackScore], lookup: TraceLookup) -> dic
 
 def check_run_references(root: Path, scores: Sequence[FeedbackScore]) -> None:
     """Raise ValidationFailed naming every row that rates a run, or an item of a run, that the store does not have."""
-    from scoregate.store.run_store import RUN_ID, RunStore
+    from scoregate.store.run_lookup import closest
+    from scoregate.store.run_store import RUN_ID, RunStore, list_runs
 
+    stored: list[str] = []  # the store's run ids, read once at the first unknown one
     items: dict[str, set[str] | None] = {}
     problems = []
     for score in scores:
@@ -121,7 +123,10 @@ def check_run_references(root: Path, scores: Sequence[FeedbackScore]) -> None:
             items[score.run_id] = RunStore(directory).done_ids() if found else None
         known = items[score.run_id]
         if known is None:
-            problems.append(f"{score.source}: run_id: no run {score.run_id!r} in {root / 'runs'}")
+            stored = stored or [s.run_id for s in list_runs(root / "runs")]
+            problems.append(
+                f"{score.source}: run_id: no run {score.run_id!r} in {root / 'runs'}{closest(score.run_id, stored)}"
+            )
         elif score.item_id and score.item_id not in known:
             problems.append(f"{score.source}: item_id: run {score.run_id!r} has no item {score.item_id!r}")
     if problems:

@@ -9,6 +9,7 @@ from typing import Any
 
 from scoregate.catalog.models import DatasetItem
 from scoregate.errors import ScoregateError
+from scoregate.support.json_errors import json_problem
 from scoregate.tracks.extraction.items import extraction_item
 
 REQUIRED_FIELDS = ("id", "text", "json_schema", "expected")
@@ -48,7 +49,7 @@ def load_sgd(path: Path) -> Iterator[DatasetItem]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ScoregateError(f"not valid JSON ({exc.msg})", where=where) from None
+                raise ScoregateError(json_problem(exc), where=where, hint="each line must be one JSON object") from None
             if not isinstance(record, dict):
                 raise ScoregateError("expected a JSON object", where=where)
             yield sgd_item(record, where=where)

@@ -20,6 +20,7 @@ from scoregate.catalog.models import DatasetItem
 from scoregate.catalog.yaml_files import read_yaml
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.support.files import replace_atomically
+from scoregate.support.json_errors import json_position, json_problem
 from scoregate.support.text_files import read_text_strict
 from scoregate.tracks.tags.gold import GOLD_SUFFIX, read_gold
 
@@ -39,7 +40,7 @@ def _read_transcript(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(read_text_strict(path))
     except json.JSONDecodeError as exc:
-        raise ScoregateError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
+        raise ScoregateError(json_problem(exc, unit="file"), where=f"{path}:{json_position(exc)[0]}") from None
     segments = data.get("segments") if isinstance(data, dict) else None
     if not isinstance(segments, list) or not segments:
         raise ScoregateError("needs `segments: [{id, speaker, text}, ...]`", where=str(path))

@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 
 from scoregate.errors import ScoregateError
+from scoregate.support.json_errors import json_position, json_problem
 from scoregate.tracks.tags.metrics.vocabulary import (
     ASSIGNEE_ROLES,
     RISK_SEVERITIES,
@@ -170,7 +171,8 @@ def read_gold(path: Path) -> tuple[dict[str, Any] | None, list[GoldViolation]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        return None, [GoldViolation(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})")]
+        line, _ = json_position(exc)
+        return None, [GoldViolation(path, f"line {line}", json_problem(exc, unit="file"))]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [GoldViolation(path, "(file)", f"cannot read: {exc}")]
     violations = check_gold(path, data)
