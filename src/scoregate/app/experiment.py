@@ -288,12 +288,14 @@ def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Con
 
 
 def _resumed(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:
-    """The experiment and options of the run being resumed (a new --concurrency is kept)."""
+    """The experiment and options of the run being resumed: every option it recorded (a new --concurrency is kept;
+    `--no-cache` on the resume of a cached run also holds)."""
     receipts, saved = manifest.receipts, manifest.options
     return str(receipts.experiment), replace(
         options,
         limit=saved.limit,
         concurrency=options.concurrency or saved.concurrency,
+        use_cache=options.use_cache and saved.cache is not False,
         repeat=saved.repeat,
         model=str(receipts.model.name if receipts.model else None),
         judge_model=receipts.judge_model.name if receipts.judge_model else None,
