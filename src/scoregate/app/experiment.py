@@ -23,7 +23,7 @@ from scoregate.errors import ScoregateError
 from scoregate.providers.base import ProviderContext
 from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
-from scoregate.store.run_store import RunStore, new_run_id
+from scoregate.store.run_store import RunStore, new_run_id, run_directory
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
 from scoregate.support.terminal_text import print_wrapped
@@ -67,7 +67,7 @@ def _open_or_create(
             from scoregate.app.shards import create_shard_store
 
             return create_shard_store(project, options, manifest)
-        run_id = new_run_id(plan.name)
+        run_id = options.run_id or new_run_id(plan.name)
         manifest = {**manifest, "run_id": run_id}
         return RunStore.create(runs_dir(project), run_id, manifest)
     store = resumed
@@ -177,6 +177,8 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         options, resumed = prepare_shard(project, experiment, options)
     elif options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
+    elif options.run_id is not None:
+        _check_new_run_id(project, options.run_id)
     if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
@@ -194,6 +196,16 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
 
         canary_on_change(project, outcome.store, console)
     return outcome
+
+
+def _check_new_run_id(project: Project, run_id: str) -> None:
+    """Refuse `--run-id` when it is not one file name or names a stored run (resuming that is `--resume`)."""
+    directory = run_directory(runs_dir(project), run_id)
+    if directory.exists():
+        raise ScoregateError(
+            f"run {run_id} already exists in {directory}; --run-id names a new run",
+            hint=f"resume it with `scoregate run --resume {run_id}`, or give another --run-id",
+        )
 
 
 def _stop_early_starts_one_run(options: RunOptions) -> None:
@@ -323,6 +335,8 @@ def run_models(
     """Run one experiment once per model, on the same items, one after another; return the outcomes in order."""
     if options.resume is not None or options.retry_errors:
         raise ScoregateError("--models starts new runs; resume each run by its id instead")
+    if options.run_id is not None:
+        raise ScoregateError("--models starts one run per model, each with its own id; drop --run-id")
     known = load_project(root).config.models
     unknown = [name for name in models if name not in known]
     if unknown:

@@ -104,7 +104,12 @@ def run(
         int | None, typer.Option(min=1, help="With --shard auto: the shard count (else SCOREGATE_SHARDS).")
     ] = None,
     run_id: Annotated[
-        str | None, typer.Option("--run-id", help="With --shard: the run id all shards share (default: derived).")
+        str | None,
+        typer.Option(
+            "--run-id",
+            help="The new run's id (letters, digits, _ - .), e.g. a CI job's; an existing one is refused (resume it "
+            "with --resume). With --shard: the id all shards share (default: derived).",
+        ),
     ] = None,
     group: Annotated[
         str | None, typer.Option(help="With --shard: a name that sets one sharded run apart, e.g. the CI run id.")
@@ -134,8 +139,14 @@ def run(
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    if shard is None and (shards is not None or run_id is not None or group is not None):
-        raise typer.BadParameter("--shards, --run-id and --group belong to a sharded run: add --shard I/N or auto")
+    if shard is None and (shards is not None or group is not None):
+        raise typer.BadParameter("--shards and --group belong to a sharded run: add --shard I/N or auto")
+    if run_id is not None and resume is not None:
+        raise typer.BadParameter("--resume names the run to continue; drop --run-id", param_hint="--run-id")
+    if run_id is not None and models is not None:
+        raise typer.BadParameter(
+            "--models starts one run per model, each with its own id; drop --run-id", param_hint="--run-id"
+        )
     if shard is not None and (resume is not None or models is not None):
         raise typer.BadParameter("--shard resumes by itself (run the same index again); drop --resume / --models")
     if (retry_errors or quarantine) and resume is None and shard is None:
