@@ -183,7 +183,14 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
-        if resumed is not None:
+        if resumed is not None and options.shard is not None:
+            from scoregate.app.shards import finish_shard, finished_shard_note
+
+            if (reason := finished_shard_note(resumed, project, options)) is not None:  # its Langfuse items again
+                outcome = finish_shard(resumed, project, options)
+                outcome.nothing_to_do = reason
+                return outcome
+        elif resumed is not None:
             if (reason := _nothing_to_resume(resumed, options)) is not None:
                 return _finish_mirror(resumed, project, options, reason)
             experiment, options = _resumed(resumed.manifest_record, options)
