@@ -120,8 +120,13 @@ EVERY_ITEM_OBSERVED = (
 )
 
 
-def gates_table(summary: RunSummary) -> Table:
-    """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status."""
+SAID_BELOW = "items missing, named below"
+"""A gate's detail in the table in place of a reason every gate shares and the command prints once."""
+
+
+def gates_table(summary: RunSummary, said_below: str | None = None) -> Table:
+    """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status.
+    A detail that starts with `said_below` (a reason the command prints once, under the table) shows SAID_BELOW."""
     from rich.table import Table
 
     table = Table(title="gates", title_justify="left", show_lines=True)
@@ -132,8 +137,11 @@ def gates_table(summary: RunSummary) -> Table:
     table.add_column("status", no_wrap=True)
     for g, rule in zip(summary.gates, rules, strict=True):
         style = STATUS_STYLE[g.status]
+        detail = str(g.detail)
+        if said_below and detail.startswith(said_below):
+            detail = SAID_BELOW + detail.removeprefix(said_below)
         table.add_row(
-            f"[bold]{escape(g.name)}[/]\n{escape(rule)}\n[dim]{escape(str(g.detail))}[/]",
+            f"[bold]{escape(g.name)}[/]\n{escape(rule)}\n[dim]{escape(detail)}[/]",
             metric_value(g.metric or "", g.observed), f"[{style}]{g.status.upper()}[/]",
         )  # fmt: skip
     return table
@@ -182,8 +190,15 @@ def verdict_line(summary: RunSummary) -> str:
     return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]"
 
 
-def print_summary(console: Console, summary: RunSummary, directions: Mapping[str, str] | None = None) -> None:
-    """Print the run's model and prompts, the score table, run metrics, gates and the verdict."""
+def print_summary(
+    console: Console,
+    summary: RunSummary,
+    directions: Mapping[str, str] | None = None,
+    *,
+    said_below: str | None = None,
+) -> None:
+    """Print the run's model and prompts, the score table, run metrics, gates and the verdict; `said_below`: a
+    reason every gate's detail starts with, which the caller prints once after (see `gates_table`)."""
     print_wrapped(console, f"{keep_name(summary_label(summary))}  {keep('on', str(summary.dataset))}")
     print_table(console, scores_table(summary, directions))
     reasons = null_reason_lines(summary)
@@ -195,7 +210,7 @@ def print_summary(console: Console, summary: RunSummary, directions: Mapping[str
         print_wrapped(console, "↑ higher is better, ↓ lower is better, · no direction")
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary.gates:
-        print_table(console, gates_table(summary))
+        print_table(console, gates_table(summary, said_below))
         print_gate_notes(console, summary, EVERY_ITEM_OBSERVED)  # the every_item note, slice tables, flaky items
     console.print(verdict_line(summary))
 
