@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -121,3 +122,20 @@ def test_a_zero_budget_in_scoregate_yaml_is_a_clear_error(
     assert refused.code != 0
     assert "settings.budget.minutes" in refused.output and "greater than 0" in refused.output
     assert scripted_server.requests == [] and runs.ids() == []
+
+
+def test_a_time_budget_under_a_minute_is_refused_in_seconds_not_zero_minutes(
+    priced: Path, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    scripted_server.latency_s = 0.25  # the past: each item's four calls take about a second
+    assert run_cli(priced, *RUN, "--no-cache").code == 0
+    scripted_server.clear_requests()
+
+    refused = run_cli(priced, *RUN, "--no-cache", "--budget-minutes", "0.01")
+
+    assert refused.code == 1, refused.output
+    assert re.search(
+        r"wall time \d+\.\d s expected, up to \d+\.\d s \(95% interval\) > budget 0\.01 min \(0\.6 s\)", refused.output
+    ), refused.output
+    assert "0.0 min" not in refused.output
+    assert scripted_server.requests == []

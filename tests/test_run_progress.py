@@ -106,3 +106,12 @@ def test_a_run_slower_than_an_item_a_second_reads_in_seconds_per_item() -> None:
     progress.advance(failed=False)
 
     assert out.getvalue().splitlines() == ["  1/10 items · 2m05s/item · 0 failed · elapsed 2m05s · ETA 18m45s"]
+
+
+def test_forecast_and_budget_durations_keep_small_figures_and_carry_the_minute() -> None:
+    from scoregate.engine.progress import duration_text
+
+    assert duration_text(0.012) == "0.012 s"  # never `0.0 s` (or `0.0 min`)
+    assert duration_text(2.6) == "2.6 s"
+    assert duration_text(179.6) == "3m00s"  # not `2m60s`
+    assert duration_text(3720) == "1h02m"

@@ -20,14 +20,6 @@ def _usd(value: float) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    if seconds < 3600:
-        return f"{int(seconds // 60)}m{round(seconds % 60):02d}s"
-    return f"{int(seconds // 3600)}h{round(seconds % 3600 / 60):02d}m"
-
-
 def _figure(name: str, figure: dict[str, float] | None, show: object, unknown: str) -> str:
     if figure is None:
         return f"  {name}: {unknown}"
@@ -55,7 +47,9 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
     print_wrapped(console, _figure("input tokens", data["tokens_in"], _tokens, ""))  # type: ignore[arg-type]
     print_wrapped(console, _figure("output tokens", data["tokens_out"], _tokens, ""))  # type: ignore[arg-type]
     print_wrapped(console, _figure("cost", data["cost_usd"], _usd, unknown_cost))  # type: ignore[arg-type]
-    wall = _figure("wall time", data["wall_s"], _duration, unknown_wall)  # type: ignore[arg-type]
+    from scoregate.app import duration_text
+
+    wall = _figure("wall time", data["wall_s"], duration_text, unknown_wall)  # type: ignore[arg-type]
     if planned.forecast.parallelism:
         wall += f" at {planned.forecast.parallelism:.1f} calls in parallel"
     print_wrapped(console, wall)

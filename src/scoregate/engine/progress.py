@@ -33,6 +33,12 @@ def clock_text(seconds: float | None) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
+def duration_text(seconds: float) -> str:
+    """Return a forecast or budget duration: `clock_text`, but a figure under 0.05 s keeps two digits (`0.012 s`,
+    never `0.0 s`)."""
+    return f"{seconds:.2g} s" if 0 < seconds < 0.05 else clock_text(seconds)
+
+
 def speed_text(rate: float) -> str:
     """Return the speed readably: `31.4 items/s` at an item a second or more, below it the seconds per item
     (`4.5 s/item`, `2m05s/item`: a slow run never reads `0.00 items/s`); `— s/item` before an item finished."""
