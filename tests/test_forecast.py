@@ -127,3 +127,19 @@ def test_without_past_runs_each_stage_of_a_shipped_pipeline_is_forecast(tmp_path
     stages = {(g["stage"], g["prompt"]): g["calls"] for g in data["groups"]}
     assert stages == {("facts", "facts-extract"): items, ("summary", "summary-from-facts"): items}
     assert data["calls"] == 2 * items and not (tmp_path / "runs").exists()
+
+
+def test_an_interrupted_run_is_read_as_a_past_run(priced: Path, scripted_server: ScriptedOpenAI) -> None:
+    scripted_server.latency_s = 0.25  # each item: four calls in a row; the budget stops the run after a few
+    stopped = run_cli(priced, "run", "smoke", "--no-mlflow", "--no-report", "--no-cache", "--budget-minutes", "0.02")
+    assert stopped.code == 1, stopped.output
+    (run_id,) = [p.name for p in (priced / "runs").iterdir() if p.is_dir()]
+    assert json.loads((priced / "runs" / run_id / "manifest.json").read_text())["status"] == "interrupted"
+    scripted_server.clear_requests()
+
+    data = json.loads(run_cli(priced, "run", "smoke", "--dry-run", "--json").out)
+
+    assert data["past_runs"] == [run_id] and data["basis"] == "telemetry"
+    assert data["wall_s"] is not None and data["wall_s"]["expected"] > 0
+    assert data["calls"] == ITEMS * CALLS_PER_ITEM
+    assert scripted_server.requests == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -70,14 +71,47 @@ def _spans(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
     return spans
 
 
+def _interrupted_calls(directory: Path, experiment: str, model: str) -> dict[str, Any] | None:
+    """The telemetry of an interrupted run of `experiment` on `model`, which wrote no metrics.json (a run writes it
+    when it finishes), as `write_telemetry` would write it; None for any other run or a damaged one."""
+    from scoregate.errors import ScoregateError
+    from scoregate.store.run_store import RunStore
+    from scoregate.store.telemetry import telemetry_rows
+
+    if not (directory / "manifest.json").is_file():
+        return None
+    store = RunStore(directory)
+    try:
+        manifest = store.manifest_record
+        receipts = manifest.receipts
+        name = receipts.model.name if receipts.model else None
+        if manifest.status != "interrupted" or receipts.experiment != experiment or name != model:
+            return None
+        return {
+            "run_id": store.run_id,
+            "experiment": experiment,
+            "model": model,
+            "status": manifest.status,
+            "rows": list(telemetry_rows(store, manifest)),
+        }
+    except (OSError, ScoregateError):
+        return None  # a damaged past run is not evidence; the others still are
+
+
+def _past_calls(runs_dir: Path, experiment: str, model: str) -> Iterator[dict[str, Any] | None]:
+    """Each stored run's telemetry, newest run id first: its metrics.json, else an interrupted run's calls."""
+    directories = sorted((p for p in runs_dir.iterdir() if p.is_dir()), reverse=True) if runs_dir.is_dir() else []
+    for directory in directories:
+        path = directory / METRICS_JSON
+        yield _read_metrics(path) if path.is_file() else _interrupted_calls(directory, experiment, model)
+
+
 def read_past(runs_dir: Path, experiment: str, model: str) -> _Past:
     """Read the per-call values of the newest finished or interrupted runs of `experiment` on `model`."""
     values: dict[GroupKey, PastCalls] = defaultdict(PastCalls)
     counts: dict[GroupKey, int] = defaultdict(int)
     items, used, parallel = 0, [], []
-    paths = sorted(runs_dir.glob(f"*/{METRICS_JSON}"), key=lambda p: p.parent.name, reverse=True)
-    for path in paths:
-        data = _read_metrics(path)
+    for data in _past_calls(runs_dir, experiment, model):
         if data is None or data.get("experiment") != experiment or data.get("model") != model:
             continue
         if data.get("status") not in ("finished", "interrupted"):
