@@ -63,6 +63,8 @@ class RunOptions:
     """Stop-early cost cap (USD): stop, inconclusive, once the run has spent this much."""
     stop_batch: int | None = None
     """Items between two looks of a stop-early run (default `app.stop_early.DEFAULT_BATCH`)."""
+    heartbeat_s: float = 30.0
+    """Without a terminal, the most seconds between two lines while the run waits (the models' check, an item)."""
 
     @property
     def skipped_sinks(self) -> frozenset[str]:

@@ -131,6 +131,14 @@ def run(
     stop_batch: Annotated[
         int | None, typer.Option(min=1, help="With --stop-early: items between two looks (default 10).")
     ] = None,
+    heartbeat: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            envvar="SCOREGATE_HEARTBEAT_S",
+            help="Without a terminal (CI logs): print a line at least every N seconds while the run waits.",
+        ),
+    ] = 30.0,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -189,6 +197,7 @@ def run(
         max_items=max_items,
         max_cost=max_cost,
         stop_batch=stop_batch,
+        heartbeat_s=heartbeat,
     )
     if dry_run:
         from scoregate.app import forecast_experiment
