@@ -57,7 +57,7 @@ def _duration(seconds: float) -> str:
     return duration_text(seconds)
 
 
-def _minutes(minutes: float) -> str:
+def duration_and_minutes(minutes: float) -> str:
     """A time budget as given (`2 min`), with its seconds when under a minute (`0.03 min (1.8 s)`)."""
     return f"{minutes:g} min" if minutes >= 1 else f"{minutes:g} min ({_duration(minutes * 60)})"
 
@@ -80,19 +80,19 @@ def check_forecast(planned: RunForecast, budget: Budget, experiment: str) -> lis
     if budget.minutes is not None:
         if fc.wall_s is None:
             notes.append(
-                f"budget {_minutes(budget.minutes)}: the wall time cannot be forecast without past runs; "
+                f"budget {duration_and_minutes(budget.minutes)}: the wall time cannot be forecast without past runs; "
                 "the run stops when it reaches the budget"
             )
         elif fc.wall_s.high > budget.minutes * 60:
             over.append(
                 f"wall time {_duration(fc.wall_s.expected)} expected, up to {_duration(fc.wall_s.high)} "
-                f"({level} interval) > budget {_minutes(budget.minutes)}"
+                f"({level} interval) > budget {duration_and_minutes(budget.minutes)}"
             )
     if over:
         raise BudgetRefused(
             f"not started: the forecast of {planned.items} item run(s), {planned.calls} calls, exceeds the budget: "
             + "; ".join(over)
-            + f" (forecast from {fc.basis})",
+            + f" (forecast from {fc.basis}{f'; wall time {planned.wall_basis}' if planned.wall_basis else ''})",
             hint=f"raise the budget (--budget-usd / --budget-minutes or settings.budget), run fewer items "
             f"(--limit), or see the forecast of a whole new run with `scoregate run {experiment} --dry-run`",
         )
@@ -139,4 +139,4 @@ class BudgetWatch:
     def out_of_time(self) -> str:
         """Why the time budget stopped the run."""
         minutes = self.budget.minutes or 0.0
-        return f"took {_duration(self.elapsed_s)} of the budget {_minutes(minutes)}"
+        return f"took {_duration(self.elapsed_s)} of the budget {duration_and_minutes(minutes)}"

@@ -187,7 +187,7 @@ def _plan_check_and_run(
     from scoregate.app.budget_gate import refuse_over_budget
 
     console = console or Console(stderr=True)
-    refuse_over_budget(project, plan, options, resumed, console)  # before any request, the models' check included
+    unchecked = refuse_over_budget(project, plan, options, resumed, console)  # before any request, the check's too
 
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.calls.cache import ResponseCache
@@ -220,6 +220,10 @@ def _plan_check_and_run(
         from scoregate.app.run_execution import execute_run
 
         check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(console, waited, what))
+        if unchecked is not None:  # a time budget no past run could check: the check's reply sets a floor
+            from scoregate.app.budget_gate import refuse_below_check_floor
+
+            refuse_below_check_floor(project, unchecked, options, check.records, console)
         store = _open_or_create(project, plan, options, receipts, resumed, check.records)
     except BaseException:
         if cache is not None:

@@ -50,7 +50,8 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _read_metrics(path: Path) -> dict[str, Any] | None:
+def read_metrics(path: Path) -> dict[str, Any] | None:
+    """A run's metrics.json with its rows; None when it cannot be read (it is then no evidence)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -58,7 +59,8 @@ def _read_metrics(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None
 
 
-def _spans(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
+def call_spans(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """The (start, end) seconds of each telemetry row that has a time and a duration."""
     spans = []
     for row in rows:
         duration = _number(row.get("duration_ms"))
@@ -103,7 +105,7 @@ def _past_calls(runs_dir: Path, experiment: str, model: str) -> Iterator[dict[st
     directories = sorted((p for p in runs_dir.iterdir() if p.is_dir()), reverse=True) if runs_dir.is_dir() else []
     for directory in directories:
         path = directory / METRICS_JSON
-        yield _read_metrics(path) if path.is_file() else _interrupted_calls(directory, experiment, model)
+        yield read_metrics(path) if path.is_file() else _interrupted_calls(directory, experiment, model)
 
 
 def read_past(runs_dir: Path, experiment: str, model: str) -> _Past:
@@ -122,7 +124,7 @@ def read_past(runs_dir: Path, experiment: str, model: str) -> _Past:
         used.append(str(data.get("run_id")))
         items += len({(r.get("item_id"), r.get("repeat")) for r in rows})
         fresh = [r for r in rows if not r.get("cache_hit")]
-        parallel.append(observed_parallelism(_spans(fresh)))
+        parallel.append(observed_parallelism(call_spans(fresh)))
         for row in rows:
             key = (str(row.get("stage")), str(row.get("model_name")), _prompt_name(row.get("prompt")))
             counts[key] += 1
@@ -221,6 +223,11 @@ class RunForecast:
     cached_items: int = 0
     """Item runs whose task reply is in the response cache: their calls are counted, free and instant."""
     cached_calls: int = 0
+    wall_basis: str | None = None
+    """Where a wall time comes from when not from this experiment's past runs (`rough: ...`); None otherwise."""
+    experiment: str = ""
+    model: str = ""
+    """The run's model (its name in scoregate.yaml)."""
 
     @property
     def calls(self) -> int:
@@ -238,6 +245,7 @@ class RunForecast:
             "new_calls": self.forecast.calls,
             "cached_items": self.cached_items,
             "cached_calls": self.cached_calls,
+            "wall_basis": self.wall_basis,
         }
 
 
@@ -270,7 +278,12 @@ def forecast_run(
         resamples=settings.bootstrap_resamples,
         seed=settings.seed,
     )
-    return RunForecast(result, items, past.runs, concurrency, cached_items, cached_calls)
+    from scoregate.app.forecast_rough import rough_wall
+
+    result, wall_basis = rough_wall(runs_dir, plan.name, groups, result, settings)
+    return RunForecast(
+        result, items, past.runs, concurrency, cached_items, cached_calls, wall_basis, plan.name, plan.model_name
+    )
 
 
 def cached_items(
