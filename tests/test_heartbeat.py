@@ -44,6 +44,8 @@ def test_a_progress_line_restarts_the_heartbeat_and_the_eta_joins_it() -> None:
     clock, activity = FakeClock(), CallActivity()
     progress = RunProgress(100, console=console, clock=clock, heartbeat_s=30, activity=activity)
     activity.started("judge")
+    activity.finished("judge")
+    activity.started("judge")
     clock.now += 25
     progress.advance(failed=False)  # 1/100: no tenth reached, no line; the heartbeat still counts from the start
     progress.beat()
@@ -53,7 +55,7 @@ def test_a_progress_line_restarts_the_heartbeat_and_the_eta_joins_it() -> None:
     lines = out.getvalue().splitlines()
     assert all(len(line) <= 80 for line in lines)
     said = " ".join(line.strip() for line in lines)
-    assert said == "1/100 items · 0 calls done · elapsed 30.0 s · ETA 49m30s · waiting on judge (1 call)"
+    assert said == "1/100 items · 1 call done · elapsed 30.0 s · ETA 49m30s · waiting on judge (1 call)"
 
 
 def test_on_a_terminal_the_bar_is_the_heartbeat() -> None:

@@ -182,7 +182,8 @@ class RunProgress:
         models its calls in flight wait on."""
         calls, waiting = self.activity.snapshot() if self.activity is not None else (0, {})
         eta = self.eta
-        text = f"  {self.done}/{self.total} items · {calls} calls done · elapsed {clock_text(self.elapsed)}"
+        done = f"{calls} call{'' if calls == 1 else 's'} done"
+        text = f"  {self.done}/{self.total} items · {done} · elapsed {clock_text(self.elapsed)}"
         if eta is not None and self._new:
             text += f" · ETA {clock_text(eta)}"
         if waiting:
