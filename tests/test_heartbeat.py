@@ -101,3 +101,26 @@ def test_the_models_check_says_what_it_waits_on(
     assert result.code == 0, result.output
     assert f"model check: waiting on scripted at {slow_replies.url} for " in result.output
     assert "(a one-token reply; a busy server answers late)" in result.output
+
+
+def test_a_wrapped_heartbeat_breaks_between_its_fields_never_inside_one() -> None:
+    console, out = plain_console()
+    clock, activity = FakeClock(), CallActivity()
+    progress = RunProgress(9, console=console, clock=clock, heartbeat_s=30, activity=activity)
+    for _ in range(7):
+        activity.started("local")
+    for _ in range(11):
+        activity.started("a-judge-model-with-a-long-name")
+    clock.now += 408
+    progress.advance(failed=False)
+    progress.advance(failed=False)
+    clock.now += 30
+    progress.beat()
+
+    lines = out.getvalue().splitlines()[-2:]
+    assert lines[0].startswith("  2/9 items") and lines[1].startswith("    ")
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "waiting on local (7 calls), a-judge-model-with-a-long-name (11 calls)" in " ".join(
+        line.strip() for line in lines
+    )
+    assert not lines[1].strip().startswith("·") and not lines[0].endswith("(7")

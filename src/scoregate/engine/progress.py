@@ -179,18 +179,18 @@ class RunProgress:
 
     def heartbeat_line(self) -> str:
         """The line that says a waiting run is alive: items, calls finished, elapsed, the ETA once known, and the
-        models its calls in flight wait on."""
+        models its calls in flight wait on (each field kept whole when the line wraps)."""
+        from scoregate.support.terminal_text import KEEP, keep
+
         calls, waiting = self.activity.snapshot() if self.activity is not None else (0, {})
-        eta = self.eta
-        done = f"{calls} call{'' if calls == 1 else 's'} done"
-        text = f"  {self.done}/{self.total} items · {done} · elapsed {clock_text(self.elapsed)}"
-        if eta is not None and self._new:
-            text += f" · ETA {clock_text(eta)}"
+        fields = [f"{self.done}/{self.total} items", f"{calls} call{'' if calls == 1 else 's'} done"]
+        fields.append(f"elapsed {clock_text(self.elapsed)}")
+        if (eta := self.eta) is not None and self._new:
+            fields.append(f"ETA {clock_text(eta)}")
         if waiting:
-            text += " · waiting on " + ", ".join(
-                f"{name} ({n} call{'s' if n != 1 else ''})" for name, n in waiting.items()
-            )
-        return text
+            models = (f"{name} ({n} call{'' if n == 1 else 's'})" for name, n in waiting.items())
+            fields.append("waiting on " + ", ".join(models))
+        return "  " + f"{KEEP}· ".join(keep(field) for field in fields)
 
     def beat(self) -> None:
         """Without a terminal, print the heartbeat line when no line was printed for `heartbeat_s`."""
