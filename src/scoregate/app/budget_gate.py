@@ -97,7 +97,7 @@ def refuse_below_check_floor(
         calls[group.model] = calls.get(group.model, 0) + group.calls
     check_ms = {r.model_name: r.duration_ms for r in checks if r.model_name and r.duration_ms and r.error is None}
     floor = check_floor_s(calls, check_ms, planned.concurrency)
-    if minutes is None or floor is None:
+    if minutes is None or not floor:  # no check to go on, or every planned call answered from the cache
         return
     slowest = duration_text(max(check_ms[m] for m in calls) / 1000)
     said = (
