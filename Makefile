@@ -34,7 +34,7 @@ $(VENV)/.local-model: $(VENV)/.installed
 
 experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local model and mirror it to MLflow
 	$(BIN)/scoregate validate
-	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
+	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve --no-shared-hint; fi  # the run says it
 	@echo "$(BIN)/scoregate run $(EXPERIMENT)$${SCOREGATE_MODEL:+ --model $$SCOREGATE_MODEL}$(if $(ARGS), $(ARGS))"
 	@$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
 
@@ -102,7 +102,7 @@ REPORTS := .scoregate/reports
 
 nightly: setup  ## smoke set through the candidate prompts; exit 3 when a gate does not pass
 	$(BIN)/scoregate validate
-	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
+	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve --no-shared-hint; fi  # the run says it
 	@$(BIN)/scoregate run $(NIGHTLY_EXPERIMENT) --fail-on-gates $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS) \
 		|| { code=$$?; if [ $$code -eq 3 ]; then echo "nightly: gates did not pass (scoregate exit 3)" >&2; fi; \
 		     exit $$code; }
@@ -112,7 +112,7 @@ weekly: setup  ## catchup and howto: Langfuse production vs candidate prompt, th
 		echo "make weekly runs the prompt versions Langfuse labels production and candidate:" \
 			"set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST" >&2; exit 2; fi
 	$(BIN)/scoregate validate
-	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve; fi
+	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve --no-shared-hint; fi  # the run says it
 	@set -eo pipefail; mkdir -p $(REPORTS); stamp=$$(date -u +%Y%m%d); \
 	for exp in $(WEEKLY_EXPERIMENTS); do \
 		for label in production candidate; do \

@@ -192,6 +192,11 @@ class ScriptedOpenAI:
         """Stop the server."""
         self.down()
 
+    def clear_faults(self) -> None:
+        """Forget every fault and delay still queued, on every path."""
+        with self._lock:
+            self._faults.clear()
+
     def clear_requests(self) -> None:
         """Forget the requests recorded so far."""
         with self._lock:

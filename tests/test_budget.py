@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,9 @@ def test_settings_budget_is_the_default_and_the_option_wins(
 def test_time_budget_without_past_runs_starts_then_stops_interrupted_and_resumes(
     priced: Path, scripted_server: ScriptedOpenAI, runs: Runs
 ) -> None:
-    scripted_server.latency_s = 0.25  # each item: four calls in a row, about a second; the run: about 3 s
+    # each item: four calls in a row, about a second; the run: about 3 s. The models' check answers at once, so
+    # the floor it sets (24 calls at least as long as it) stays under the budget and the run starts.
+    scripted_server.delay_next(0.25, times=1000)
     stopped = run_cli(priced, *RUN, "--budget-minutes", "0.02")
     assert stopped.code == 1, stopped.output
     assert "the wall time cannot be forecast without past runs" in stopped.output
@@ -67,7 +70,7 @@ def test_time_budget_without_past_runs_starts_then_stops_interrupted_and_resumes
     assert manifest["status"] == "interrupted" and manifest["stopped_because"].startswith("budget: took")
     kept = {r["item_id"] for r in runs.results(run_id)}
     assert 0 < len(kept) < 6
-    scripted_server.latency_s = 0.0
+    scripted_server.clear_faults()
     resumed = run_cli(priced, "run", "--resume", run_id, "--no-mlflow", "--no-report")
     assert resumed.code == 0, resumed.output
     assert runs.manifest(run_id)["status"] == "finished"
@@ -121,3 +124,43 @@ def test_a_zero_budget_in_scoregate_yaml_is_a_clear_error(
     assert refused.code != 0
     assert "settings.budget.minutes" in refused.output and "greater than 0" in refused.output
     assert scripted_server.requests == [] and runs.ids() == []
+
+
+def test_a_time_budget_under_a_minute_is_refused_in_seconds_not_zero_minutes(
+    priced: Path, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    scripted_server.latency_s = 0.25  # the past: each item's four calls take about a second
+    assert run_cli(priced, *RUN, "--no-cache").code == 0
+    scripted_server.clear_requests()
+
+    refused = run_cli(priced, *RUN, "--no-cache", "--budget-minutes", "0.01")
+
+    assert refused.code == 1, refused.output
+    assert re.search(
+        r"wall time \d+\.\d s expected, up to \d+\.\d s \(95% interval\) > budget 0\.01 min \(0\.6 s\)", refused.output
+    ), refused.output
+    assert "0.0 min" not in refused.output
+    assert scripted_server.requests == []
+
+
+def test_a_first_run_with_a_time_budget_hears_the_floor_the_model_check_sets(
+    priced: Path, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    from scripted_openai import PREFLIGHT
+
+    scripted_server.delay_next(1.0, path=PREFLIGHT)  # the one-token check takes a second: no call takes less
+    refused = run_cli(priced, *RUN, "--budget-minutes", "0.05")
+    assert refused.code == 1, refused.output
+    assert "the wall time cannot be forecast without past runs" in refused.output
+    floor = re.search(
+        r"wall time (\d+\.\d) s or more \(rough: 24 calls, each about as long as the model check's one-token reply "
+        r"\(\d+\.\d s\) or longer, 2 in parallel\)",
+        refused.output,
+    )
+    assert floor and 24 * 1.0 / 2 <= float(floor.group(1)) <= 24 * 3.0 / 2, refused.output
+    assert "not started" in refused.output and "> budget 0.05 min (3.0 s)" in refused.output
+    assert runs.ids() == [] and len(scripted_server.requests) == 1  # the check alone
+
+    started = run_cli(priced, *RUN, "--budget-minutes", "5")
+    assert started.code == 0, started.output
+    assert "(rough: 24 calls, each about as long as the model check's one-token reply" in started.output

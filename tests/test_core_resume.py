@@ -35,12 +35,14 @@ def stored_ids(runs: Runs, run_id: str) -> list[str]:
     return [r["item_id"] for r in runs.results(run_id)]
 
 
-def wait_for_stored_items(process: subprocess.Popen[str], runs: Runs, at_least: int) -> str:
-    """Wait until the running process has stored `at_least` items; return its run id."""
+def wait_for_stored_items(
+    process: subprocess.Popen[str], runs: Runs, at_least: int, *, besides: tuple[str, ...] = ()
+) -> str:
+    """Wait until the running process has stored `at_least` items; return its run id (not one of `besides`)."""
     deadline = time.monotonic() + STARTUP_LIMIT_S
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        for run_id in runs.ids():
+        for run_id in (i for i in runs.ids() if i not in besides):
             path = runs.root / run_id / "results.jsonl"
             if path.is_file() and path.read_bytes().count(b"\n") >= at_least:
                 return run_id
@@ -161,3 +163,29 @@ def test_a_stored_result_reads_back_exactly_as_written() -> None:
     )  # fmt: skip
     assert result.to_json_dict() == asdict(result)
     assert ItemResult.from_json_dict(result.to_json_dict()) == result
+
+
+def test_a_resume_keeps_no_cache_as_the_run_recorded_it(
+    start_scoregate: Start,
+    scoregate: Callable[..., CliResult],
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    runs: Runs,
+) -> None:
+    assert scoregate("run", "counters", "--no-mlflow").code == 0  # every item's reply is in the cache now
+    scripted_server.latency_s = 0.4
+    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
+    run_id = wait_for_stored_items(process, runs, at_least=1, besides=(runs.latest(),))
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    kept = stored_ids(runs, run_id)
+    scripted_server.latency_s = 0.0
+    scripted_server.clear_requests()
+
+    result = scoregate("run", "--resume", run_id, "--no-mlflow")  # the printed resume command: no --no-cache
+
+    assert result.code == 0, result.output
+    assert runs.manifest(run_id)["options"]["cache"] is False
+    resumed = [r for r in runs.results(run_id) if r["item_id"] not in kept]
+    assert resumed and not any(call["cached"] for r in resumed for call in r["calls"])
+    assert len(scripted_server.task_requests()) == len(resumed)

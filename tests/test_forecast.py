@@ -127,3 +127,48 @@ def test_without_past_runs_each_stage_of_a_shipped_pipeline_is_forecast(tmp_path
     stages = {(g["stage"], g["prompt"]): g["calls"] for g in data["groups"]}
     assert stages == {("facts", "facts-extract"): items, ("summary", "summary-from-facts"): items}
     assert data["calls"] == 2 * items and not (tmp_path / "runs").exists()
+
+
+def test_an_interrupted_run_is_read_as_a_past_run(priced: Path, scripted_server: ScriptedOpenAI) -> None:
+    scripted_server.delay_next(0.25, times=1000)  # items' calls only: the check is quick, the budget stops the run
+    stopped = run_cli(priced, "run", "smoke", "--no-mlflow", "--no-report", "--no-cache", "--budget-minutes", "0.02")
+    assert stopped.code == 1, stopped.output
+    (run_id,) = [p.name for p in (priced / "runs").iterdir() if p.is_dir()]
+    assert json.loads((priced / "runs" / run_id / "manifest.json").read_text())["status"] == "interrupted"
+    scripted_server.clear_requests()
+
+    data = json.loads(run_cli(priced, "run", "smoke", "--dry-run", "--json").out)
+
+    assert data["past_runs"] == [run_id] and data["basis"] == "telemetry"
+    assert data["wall_s"] is not None and data["wall_s"]["expected"] > 0
+    assert data["calls"] == ITEMS * CALLS_PER_ITEM
+    assert scripted_server.requests == []
+
+
+def test_a_first_run_of_an_experiment_gets_a_rough_wall_time_from_its_models_other_runs(
+    priced: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    scripted_server.latency_s = 0.2
+    other = run_cli(priced, "run", "counters", "--no-mlflow", "--no-report", "--no-cache", "--json")
+    assert other.code == 0, other.output
+    counters_run = json.loads(other.out)["run_id"]
+    scripted_server.clear_requests()
+
+    data = json.loads(run_cli(priced, "run", "smoke", "--dry-run", "--json").out)
+    shown = run_cli(priced, "run", "smoke", "--dry-run")
+
+    assert data["past_runs"] == [] and data["basis"] == "prompt lengths and max_tokens"  # no past run of smoke
+    wall = data["wall_s"]
+    assert wall is not None and 0 < wall["low"] <= wall["expected"] <= wall["high"]
+    # 24 calls of about 0.2 s each (the counters run's task calls), as many in parallel as that run reached
+    assert 24 * 0.2 / 4 <= wall["expected"] <= 24 * 0.6
+    assert data["wall_basis"] == f"rough: the call times of scripted in 1 run of other experiments ({counters_run})"
+    assert "wall time: " in shown.output and "rough: the call times of scripted in 1 run of other" in shown.output
+    assert scripted_server.requests == []  # the dry runs called no model
+
+
+def test_with_no_call_of_its_model_measured_the_wall_time_says_how_to_measure_one(priced: Path) -> None:
+    shown = run_cli(priced, "run", "smoke", "--dry-run")
+
+    assert "wall time: unknown without past runs: no call of scripted measured yet" in shown.output
+    assert "`scoregate run smoke --limit 1` measures it" in shown.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -167,3 +168,66 @@ def test_runs_watch_follows_a_resume_that_is_still_starting_instead_of_calling_i
         watcher.stdout.splitlines()[-1]
         == f"run {run_id} finished: {len(DATASET_IDS)}/{len(DATASET_IDS)} items, 0 failed"
     )
+
+
+def run_in_a_terminal(args: list[str], *, columns: int, until: bytes, then: bytes, limit_s: float = 60.0) -> str:
+    """Run the real executable on a pseudo-terminal `columns` wide (its controlling terminal, so a typed Ctrl-C
+    is echoed as `^C` and signals it as a person's would); type `then` once `until` was printed; return all it
+    wrote."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+
+    pid, master = pty.fork()
+    if pid == 0:  # the child: size its terminal, then become scoregate
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+        for name in ("COLUMNS", "LINES"):
+            os.environ.pop(name, None)
+        os.execv(str(SCOREGATE_BIN), [str(SCOREGATE_BIN), *args])
+    out, typed = b"", False
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal: it exited
+                break
+            if not chunk:
+                break
+            out += chunk
+        if not typed and until in out:
+            os.write(master, then)
+            typed = True
+    os.waitpid(pid, 0)
+    os.close(master)
+    assert typed, out
+    return out.decode("utf-8", errors="replace")
+
+
+def test_ctrl_c_on_a_terminal_leaves_one_bar_with_its_eta_in_the_log_lines_clock(
+    scripted_server: ScriptedOpenAI, project_dir: Path, runs: Runs
+) -> None:
+    from tiny_terminal import screen
+
+    scripted_server.latency_s = 0.5
+    args = ["run", "counters", "--no-mlflow", "--no-cache", "-C", str(project_dir)]
+
+    def slow_down_after_two() -> None:  # the rest take longer than the test: Ctrl-C meets items in flight
+        while len(scripted_server.task_requests()) < 2:
+            time.sleep(0.02)
+        scripted_server.latency_s = 60
+
+    import threading
+
+    threading.Thread(target=slow_down_after_two, daemon=True).start()
+    written = run_in_a_terminal(args, columns=80, until=b"2/6", then=b"\x03")
+
+    lines = screen(written, 80)
+    bars = [line for line in lines if line.startswith("running ")]
+    assert len(bars) == 1, "\n".join(lines)
+    assert re.search(r" 2/6 .* elapsed \d+\.\d s · ETA \d+\.\d s 0 failed", bars[0]), bars[0]
+    assert any("interrupted;" in line for line in lines)

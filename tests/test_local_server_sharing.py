@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -150,3 +151,39 @@ def test_a_run_refused_by_a_busy_shared_server_names_the_project_that_started_it
     assert "the server is up but busy" in result.output
     assert f"It was started by the project in {other}: for a server of this project's own" in result.output
     assert runs.ids() == []
+
+
+def test_make_experiment_says_the_server_is_shared_once(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    edit_yaml: Edit,
+    other_projects_server: tuple[Path, subprocess.Popen[bytes]],
+) -> None:
+    other, _ = other_projects_server
+    edit_yaml(project_dir / "scoregate.yaml", use_local_model_on(scripted_server.port))
+    recipe = _make_experiment_commands()
+    serve = next(re.search(r"scoregate model serve([^;]*)", line) for line in recipe if " model serve" in line)
+    assert serve is not None, recipe
+    serve_args = serve.group(1).split()
+
+    served = scoregate("model", "serve", *serve_args)
+    ran = scoregate("run", "counters", "--limit", "1", "--no-mlflow")
+
+    said = served.output + " " + ran.output
+    assert served.code == 0 and ran.code == 0, said
+    assert f"started by the project in {other}" in served.output  # whose server it is, in one line
+    assert said.count("for a server of this project's own") == 1, said
+    assert "it is using" in ran.output  # the run's notice, with how busy the server is now, is the one kept
+
+
+def _make_experiment_commands() -> list[str]:
+    """The commands `make experiment` runs once set up (the Makefile's recipe, as make prints it)."""
+    from conftest import REPO
+
+    planned = subprocess.run(
+        ["make", "--dry-run", "--no-print-directory", "-o", "setup", "experiment", "BIN=.venv/bin"],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=True,
+        env={k: v for k, v in os.environ.items() if k not in {"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"}},
+    ).stdout  # fmt: skip
+    return planned.splitlines()

@@ -287,3 +287,22 @@ def test_a_merged_run_is_read_like_any_other_by_compare_rank_report_and_promote(
     assert shown.code == 0, shown.output
     assert RUN in shown.out or reference_id in shown.out  # the newest run of the version is the evidence
     assert f"dry run: every gate passed for {prompt}@{version} in counters" in " ".join(shown.output.split())
+
+
+def test_the_merge_prints_its_scores_with_directions_and_each_fact_once(
+    scoregate: Callable[..., CliResult], project_dir: Path, mlflow_store: str
+) -> None:
+    _shards(scoregate, 3, 1)
+    merged = scoregate("merge", RUN)
+    assert merged.code == ExitCode.UNDECIDED, merged.output
+
+    lost = _json(project_dir / "runs" / RUN / "summary.json")["incomplete"]["missing_items"]
+    assert lost and all(merged.output.count(item) == 1 for item in lost), merged.out  # said once, not per gate
+    assert merged.output.count("(shards 1-of-3 missing)") == 1, merged.out
+    gates = _json(project_dir / "runs" / RUN / "summary.json")["gates"]
+    assert merged.output.count("items missing, named below (measured: ") == len(gates) > 1
+    assert "↑" in merged.out and "↑ higher is better, ↓ lower is better, · no direction" in merged.output
+    _shards(scoregate, 3, 0, 2)
+    complete = scoregate("merge", RUN)
+    assert complete.code == 0, complete.output
+    assert complete.output.count("mlflow: run ") == 1, complete.out

@@ -86,15 +86,29 @@ def test_a_resumed_run_prints_a_line_per_tenth_not_one_per_item() -> None:
     assert dones == [60, 70, 80, 90, 100]
 
 
-def test_the_terminal_bar_shows_elapsed_and_remaining_time() -> None:
+def test_the_terminal_bar_shows_elapsed_and_the_eta_as_the_log_line_does() -> None:
     out = io.StringIO()
     console = Console(file=out, width=120, force_terminal=True, color_system=None)
-    progress = RunProgress(6, console=console)
+    clock = FakeClock()
+    progress = RunProgress(6, console=console, clock=clock)
+    clock.now += 271
     progress.advance(failed=False)
 
     console.print(progress._bar.get_renderable())
     text = out.getvalue()
-    assert re.search(r"1/6 .*items/s elapsed \d:\d\d:\d\d ETA (-:--:--|\d:\d\d:\d\d) 0 failed", text), text
+    assert re.search(r"1/6 .*s/item elapsed 4m31s · ETA 22m35s 0 failed", text), text  # not 0:04:31, not -:--:--
+    assert "elapsed 4m31s · ETA 22m35s" in progress.line()
+
+
+def test_the_terminal_bar_leaves_room_for_the_ctrl_c_echo() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    progress = RunProgress(6, console=console)
+    progress.advance(failed=False)
+
+    console.print(progress._bar.get_renderable())
+    (line,) = out.getvalue().splitlines()
+    assert cell_len(line) <= 78  # `^C` fits after it: no wrap, no second bar left behind
 
 
 def test_a_run_slower_than_an_item_a_second_reads_in_seconds_per_item() -> None:
@@ -106,3 +120,12 @@ def test_a_run_slower_than_an_item_a_second_reads_in_seconds_per_item() -> None:
     progress.advance(failed=False)
 
     assert out.getvalue().splitlines() == ["  1/10 items · 2m05s/item · 0 failed · elapsed 2m05s · ETA 18m45s"]
+
+
+def test_forecast_and_budget_durations_keep_small_figures_and_carry_the_minute() -> None:
+    from scoregate.engine.progress import duration_text
+
+    assert duration_text(0.012) == "0.012 s"  # never `0.0 s` (or `0.0 min`)
+    assert duration_text(2.6) == "2.6 s"
+    assert duration_text(179.6) == "3m00s"  # not `2m60s`
+    assert duration_text(3720) == "1h02m"

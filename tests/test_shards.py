@@ -121,7 +121,8 @@ def test_a_rerun_of_a_finished_shard_calls_no_model_and_a_killed_one_resumes_its
     scripted_server.clear_requests()
     again = scoregate("run", "counters", "--shard", "1/2", "--no-mlflow", "--no-cache")
     assert again.code == 0, again.output
-    assert scripted_server.task_requests() == []
+    assert scripted_server.requests == []  # not even the one-token model check
+    assert "already finished; no model was called" in again.output and "scoregate merge" in again.output
     assert _item_ids(directory) == done
     lines = (directory / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     (directory / "results.jsonl").write_text(lines[0] + lines[1][:20], encoding="utf-8")  # killed mid-write

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from scoregate.app.track_listing import track_commands
     from scoregate.catalog.directions import direction_arrow
     from scoregate.catalog.project import find_root
+    from scoregate.engine.progress import duration_text
     from scoregate.engine.watch import ending_line, follow, progress_line, run_to_watch
     from scoregate.integrations.langfuse.annotation import pull_scores, queue_run
     from scoregate.integrations.langfuse.check import check_connection
@@ -134,6 +135,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.analysis.verdicts": ("VERDICT_RULE", "WILCOXON_VARIANT"),
     "scoregate.catalog.directions": ("direction_arrow",),
     "scoregate.catalog.project": ("find_root",),
+    "scoregate.engine.progress": ("duration_text",),
     "scoregate.engine.watch": ("ending_line", "follow", "progress_line", "run_to_watch"),
     "scoregate.integrations.langfuse.annotation": ("pull_scores", "queue_run"),
     "scoregate.integrations.langfuse.check": ("check_connection",),
@@ -198,6 +200,7 @@ __all__ = [
     "compare_stored_runs",
     "diff_stored_runs",
     "direction_arrow",
+    "duration_text",
     "ending_line",
     "experiment_rows",
     "find_root",

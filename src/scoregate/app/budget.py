@@ -51,7 +51,15 @@ def _money(value: float) -> str:
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.1f} s"
+    """`0.012 s`, `2.6 s` under a minute (never `0.0 min`), then `3m05s`, `1h02m`: the progress lines' clock."""
+    from scoregate.engine.progress import duration_text
+
+    return duration_text(seconds)
+
+
+def duration_and_minutes(minutes: float) -> str:
+    """A time budget as given (`2 min`), with its seconds when under a minute (`0.03 min (1.8 s)`)."""
+    return f"{minutes:g} min" if minutes >= 1 else f"{minutes:g} min ({_duration(minutes * 60)})"
 
 
 def check_forecast(planned: RunForecast, budget: Budget, experiment: str) -> list[str]:
@@ -72,19 +80,19 @@ def check_forecast(planned: RunForecast, budget: Budget, experiment: str) -> lis
     if budget.minutes is not None:
         if fc.wall_s is None:
             notes.append(
-                f"budget {budget.minutes:g} min: the wall time cannot be forecast without past runs; "
+                f"budget {duration_and_minutes(budget.minutes)}: the wall time cannot be forecast without past runs; "
                 "the run stops when it reaches the budget"
             )
         elif fc.wall_s.high > budget.minutes * 60:
             over.append(
-                f"wall time {fc.wall_s.expected / 60:.1f} min expected, up to {fc.wall_s.high / 60:.1f} min "
-                f"({level} interval) > budget {budget.minutes:g} min"
+                f"wall time {_duration(fc.wall_s.expected)} expected, up to {_duration(fc.wall_s.high)} "
+                f"({level} interval) > budget {duration_and_minutes(budget.minutes)}"
             )
     if over:
         raise BudgetRefused(
             f"not started: the forecast of {planned.items} item run(s), {planned.calls} calls, exceeds the budget: "
             + "; ".join(over)
-            + f" (forecast from {fc.basis})",
+            + f" (forecast from {fc.basis}{f'; wall time {planned.wall_basis}' if planned.wall_basis else ''})",
             hint=f"raise the budget (--budget-usd / --budget-minutes or settings.budget), run fewer items "
             f"(--limit), or see the forecast of a whole new run with `scoregate run {experiment} --dry-run`",
         )
@@ -130,4 +138,5 @@ class BudgetWatch:
 
     def out_of_time(self) -> str:
         """Why the time budget stopped the run."""
-        return f"took {_duration(self.elapsed_s)} of the budget {self.budget.minutes:g} min"
+        minutes = self.budget.minutes or 0.0
+        return f"took {_duration(self.elapsed_s)} of the budget {duration_and_minutes(minutes)}"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from scoregate.app.forecast import RunForecast
+    from scoregate.store.records import CallRecord
 
 
 def _done_ids(resumed: RunStore | None, options: RunOptions) -> set[str]:
@@ -68,11 +69,46 @@ def forecast_experiment(root: Path, experiment: str, options: RunOptions) -> Run
 
 def refuse_over_budget(
     project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None, console: Console
-) -> None:
-    """With a budget (options or scoregate.yaml), raise BudgetRefused when the forecast's upper end exceeds it."""
+) -> RunForecast | None:
+    """With a budget (options or scoregate.yaml), raise BudgetRefused when the forecast's upper end exceeds it;
+    return the forecast when its time budget could not be checked (no wall time: see `refuse_below_check_floor`)."""
     budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
     if not budget.any:
-        return
+        return None
     planned = forecast_plan(project, plan, options, resumed)
     for note in check_forecast(planned, budget, plan.name):
         print_wrapped(console, note, style="yellow")
+    return planned if budget.minutes is not None and planned.forecast.wall_s is None else None
+
+
+def refuse_below_check_floor(
+    project: Project, planned: RunForecast, options: RunOptions, checks: list[CallRecord], console: Console
+) -> None:
+    """A time budget the forecast could not check: the models' one-token check just measured how long the least
+    reply takes. Say the wall time that sets (rough: each call about that long or longer), and raise BudgetRefused
+    when even that exceeds the budget."""
+    from scoregate.app.budget import BudgetRefused, duration_and_minutes
+    from scoregate.app.forecast_rough import check_floor_s
+    from scoregate.engine.progress import duration_text
+
+    minutes = budget_of(project.config.settings, options.budget_usd, options.budget_minutes).minutes
+    calls: dict[str, int] = {}
+    for group in planned.forecast.groups:
+        calls[group.model] = calls.get(group.model, 0) + group.calls
+    check_ms = {r.model_name: r.duration_ms for r in checks if r.model_name and r.duration_ms and r.error is None}
+    floor = check_floor_s(calls, check_ms, planned.concurrency)
+    if minutes is None or not floor:  # no check to go on, or every planned call answered from the cache
+        return
+    slowest = duration_text(max(check_ms[m] for m in calls) / 1000)
+    said = (
+        f"wall time {duration_text(floor)} or more (rough: {sum(calls.values())} calls, each about as long as the "
+        f"model check's one-token reply ({slowest}) or longer, {planned.concurrency} in parallel)"
+    )
+    if floor > minutes * 60:
+        raise BudgetRefused(
+            f"not started: {said} > budget {duration_and_minutes(minutes)}",
+            hint=f"raise the budget (--budget-minutes or settings.budget.minutes), or run fewer items (--limit); "
+            f"the forecast of a later run reads this experiment's past runs: `scoregate run {planned.experiment} "
+            "--dry-run`",
+        )
+    print_wrapped(console, said, style="yellow")

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app.receipts import build_receipts, local_prompt_version, resume_conflicts
+from scoregate.app.receipts import build_receipts, local_prompt_version
+from scoregate.app.resumption import check_resumable, finish_mirror, forget_mirrored, nothing_to_resume, resumed_options
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
@@ -23,7 +24,7 @@ from scoregate.errors import ScoregateError
 from scoregate.providers.base import ProviderContext
 from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
-from scoregate.store.run_store import RunStore, new_run_id
+from scoregate.store.run_store import RunStore, new_run_id, run_directory
 from scoregate.support.redaction import redact, register_secret_env
 from scoregate.support.suggest import unknown_name
 from scoregate.support.terminal_text import print_wrapped
@@ -32,7 +33,7 @@ from scoregate.tracks.project import load_project
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.store.record import Manifest, Receipts
+    from scoregate.store.record import Receipts
 
 __all__ = ["RunOptions", "RunOutcome", "run_experiment", "run_models", "runs_dir"]
 
@@ -67,7 +68,7 @@ def _open_or_create(
             from scoregate.app.shards import create_shard_store
 
             return create_shard_store(project, options, manifest)
-        run_id = new_run_id(plan.name)
+        run_id = options.run_id or new_run_id(plan.name)
         manifest = {**manifest, "run_id": run_id}
         return RunStore.create(runs_dir(project), run_id, manifest)
     store = resumed
@@ -86,77 +87,10 @@ def _open_or_create(
         from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
-        _forget_mirrored(project, store, {repeat_key(item_id, repeat) for item_id, repeat in retried})
+        forget_mirrored(project, store, {repeat_key(item_id, repeat) for item_id, repeat in retried})
         changes["revision"] = (stored.revision or 0) + 1
     store.update_manifest(**changes, pid=os.getpid())
     return store
-
-
-def _forget_mirrored(project: Project, store: RunStore, item_ids: set[str]) -> None:
-    """Tell every sink these items' records are about to change, so its next mirror sends the newer ones. A sink
-    that cannot forget stops the resume before an item runs: its mirror would keep the old records silently."""
-    if not item_ids:
-        return
-    from scoregate.sinks.contract import SinkContext
-    from scoregate.sinks.mirror_all import Forget, mirror_all
-
-    forgot = mirror_all(Forget(store, frozenset(item_ids)), SinkContext(project.root, loaded=project))
-    for name, trouble in forgot.troubles().items():
-        raise ScoregateError(
-            f"run {store.run_id}: the {name} mirror cannot mark the retried items to be sent again: {trouble}",
-            hint=f"fix the cause, then resume again: `scoregate run --resume {store.run_id} --retry-errors`",
-        )
-
-
-def _check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
-    from scoregate.store.record import Receipts
-
-    conflicts = resume_conflicts(store.manifest_record.receipts, Receipts.model_validate(receipts))
-    if conflicts:
-        raise ScoregateError(
-            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
-            hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
-        )
-
-
-def _finish_mirror(store: RunStore, project: Project, options: RunOptions, reason: str) -> RunOutcome:
-    """A finished run has nothing to run; complete its MLflow mirror if a kill cut it short, else do nothing."""
-    outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
-    if not options.mirror_mlflow or "mlflow_run_id" in store.links:
-        return outcome
-    from scoregate.sinks.contract import SinkContext
-    from scoregate.sinks.mirror_all import Mirror, mirror_all
-
-    context = SinkContext(project.root, loaded=project)  # the caller holds the run's lock
-    mirrored = mirror_all(Mirror(store), context, only="mlflow")  # a failure is reported; `mlflow-sync` redoes it
-    outcome.mirrors.update(mirrored.links())
-    outcome.mirror_errors.update(mirrored.troubles())
-    done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
-    outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
-    return outcome
-
-
-def _nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
-    """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
-    if options.quarantine:
-        return None
-    summary = store.summary_record
-    if store.manifest_record.status != "finished" or summary is None:
-        return None
-    if store.needs_repair() or len(store.done_ids()) < int(summary.run_metrics.get("items") or 0):
-        return None  # damaged after it finished: resuming redoes what was lost
-    run_id = store.run_id
-    if not options.retry_errors:
-        return (
-            f"run {run_id} already finished; nothing to resume. To mirror it again: "
-            f"`scoregate mlflow-sync {run_id}` (or `scoregate langfuse-sync {run_id}`); "
-            f"to redo its failed items: `scoregate run --resume {run_id} --retry-errors`"
-        )
-    from scoregate.store.repeats import failed_records
-
-    if not failed_records(store):
-        return f"run {run_id} already finished and no item failed; nothing to retry"
-    return None
 
 
 def run_experiment(root: Path, experiment: str, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
@@ -177,14 +111,23 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         options, resumed = prepare_shard(project, experiment, options)
     elif options.resume is not None:
         resumed = RunStore.open(runs_dir(project), options.resume)
+    elif options.run_id is not None:
+        _check_new_run_id(project, options.run_id)
     if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
-        if resumed is not None:
-            if (reason := _nothing_to_resume(resumed, options)) is not None:
-                return _finish_mirror(resumed, project, options, reason)
-            experiment, options = _resumed(resumed.manifest_record, options)
+        if resumed is not None and options.shard is not None:
+            from scoregate.app.shards import finish_shard, finished_shard_note
+
+            if (reason := finished_shard_note(resumed, project, options)) is not None:  # its Langfuse items again
+                outcome = finish_shard(resumed, project, options)
+                outcome.nothing_to_do = reason
+                return outcome
+        elif resumed is not None:
+            if (reason := nothing_to_resume(resumed, options)) is not None:
+                return finish_mirror(resumed, project, options, reason)
+            experiment, options = resumed_options(resumed.manifest_record, options)
         outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console)
     finally:
         if lock is not None:
@@ -194,6 +137,16 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
 
         canary_on_change(project, outcome.store, console)
     return outcome
+
+
+def _check_new_run_id(project: Project, run_id: str) -> None:
+    """Refuse `--run-id` when it is not one file name or names a stored run (resuming that is `--resume`)."""
+    directory = run_directory(runs_dir(project), run_id)
+    if directory.exists():
+        raise ScoregateError(
+            f"run {run_id} already exists in {directory}; --run-id names a new run",
+            hint=f"resume it with `scoregate run --resume {run_id}`, or give another --run-id",
+        )
 
 
 def _stop_early_starts_one_run(options: RunOptions) -> None:
@@ -234,7 +187,7 @@ def _plan_check_and_run(
     from scoregate.app.budget_gate import refuse_over_budget
 
     console = console or Console(stderr=True)
-    refuse_over_budget(project, plan, options, resumed, console)  # before any request, the models' check included
+    unchecked = refuse_over_budget(project, plan, options, resumed, console)  # before any request, the check's too
 
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.calls.cache import ResponseCache
@@ -252,7 +205,7 @@ def _plan_check_and_run(
         print_wrapped(console, _prompt_source_line(prompt_versions, options))
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
-            _check_resumable(resumed, options, receipts)  # a refused resume spends no request either
+            check_resumable(resumed, options, receipts)  # a refused resume spends no request either
         names = models_used(plan)
         check = BackgroundPreflight(
             project.config.models,
@@ -266,7 +219,11 @@ def _plan_check_and_run(
         _say_what_providers_note(names, caller, console)
         from scoregate.app.run_execution import execute_run
 
-        check.wait()
+        check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(console, waited, what))
+        if unchecked is not None:  # a time budget no past run could check: the check's reply sets a floor
+            from scoregate.app.budget_gate import refuse_below_check_floor
+
+            refuse_below_check_floor(project, unchecked, options, check.records, console)
         store = _open_or_create(project, plan, options, receipts, resumed, check.records)
     except BaseException:
         if cache is not None:
@@ -278,6 +235,14 @@ def _plan_check_and_run(
         return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
 
 
+def _say_check_waits(console: Console, waited: float, what: str) -> None:
+    """The heartbeat of the models' check: which model it waits on, and for how long."""
+    from scoregate.engine.progress import clock_text
+
+    said = f"model check: waiting on {what} for {clock_text(waited)} (a one-token reply; a busy server answers late)"
+    print_wrapped(console, said, first="  ", indent="    ")
+
+
 def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Console) -> None:
     """Print what the run's providers say at its start (the local model: whose shared server it queues on)."""
     providers = {caller.provider(name).endpoint: caller.provider(name) for name in names}
@@ -285,19 +250,6 @@ def _say_what_providers_note(names: list[str], caller: ModelCaller, console: Con
         note = provider.start_note()
         if note is not None:
             print_wrapped(console, note, style="yellow")
-
-
-def _resumed(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:
-    """The experiment and options of the run being resumed (a new --concurrency is kept)."""
-    receipts, saved = manifest.receipts, manifest.options
-    return str(receipts.experiment), replace(
-        options,
-        limit=saved.limit,
-        concurrency=options.concurrency or saved.concurrency,
-        repeat=saved.repeat,
-        model=str(receipts.model.name if receipts.model else None),
-        judge_model=receipts.judge_model.name if receipts.judge_model else None,
-    )
 
 
 def _receipts(
@@ -321,6 +273,8 @@ def run_models(
     """Run one experiment once per model, on the same items, one after another; return the outcomes in order."""
     if options.resume is not None or options.retry_errors:
         raise ScoregateError("--models starts new runs; resume each run by its id instead")
+    if options.run_id is not None:
+        raise ScoregateError("--models starts one run per model, each with its own id; drop --run-id")
     known = load_project(root).config.models
     unknown = [name for name in models if name not in known]
     if unknown:

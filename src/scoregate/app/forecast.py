@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -49,7 +50,8 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _read_metrics(path: Path) -> dict[str, Any] | None:
+def read_metrics(path: Path) -> dict[str, Any] | None:
+    """A run's metrics.json with its rows; None when it cannot be read (it is then no evidence)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -57,7 +59,8 @@ def _read_metrics(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None
 
 
-def _spans(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
+def call_spans(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """The (start, end) seconds of each telemetry row that has a time and a duration."""
     spans = []
     for row in rows:
         duration = _number(row.get("duration_ms"))
@@ -70,14 +73,47 @@ def _spans(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
     return spans
 
 
+def _interrupted_calls(directory: Path, experiment: str, model: str) -> dict[str, Any] | None:
+    """The telemetry of an interrupted run of `experiment` on `model`, which wrote no metrics.json (a run writes it
+    when it finishes), as `write_telemetry` would write it; None for any other run or a damaged one."""
+    from scoregate.errors import ScoregateError
+    from scoregate.store.run_store import RunStore
+    from scoregate.store.telemetry import telemetry_rows
+
+    if not (directory / "manifest.json").is_file():
+        return None
+    store = RunStore(directory)
+    try:
+        manifest = store.manifest_record
+        receipts = manifest.receipts
+        name = receipts.model.name if receipts.model else None
+        if manifest.status != "interrupted" or receipts.experiment != experiment or name != model:
+            return None
+        return {
+            "run_id": store.run_id,
+            "experiment": experiment,
+            "model": model,
+            "status": manifest.status,
+            "rows": list(telemetry_rows(store, manifest)),
+        }
+    except (OSError, ScoregateError):
+        return None  # a damaged past run is not evidence; the others still are
+
+
+def _past_calls(runs_dir: Path, experiment: str, model: str) -> Iterator[dict[str, Any] | None]:
+    """Each stored run's telemetry, newest run id first: its metrics.json, else an interrupted run's calls."""
+    directories = sorted((p for p in runs_dir.iterdir() if p.is_dir()), reverse=True) if runs_dir.is_dir() else []
+    for directory in directories:
+        path = directory / METRICS_JSON
+        yield read_metrics(path) if path.is_file() else _interrupted_calls(directory, experiment, model)
+
+
 def read_past(runs_dir: Path, experiment: str, model: str) -> _Past:
     """Read the per-call values of the newest finished or interrupted runs of `experiment` on `model`."""
     values: dict[GroupKey, PastCalls] = defaultdict(PastCalls)
     counts: dict[GroupKey, int] = defaultdict(int)
     items, used, parallel = 0, [], []
-    paths = sorted(runs_dir.glob(f"*/{METRICS_JSON}"), key=lambda p: p.parent.name, reverse=True)
-    for path in paths:
-        data = _read_metrics(path)
+    for data in _past_calls(runs_dir, experiment, model):
         if data is None or data.get("experiment") != experiment or data.get("model") != model:
             continue
         if data.get("status") not in ("finished", "interrupted"):
@@ -88,7 +124,7 @@ def read_past(runs_dir: Path, experiment: str, model: str) -> _Past:
         used.append(str(data.get("run_id")))
         items += len({(r.get("item_id"), r.get("repeat")) for r in rows})
         fresh = [r for r in rows if not r.get("cache_hit")]
-        parallel.append(observed_parallelism(_spans(fresh)))
+        parallel.append(observed_parallelism(call_spans(fresh)))
         for row in rows:
             key = (str(row.get("stage")), str(row.get("model_name")), _prompt_name(row.get("prompt")))
             counts[key] += 1
@@ -187,6 +223,11 @@ class RunForecast:
     cached_items: int = 0
     """Item runs whose task reply is in the response cache: their calls are counted, free and instant."""
     cached_calls: int = 0
+    wall_basis: str | None = None
+    """Where a wall time comes from when not from this experiment's past runs (`rough: ...`); None otherwise."""
+    experiment: str = ""
+    model: str = ""
+    """The run's model (its name in scoregate.yaml)."""
 
     @property
     def calls(self) -> int:
@@ -204,6 +245,7 @@ class RunForecast:
             "new_calls": self.forecast.calls,
             "cached_items": self.cached_items,
             "cached_calls": self.cached_calls,
+            "wall_basis": self.wall_basis,
         }
 
 
@@ -236,7 +278,12 @@ def forecast_run(
         resamples=settings.bootstrap_resamples,
         seed=settings.seed,
     )
-    return RunForecast(result, items, past.runs, concurrency, cached_items, cached_calls)
+    from scoregate.app.forecast_rough import rough_wall
+
+    result, wall_basis = rough_wall(runs_dir, plan.name, groups, result, settings)
+    return RunForecast(
+        result, items, past.runs, concurrency, cached_items, cached_calls, wall_basis, plan.name, plan.model_name
+    )
 
 
 def cached_items(

@@ -58,6 +58,32 @@ class MergeOutcome:
         """`pass`, `fail`, `incomplete` or `no_gates`."""
         return str(self.summary_record.verdict)
 
+    @property
+    def missing_text(self) -> str:
+        """The missing items named (the first SHOWN_MISSING, then how many more): `a, b and 3 more`."""
+        return shown_items(self.missing_items)
+
+    @property
+    def incomplete_reason(self) -> str | None:
+        """What every gate's detail starts with when items are missing (a terminal says it once), else None."""
+        planned = (self.summary_record.section("incomplete") or {}).get("planned_items")
+        if not self.missing_items or not isinstance(planned, int):
+            return None
+        return incomplete_reason(self.missing_items, self.missing_shards, planned)
+
+
+def shown_items(items: list[str]) -> str:
+    """The first SHOWN_MISSING of `items`, then how many more."""
+    more = f" and {len(items) - SHOWN_MISSING} more" if len(items) > SHOWN_MISSING else ""
+    return ", ".join(items[:SHOWN_MISSING]) + more
+
+
+def incomplete_reason(missing: list[str], missing_shards: list[str], planned: int) -> str:
+    """Why every gate of a merge with holes is INCOMPLETE: how many of the planned items are missing, and which."""
+    where = f" (shards {', '.join(missing_shards)} missing)" if missing_shards else ""
+    shown = shown_items(missing)
+    return f"{len(missing)} of {planned} planned items missing{where}: {shown}; merge again once they are there"
+
 
 def _digest(inputs: list[ShardInput]) -> str:
     """A hash of every byte the merge reads from the shards (their manifests' receipts and results)."""
@@ -132,11 +158,7 @@ def _manifest(
 
 def _incomplete(summary: dict[str, Any], missing: list[str], missing_shards: list[str], planned: int) -> dict[str, Any]:
     """Every gate INCOMPLETE, naming the missing items (and shards): a run with holes decides nothing."""
-    shown = ", ".join(missing[:SHOWN_MISSING]) + (
-        f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
-    )
-    where = f" (shards {', '.join(missing_shards)} missing)" if missing_shards else ""
-    detail = f"{len(missing)} of {planned} planned items missing{where}: {shown}; merge again once they are there"
+    detail = incomplete_reason(missing, missing_shards, planned)
     gates = [
         {**gate.to_dict(), "status": "incomplete", "detail": f"{detail} (measured: {gate.status}, {gate.detail})"}
         for gate in RunSummary.model_validate(summary).gates

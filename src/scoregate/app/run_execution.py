@@ -297,7 +297,10 @@ async def _execute(
         )
         budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
         watch = BudgetWatch(budget)
-        with RunProgress(total, already_done=already, console=console) as progress, live:
+        progress = RunProgress(
+            total, already_done=already, console=console, heartbeat_s=options.heartbeat_s, activity=caller.activity
+        )
+        with progress, live:
             progress.listeners.append(live.observe)
             if budget.any:
                 progress.listeners.append(watch.observe)  # after the live files saw the item

@@ -50,7 +50,8 @@ class RunOptions:
     shard: Shard | None = None
     """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.shards`)."""
     run_id: str | None = None
-    """A sharded run's id (every shard the same); None: derived from the plan, dataset and `group`."""
+    """The new run's id (refused when it exists); None: `<experiment>-<time>-<4 hex>`. A sharded run's id is every
+    shard's; None there: derived from the plan, dataset and `group`."""
     group: str | None = None
     stop_early: bool = False
     """Run the items in a seeded order and stop once the gate's question is settled (see `app.stop_early`)."""
@@ -62,6 +63,8 @@ class RunOptions:
     """Stop-early cost cap (USD): stop, inconclusive, once the run has spent this much."""
     stop_batch: int | None = None
     """Items between two looks of a stop-early run (default `app.stop_early.DEFAULT_BATCH`)."""
+    heartbeat_s: float = 30.0
+    """Without a terminal, the most seconds between two lines while the run waits (the models' check, an item)."""
 
     @property
     def skipped_sinks(self) -> frozenset[str]:

@@ -212,6 +212,30 @@ def resume_command(store: RunStore, options: RunOptions) -> str:
     return f"scoregate run {experiment} --shard {options.shard.index}/{options.shard.count} --run-id {options.run_id}"
 
 
+def finished_shard_note(store: RunStore, project: Project, options: RunOptions) -> str | None:
+    """Why running this shard again calls no model (finished, every item of it stored whole, no failed item asked
+    for again), else None."""
+    shard, manifest = options.shard, store.manifest_record
+    if shard is None or options.quarantine or manifest.status != "finished" or store.needs_repair():
+        return None
+    dataset = project.datasets.get(manifest.receipts.dataset.name) if manifest.receipts.dataset else None
+    if dataset is None:
+        return None
+    from scoregate.store.repeats import done_by_repeat, failed_records
+
+    members = shard_members(dataset.path, manifest.options.limit, shard)
+    done = done_by_repeat(store)
+    if any(not members <= done.get(repeat, set()) for repeat in range(1, manifest.options.repeat + 1)):
+        return None  # items lost after it finished: running it again redoes them
+    if options.retry_errors and failed_records(store):
+        return None
+    nothing = "no item failed, nothing to retry" if options.retry_errors else "nothing to run"
+    return (
+        f"shard {shard.name} of run {options.run_id} already finished; no model was called ({nothing}). "
+        f"When every shard is done: `scoregate merge {options.run_id}`"
+    )
+
+
 def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunOutcome:
     """End a shard: per-call telemetry, its items' Langfuse traces; no summary, gates, report or MLflow."""
     from scoregate.store.telemetry import write_telemetry

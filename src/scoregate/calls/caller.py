@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from scoregate.calls.activity import CallActivity
 from scoregate.calls.breaker import STOP_STATUSES, CircuitBreaker
 from scoregate.calls.cache import ResponseCache, cache_key
 from scoregate.calls.errors import ModelCallFailed
@@ -41,6 +42,8 @@ class ModelCaller:
         self._providers: dict[str, Provider] = {}
         self._limits: dict[str, asyncio.Semaphore] = {}
         self.breaker = breaker or CircuitBreaker()
+        self.activity = CallActivity()
+        """Calls finished and in flight, for the run's heartbeat line."""
 
     def provider(self, name: str) -> Provider:
         """Return (building once) the provider of model `name`."""
@@ -73,6 +76,8 @@ class ModelCaller:
         if self._cache is not None and (hit := self._cache.get(key)) is not None:
             hit.text = redact(hit.text)  # an entry cached before replies were redacted
             records.append(finish(_record(purpose, provider, hit, 0)))
+            self.activity.started(name)
+            self.activity.finished(name)
             return _storable_reply(hit, records[-1])
         attempts = Attempts()
         policy = RetryPolicy(max_retries=self._specs[name].max_retries)
@@ -81,6 +86,7 @@ class ModelCaller:
             async with self._limits[name]:
                 return await provider.complete(request)
 
+        self.activity.started(name)
         try:
             completion = await with_retries(once, policy, attempts, sleep=self._sleep)
         except ProviderError as exc:
@@ -90,6 +96,8 @@ class ModelCaller:
                 finish(CallRecord(purpose, provider.model, provider.endpoint, retries=attempts.retries, error=error))
             )
             raise ModelCallFailed(error) from exc
+        finally:
+            self.activity.finished(name)
         self.breaker.record_success()
         completion.text = redact(completion.text)  # an endpoint may echo the key in a reply too
         if self._cache is not None:
@@ -107,7 +115,7 @@ class ModelCaller:
             breaker=self.breaker,
             context=self._context,
         )
-        twin._providers, twin._limits = self._providers, self._limits
+        twin._providers, twin._limits, twin.activity = self._providers, self._limits, self.activity
         return twin
 
     async def preflight(self, names: Iterable[str], *, records: list[CallRecord] | None = None) -> None:

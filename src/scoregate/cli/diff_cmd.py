@@ -25,7 +25,7 @@ def diff(
 ) -> None:
     """Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff."""
     from scoregate.app import diff_stored_runs
-    from scoregate.cli.render import print_run_diff
+    from scoregate.cli.diff_render import print_run_diff
 
     result = diff_stored_runs(project_root(project), run_a, run_b, by=by, item=item, limit=limit)
     if as_json:

@@ -20,14 +20,6 @@ def _usd(value: float) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    if seconds < 3600:
-        return f"{int(seconds // 60)}m{round(seconds % 60):02d}s"
-    return f"{int(seconds // 3600)}h{round(seconds % 3600 / 60):02d}m"
-
-
 def _figure(name: str, figure: dict[str, float] | None, show: object, unknown: str) -> str:
     if figure is None:
         return f"  {name}: {unknown}"
@@ -51,13 +43,20 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
         + f", {basis}; each figure: expected (low to high, {level} interval); no model was called",
     )
     unknown_cost = "unknown: no price for " + ", ".join(planned.forecast.unknown_cost)
-    unknown_wall = "unknown without past runs (no call latency to go on)"
+    unknown_wall = (
+        f"unknown without past runs: no call of {planned.model} measured yet; "
+        f"`scoregate run {planned.experiment} --limit 1` measures it"
+    )
     print_wrapped(console, _figure("input tokens", data["tokens_in"], _tokens, ""))  # type: ignore[arg-type]
     print_wrapped(console, _figure("output tokens", data["tokens_out"], _tokens, ""))  # type: ignore[arg-type]
     print_wrapped(console, _figure("cost", data["cost_usd"], _usd, unknown_cost))  # type: ignore[arg-type]
-    wall = _figure("wall time", data["wall_s"], _duration, unknown_wall)  # type: ignore[arg-type]
-    if planned.forecast.parallelism:
+    from scoregate.app import duration_text
+
+    wall = _figure("wall time", data["wall_s"], duration_text, unknown_wall)  # type: ignore[arg-type]
+    if planned.forecast.parallelism and data["wall_s"] is not None:
         wall += f" at {planned.forecast.parallelism:.1f} calls in parallel"
+    if planned.wall_basis and data["wall_s"] is not None:
+        wall += f" — {planned.wall_basis}"
     print_wrapped(console, wall)
     if data["retries"] is not None:
         print_wrapped(console, _figure("retries", data["retries"], lambda v: f"{v:.1f}", ""))  # type: ignore[arg-type]

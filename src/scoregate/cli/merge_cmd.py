@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from scoregate.cli.console import lazy_console
-from scoregate.cli.layout import print_wrapped
+from scoregate.cli.layout import keep, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.errors import ExitCode
 
@@ -28,7 +28,7 @@ def merge(
     project: ProjectOption = None,
 ) -> None:
     """Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent."""
-    from scoregate.app import merge_run
+    from scoregate.app import merge_run, score_directions
 
     outcome = merge_run(
         project_root(project), run_id, shard_dirs,
@@ -39,15 +39,14 @@ def merge(
     else:
         from scoregate.cli.render import print_summary
 
-        print_summary(console, outcome.summary_record, {})
+        directions = score_directions(project_root(project))
+        print_summary(console, outcome.summary_record, directions, said_below=outcome.incomplete_reason)
         print_wrapped(
             console, f"merged {len(outcome.shards)} shard(s) into run {outcome.run_id}: {', '.join(outcome.shards)}"
         )
         if outcome.report is not None:
-            print_wrapped(console, f"report: {outcome.report}")
-        if "mlflow" in outcome.mirrors:
-            print_wrapped(console, f"mlflow: run {outcome.mirrors['mlflow']}")
-        for note in outcome.mirror_notes:
+            print_wrapped(console, keep("report:", str(outcome.report)))
+        for note in outcome.mirror_notes:  # each sink's lines: MLflow's run, Langfuse's experiment
             print_wrapped(console, note)
         for sink, error in outcome.mirror_errors.items():
             print_wrapped(console, f"{sink} failed: {error} — run `scoregate merge {run_id}` again", style="yellow")
@@ -55,8 +54,8 @@ def merge(
         shards = f" (shards {', '.join(outcome.missing_shards)} missing)" if outcome.missing_shards else ""
         print_wrapped(
             console,
-            f"INCOMPLETE: {len(outcome.missing_items)} planned item(s) missing{shards}; the gates could not decide. "
-            f"Run the missing shards, then `scoregate merge {run_id}` again",
+            f"INCOMPLETE: {len(outcome.missing_items)} planned item(s) missing{shards}: {outcome.missing_text}; the "
+            f"gates could not decide. Run the missing shards, then `scoregate merge {run_id}` again",
             style="yellow",
         )
         raise typer.Exit(int(ExitCode.UNDECIDED))

@@ -31,7 +31,16 @@ SHARED_HINT = (
 
 
 @app.command("serve")
-def serve_command(project: ProjectOption = None) -> None:
+def serve_command(
+    no_shared_hint: Annotated[
+        bool,
+        typer.Option(
+            "--no-shared-hint",
+            help="Leave how to get a server of this project's own to the run that follows (`make experiment`).",
+        ),
+    ] = False,
+    project: ProjectOption = None,
+) -> None:
     """Start the local model server in the background and wait until it answers."""
     from scoregate.app import serve_local_model
 
@@ -43,7 +52,7 @@ def serve_command(project: ProjectOption = None) -> None:
     )
     if state.detail:
         print_wrapped(console, state.detail, first="  ")
-    if state.owner is not None and Path(state.owner) != root.resolve():
+    if state.owner is not None and Path(state.owner) != root.resolve() and not no_shared_hint:
         print_wrapped(console, SHARED_HINT, first="  ", style="yellow")
 
 

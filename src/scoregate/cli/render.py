@@ -120,8 +120,13 @@ EVERY_ITEM_OBSERVED = (
 )
 
 
-def gates_table(summary: RunSummary) -> Table:
-    """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status."""
+SAID_BELOW = "items missing, named below"
+"""A gate's detail in the table in place of a reason every gate shares and the command prints once."""
+
+
+def gates_table(summary: RunSummary, said_below: str | None = None) -> Table:
+    """Return a table of gate verdicts: the gate, its rule and its detail stacked (never cut), observed, status.
+    A detail that starts with `said_below` (a reason the command prints once, under the table) shows SAID_BELOW."""
     from rich.table import Table
 
     table = Table(title="gates", title_justify="left", show_lines=True)
@@ -132,8 +137,11 @@ def gates_table(summary: RunSummary) -> Table:
     table.add_column("status", no_wrap=True)
     for g, rule in zip(summary.gates, rules, strict=True):
         style = STATUS_STYLE[g.status]
+        detail = str(g.detail)
+        if said_below and detail.startswith(said_below):
+            detail = SAID_BELOW + detail.removeprefix(said_below)
         table.add_row(
-            f"[bold]{escape(g.name)}[/]\n{escape(rule)}\n[dim]{escape(str(g.detail))}[/]",
+            f"[bold]{escape(g.name)}[/]\n{escape(rule)}\n[dim]{escape(detail)}[/]",
             metric_value(g.metric or "", g.observed), f"[{style}]{g.status.upper()}[/]",
         )  # fmt: skip
     return table
@@ -182,8 +190,15 @@ def verdict_line(summary: RunSummary) -> str:
     return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]"
 
 
-def print_summary(console: Console, summary: RunSummary, directions: Mapping[str, str] | None = None) -> None:
-    """Print the run's model and prompts, the score table, run metrics, gates and the verdict."""
+def print_summary(
+    console: Console,
+    summary: RunSummary,
+    directions: Mapping[str, str] | None = None,
+    *,
+    said_below: str | None = None,
+) -> None:
+    """Print the run's model and prompts, the score table, run metrics, gates and the verdict; `said_below`: a
+    reason every gate's detail starts with, which the caller prints once after (see `gates_table`)."""
     print_wrapped(console, f"{keep_name(summary_label(summary))}  {keep('on', str(summary.dataset))}")
     print_table(console, scores_table(summary, directions))
     reasons = null_reason_lines(summary)
@@ -195,7 +210,7 @@ def print_summary(console: Console, summary: RunSummary, directions: Mapping[str
         print_wrapped(console, "↑ higher is better, ↓ lower is better, · no direction")
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary.gates:
-        print_table(console, gates_table(summary))
+        print_table(console, gates_table(summary, said_below))
         print_gate_notes(console, summary, EVERY_ITEM_OBSERVED)  # the every_item note, slice tables, flaky items
     console.print(verdict_line(summary))
 
@@ -361,38 +376,3 @@ def _print_fact_groups(console: Console, groups: Sequence[Mapping[str, Any]]) ->
         print_wrapped(console, f"{group['title']} ({len(group['facts'])}):", first="    ")
         for fact in group["facts"] or ["(none)"]:
             print_wrapped(console, _under("", fact, "      "))
-
-
-def print_run_diff(console: Console, diff: Any) -> None:
-    """Print `scoregate diff`: per item, the score deltas, both outputs side by side, and a word diff."""
-    from rich.table import Table
-
-    by = f", sorted by the largest change of {diff.by}" if diff.by else ", in dataset order"
-    changed = f"{diff.changed} changed{by}" if diff.changed else "none changed"
-    shared = f"{diff.shared_items} shared item{'s' if diff.shared_items != 1 else ''}"
-    print_wrapped(console, f"B = {diff.run_b} vs A = {diff.run_a}: {shared}, {changed}")
-    if diff.by and diff.changed and diff.by_unchanged:
-        print_wrapped(console, f"no item's {diff.by} changed; these items changed other scores or their output")
-    for d in diff.items:
-        deltas = "  ".join(
-            keep(f"{k} {_score_text(d.scores_a.get(k))}→{_score_text(d.scores_b.get(k))}")
-            + (f"{KEEP}({v:+.3g})" if v else "")
-            for k, v in d.deltas.items()
-            if v is None or v != 0 or k == diff.by
-        )
-        print_wrapped(console, d.item_id, first="── ", style="bold")
-        print_wrapped(console, f"Δ {deltas or 'no score changed'}")
-        side = Table(show_header=True, expand=True)
-        side.add_column(f"A {escape(d.label_a)}", overflow="fold", ratio=1)
-        side.add_column(f"B {escape(d.label_b)}", overflow="fold", ratio=1)
-        a, b = d.error_a or d.output_a or "—", d.error_b or d.output_b or "—"
-        side.add_row(escape(a), escape(b))
-        print_table(console, side, [_under(f"A {d.label_a}: ", a, ""), _under(f"B {d.label_b}: ", b, "")])
-        print_wrapped(console, f"word diff: {d.word_diff}")
-    if diff.unchanged:
-        shown = ", ".join(diff.unchanged[:10]) + (
-            f", … ({len(diff.unchanged)} in all)" if len(diff.unchanged) > 10 else ""
-        )
-        print_wrapped(console, f"unchanged (same scores and output in both runs): {shown}")
-    for note in diff.notes:
-        print_wrapped(console, f"note: {note}")

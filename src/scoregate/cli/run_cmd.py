@@ -104,7 +104,12 @@ def run(
         int | None, typer.Option(min=1, help="With --shard auto: the shard count (else SCOREGATE_SHARDS).")
     ] = None,
     run_id: Annotated[
-        str | None, typer.Option("--run-id", help="With --shard: the run id all shards share (default: derived).")
+        str | None,
+        typer.Option(
+            "--run-id",
+            help="The new run's id (letters, digits, _ - .), e.g. a CI job's; an existing one is refused (resume it "
+            "with --resume). With --shard: the id all shards share (default: derived).",
+        ),
     ] = None,
     group: Annotated[
         str | None, typer.Option(help="With --shard: a name that sets one sharded run apart, e.g. the CI run id.")
@@ -126,6 +131,14 @@ def run(
     stop_batch: Annotated[
         int | None, typer.Option(min=1, help="With --stop-early: items between two looks (default 10).")
     ] = None,
+    heartbeat: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            envvar="SCOREGATE_HEARTBEAT_S",
+            help="Without a terminal (CI logs): print a line at least every N seconds while the run waits.",
+        ),
+    ] = 30.0,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -134,8 +147,14 @@ def run(
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    if shard is None and (shards is not None or run_id is not None or group is not None):
-        raise typer.BadParameter("--shards, --run-id and --group belong to a sharded run: add --shard I/N or auto")
+    if shard is None and (shards is not None or group is not None):
+        raise typer.BadParameter("--shards and --group belong to a sharded run: add --shard I/N or auto")
+    if run_id is not None and resume is not None:
+        raise typer.BadParameter("--resume names the run to continue; drop --run-id", param_hint="--run-id")
+    if run_id is not None and models is not None:
+        raise typer.BadParameter(
+            "--models starts one run per model, each with its own id; drop --run-id", param_hint="--run-id"
+        )
     if shard is not None and (resume is not None or models is not None):
         raise typer.BadParameter("--shard resumes by itself (run the same index again); drop --resume / --models")
     if (retry_errors or quarantine) and resume is None and shard is None:
@@ -178,6 +197,7 @@ def run(
         max_items=max_items,
         max_cost=max_cost,
         stop_batch=stop_batch,
+        heartbeat_s=heartbeat,
     )
     if dry_run:
         from scoregate.app import forecast_experiment

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from scoregate.calls.caller import ModelCaller
@@ -51,11 +52,25 @@ class BackgroundPreflight:
         self._thread.start()
         return self
 
-    def wait(self) -> None:
-        """Wait for the check to end; raise its error (ProviderUnavailable names the model and the fix)."""
-        self._thread.join()
+    def wait(self, *, every_s: float | None = None, beat: Callable[[float, str], None] | None = None) -> None:
+        """Wait for the check to end; raise its error (ProviderUnavailable names the model and the fix). Every
+        `every_s` seconds of waiting, `beat(seconds waited, the model and endpoint it waits on)`."""
+        started = time.monotonic()
+        while True:
+            self._thread.join(every_s if beat is not None else None)
+            if not self._thread.is_alive():
+                break
+            if beat is not None:
+                beat(time.monotonic() - started, self.waiting_on())
         if self._error is not None:
             raise self._error
+
+    def waiting_on(self) -> str:
+        """The model whose check has not answered yet, and where: `local at http://127.0.0.1:8765/v1`."""
+        pending = [r for r in list(self.records) if r.ended_at is None]
+        if not pending:
+            return ", ".join(self._names)
+        return f"{pending[-1].model_name} at {pending[-1].endpoint}"
 
     def _check(self) -> None:
         try:

@@ -1,22 +1,28 @@
-"""Live progress of a run: done/total, items/s, elapsed, ETA and failures."""
+"""Live progress of a run: done/total, items/s, elapsed, ETA and failures; a heartbeat line while it waits."""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.table import Column
+from rich.text import Text
 
 from scoregate.store.records import ItemResult
+
+if TYPE_CHECKING:
+    from scoregate.calls.activity import CallActivity
+
+HEARTBEAT_S = 30.0
+"""Without a terminal, the most seconds between two lines while a run waits (`run --heartbeat`)."""
+ECHO_ROOM = 2
+"""Columns the bar leaves free at the right: the terminal echoes Ctrl-C as `^C` after it, and a bar as wide as the
+terminal would wrap that echo to a new line, leaving a second bar behind."""
 
 
 def clock_text(seconds: float | None) -> str:
@@ -33,6 +39,12 @@ def clock_text(seconds: float | None) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
+def duration_text(seconds: float) -> str:
+    """Return a forecast or budget duration: `clock_text`, but a figure under 0.05 s keeps two digits (`0.012 s`,
+    never `0.0 s`)."""
+    return f"{seconds:.2g} s" if 0 < seconds < 0.05 else clock_text(seconds)
+
+
 def speed_text(rate: float) -> str:
     """Return the speed readably: `31.4 items/s` at an item a second or more, below it the seconds per item
     (`4.5 s/item`, `2m05s/item`: a slow run never reads `0.00 items/s`); `— s/item` before an item finished."""
@@ -41,8 +53,40 @@ def speed_text(rate: float) -> str:
     return f"{clock_text(1 / rate)}/item" if rate > 0 else "— s/item"
 
 
+class _Clock(ProgressColumn):
+    """`elapsed 4m31s · ETA 2m05s` in the bar, read from the run's own counts (the log line's words and clock)."""
+
+    def __init__(self, progress: RunProgress, table_column: Column | None = None) -> None:
+        super().__init__(table_column)
+        self._progress = progress
+
+    def render(self, task: Task) -> Text:
+        """The clock text for the bar."""
+        return Text(f"elapsed {clock_text(self._progress.elapsed)} · ETA {clock_text(self._progress.eta)}")
+
+
+class _Narrower:
+    """A renderable drawn ECHO_ROOM columns narrower than the space it is given."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Render into the narrower width."""
+        yield from console.render(self.renderable, options.update(width=max(options.max_width - ECHO_ROOM, 20)))
+
+
+class _Bar(Progress):
+    """A rich progress display that leaves ECHO_ROOM columns free at the right."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        """The tasks' table, ECHO_ROOM columns narrower than the terminal."""
+        yield _Narrower(self.make_tasks_table(self.tasks))
+
+
 class RunProgress:
-    """A rich progress bar on a terminal; a line every 10% elsewhere (CI logs)."""
+    """A rich progress bar on a terminal; elsewhere (CI logs) a line every 10%, and a heartbeat line at least
+    every `heartbeat_s` while nothing else was printed."""
 
     def __init__(
         self,
@@ -51,6 +95,8 @@ class RunProgress:
         already_done: int = 0,
         console: Console | None = None,
         clock: Callable[[], float] = time.monotonic,
+        heartbeat_s: float = HEARTBEAT_S,
+        activity: CallActivity | None = None,
     ) -> None:
         self.console = console or Console(stderr=True)
         self.total = total
@@ -58,34 +104,48 @@ class RunProgress:
         self.failed = 0
         self._clock = clock
         self._started = clock()
+        self._last_line = self._started
         self._new = 0
         self._next_step = self._step(already_done) + 1
+        self.heartbeat_s = heartbeat_s
+        self.activity = activity
         self.listeners: list[Callable[[ItemResult], None]] = []
         """Called with every finished result (the live progress files)."""
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[speed]}"),
-            TextColumn("elapsed"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TextColumn("[red]{task.fields[failed]} failed"),
+        self._print_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beater: threading.Thread | None = None
+        self._bar = _Bar(
+            TextColumn("[bold]{task.description}", table_column=Column(no_wrap=True)),
+            BarColumn(bar_width=None),  # the bar takes what the words leave: they never wrap
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            TextColumn("{task.fields[speed]}", table_column=Column(no_wrap=True)),
+            _Clock(self, table_column=Column(no_wrap=True)),
+            TextColumn("[red]{task.fields[failed]} failed", table_column=Column(no_wrap=True)),
             console=self.console,
             disable=not self.console.is_terminal,
             refresh_per_second=4,
+            expand=True,
         )
         self._task = self._bar.add_task("running", total=total, completed=already_done, speed=speed_text(0.0), failed=0)
 
     def __enter__(self) -> RunProgress:
         self._bar.start()
+        if not self.console.is_terminal:
+            self._beater = threading.Thread(target=self._beat, name="scoregate-heartbeat", daemon=True)
+            self._beater.start()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._stop.set()
+        if self._beater is not None:
+            self._beater.join()
         self._bar.stop()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(min(1.0, self.heartbeat_s / 2)):
+            self.beat()
 
     def _step(self, done: int) -> int:
         """Which tenth of the run `done` items reach (0-10)."""
@@ -117,6 +177,34 @@ class RunProgress:
             f" · elapsed {clock_text(self.elapsed)} · ETA {clock_text(self.eta)}"
         )
 
+    def heartbeat_line(self) -> str:
+        """The line that says a waiting run is alive: items, calls finished, elapsed, the ETA once known, and the
+        models its calls in flight wait on (each field kept whole when the line wraps)."""
+        from scoregate.support.terminal_text import KEEP, keep
+
+        calls, waiting = self.activity.snapshot() if self.activity is not None else (0, {})
+        fields = [f"{self.done}/{self.total} items", f"{calls} call{'' if calls == 1 else 's'} done"]
+        fields.append(f"elapsed {clock_text(self.elapsed)}")
+        if (eta := self.eta) is not None and self._new:
+            fields.append(f"ETA {clock_text(eta)}")
+        if waiting:
+            models = (f"{name} ({n} call{'' if n == 1 else 's'})" for name, n in waiting.items())
+            fields.append("waiting on " + ", ".join(models))
+        return "  " + f"{KEEP}· ".join(keep(field) for field in fields)
+
+    def beat(self) -> None:
+        """Without a terminal, print the heartbeat line when no line was printed for `heartbeat_s`."""
+        if self.console.is_terminal or self._clock() - self._last_line < self.heartbeat_s:
+            return
+        self._print(self.heartbeat_line())
+
+    def _print(self, line: str) -> None:
+        from scoregate.support.terminal_text import print_wrapped
+
+        with self._print_lock:
+            print_wrapped(self.console, line.removeprefix("  "), first="  ", indent="    ")
+            self._last_line = self._clock()
+
     def advance(self, failed: bool, result: ItemResult | None = None) -> None:
         """Count one finished item (and hand its result to the listeners)."""
         if result is not None:
@@ -128,5 +216,5 @@ class RunProgress:
         self._bar.update(self._task, completed=self.done, speed=speed_text(self.rate), failed=self.failed)
         step = self._step(self.done)
         if not self.console.is_terminal and step >= self._next_step:
-            self.console.print(self.line(), soft_wrap=True, highlight=False)
+            self._print(self.line())
             self._next_step = step + 1

@@ -1,0 +1,98 @@
+"""Resuming a stored run: what it would do (nothing, when it finished), the options it keeps, whether the project
+still matches it, and telling the mirrors which records a `--retry-errors` resume replaces."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from scoregate.app.receipts import resume_conflicts
+from scoregate.app.run_options import RunOptions, RunOutcome
+from scoregate.catalog.project import Project
+from scoregate.errors import ScoregateError
+from scoregate.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from scoregate.store.record import Manifest
+
+
+def forget_mirrored(project: Project, store: RunStore, item_ids: set[str]) -> None:
+    """Tell every sink these items' records are about to change, so its next mirror sends the newer ones. A sink
+    that cannot forget stops the resume before an item runs: its mirror would keep the old records silently."""
+    if not item_ids:
+        return
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Forget, mirror_all
+
+    forgot = mirror_all(Forget(store, frozenset(item_ids)), SinkContext(project.root, loaded=project))
+    for name, trouble in forgot.troubles().items():
+        raise ScoregateError(
+            f"run {store.run_id}: the {name} mirror cannot mark the retried items to be sent again: {trouble}",
+            hint=f"fix the cause, then resume again: `scoregate run --resume {store.run_id} --retry-errors`",
+        )
+
+
+def check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, Any]) -> None:
+    from scoregate.store.record import Receipts
+
+    conflicts = resume_conflicts(store.manifest_record.receipts, Receipts.model_validate(receipts))
+    if conflicts:
+        raise ScoregateError(
+            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
+            hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
+        )
+
+
+def finish_mirror(store: RunStore, project: Project, options: RunOptions, reason: str) -> RunOutcome:
+    """A finished run has nothing to run; complete its MLflow mirror if a kill cut it short, else do nothing."""
+    outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
+    if not options.mirror_mlflow or "mlflow_run_id" in store.links:
+        return outcome
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import Mirror, mirror_all
+
+    context = SinkContext(project.root, loaded=project)  # the caller holds the run's lock
+    mirrored = mirror_all(Mirror(store), context, only="mlflow")  # a failure is reported; `mlflow-sync` redoes it
+    outcome.mirrors.update(mirrored.links())
+    outcome.mirror_errors.update(mirrored.troubles())
+    done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
+    outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
+    return outcome
+
+
+def nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
+    """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
+    if options.quarantine:
+        return None
+    summary = store.summary_record
+    if store.manifest_record.status != "finished" or summary is None:
+        return None
+    if store.needs_repair() or len(store.done_ids()) < int(summary.run_metrics.get("items") or 0):
+        return None  # damaged after it finished: resuming redoes what was lost
+    run_id = store.run_id
+    if not options.retry_errors:
+        return (
+            f"run {run_id} already finished; nothing to resume. To mirror it again: "
+            f"`scoregate mlflow-sync {run_id}` (or `scoregate langfuse-sync {run_id}`); "
+            f"to redo its failed items: `scoregate run --resume {run_id} --retry-errors`"
+        )
+    from scoregate.store.repeats import failed_records
+
+    if not failed_records(store):
+        return f"run {run_id} already finished and no item failed; nothing to retry"
+    return None
+
+
+def resumed_options(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:
+    """The experiment and options of the run being resumed: every option it recorded (a new --concurrency is kept;
+    `--no-cache` on the resume of a cached run also holds)."""
+    receipts, saved = manifest.receipts, manifest.options
+    return str(receipts.experiment), replace(
+        options,
+        limit=saved.limit,
+        concurrency=options.concurrency or saved.concurrency,
+        use_cache=options.use_cache and saved.cache is not False,
+        repeat=saved.repeat,
+        model=str(receipts.model.name if receipts.model else None),
+        judge_model=receipts.judge_model.name if receipts.judge_model else None,
+    )
