@@ -96,6 +96,7 @@ def logged_run(
     version: str = "2",
     limit: str = "None",
     gates_hash: str | None = None,
+    model: str = "scripted",
 ) -> str:
     """Log an evidence run through MlflowClient with the tags and params scoregate's MLflow mirror writes."""
     project = load_project(root)
@@ -115,6 +116,7 @@ def logged_run(
         client.set_tag(run.info.run_id, key, value)
     client.log_param(run.info.run_id, "gates_hash", gates_hash or experiment_gates_hash(project, experiment))
     client.log_param(run.info.run_id, "limit", limit)
+    client.log_param(run.info.run_id, "model", model)
     client.set_terminated(run.info.run_id, "FINISHED")
     return str(run.info.run_id)
 

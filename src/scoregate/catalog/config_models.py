@@ -169,6 +169,11 @@ class FlakySettings(Strict):
         default=3, ge=2, description="Fewest measured observations (runs × repeats) before an item can be flaky."
     )
     window_runs: int = Field(default=20, ge=1, description="How many of the experiment's newest runs are read.")
+    promotion: Literal["refuse", "refuse_if_breaking", "allow"] = Field(
+        default="refuse_if_breaking",
+        description="What `scoregate promote` makes of a gate that passed with flaky items kept out: `refuse` it, "
+        "refuse it when a kept-out item broke the gate's rule in that run (`refuse_if_breaking`), or `allow` it.",
+    )
 
 
 class Settings(Strict):

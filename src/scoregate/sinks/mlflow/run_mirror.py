@@ -74,6 +74,7 @@ def tags_of(manifest: Manifest, summary: RunSummary, links: dict[str, Any]) -> d
         RUN_ID_TAG: manifest.run_id,
         "scoregate.experiment": str(manifest.receipts.experiment),
         "scoregate.verdict": str(summary.verdict),
+        "scoregate.status": str(manifest.status),  # `stopped_early`: not the whole dataset (no promotion evidence)
         "prompt.names": ",".join(prompts),
         "prompt.versions": ",".join(f"{n}@{i.version}" for n, i in prompts.items()),
     }
