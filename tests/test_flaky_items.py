@@ -176,6 +176,43 @@ def test_a_flaky_item_is_kept_out_of_the_every_item_gate_and_listed_everywhere(
     assert '<section id="flaky">' in page and "<code>smoke-001</code>" in page
 
 
+def test_a_gate_passed_with_a_quarantined_item_says_so_in_every_view(
+    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, mlflow_store: str
+) -> None:
+    scripted_server.responder = long_tldr_every_other_call("Open Models Weekly")
+
+    done = scoregate(project_dir, "run", "counters", "--repeat", "3", "--json")
+
+    summary = runs.summary()
+    gate = next(g for g in summary["gates"] if g["name"] == "tldr_caps_met")
+    assert (gate["status"], gate["coverage"]) == ("pass", pytest.approx(5 / 6))  # the kept-out item is unmeasured
+    assert (gate["gated_items"], gate["total_items"], gate["quarantined_breaking"]) == (5, 6, ["smoke-001"])
+    assert "which breaks the rule in this run" in gate["detail"]
+    printed = json.loads(done.stdout)
+    (shown,) = [g for g in printed["summary"]["gates"] if g["name"] == "tldr_caps_met"]
+    assert shown["quarantined"] == ["smoke-001"] and shown["gated_items"] == 5
+
+    shown_run = scoregate(project_dir, "runs", "show", runs.latest())
+    view = shown_run.stdout
+    row = view[view.index("│ tldr_caps_met") :].splitlines()[:3]  # the status cell: PASS / on 5 of 6, / 1 quarantined
+    assert [re.findall(r"PASS|on 5 of 6,|1 quarantined", line)[-1:] for line in row] == [
+        ["PASS"],
+        ["on 5 of 6,"],
+        ["1 quarantined"],
+    ], view
+    table = words(shown_run)
+    assert "verdict: PASS (tldr_caps_met: pass on 5 of 6, 1 quarantined)" in table
+    page = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    assert "PASS on 5 of 6, 1 quarantined" in page
+    from mlflow.tracking import MlflowClient
+
+    run_id = json.loads((runs.root / runs.latest() / "links.json").read_text())["mlflow_run_id"]
+    tags = MlflowClient(tracking_uri=mlflow_store).get_run(run_id).data.tags
+    assert tags["gate.tldr_caps_met"] == "pass on 5 of 6, 1 quarantined"
+    assert json.loads(tags["gate.tldr_caps_met.quarantine"]) == {"kept_out": 1, "breaking": 1, "gated": 5, "total": 6}
+    assert "pass on 5 of 6, 1 quarantined" in tags["mlflow.note.content"]
+
+
 def test_without_flips_nothing_is_kept_out_and_the_gate_still_fails(
     project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
 ) -> None:

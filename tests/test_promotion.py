@@ -97,13 +97,13 @@ def logged_run(
     limit: str = "None",
     gates_hash: str | None = None,
     model: str = "scripted",
+    tags: dict[str, str] | None = None,
 ) -> str:
     """Log an evidence run through MlflowClient with the tags and params scoregate's MLflow mirror writes."""
     project = load_project(root)
     statuses = gates or dict.fromkeys(COUNTER_GATES if experiment == "counters" else ALL_GATES[:5], "pass")
-    verdict = "pass" if all(s == "pass" for s in statuses.values()) else (
-        "fail" if "fail" in statuses.values() else "incomplete"
-    )  # fmt: skip
+    words = [s.split(" ", 1)[0] for s in statuses.values()]  # `pass on 5 of 6, 1 quarantined` is a pass
+    verdict = "pass" if all(w == "pass" for w in words) else "fail" if "fail" in words else "incomplete"
     client = tracking()
     name = f"{project.config.project}/{experiment}"
     found = client.get_experiment_by_name(name)
@@ -111,7 +111,8 @@ def logged_run(
     scoregate_run = f"{experiment}-logged-{len(client.search_runs([experiment_id]))}"
     run = client.create_run(experiment_id, run_name=scoregate_run)
     tags = {RUN_ID_TAG: scoregate_run, "scoregate.experiment": experiment, "scoregate.verdict": verdict,
-            f"prompt.{PROMPT}.version": version, **{f"gate.{g}": s for g, s in statuses.items()}}  # fmt: skip
+            f"prompt.{PROMPT}.version": version, **{f"gate.{g}": s for g, s in statuses.items()},
+            **(tags or {})}  # fmt: skip
     for key, value in tags.items():
         client.set_tag(run.info.run_id, key, value)
     client.log_param(run.info.run_id, "gates_hash", gates_hash or experiment_gates_hash(project, experiment))
@@ -177,8 +178,10 @@ def test_a_failed_gate_refuses_promotion_until_a_newer_full_run_passes(
         ({"version": "1"}, "smoke: no run of summarization-catchup v2"),
         ({"limit": "3"}, "ran only 3 items (--limit)"),
         ({"gates_hash": "0" * 64}, "judged by other gates than scoregate.yaml has now"),
+        ({"tags": {"scoregate.stop_early": "stopped at 10 of 16"}}, "stopped early (stopped at 10 of 16): not the"),
+        ({"model": "canned"}, "ran on model 'canned', not 'scripted', the model experiment smoke runs on"),
     ],
-    ids=["missing", "incomplete", "failed", "other-version", "subset", "stale-gates"],
+    ids=["missing", "incomplete", "failed", "other-version", "subset", "stale-gates", "stopped-early", "other-model"],
 )
 def test_promotion_is_refused_without_a_valid_passing_run(
     project: Path, fake_langfuse: FakeLangfuse, smoke_run: dict[str, Any] | None, expected: str

@@ -6,6 +6,7 @@ Real runs of the test project on the scripted server, mirrored to a real MLflow 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -14,8 +15,12 @@ from typing import Any
 import pytest
 
 from conftest import CliResult, Runs, canned_model
+from scoregate.app.promotion import PromotionRefused, promote
+from scoregate.app.receipts import local_prompt_version
 from scoregate.errors import ExitCode
+from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
+from test_promotion import logged_run
 from test_stop_early import NO_SECTIONS, _grow_dataset
 
 PROMPT = "summarization-catchup"
@@ -73,3 +78,34 @@ def test_a_run_on_another_model_than_the_experiments_is_no_evidence(
     shown = scoregate("promote", PROMPT, "--dry-run")
     assert shown.code == 0, shown.output
     assert re.search(rf"counters: run {re.escape(runs.latest())}, model scripted\b", shown.output), shown.output
+
+
+QUARANTINED = {"sections_present": "pass", "tldr_caps_met": "pass on 5 of 6, 1 quarantined"}
+
+
+@pytest.mark.parametrize(
+    ("rule", "breaking", "refused"),
+    [("refuse_if_breaking", 1, True), ("refuse_if_breaking", 0, False), ("refuse", 0, True), ("allow", 1, False)],
+)
+def test_settings_flaky_promotion_decides_a_gate_passed_with_flaky_items_kept_out(
+    project_dir: Path, edit_yaml: Edit, rule: str, breaking: int, refused: bool
+) -> None:
+    def change(config: dict[str, Any]) -> None:
+        config["promotion"] = {PROMPT: ["counters"]}
+        config["settings"]["flaky"] = {"promotion": rule}
+
+    edit_yaml(project_dir / "scoregate.yaml", change)
+    version = local_prompt_version(load_project(project_dir).prompts[PROMPT])
+    kept = {"kept_out": 1, "breaking": breaking, "gated": 5, "total": 6}
+    logged_run(project_dir, "counters", gates=QUARANTINED, version=version,
+               tags={"gate.tldr_caps_met.quarantine": json.dumps(kept)})  # fmt: skip
+
+    if not refused:
+        assert promote(project_dir, PROMPT, version=None, dry_run=True).failures == []
+        return
+    with pytest.raises(PromotionRefused) as refusal:
+        promote(project_dir, PROMPT, version=None, dry_run=True)
+    broke = "; 1 of them broke it in that run" if breaking else ""
+    assert f"tldr_caps_met pass on 5 of 6, 1 quarantined{broke} (settings.flaky.promotion is {rule})" in (
+        refusal.value.message
+    )

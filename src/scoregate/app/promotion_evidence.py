@@ -18,7 +18,7 @@ from scoregate.app.receipts import sha256_text
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.sinks.mlflow.client import project_client
-from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
+from scoregate.sinks.mlflow.run_mirror import QUARANTINE_KEYS, RUN_ID_TAG
 from scoregate.store.stop_record import STOPPED_EARLY
 
 MAX_RUNS = 200
@@ -202,6 +202,6 @@ def quarantine_counts(tag: str | None) -> dict[str, int] | None:
         return None
     try:
         counts = json.loads(tag)
-        return {key: int(counts[key]) for key in ("kept_out", "breaking", "gated", "total")}
+        return {key: int(counts[key]) for key in QUARANTINE_KEYS}
     except (ValueError, KeyError, TypeError):
         return {"kept_out": 1, "breaking": 1, "gated": 0, "total": 0}  # unreadable: assume the worst

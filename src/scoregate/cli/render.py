@@ -132,9 +132,10 @@ def gates_table(summary: RunSummary) -> Table:
     table.add_column("status", no_wrap=True)
     for g, rule in zip(summary.gates, rules, strict=True):
         style = STATUS_STYLE[g.status]
+        status = g.verdict_words(upper=True).replace(" on ", "\non ").replace(", ", ",\n")  # short lines: no_wrap
         table.add_row(
             f"[bold]{escape(g.name)}[/]\n{escape(rule)}\n[dim]{escape(str(g.detail))}[/]",
-            metric_value(g.metric or "", g.observed), f"[{style}]{g.status.upper()}[/]",
+            metric_value(g.metric or "", g.observed), f"[{style}]{escape(status)}[/]",
         )  # fmt: skip
     return table
 
@@ -179,7 +180,9 @@ def verdict_line(summary: RunSummary) -> str:
     verdict = str(summary.verdict)
     if verdict == "no_gates":
         return "verdict: [dim]no gates[/]"
-    return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]"
+    kept = summary.quarantine_note()
+    note = f" ({escape(kept)})" if kept else ""  # a pass with flaky items kept out is never a plain pass
+    return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]{note}"
 
 
 def print_summary(console: Console, summary: RunSummary, directions: Mapping[str, str] | None = None) -> None:
