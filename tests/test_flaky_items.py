@@ -7,6 +7,7 @@ import os
 import random
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +66,15 @@ def test_the_streaming_counter_finds_the_items_the_rule_finds() -> None:
     assert 20 < len(expected) < 280  # the sample holds both kinds
 
 
+EAGER = {"threshold": 0.2, "min_observations": 3}
+"""The rule before bench/flaky_defaults.py chose the defaults: one flip in three observations marks an item. These
+tests check what a flaky item changes, on histories short enough to read."""
+
+
 def config(**flaky: Any) -> ProjectConfig:
-    """A project with experiment `hard` gated by `hallucinations` (every_item, <= 1)."""
+    """A project with experiment `hard` gated by `hallucinations` (every_item, <= 1), on the EAGER rule."""
     return ProjectConfig.model_validate({
-        "settings": {"flaky": flaky} if flaky else {},
+        "settings": {"flaky": {**EAGER, **flaky}},
         "experiments": {"hard": {"dataset": "hardcases", "prompt": "p", "gates": ["hallucinations"]}},
         "gates": [{"name": "hallucinations", "metric": "hallucination_count", "op": "<=", "threshold": 1,
                    "stat": "every_item"}],
@@ -114,6 +120,13 @@ def test_the_history_spans_the_experiments_runs_and_their_repeats(tmp_path: Path
 # ------------------------------------------------------------ as a user runs it
 
 
+@pytest.fixture
+def eager(project_dir: Path, edit_yaml: Callable[[Path, Callable[[Any], None]], None]) -> Path:
+    """The test project on the EAGER rule."""
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["settings"].update(flaky=EAGER))
+    return project_dir
+
+
 def scoregate(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the real `scoregate` executable on the project."""
     return subprocess.run(
@@ -144,7 +157,7 @@ def long_tldr_every_other_call(title_mark: str) -> Any:
 
 
 def test_a_flaky_item_is_kept_out_of_the_every_item_gate_and_listed_everywhere(
-    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
+    eager: Path, project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
 ) -> None:
     scripted_server.responder = long_tldr_every_other_call("Open Models Weekly")
 
@@ -177,7 +190,7 @@ def test_a_flaky_item_is_kept_out_of_the_every_item_gate_and_listed_everywhere(
 
 
 def test_a_gate_passed_with_a_quarantined_item_says_so_in_every_view(
-    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, mlflow_store: str
+    eager: Path, project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, mlflow_store: str
 ) -> None:
     scripted_server.responder = long_tldr_every_other_call("Open Models Weekly")
 
@@ -214,7 +227,7 @@ def test_a_gate_passed_with_a_quarantined_item_says_so_in_every_view(
 
 
 def test_without_flips_nothing_is_kept_out_and_the_gate_still_fails(
-    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
+    eager: Path, project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
 ) -> None:
     def always_long(body: dict[str, Any]) -> str:
         return markdown_summary(body).replace("## TL;DR\n", "## TL;DR\n" + "word " * 120, 1)
@@ -242,3 +255,19 @@ def test_items_flaky_of_an_unknown_experiment_is_a_clear_error(project_dir: Path
 def test_bad_flaky_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="flaky"):
         config(**bad)
+
+
+def test_by_default_one_flip_in_a_few_observations_quarantines_nothing(tmp_path: Path) -> None:
+    """Three runs in which a stochastic judge flipped every item (the reviewer's 5-of-9 case, worse): no item has
+    the 8 observations the defaults ask for, so every item stays in the gate."""
+    runs_dir = tmp_path / "runs"
+    ids = [f"item-{k}" for k in range(9)]
+    for day in (1, 2, 3):
+        current = store_run(runs_dir, f"hard-{day}", day, {i: [[0.0, 3.0][(k + day) % 2]] for k, i in enumerate(ids)})
+    defaults = config().model_copy(update={"settings": ProjectConfig().settings})
+
+    report = find_flaky(defaults, runs_dir, "hard", current=current)
+
+    assert (report.threshold, report.min_observations) == (0.35, 8)
+    assert report.items == [] and report.runs == 3
+    assert len(find_flaky(config(), runs_dir, "hard", current=current).items) == 9  # the old rule: all nine
