@@ -148,7 +148,8 @@ class _Quarantine:
         if len(self.breaking) == 1 and len(self.ids) == 1:
             text += ", which breaks the rule in this run"
         elif self.breaking:
-            text += f", {len(self.breaking)} of which break the rule in this run"
+            verb = "breaks" if len(self.breaking) == 1 else "break"
+            text += f", {len(self.breaking)} of which {verb} the rule in this run"
         return text
 
     def fields(self) -> dict[str, object]:
