@@ -189,3 +189,16 @@ def test_a_local_rollback_returns_the_label_to_the_version_before(
     assert f"rolled back 'production': {second} → {first} of {PROMPT}" in back.output
     last = json.loads((project_dir / "promotions.jsonl").read_text(encoding="utf-8").splitlines()[-1])
     assert (last["action"], last["version"], last["previous_version"]) == ("rollback", first, second)
+
+
+def test_a_production_label_in_a_prompt_file_is_refused_with_the_command_that_sets_it(
+    scoregate: Callable[..., CliResult], project_dir: Path, edit_yaml: Edit
+) -> None:
+    edit_yaml(project_dir / "prompts" / f"{PROMPT}.yaml", lambda spec: spec.update(labels=["production"]))
+
+    refused = scoregate("run", "counters")
+
+    assert refused.code == 1
+    assert "the `production` label is set only by `scoregate promote`, not in a prompt file" in refused.output
+    assert "remove it and run `scoregate promote summarization-catchup` once its gates pass" in refused.output
+    assert "(with Langfuse or without)" in refused.output
