@@ -41,6 +41,7 @@ def test_a_dry_run_without_langfuse_shows_the_evidence_of_the_prompt_files_versi
     assert f"evidence for {PROMPT}@{version}" in shown.output
     assert f"counters: run {runs.latest()}, model scripted verdict: PASS" in shown.output
     assert "gates: sections_present pass, tldr_caps_met pass" in shown.output
+    assert f"dry run: every gate passed for {PROMPT}@{version} in counters" in shown.output
     assert f"dry run, would promote 'production': no version → {version} of {PROMPT}" in shown.output
     assert "the label is held in promotions.jsonl alone" in shown.output
     assert not (project_dir / "promotions.jsonl").exists()

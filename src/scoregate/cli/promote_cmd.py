@@ -63,12 +63,17 @@ def _print_evidence(result: PromotionResult, *, problems: bool = True) -> None:
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
-    from scoregate.app import NO_LANGFUSE, version_label
+    from scoregate.app import NO_LANGFUSE, version_label, version_name
 
     _print_evidence(result)
     held = version_label(result.previous_version) if result.previous_version is not None else "no version"
     target = version_label(result.version)
     move = f"{result.label!r}: {held} → {target} of {result.prompt}"
+    if dry_run and result.action == "promote" and not result.failures:
+        passed = ", ".join(e.experiment for e in result.evidence)
+        print_wrapped(
+            console, f"dry run: every gate passed for {version_name(result.prompt, result.version)} in {passed}"
+        )
     if result.unchanged:
         print_wrapped(console, f"nothing to do: {target} of {result.prompt} already holds {result.label!r}")
     elif dry_run:
