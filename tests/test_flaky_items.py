@@ -271,3 +271,19 @@ def test_by_default_one_flip_in_a_few_observations_quarantines_nothing(tmp_path:
     assert (report.threshold, report.min_observations) == (0.35, 8)
     assert report.items == [] and report.runs == 3
     assert len(find_flaky(config(), runs_dir, "hard", current=current).items) == 9  # the old rule: all nine
+
+
+def test_the_langfuse_gate_score_of_a_quarantined_pass_says_so_in_its_comment() -> None:
+    from scoregate.sinks.langfuse.score_mapping import run_scores
+    from scoregate.store.record import GateResult, RunSummary
+
+    gate = GateResult(name="tldr_caps_met", metric="tldr_within_cap", stat="every_item", status="pass",
+                      detail="0 of 9 measured items break >= 1; 1 flaky item kept out: a", quarantined=["a"],
+                      quarantined_breaking=["a"], gated_items=9, total_items=10)  # fmt: skip
+    summary = RunSummary(run_id="r", gates=[gate], verdict="pass")
+
+    (post,) = [p for p in run_scores(summary, None) if p.name == "gate.tldr_caps_met"]
+
+    assert post.value == "pass"  # the category stays one of pass / fail / incomplete
+    assert post.comment == "pass on 9 of 10, 1 quarantined: 0 of 9 measured items break >= 1; 1 flaky item kept out: a"
+    assert post.metadata is not None and post.metadata["quarantined"] == ["a"]
