@@ -98,6 +98,7 @@ def logged_run(
     gates_hash: str | None = None,
     model: str = "scripted",
     tags: dict[str, str] | None = None,
+    model_name: str | None = None,
 ) -> str:
     """Log an evidence run through MlflowClient with the tags and params scoregate's MLflow mirror writes."""
     project = load_project(root)
@@ -118,6 +119,8 @@ def logged_run(
     client.log_param(run.info.run_id, "gates_hash", gates_hash or experiment_gates_hash(project, experiment))
     client.log_param(run.info.run_id, "limit", limit)
     client.log_param(run.info.run_id, "model", model)
+    if model_name is not None:
+        client.log_param(run.info.run_id, "model_name", model_name)
     client.set_terminated(run.info.run_id, "FINISHED")
     return str(run.info.run_id)
 

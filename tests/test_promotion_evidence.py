@@ -109,3 +109,15 @@ def test_settings_flaky_promotion_decides_a_gate_passed_with_flaky_items_kept_ou
     assert f"tldr_caps_met pass on 5 of 6, 1 quarantined{broke} (settings.flaky.promotion is {rule})" in (
         refusal.value.message
     )
+
+
+def test_a_run_mirrored_when_param_model_held_the_provider_id_is_read_by_its_model_name(
+    project_dir: Path, edit_yaml: Edit
+) -> None:
+    gate_promotion_on_counters(project_dir, edit_yaml)
+    version = local_prompt_version(load_project(project_dir).prompts[PROMPT])
+    logged_run(project_dir, "counters", version=version, model="scripted-1", model_name="scripted")
+
+    result = promote(project_dir, PROMPT, version=None, dry_run=True)
+
+    assert result.failures == [] and result.evidence[0].model == "scripted"

@@ -90,6 +90,13 @@ def _stopped_early(run: Any) -> str | None:
     return f"stopped early at {int(done)} of {int(total)} items"
 
 
+def _model_of(run: Any) -> str | None:
+    """The run's model by its name in scoregate.yaml: param `model_name` (param `model` held the provider's model
+    id in runs mirrored by earlier versions)."""
+    params = run.data.params
+    return params.get("model_name") or params.get("model")
+
+
 def _why_invalid(run: Any, gates_hash: str, model: str, experiment: str) -> str | None:
     tags, params = run.data.tags, run.data.params
     if tags.get("scoregate.valid") == "false":  # `scoregate runs invalidate`
@@ -102,9 +109,9 @@ def _why_invalid(run: Any, gates_hash: str, model: str, experiment: str) -> str 
         return f"did not finish (status {tags['scoregate.status']})"
     if params.get("limit", "None") != "None":
         return f"ran only {params['limit']} items (--limit)"
-    ran_on = params.get("model")
+    ran_on = _model_of(run)
     if ran_on is None:
-        return "records no model (param `model`)"
+        return "records no model (param `model_name`)"
     if ran_on != model:
         return f"ran on model {ran_on!r}, not {model!r}, the model experiment {experiment} runs on (scoregate.yaml)"
     if params.get("gates_hash") != gates_hash:
@@ -156,7 +163,7 @@ def _evidence(client: Any, project: Project, experiment: str, prompt: str, versi
             gates_hash=gates_hash,
             problem=f"no valid run of {version_name(prompt, version)}: the newest "
             f"({newest.data.tags.get(RUN_ID_TAG)}) {why[0]}; {rerun}",
-            model=newest.data.params.get("model"),
+            model=_model_of(newest),
         )
     chosen = next(i for i, w in enumerate(why) if w is None)
     run = runs[chosen]
@@ -176,7 +183,7 @@ def _evidence(client: Any, project: Project, experiment: str, prompt: str, versi
         newer = runs[0]
         problem += f" (newer run {newer.data.tags.get(RUN_ID_TAG)} skipped: it {why[0]})"
     return Evidence(
-        experiment, run.info.run_id, tags.get(RUN_ID_TAG), verdict, gates, gates_hash, problem, run.data.params["model"]
+        experiment, run.info.run_id, tags.get(RUN_ID_TAG), verdict, gates, gates_hash, problem, _model_of(run)
     )
 
 
