@@ -215,6 +215,7 @@ def test_a_gate_passed_with_a_quarantined_item_says_so_in_every_view(
     ], view
     table = words(shown_run)
     assert "verdict: PASS (tldr_caps_met: pass on 5 of 6, 1 quarantined)" in table
+    assert "(tldr_caps_met: pass on 5 of 6, 1 quarantined)" in words(scoregate(project_dir, "runs", "list"))
     page = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
     assert "PASS on 5 of 6, 1 quarantined" in page
     from mlflow.tracking import MlflowClient
