@@ -218,6 +218,7 @@ def test_a_gate_passed_with_a_quarantined_item_says_so_in_every_view(
     assert "(tldr_caps_met: pass on 5 of 6, 1 quarantined)" in words(scoregate(project_dir, "runs", "list"))
     page = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
     assert "PASS on 5 of 6, 1 quarantined" in page
+    assert "passed, with flaky items kept out: tldr_caps_met: pass on 5 of 6, 1 quarantined" in page
     from mlflow.tracking import MlflowClient
 
     run_id = json.loads((runs.root / runs.latest() / "links.json").read_text())["mlflow_run_id"]
