@@ -302,3 +302,51 @@ def test_every_item_gate_on_a_metric_without_per_item_values_is_incomplete_not_a
     result = evaluate_gate(spec, summary, column=None, min_coverage=0.8)
 
     assert (result.status, result.observed, result.detail) == ("incomplete", None, "x has no per-item values to check")
+
+
+# ---------------------------------------------------------------- flaky items kept out (quarantined)
+
+
+def quarantined_gate(column: list[float | None], kept_out: set[str]) -> Any:
+    """An every_item gate `x <= 1` over items it-0, it-1, ... with the `kept_out` items quarantined as flaky."""
+    spec = GateSpec(name="g", metric="x", stat="every_item", op="<=", threshold=1)
+    summary = {"scores": {"x": describe(column, resamples=50).to_dict()}, "run_metrics": {}}
+    ids = [f"it-{i}" for i in range(len(column))]
+    return evaluate_gate(
+        spec, summary, column=column, min_coverage=0.8, item_ids=ids, quarantined=kept_out,
+        quarantine_hint="`scoregate items flaky exp`",
+    )  # fmt: skip
+
+
+def test_quarantined_items_count_as_unmeasured_so_a_hollowed_gate_is_incomplete() -> None:
+    column: list[float | None] = [0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 0.0]  # 9 items, every one measured
+
+    result = quarantined_gate(column, {"it-4", "it-5", "it-6", "it-7", "it-8"})
+
+    assert (result.status, result.coverage) == ("incomplete", pytest.approx(4 / 9))  # not 100%, not a pass
+    assert result.verdict_words() == "incomplete on 4 of 9, 5 quarantined"
+    assert result.quarantined == ["it-4", "it-5", "it-6", "it-7", "it-8"]
+    assert result.quarantined_breaking == ["it-4"]
+    assert "coverage 44% is below the floor 80%" in result.detail
+
+
+def test_a_three_item_run_whose_only_breaking_item_is_quarantined_does_not_pass() -> None:
+    result = quarantined_gate([0.0, 3.0, 0.0], {"it-1"})
+
+    assert result.status == "incomplete" and result.verdict_words() == "incomplete on 2 of 3, 1 quarantined"
+    assert result.detail == (
+        "0 of 2 measured items break <= 1; 1 flaky item kept out: it-1 (`scoregate items flaky exp`), which "
+        "breaks the rule in this run; coverage 67% is below the floor 80%"
+    )
+
+
+def test_a_gate_passed_with_quarantined_items_never_reads_as_a_plain_pass() -> None:
+    column: list[float | None] = [0.0] * 9 + [3.0]
+
+    result = quarantined_gate(column, {"it-9"})
+
+    assert (result.status, result.coverage) == ("pass", pytest.approx(0.9))
+    assert result.verdict_words() == "pass on 9 of 10, 1 quarantined"
+    assert (result.gated_items, result.total_items, result.quarantined_breaking) == (9, 10, ["it-9"])
+    plain = quarantined_gate([0.0] * 10, set())
+    assert plain.verdict_words() == "pass" and plain.to_dict()["quarantined"] is None

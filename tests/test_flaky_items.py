@@ -7,6 +7,7 @@ import os
 import random
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +66,15 @@ def test_the_streaming_counter_finds_the_items_the_rule_finds() -> None:
     assert 20 < len(expected) < 280  # the sample holds both kinds
 
 
+EAGER = {"threshold": 0.2, "min_observations": 3}
+"""The rule before bench/flaky_defaults.py chose the defaults: one flip in three observations marks an item. These
+tests check what a flaky item changes, on histories short enough to read."""
+
+
 def config(**flaky: Any) -> ProjectConfig:
-    """A project with experiment `hard` gated by `hallucinations` (every_item, <= 1)."""
+    """A project with experiment `hard` gated by `hallucinations` (every_item, <= 1), on the EAGER rule."""
     return ProjectConfig.model_validate({
-        "settings": {"flaky": flaky} if flaky else {},
+        "settings": {"flaky": {**EAGER, **flaky}},
         "experiments": {"hard": {"dataset": "hardcases", "prompt": "p", "gates": ["hallucinations"]}},
         "gates": [{"name": "hallucinations", "metric": "hallucination_count", "op": "<=", "threshold": 1,
                    "stat": "every_item"}],
@@ -114,6 +120,13 @@ def test_the_history_spans_the_experiments_runs_and_their_repeats(tmp_path: Path
 # ------------------------------------------------------------ as a user runs it
 
 
+@pytest.fixture
+def eager(project_dir: Path, edit_yaml: Callable[[Path, Callable[[Any], None]], None]) -> Path:
+    """The test project on the EAGER rule."""
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["settings"].update(flaky=EAGER))
+    return project_dir
+
+
 def scoregate(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the real `scoregate` executable on the project."""
     return subprocess.run(
@@ -144,7 +157,7 @@ def long_tldr_every_other_call(title_mark: str) -> Any:
 
 
 def test_a_flaky_item_is_kept_out_of_the_every_item_gate_and_listed_everywhere(
-    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
+    eager: Path, project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
 ) -> None:
     scripted_server.responder = long_tldr_every_other_call("Open Models Weekly")
 
@@ -176,8 +189,47 @@ def test_a_flaky_item_is_kept_out_of_the_every_item_gate_and_listed_everywhere(
     assert '<section id="flaky">' in page and "<code>smoke-001</code>" in page
 
 
+def test_a_gate_passed_with_a_quarantined_item_says_so_in_every_view(
+    eager: Path, project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, mlflow_store: str
+) -> None:
+    scripted_server.responder = long_tldr_every_other_call("Open Models Weekly")
+
+    done = scoregate(project_dir, "run", "counters", "--repeat", "3", "--json")
+
+    summary = runs.summary()
+    gate = next(g for g in summary["gates"] if g["name"] == "tldr_caps_met")
+    assert (gate["status"], gate["coverage"]) == ("pass", pytest.approx(5 / 6))  # the kept-out item is unmeasured
+    assert (gate["gated_items"], gate["total_items"], gate["quarantined_breaking"]) == (5, 6, ["smoke-001"])
+    assert "which breaks the rule in this run" in gate["detail"]
+    printed = json.loads(done.stdout)
+    (shown,) = [g for g in printed["summary"]["gates"] if g["name"] == "tldr_caps_met"]
+    assert shown["quarantined"] == ["smoke-001"] and shown["gated_items"] == 5
+
+    shown_run = scoregate(project_dir, "runs", "show", runs.latest())
+    view = shown_run.stdout
+    row = view[view.index("│ tldr_caps_met") :].splitlines()[:3]  # the status cell: PASS / on 5 of 6, / 1 quarantined
+    assert [re.findall(r"PASS|on 5 of 6,|1 quarantined", line)[-1:] for line in row] == [
+        ["PASS"],
+        ["on 5 of 6,"],
+        ["1 quarantined"],
+    ], view
+    table = words(shown_run)
+    assert "verdict: PASS (tldr_caps_met: pass on 5 of 6, 1 quarantined)" in table
+    assert "(tldr_caps_met: pass on 5 of 6, 1 quarantined)" in words(scoregate(project_dir, "runs", "list"))
+    page = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    assert "PASS on 5 of 6, 1 quarantined" in page
+    assert "passed, with flaky items kept out: tldr_caps_met: pass on 5 of 6, 1 quarantined" in page
+    from mlflow.tracking import MlflowClient
+
+    run_id = json.loads((runs.root / runs.latest() / "links.json").read_text())["mlflow_run_id"]
+    tags = MlflowClient(tracking_uri=mlflow_store).get_run(run_id).data.tags
+    assert tags["gate.tldr_caps_met"] == "pass on 5 of 6, 1 quarantined"
+    assert json.loads(tags["gate.tldr_caps_met.quarantine"]) == {"kept_out": 1, "breaking": 1, "gated": 5, "total": 6}
+    assert "pass on 5 of 6, 1 quarantined" in tags["mlflow.note.content"]
+
+
 def test_without_flips_nothing_is_kept_out_and_the_gate_still_fails(
-    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
+    eager: Path, project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
 ) -> None:
     def always_long(body: dict[str, Any]) -> str:
         return markdown_summary(body).replace("## TL;DR\n", "## TL;DR\n" + "word " * 120, 1)
@@ -205,3 +257,35 @@ def test_items_flaky_of_an_unknown_experiment_is_a_clear_error(project_dir: Path
 def test_bad_flaky_settings_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="flaky"):
         config(**bad)
+
+
+def test_by_default_one_flip_in_a_few_observations_quarantines_nothing(tmp_path: Path) -> None:
+    """Three runs in which a stochastic judge flipped every item (the reviewer's 5-of-9 case, worse): no item has
+    the 8 observations the defaults ask for, so every item stays in the gate."""
+    runs_dir = tmp_path / "runs"
+    ids = [f"item-{k}" for k in range(9)]
+    for day in (1, 2, 3):
+        current = store_run(runs_dir, f"hard-{day}", day, {i: [[0.0, 3.0][(k + day) % 2]] for k, i in enumerate(ids)})
+    defaults = config().model_copy(update={"settings": ProjectConfig().settings})
+
+    report = find_flaky(defaults, runs_dir, "hard", current=current)
+
+    assert (report.threshold, report.min_observations) == (0.35, 8)
+    assert report.items == [] and report.runs == 3
+    assert len(find_flaky(config(), runs_dir, "hard", current=current).items) == 9  # the old rule: all nine
+
+
+def test_the_langfuse_gate_score_of_a_quarantined_pass_says_so_in_its_comment() -> None:
+    from scoregate.sinks.langfuse.score_mapping import run_scores
+    from scoregate.store.record import GateResult, RunSummary
+
+    gate = GateResult(name="tldr_caps_met", metric="tldr_within_cap", stat="every_item", status="pass",
+                      detail="0 of 9 measured items break >= 1; 1 flaky item kept out: a", quarantined=["a"],
+                      quarantined_breaking=["a"], gated_items=9, total_items=10)  # fmt: skip
+    summary = RunSummary(run_id="r", gates=[gate], verdict="pass")
+
+    (post,) = [p for p in run_scores(summary, None) if p.name == "gate.tldr_caps_met"]
+
+    assert post.value == "pass"  # the category stays one of pass / fail / incomplete
+    assert post.comment == "pass on 9 of 10, 1 quarantined: 0 of 9 measured items break >= 1; 1 flaky item kept out: a"
+    assert post.metadata is not None and post.metadata["quarantined"] == ["a"]

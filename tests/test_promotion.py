@@ -96,13 +96,15 @@ def logged_run(
     version: str = "2",
     limit: str = "None",
     gates_hash: str | None = None,
+    model: str = "scripted",
+    tags: dict[str, str] | None = None,
+    model_name: str | None = None,
 ) -> str:
     """Log an evidence run through MlflowClient with the tags and params scoregate's MLflow mirror writes."""
     project = load_project(root)
     statuses = gates or dict.fromkeys(COUNTER_GATES if experiment == "counters" else ALL_GATES[:5], "pass")
-    verdict = "pass" if all(s == "pass" for s in statuses.values()) else (
-        "fail" if "fail" in statuses.values() else "incomplete"
-    )  # fmt: skip
+    words = [s.split(" ", 1)[0] for s in statuses.values()]  # `pass on 5 of 6, 1 quarantined` is a pass
+    verdict = "pass" if all(w == "pass" for w in words) else "fail" if "fail" in words else "incomplete"
     client = tracking()
     name = f"{project.config.project}/{experiment}"
     found = client.get_experiment_by_name(name)
@@ -110,11 +112,15 @@ def logged_run(
     scoregate_run = f"{experiment}-logged-{len(client.search_runs([experiment_id]))}"
     run = client.create_run(experiment_id, run_name=scoregate_run)
     tags = {RUN_ID_TAG: scoregate_run, "scoregate.experiment": experiment, "scoregate.verdict": verdict,
-            f"prompt.{PROMPT}.version": version, **{f"gate.{g}": s for g, s in statuses.items()}}  # fmt: skip
+            f"prompt.{PROMPT}.version": version, **{f"gate.{g}": s for g, s in statuses.items()},
+            **(tags or {})}  # fmt: skip
     for key, value in tags.items():
         client.set_tag(run.info.run_id, key, value)
     client.log_param(run.info.run_id, "gates_hash", gates_hash or experiment_gates_hash(project, experiment))
     client.log_param(run.info.run_id, "limit", limit)
+    client.log_param(run.info.run_id, "model", model)
+    if model_name is not None:
+        client.log_param(run.info.run_id, "model_name", model_name)
     client.set_terminated(run.info.run_id, "FINISHED")
     return str(run.info.run_id)
 
@@ -175,8 +181,10 @@ def test_a_failed_gate_refuses_promotion_until_a_newer_full_run_passes(
         ({"version": "1"}, "smoke: no run of summarization-catchup v2"),
         ({"limit": "3"}, "ran only 3 items (--limit)"),
         ({"gates_hash": "0" * 64}, "judged by other gates than scoregate.yaml has now"),
+        ({"tags": {"scoregate.stop_early": "stopped at 10 of 16"}}, "stopped early (stopped at 10 of 16): not the"),
+        ({"model": "canned"}, "ran on model 'canned', not 'scripted', the model experiment smoke runs on"),
     ],
-    ids=["missing", "incomplete", "failed", "other-version", "subset", "stale-gates"],
+    ids=["missing", "incomplete", "failed", "other-version", "subset", "stale-gates", "stopped-early", "other-model"],
 )
 def test_promotion_is_refused_without_a_valid_passing_run(
     project: Path, fake_langfuse: FakeLangfuse, smoke_run: dict[str, Any] | None, expected: str

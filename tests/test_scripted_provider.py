@@ -174,3 +174,88 @@ def test_the_documented_example_is_a_valid_script_that_answers_as_the_page_says(
     assert json.loads(ask("Other ...", json_schema=schema, schema_name="ev_faithfulness_v1")) == {
         "faithfulness_score": 4
     }
+    tldrs = {ask("Security Sync") for _ in range(30)}
+    assert tldrs == {"## TL;DR\nA short summary.", "## TL;DR\nA summary far longer than its cap ..."}
+    assert {json.loads(ask("x", json_schema=schema, schema_name="ev_conciseness_v1"))["faithfulness_score"]
+            for _ in range(30)} == {3, 5}  # fmt: skip
+
+
+# ---------------------------------------------------------------- a seeded stochastic mode
+
+
+def drawn(options: dict[str, Any]) -> Callable[..., str]:
+    """ask(text, **fields): one reply of a fresh `provider: scripted` model with these options (a new run)."""
+    provider = build_provider("wobbly", ModelSpec.model_validate({"provider": "scripted", "model": "w-1",
+                                                                  "options": options}))  # fmt: skip
+
+    def ask(text: str, **fields: Any) -> str:
+        request = CompletionRequest(messages=({"role": "user", "content": text},), **fields)
+        return asyncio.run(provider.complete(request)).text
+
+    return ask
+
+
+COIN = {"replies": [{"match": "item", "reply": [{"text": "heads", "weight": 1}, {"text": "tails", "weight": 1}]}]}
+
+
+def test_a_rule_with_weighted_replies_draws_one_per_call_seeded_by_request_and_call() -> None:
+    first, again = drawn(COIN), drawn(COIN)
+
+    a = [first("item A") for _ in range(40)]
+    b = [first("item B") for _ in range(40)]
+
+    assert set(a) == {"heads", "tails"} and 10 < a.count("heads") < 30  # repeats of one request differ
+    assert [again("item A") for _ in range(40)] == a  # a new run draws the same sequence: reproducible
+    assert b != a  # each item its own draws
+    reseeded = drawn({**COIN, "seed": 1})
+    assert [reseeded("item A") for _ in range(40)] != a  # `seed:` picks another sequence
+
+
+def test_a_judge_rule_can_draw_its_score() -> None:
+    schema = {"type": "object", "properties": {"faithfulness_score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
+    ask = drawn({"replies": [{"schema": "ev_faithfulness_v1", "reply": [{"score": 2, "weight": 1},
+                                                                        {"score": 5, "weight": 3}]}]})  # fmt: skip
+
+    scores = [json.loads(ask("x", json_schema=schema, schema_name="ev_faithfulness_v1")) for _ in range(200)]
+
+    assert {s["faithfulness_score"] for s in scores} == {2, 5}
+    assert 120 < sum(s["faithfulness_score"] == 5 for s in scores) < 180  # about 3 in 4
+
+
+@pytest.mark.parametrize(
+    ("rule", "problem"),
+    [
+        ({"reply": [{"weight": 1}]}, "a drawn reply needs `text:` or `score:`"),
+        ({"reply": [{"text": "a", "score": 3}]}, "a drawn reply needs `text:` or `score:`"),
+        ({"reply": [{"text": "a", "weight": 0}]}, "greater than 0"),
+        ({"reply": []}, "at least 1 item"),
+        ({"reply": [{"score": 3}]}, "a drawn `score:` answers a judge: give the rule a `schema:`"),
+    ],
+)
+def test_a_bad_drawn_reply_is_refused_with_what_to_write(rule: dict[str, Any], problem: str) -> None:
+    spec = ModelSpec.model_validate({"provider": "scripted", "model": "w-1", "options": {"replies": [rule]}})
+
+    assert any(problem in p for p in model_problems("wobbly", spec)), model_problems("wobbly", spec)
+
+
+def test_repeats_of_a_run_differ_and_the_same_run_again_draws_the_same(
+    scoregate: Callable[..., CliResult], runs: Runs, project_dir: Path, edit_yaml: Edit
+) -> None:
+    long = "## TL;DR\n" + "word " * 120
+    coin = [{"text": long, "weight": 1}, {"text": "## TL;DR\nShort.", "weight": 1}]
+    script(edit_yaml, project_dir, replies=[{"match": "Open Models Weekly", "reply": coin}], default="## TL;DR\nNews.")
+
+    assert scoregate("run", "counters", "--repeat", "6", "--no-cache", "--no-mlflow").code == 0
+    first = runs.latest()
+    assert scoregate("run", "counters", "--repeat", "6", "--no-cache", "--no-mlflow").code == 0
+
+    def outputs(run_id: str) -> list[tuple[int, str]]:
+        from scoregate.store.repeats import iter_all_results
+        from scoregate.store.run_store import RunStore
+
+        store = RunStore.open(runs.root, run_id)
+        return sorted((r.repeat, r.output) for r in iter_all_results(store) if r.item_id == "smoke-001")
+
+    drawn_first = outputs(first)
+    assert {out for _, out in drawn_first} == {long, "## TL;DR\nShort."}
+    assert outputs(runs.latest()) == drawn_first

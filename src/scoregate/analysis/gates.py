@@ -3,6 +3,10 @@
 Below the coverage floor a gate still fails when the measured items already decide it: no score the
 unmeasured items could get would make it pass (an `every_item` gate with a breaking item, a `min`
 already under a `>=` threshold). It never passes below the floor.
+
+Flaky items kept out of an `every_item` gate (`quarantined`) count as unmeasured: they lower its coverage, so
+a gate hollowed out by its quarantine is incomplete, and a gate that passes with items kept out says so
+(`GateResult.verdict_words`: `pass on 9 of 10, 1 quarantined`).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import math
 import operator
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from scoregate.catalog.config_models import GateSpec
@@ -63,10 +67,13 @@ def evaluate_gate(
     column: Sequence[float | None] | None,
     min_coverage: float,
     item_ids: Sequence[str] | None = None,
+    quarantined: Collection[str] = (),
+    quarantine_hint: str = "",
 ) -> GateResult:
     """Judge one gate against a run summary and the metric's per-item column (None = unmeasured).
 
-    With `item_ids` (aligned with `column`), a failed `every_item` gate names the items that broke it.
+    With `item_ids` (aligned with `column`), a failed `every_item` gate names the items that broke it, and the
+    `quarantined` items (flaky) are kept out of it as unmeasured; `quarantine_hint` follows their ids in the detail.
     """
     floor = gate.min_coverage if gate.min_coverage is not None else min_coverage
     compare = _OPS[gate.op]
@@ -90,7 +97,13 @@ def evaluate_gate(
     if gate.stat == "every_item":
         if column is None:  # a run-level value (a track's micro metric) has no items to check one by one
             return result("incomplete", None, coverage, f"{gate.metric} has no per-item values to check")
-        return _every_item(gate, result, list(column), item_ids, coverage, low_coverage)
+        kept = _Quarantine.of(gate, column, item_ids, quarantined)
+        if kept is None:
+            return _every_item(gate, result, list(column), item_ids, coverage, low_coverage)
+        coverage = kept.coverage
+        low_coverage = f"coverage {coverage:.0%} is below the floor {floor:.0%}" if coverage < floor else None
+        judged = _every_item(gate, result, kept.column, item_ids, coverage, low_coverage, kept.note(quarantine_hint))
+        return judged.model_copy(update=kept.fields())
     observed = stats.get(gate.stat)
     if low_coverage:
         span = _possible_span(gate.stat, stats, column)
@@ -105,6 +118,48 @@ def evaluate_gate(
     return result("pass" if ok else "fail", float(observed), coverage, f"{gate.stat} = {observed:.4g}")
 
 
+class _Quarantine:
+    """The flaky items kept out of an `every_item` gate: the column with them unmeasured, and what that changed."""
+
+    def __init__(self, gate: GateSpec, values: list[float | None], ids: list[str], kept: list[int]) -> None:
+        compare, held = _OPS[gate.op], set(kept)
+        self.ids = [ids[i] for i in kept]
+        self.breaking = [ids[i] for i in kept if (v := values[i]) is not None and not compare(v, gate.threshold)]
+        self.column: list[float | None] = [None if i in held else v for i, v in enumerate(values)]
+        self.gated = sum(v is not None for v in self.column)
+        self.total = len(values)
+        self.coverage = self.gated / self.total
+
+    @classmethod
+    def of(
+        cls, gate: GateSpec, column: Sequence[float | None], item_ids: Sequence[str] | None, kept: Collection[str]
+    ) -> _Quarantine | None:
+        """The quarantine of the items of `kept` this run holds, or None when it holds none."""
+        if not kept or item_ids is None or len(item_ids) != len(column):
+            return None
+        found = [i for i, item_id in enumerate(item_ids) if item_id in kept]
+        return cls(gate, list(column), list(item_ids), found) if found else None
+
+    def note(self, hint: str) -> str:
+        """`1 flaky item kept out: a (hint), which breaks the rule in this run`."""
+        more = f", … (+{len(self.ids) - SHOWN_ITEMS} more)" if len(self.ids) > SHOWN_ITEMS else ""
+        count = f"{len(self.ids)} flaky item{'s' if len(self.ids) != 1 else ''}"
+        text = f"{count} kept out: {', '.join(self.ids[:SHOWN_ITEMS])}{more}" + (f" ({hint})" if hint else "")
+        if len(self.breaking) == 1 and len(self.ids) == 1:
+            text += ", which breaks the rule in this run"
+        elif self.breaking:
+            verb = "breaks" if len(self.breaking) == 1 else "break"
+            text += f", {len(self.breaking)} of which {verb} the rule in this run"
+        return text
+
+    def fields(self) -> dict[str, object]:
+        """The GateResult fields that record the quarantine."""
+        return {
+            "quarantined": self.ids, "quarantined_breaking": self.breaking, "gated_items": self.gated,
+            "total_items": self.total,
+        }  # fmt: skip
+
+
 def _every_item(
     gate: GateSpec,
     result: Callable[[GateStatus, float | None, float | None, str], GateResult],
@@ -112,6 +167,7 @@ def _every_item(
     item_ids: Sequence[str] | None,
     coverage: float,
     low_coverage: str | None,
+    kept_out: str = "",
 ) -> GateResult:
     """Fail on any measured item breaking the rule (whatever the coverage); else pass, or incomplete below the floor.
 
@@ -128,6 +184,8 @@ def _every_item(
     if named:
         more = f", … (+{len(named) - SHOWN_ITEMS} more)" if len(named) > SHOWN_ITEMS else ""
         detail += f": {', '.join(named[:SHOWN_ITEMS])}{more}"
+    if kept_out:
+        detail += f"; {kept_out}"
     if low_coverage:
         detail += f"; {low_coverage}"
     elif coverage < 1:

@@ -92,8 +92,12 @@ def label_holders(
             source = f"{PROMOTIONS_LOG}: {last.get('action', 'move')} at {last.get('time', '?')}"
             holders[prompt] = LabelHolder(prompt, str(last["version"]), source)
             continue
+        promote = f"scoregate promote {prompt}" + ("" if label == DEFAULT_LABEL else f" --label {label}")
         holders[prompt] = LabelHolder(
-            prompt, None, f"no {label!r} move of {prompt} in {PROMOTIONS_LOG}, no run records it"
+            prompt,
+            None,
+            f"no {label!r} move of {prompt} in {PROMOTIONS_LOG}, no run records it: promote a version with "
+            f"`{promote}` (with Langfuse or without)",
         )
         for store in stores:  # newest first
             if store.run_id not in manifests:

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         promotion_history,
         rollback,
     )
-    from scoregate.app.promotion_evidence import version_name
+    from scoregate.app.promotion_evidence import version_label, version_name
     from scoregate.app.ranking import rank_stored_runs
     from scoregate.app.response_cache import cache_stats, clear_cache
     from scoregate.app.run_options import RunOptions, RunOutcome
@@ -117,7 +117,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "promotion_history",
         "rollback",
     ),
-    "scoregate.app.promotion_evidence": ("version_name",),
+    "scoregate.app.promotion_evidence": ("version_label", "version_name"),
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
     "scoregate.app.run_options": ("RunOptions", "RunOutcome"),
@@ -252,6 +252,7 @@ __all__ = [
     "sync_stored_run",
     "track_commands",
     "update_leaderboard",
+    "version_label",
     "version_name",
     "wrap",
 ]

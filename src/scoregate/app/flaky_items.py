@@ -2,8 +2,9 @@
 
 The runs read are the experiment's newest `settings.flaky.window_runs` valid runs (invalidated and damaged runs
 are left out and counted), every repeat of each. `scoregate.analysis.flaky` says what a flip is and when an
-item is flaky; a flaky item is kept out of the `every_item` gates of the run being summarised, and the gate's
-detail, the summary's `flaky` block, the report and `scoregate items flaky` name it.
+item is flaky; a flaky item is kept out of the `every_item` gates of the run being summarised as unmeasured
+(`scoregate.analysis.gates`), and the gate's verdict and detail, the summary's `flaky` block, the report and
+`scoregate items flaky` name it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.flaky import FlakyItem, FlipCounter, GateRule, Observation, flaky_items
-from scoregate.analysis.gates import GateResult
 from scoregate.catalog.config_models import GateSpec, ProjectConfig
 from scoregate.errors import ScoregateError
 from scoregate.store.invalidation import why_invalid
@@ -26,8 +26,6 @@ from scoregate.support.suggest import unknown_name
 
 if TYPE_CHECKING:
     from scoregate.store.record import Receipts
-
-SHOWN_ITEMS = 5
 
 
 @dataclass(frozen=True)
@@ -157,29 +155,9 @@ def find_flaky(
     )  # fmt: skip
 
 
-def keep_out_flaky(result: GateResult, flaky: set[str], experiment: str) -> GateResult:
-    """Say in an `every_item` gate's result which flaky items were kept out of it (None when there were none)."""
-    if not flaky:
-        return result
-    ids = sorted(flaky)
-    more = f", … (+{len(ids) - SHOWN_ITEMS} more)" if len(ids) > SHOWN_ITEMS else ""
-    detail = (
-        f"{result.detail}; {len(ids)} flaky item{'s' if len(ids) != 1 else ''} kept out: "
-        f"{', '.join(ids[:SHOWN_ITEMS])}{more} (`scoregate items flaky {experiment}`)"
-    )
-    return result.model_copy(update={"detail": detail, "quarantined": ids})
-
-
-def without_items(
-    column: Sequence[float | None] | None, item_ids: Sequence[str], leave_out: set[str]
-) -> tuple[Sequence[float | None] | None, Sequence[str], set[str]]:
-    """The gate's column and ids without the items in `leave_out` (the same objects when none is in this run),
-    and which of them this run holds."""
-    present = leave_out & set(item_ids) if leave_out else set()
-    if column is None or not present:
-        return column, item_ids, present
-    keep = [i for i, item_id in enumerate(item_ids) if item_id not in present]
-    return [column[i] for i in keep], [item_ids[i] for i in keep], present
+def quarantine_hint(experiment: str) -> str:
+    """The command that lists an experiment's flaky items, as a gate's detail names it after their ids."""
+    return f"`scoregate items flaky {experiment}`"
 
 
 def flaky_report(root: Path, experiment: str) -> FlakyReport:

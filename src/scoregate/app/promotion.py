@@ -1,31 +1,31 @@
-"""`scoregate promote`: move a Langfuse label to a prompt version whose gates passed, and keep the audit trail.
+"""`scoregate promote`: move a label to a prompt version whose gates passed, and keep the audit trail.
 
 Promotion refuses unless every experiment under `promotion:` in scoregate.yaml has a valid run of the
-version whose gates all passed (or `--force` with a reason). It then moves the label in Langfuse (and
-the same alias in MLflow's prompt registry when a registered version carries the tag
-`langfuse_version=N`), appends an audit record to `promotions.jsonl` in the project root — a file to
-commit: Langfuse keeps no label history — and adds the record to the evidence runs' MLflow tags.
-Rollback undoes the newest promotion not rolled back yet, so repeated rollbacks walk back through the history.
+version whose gates all passed. With Langfuse it then moves the label in Langfuse (`--force --reason`
+overrides a refusal; the same alias moves in MLflow's prompt registry when a registered version carries the
+tag `langfuse_version=N`). Without Langfuse the version is a prompt file's (`local-<hash>`): the move is the
+record alone, it cannot be forced, and it names the baseline the regression gates compare with. Either way
+an audit record is appended to `promotions.jsonl` (`scoregate.app.promotion_log`) and added to the evidence
+runs' MLflow tags. Rollback undoes the newest promotion not rolled back yet, so repeated rollbacks walk back
+through the history.
 """
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import json
-import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from scoregate.app.judge_gates import JudgeCheck, judge_checks
-from scoregate.app.promotion_evidence import (
-    Evidence,
-    experiment_gates_hash,
-    gather_evidence,
-    promotion_experiments,
-    version_name,
+from scoregate.app.promotion_evidence import Evidence, gather_evidence, promotion_experiments, version_name
+from scoregate.app.promotion_log import (
+    PROMOTIONS_LOG,
+    active_promotions,
+    append_record,
+    audit_record,
+    promotion_history,
+    recorded_holder,
 )
 from scoregate.catalog.project import Project
 from scoregate.errors import ExitCode, ScoregateError
@@ -35,7 +35,11 @@ from scoregate.integrations.langfuse.remote import Remote, path_part
 from scoregate.sinks.mlflow.client import project_client
 from scoregate.tracks.project import load_project
 
-PROMOTIONS_LOG = "promotions.jsonl"
+__all__ = [
+    "AUDIT_TAG", "NO_LANGFUSE", "PROMOTIONS_LOG", "PromotionRefused", "PromotionResult", "active_promotions",
+    "promote", "promotion_history", "rollback",
+]  # fmt: skip
+
 MLFLOW_VERSION_TAG = "langfuse_version"
 """Tag on an MLflow prompt-registry version naming the Langfuse version it mirrors."""
 AUDIT_TAG = "scoregate.promotions"
@@ -61,7 +65,7 @@ class PromotionResult:
     label: str
     version: int | str
     """A Langfuse version, or a prompt file's `local-<hash>` (a dry run without Langfuse)."""
-    previous_version: int | None
+    previous_version: int | str | None
     evidence: list[Evidence] = field(default_factory=list)
     forced: bool = False
     applied: bool = False
@@ -74,7 +78,7 @@ class PromotionResult:
     undone_runs: list[str] = field(default_factory=list)
     """For a rollback: the MLflow evidence runs of the promotion it undoes (tagged with the rollback)."""
     langfuse: bool = True
-    """False for a dry run without Langfuse: the evidence is known, the label's holder is not."""
+    """False without Langfuse: a prompt file's version, the label held in promotions.jsonl alone."""
     judges: list[JudgeCheck] = field(default_factory=list)
     """The pinned judges deciding the gates: calibrated and undrifted, or why not (`canaries:`)."""
 
@@ -107,13 +111,14 @@ def promote(
 ) -> PromotionResult:
     """Move `label` to `version` of `prompt` if its gates passed (or forced with a reason); audit the move.
 
-    A dry run without Langfuse shows the evidence alone (`version` None: the prompt file's own version).
+    Without Langfuse the version is a prompt file's (`version` None: the file as it is now) and the move is
+    recorded in promotions.jsonl alone (never forced).
     """
     _check_label(label)
     _check_force(force, reason)
     project = load_project(root)
-    if dry_run and LangfuseSettings.from_env() is None:
-        return _evidence_only(project, prompt, version, label)
+    if LangfuseSettings.from_env() is None:
+        return _promote_local(project, prompt, version, label, dry_run=dry_run, force=force, reason=reason)
     if not isinstance(version, int):
         raise ScoregateError(
             f"a promotion moves a Langfuse label to a Langfuse version of {prompt!r}, not {version or 'a file'}",
@@ -140,35 +145,80 @@ def promote(
 def _refuse(result: PromotionResult) -> None:
     listing = "\n".join(f"  - {f}" for f in result.failures)
     judges = "; bring each judge named back in line and check it with `scoregate calibrate --canary`"
+    hint = "pass the gates with a full run of each experiment" + (
+        judges if any(j.problem for j in result.judges) else ""
+    )
+    if result.langfuse:
+        hint += ", or --force --reason TEXT (audited)"
+    else:
+        hint += (
+            " on the prompt files as they are (`scoregate run EXPERIMENT --no-langfuse`); a promotion without "
+            "Langfuse is never forced: it names the baseline the regression gates compare with"
+        )
     raise PromotionRefused(
         f"refusing to move {result.label!r} to {version_name(result.prompt, result.version)}:\n{listing}",
-        hint="pass the gates with a full run of each experiment"
-        + (judges if any(j.problem for j in result.judges) else "")
-        + ", or --force --reason TEXT (audited)",
+        hint=hint,
         result=result,
     )
 
 
-def _evidence_only(project: Project, prompt: str, version: int | str | None, label: str) -> PromotionResult:
-    """A dry run without Langfuse: the gate evidence of `version` (default: the prompt file's), read from MLflow."""
-    if version is None:
-        from scoregate.app.receipts import local_prompt_version
-        from scoregate.support.suggest import unknown_name
+NO_LANGFUSE = (
+    "Langfuse is not configured: the version is the prompt file's and the label is held in promotions.jsonl "
+    "alone (the regression gates read it there)"
+)
 
-        if prompt not in project.prompts:
-            raise ScoregateError(
-                f"no prompt {prompt!r} in {project.root / 'prompts'}" + unknown_name(prompt, project.prompts)
-            )
-        version = local_prompt_version(project.prompts[prompt])
-    result = PromotionResult("promote", prompt, label, version, None, gather_evidence(project, prompt, version))
+
+def _local_version(project: Project, prompt: str, version: int | str | None) -> str:
+    """The prompt file's version (`local-<hash>`) a promotion without Langfuse moves the label to."""
+    if isinstance(version, int):
+        raise ScoregateError(
+            f"v{version} of {prompt!r} is a Langfuse version, and {NOT_CONFIGURED}",
+            hint=f"promote the prompt file as it is: `scoregate promote {prompt}` (no --version), or set the keys",
+        )
+    if version is not None:
+        return version
+    from scoregate.app.receipts import local_prompt_version
+    from scoregate.support.suggest import unknown_name
+
+    if prompt not in project.prompts:
+        raise ScoregateError(
+            f"no prompt {prompt!r} in {project.root / 'prompts'}" + unknown_name(prompt, project.prompts)
+        )
+    return local_prompt_version(project.prompts[prompt])
+
+
+def _promote_local(
+    project: Project,
+    prompt: str,
+    version: int | str | None,
+    label: str,
+    *,
+    dry_run: bool,
+    force: bool,
+    reason: str | None,
+) -> PromotionResult:
+    """A promotion without Langfuse: gate-checked like any, recorded in promotions.jsonl (and the evidence runs)."""
+    experiments = promotion_experiments(project, prompt)
+    if force:
+        raise ScoregateError(
+            "--force overrides the gates of a Langfuse label; without Langfuse a promotion only records which "
+            f"prompt file version holds {label!r}, the baseline of the regression gates, and only once its gates "
+            "passed",
+            hint=f"see what is missing with `scoregate promote {prompt} --dry-run`, then run "
+            + ", ".join(f"`scoregate run {e} --no-langfuse`" for e in experiments),
+        )
+    local = _local_version(project, prompt, version)
+    previous = recorded_holder(project.root, prompt, label)
+    result = PromotionResult("promote", prompt, label, local, previous, gather_evidence(project, prompt, local))
     result.langfuse = False
-    result.judges = judge_checks(project, promotion_experiments(project, prompt))
+    result.judges = judge_checks(project, experiments)
     if result.failures:
         _refuse(result)
+    if previous == local:
+        result.unchanged = True
+    elif not dry_run:
+        _apply(project, None, result, reason)
     return result
-
-
-NO_LANGFUSE = NOT_CONFIGURED + ": the evidence is read from MLflow; which version holds a label, and moving it, need it"
 
 
 def rollback(
@@ -197,16 +247,17 @@ def rollback(
             hint="move the label with `scoregate promote` instead",
         )
     last = active[-1]
+    shown = version_name(prompt, last["version"])
     if last["previous_version"] is None:
         raise ScoregateError(
-            f"no version held {label!r} before v{last['version']} of {prompt!r}, so there is nothing to roll back to",
-            hint="Langfuse's API cannot remove a label; promote the version you want instead",
+            f"no version held {label!r} before {shown}, so there is nothing to roll back to",
+            hint="no command removes a label; promote the version you want instead",
         )
-    remote = Remote(require_settings())
-    current = _holder(remote, prompt, label)
+    remote = Remote(require_settings()) if LangfuseSettings.from_env() is not None else None
+    current = _holder(remote, prompt, label) if remote is not None else last["version"]
     if current != last["version"] and not force:
         raise ScoregateError(
-            f"{label!r} is on v{current} of {prompt!r}, but the recorded history puts it on v{last['version']}: "
+            f"{label!r} is on v{current} of {prompt!r}, but the recorded history puts it on {shown}: "
             "it was moved outside scoregate",
             hint="check the prompt in Langfuse; --force --reason TEXT rolls back anyway",
         )
@@ -214,44 +265,12 @@ def rollback(
     earlier = [r for r in active[:-1] if r["version"] == target]  # the promotion that made the target the holder
     evidence = [Evidence(**e) for e in earlier[-1].get("evidence", [])] if earlier else []
     result = PromotionResult("rollback", prompt, label, target, current, evidence, force)
+    result.langfuse = remote is not None
     result.undoes = last["time"]
     result.undone_runs = [str(r) for r in last.get("evidence_runs") or []]
     if not dry_run:
         _apply(project, remote, result, reason, undoes=last["time"])
     return result
-
-
-def active_promotions(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return the promotions of one label not undone by a later rollback, oldest first: the rollback stack.
-
-    Each rollback undoes the newest promotion still active (the one named by its `undoes`), so successive
-    rollbacks walk back through the history instead of flipping between two versions.
-    """
-    active: list[dict[str, Any]] = []
-    for record in history:
-        if record.get("action") == "rollback":
-            undone = [r for r in active if r["time"] == record.get("undoes")] or active[-1:]
-            for r in undone:
-                active.remove(r)
-        else:
-            active.append(record)
-    return active
-
-
-def promotion_history(root: Path, prompt: str | None = None) -> list[dict[str, Any]]:
-    """Return the audit records of `promotions.jsonl`, oldest first (of one prompt when named)."""
-    path = root / PROMOTIONS_LOG
-    if not path.is_file():
-        return []
-    records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except ValueError as exc:
-            raise ScoregateError(f"not a JSON line ({exc})", where=f"{path}:{number}") from None
-    return [r for r in records if prompt is None or r.get("prompt") == prompt]
 
 
 def _holder(remote: Remote, prompt: str, label: str) -> int | None:
@@ -260,50 +279,24 @@ def _holder(remote: Remote, prompt: str, label: str) -> int | None:
 
 
 def _apply(
-    project: Project, remote: Remote, result: PromotionResult, reason: str | None, *, undoes: str | None = None
+    project: Project, remote: Remote | None, result: PromotionResult, reason: str | None, *, undoes: str | None = None
 ) -> None:
-    """Move the label (Langfuse, then MLflow's registry), append the audit record, tag the evidence runs."""
-    remote.call(
-        f"moving label {result.label!r} to {result.prompt} v{result.version}",
-        remote.api.prompt_version.update,
-        path_part(result.prompt),
-        result.version,
-        new_labels=[result.label],
-    )
+    """Move the label (Langfuse, then MLflow's registry; without Langfuse the record is the move), append the audit
+    record, tag the evidence runs."""
+    if remote is not None:
+        remote.call(
+            f"moving label {result.label!r} to {result.prompt} v{result.version}",
+            remote.api.prompt_version.update,
+            path_part(result.prompt),
+            result.version,
+            new_labels=[result.label],
+        )
+        result.mlflow_alias = _move_mlflow_alias(project, result)
     result.applied = True
-    result.mlflow_alias = _move_mlflow_alias(project, result)
-    result.record = _audit_record(project, remote, result, reason, undoes)
-    with (project.root / PROMOTIONS_LOG).open("a", encoding="utf-8") as log:
-        log.write(json.dumps(result.record, ensure_ascii=False, sort_keys=True) + "\n")
+    host = remote.settings.host if remote is not None else None
+    result.record = audit_record(project, result, reason, undoes, host)
+    append_record(project.root, result.record)
     _tag_evidence(project, result)
-
-
-def _audit_record(
-    project: Project, remote: Remote, result: PromotionResult, reason: str | None, undoes: str | None
-) -> dict[str, Any]:
-    config = project.config_path
-    experiments, known = {e.experiment for e in result.evidence}, set(project.config.experiments)
-    return {
-        "action": result.action,
-        "prompt": result.prompt,
-        "label": result.label,
-        "version": result.version,
-        "previous_version": result.previous_version,
-        "evidence": [e.to_dict() for e in result.evidence],
-        "evidence_runs": [e.mlflow_run_id for e in result.evidence if e.mlflow_run_id],
-        "gate_file": str(config.name),
-        "gate_file_hash": hashlib.sha256(config.read_bytes()).hexdigest() if config.is_file() else None,
-        "gates_hash": {x: experiment_gates_hash(project, x) for x in sorted(experiments & known)},
-        "forced": result.forced,
-        "failures": result.failures,
-        "judges": [j.to_dict() for j in result.judges],
-        "reason": reason,
-        "undoes": undoes,
-        "user": os.environ.get("SCOREGATE_USER") or getpass.getuser(),
-        "time": datetime.now(UTC).isoformat(),
-        "langfuse_host": remote.settings.host,
-        "mlflow_alias_version": result.mlflow_alias,
-    }
 
 
 def _move_mlflow_alias(project: Project, result: PromotionResult) -> int | None:
@@ -335,12 +328,13 @@ def _tag_evidence(project: Project, result: PromotionResult) -> None:
         client = project_client(project.root)
         keys = ("action", "prompt", "label", "version", "previous_version", "forced", "reason", "user", "time")
         short = {k: result.record[k] for k in keys}
+        shown = f"v{result.version}" if isinstance(result.version, int) else result.version
         for run_id in runs:
             history = json.loads(client.get_run(run_id).data.tags.get(AUDIT_TAG, "[]"))
             history.append(short)
             while len(json.dumps(history)) > TAG_LIMIT and len(history) > 1:
                 history.pop(0)
             client.set_tag(run_id, AUDIT_TAG, json.dumps(history))
-            client.set_tag(run_id, f"promotion.{result.label}", f"{result.action} v{result.version} {short['time']}")
+            client.set_tag(run_id, f"promotion.{result.label}", f"{result.action} {shown} {short['time']}")
     except Exception as exc:  # the label moved and promotions.jsonl has the record; the tags can be redone
         result.warnings.append(f"MLflow evidence runs not tagged: {exc}")

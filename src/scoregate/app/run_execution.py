@@ -68,7 +68,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     """Aggregate the stored results, judge the gates, write and return summary.json."""
     from scoregate.analysis.regression import is_regression_gate
     from scoregate.analysis.summary import RunAggregator
-    from scoregate.app.flaky_items import find_flaky, keep_out_flaky, without_items
+    from scoregate.app.flaky_items import find_flaky, quarantine_hint
     from scoregate.app.regression_gate import evaluate_regression_gate
     from scoregate.app.slice_gates import evaluate_slice_gate
 
@@ -102,9 +102,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             continue
         column = aggregator.column(gate.metric) if aggregator.has_column(gate.metric) else None
         leave_out = flaky.kept_out(gate.name) if flaky is not None and gate.stat == "every_item" else set()
-        gated, item_ids, kept_out = without_items(column, aggregator.item_ids, leave_out)
-        verdict = evaluate_gate(gate, summary, column=gated, min_coverage=settings.min_coverage, item_ids=item_ids)
-        verdict = keep_out_flaky(verdict, kept_out, plan.name)
+        verdict = evaluate_gate(
+            gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids,
+            quarantined=leave_out, quarantine_hint=quarantine_hint(plan.name),
+        )  # fmt: skip
         gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest_record
     summary = {

@@ -160,15 +160,21 @@ class ExperimentSpec(Strict):
 
 
 class FlakySettings(Strict):
-    """When an item counts as flaky on an `every_item` gate (see docs/running/flaky-items.md)."""
+    """When an item counts as flaky on an `every_item` gate (see docs/running/flaky-items.md; the defaults are
+    chosen by bench/flaky_defaults.py)."""
 
     threshold: float = Field(
-        default=0.2, ge=0, lt=1, description="Flaky when the verdict flip rate is above this (flips / comparisons)."
+        default=0.35, ge=0, lt=1, description="Flaky when the verdict flip rate is above this (flips / comparisons)."
     )
     min_observations: int = Field(
-        default=3, ge=2, description="Fewest measured observations (runs × repeats) before an item can be flaky."
+        default=8, ge=2, description="Fewest measured observations (runs × repeats) before an item can be flaky."
     )
     window_runs: int = Field(default=20, ge=1, description="How many of the experiment's newest runs are read.")
+    promotion: Literal["refuse", "refuse_if_breaking", "allow"] = Field(
+        default="refuse_if_breaking",
+        description="What `scoregate promote` makes of a gate that passed with flaky items kept out: `refuse` it, "
+        "refuse it when a kept-out item broke the gate's rule in that run (`refuse_if_breaking`), or `allow` it.",
+    )
 
 
 class Settings(Strict):

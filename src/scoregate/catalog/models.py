@@ -116,7 +116,10 @@ class PromptSpec(Strict):
         if self.type == "chat" and (not self.messages or self.prompt is not None):
             raise ValueError("a chat prompt needs `messages:` (a non-empty list) and no `prompt:`")
         if "production" in self.labels:
-            raise ValueError("the `production` label is set only by `scoregate promote`, not in a prompt file")
+            raise ValueError(
+                "the `production` label is set only by `scoregate promote`, not in a prompt file: remove it and run "
+                f"`scoregate promote {self.name}` once its gates pass (with Langfuse or without)"
+            )
         return self
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from scoregate.cli.console import escape, lazy_console
-from scoregate.cli.layout import print_table, print_wrapped
+from scoregate.cli.layout import keep, print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 console = lazy_console()
 
-LabelOption = Annotated[str, typer.Option("--label", help="The Langfuse label to move.")]
+LabelOption = Annotated[str, typer.Option("--label", help="The label to move.")]
 
 
 def langfuse_sync(
@@ -35,26 +35,26 @@ def langfuse_sync(
     print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
 
 
-def _print_evidence(result: PromotionResult) -> None:
-    from rich.table import Table
-
+def _print_evidence(result: PromotionResult, *, problems: bool = True) -> None:
+    """Per experiment: its run and model, then the verdict, the gates and (unless a refusal lists them) the problem,
+    each on its own lines."""
     from scoregate.app import version_name
 
     title = f"evidence for {version_name(result.prompt, result.version)}"
     if result.action == "rollback":
         title += " (from the promotion that made it the holder)"
-    table = Table(title=escape(title), title_justify="left")
-    for column in ("experiment", "scoregate run", "verdict", "gates", "problem"):
-        table.add_column(column)
+    print_wrapped(console, title, style="bold")
     for e in result.evidence:
-        style = STATUS_STYLE.get(e.verdict or "", "white")
-        gates = " ".join(f"{name}={status}" for name, status in e.gates.items())
-        verdict = f"[{style}]{e.verdict}[/]" if e.verdict else "—"
-        table.add_row(
-            escape(e.experiment), escape(e.scoregate_run_id or "—"), verdict, escape(gates), escape(e.problem or "")
-        )
-    if result.evidence:
-        print_table(console, table)
+        run = f"run {e.scoregate_run_id}" if e.scoregate_run_id else "no run"
+        print_wrapped(console, f"{e.experiment}: {run}" + (f", {keep('model', e.model)}" if e.model else ""))
+        if e.verdict is not None:
+            verdict = e.verdict.upper() if e.verdict in STATUS_STYLE else e.verdict
+            print_wrapped(console, f"verdict: {verdict}", first="  ", indent="    ")
+        if e.gates:
+            gates = ", ".join(keep(name, status) for name, status in e.gates.items())
+            print_wrapped(console, f"gates: {gates}", first="  ", indent="    ")
+        if e.problem and problems:
+            print_wrapped(console, f"problem: {e.problem}", first="  ", indent="    ", style="yellow")
     for check in result.judges:
         gates = ", ".join(check.gates)
         if check.problem is None:
@@ -63,20 +63,19 @@ def _print_evidence(result: PromotionResult) -> None:
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
-    from scoregate.app import NO_LANGFUSE, version_name
+    from scoregate.app import NO_LANGFUSE, version_label, version_name
 
     _print_evidence(result)
-    if not result.langfuse:
+    held = version_label(result.previous_version) if result.previous_version is not None else "no version"
+    target = version_label(result.version)
+    move = f"{result.label!r}: {held} → {target} of {result.prompt}"
+    if dry_run and result.action == "promote" and not result.failures:
         passed = ", ".join(e.experiment for e in result.evidence)
         print_wrapped(
             console, f"dry run: every gate passed for {version_name(result.prompt, result.version)} in {passed}"
         )
-        print_wrapped(console, NO_LANGFUSE, first="note: ", first_style="yellow")
-        return
-    held = f"v{result.previous_version}" if result.previous_version is not None else "no version"
-    move = f"{result.label!r}: {held} → v{result.version} of {result.prompt}"
     if result.unchanged:
-        print_wrapped(console, f"nothing to do: v{result.version} of {result.prompt} already holds {result.label!r}")
+        print_wrapped(console, f"nothing to do: {target} of {result.prompt} already holds {result.label!r}")
     elif dry_run:
         print_wrapped(console, f"dry run, would {result.action} {move}" + (" (forced)" if result.forced else ""))
     else:
@@ -88,16 +87,20 @@ def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
         )
         if result.mlflow_alias is not None:
             print_wrapped(console, f"MLflow prompt alias {result.label!r} → registry version {result.mlflow_alias}")
+    if not result.langfuse:
+        print_wrapped(console, NO_LANGFUSE, first="note: ", first_style="yellow")
     for warning in result.warnings:
         print_wrapped(console, warning, first="warning: ", first_style="yellow")
 
 
 def promote_command(
-    prompt: Annotated[str, typer.Argument(help="Prompt name (prompts/<name>.yaml, synced to Langfuse).")],
+    prompt: Annotated[str, typer.Argument(help="Prompt name (prompts/<name>.yaml).")],
     version: Annotated[
         str | None,
         typer.Option(
-            "--version", help="Langfuse version to promote (N); a dry run without Langfuse also takes local-<hash>."
+            "--version",
+            help="Langfuse version to promote (N); without Langfuse a prompt file's local-<hash> (default: the file "
+            "as it is now).",
         ),
     ] = None,
     label: LabelOption = "production",
@@ -108,12 +111,16 @@ def promote_command(
         bool, typer.Option("--dry-run", help="Check the gates and show the move; change nothing.")
     ] = False,
     force: Annotated[
-        bool, typer.Option("--force", help="Promote although gates did not pass (needs --reason).")
+        bool, typer.Option("--force", help="Move a Langfuse label although gates did not pass (needs --reason).")
     ] = False,
     reason: Annotated[str | None, typer.Option("--reason", help="Why (recorded in the audit log).")] = None,
     project: ProjectOption = None,
 ) -> None:
-    """Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited."""
+    """Move a label to a prompt version whose gates passed (or roll it back); audited in promotions.jsonl.
+
+    With Langfuse the label moves there (a Langfuse version, --version N); without it the version is the prompt
+    file's and the label is held in promotions.jsonl, where the regression gates read it.
+    """
     from scoregate.app import PromotionRefused, langfuse_configured, promote, rollback
 
     if force and not (reason and reason.strip()):
@@ -124,7 +131,7 @@ def promote_command(
             raise typer.BadParameter("--rollback moves the label back; do not give --version", param_hint="--version")
         result = rollback(root, prompt, label=label, dry_run=dry_run, force=force, reason=reason)
     else:
-        if version is None and not (dry_run and not langfuse_configured()):
+        if version is None and langfuse_configured():
             raise typer.BadParameter("name the version to promote: --version N", param_hint="--version")
         try:
             result = promote(
@@ -132,7 +139,7 @@ def promote_command(
             )
         except PromotionRefused as refused:
             if refused.result is not None:
-                _print_evidence(refused.result)
+                _print_evidence(refused.result, problems=False)  # the refusal lists them
             raise
     _print_result(result, dry_run=dry_run)
 
@@ -153,7 +160,7 @@ def promotions_command(
     """List the promotion history (promotions.jsonl), oldest first."""
     from rich.table import Table
 
-    from scoregate.app import promotion_history
+    from scoregate.app import promotion_history, version_label
 
     records = promotion_history(project_root(project), prompt)
     if not records:
@@ -166,8 +173,8 @@ def promotions_command(
         previous = r.get("previous_version")
         runs = ", ".join(e.get("scoregate_run_id") or "—" for e in r.get("evidence", []))
         table.add_row(
-            str(r["time"])[:19], r["action"], escape(r["prompt"]), escape(r["label"]), f"v{r['version']}",
-            f"v{previous}" if previous is not None else "—", "yes" if r.get("forced") else "",
+            str(r["time"])[:19], r["action"], escape(r["prompt"]), escape(r["label"]), version_label(r["version"]),
+            version_label(previous) if previous is not None else "—", "yes" if r.get("forced") else "",
             escape(str(r.get("user", ""))), escape(r.get("reason") or ""), escape(runs),
         )  # fmt: skip
     print_table(console, table)

@@ -140,9 +140,10 @@ def gates_table(summary: RunSummary, said_below: str | None = None) -> Table:
         detail = str(g.detail)
         if said_below and detail.startswith(said_below):
             detail = SAID_BELOW + detail.removeprefix(said_below)
+        status = g.verdict_words(upper=True).replace(" on ", "\non ").replace(", ", ",\n")  # short lines: no_wrap
         table.add_row(
             f"[bold]{escape(g.name)}[/]\n{escape(rule)}\n[dim]{escape(detail)}[/]",
-            metric_value(g.metric or "", g.observed), f"[{style}]{g.status.upper()}[/]",
+            metric_value(g.metric or "", g.observed), f"[{style}]{escape(status)}[/]",
         )  # fmt: skip
     return table
 
@@ -187,7 +188,9 @@ def verdict_line(summary: RunSummary) -> str:
     verdict = str(summary.verdict)
     if verdict == "no_gates":
         return "verdict: [dim]no gates[/]"
-    return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]"
+    kept = summary.quarantine_note()
+    note = f" ({escape(kept)})" if kept else ""  # a pass with flaky items kept out is never a plain pass
+    return f"verdict: [bold {STATUS_STYLE.get(verdict, 'white')}]{verdict.upper()}[/]{note}"
 
 
 def print_summary(

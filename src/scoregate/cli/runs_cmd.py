@@ -55,6 +55,8 @@ def list_command(
         status = f"  {o.status}" if o.verdict is not None else ""
         line = f"{verdict.replace('_', ' ')}{status}  {started}"
         print_wrapped(console, line, first=f"{o.run_id}  ", style=style, first_style="bold")
+        if o.quarantine and not run.invalid:  # a pass with flaky items kept out is never a plain pass
+            print_wrapped(console, f"({o.quarantine})", first="  ", indent="    ", style=style)
         print_wrapped(console, keep_name(o.name), first="  ", indent="    ")
         line = join_units([f"{o.experiment} on {o.dataset}", _items(o), primary])
         print_wrapped(console, line, first="  ", indent="    ")

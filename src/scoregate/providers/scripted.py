@@ -1,4 +1,4 @@
-"""`provider: scripted`: canned replies from scoregate.yaml or a file, deterministic, no network (a testing aid).
+"""`provider: scripted`: canned replies from scoregate.yaml or a file, no network (a testing aid and a demo model).
 
     models:
       canned:
@@ -8,14 +8,20 @@
           replies:                                    # the first rule that fits the request answers it
             - {match: "Step-by-step", reply: "## TL;DR\\nInstall it ..."}
             - {schema: ev_faithfulness_v1, match: "Rust", reply: '{"reasoning": "ok", "faithfulness_score": 4}'}
+            - match: "Security Sync"                  # replies drawn at random, by weight (seeded)
+              reply: [{text: "## TL;DR\\nShort.", weight: 3}, {text: "## TL;DR\\nA long one ...", weight: 1}]
+            - {schema: ev_faithfulness_v1, reply: [{score: 3}, {score: 5}]}   # a judge's drawn score
           default: "## TL;DR\\nA canned summary."   # a plain-text request that no rule fits
           score: 4                                    # generated JSON: integer-enum fields (default: the highest)
+          seed: 0                                     # the draws' seed
 
 A rule with `schema` answers only requests for that JSON schema (a judge's schema is named after it), a rule
 without only plain-text requests; `match` further asks for a text in the request's messages. A schema request no
-rule fits gets JSON generated from its schema, so judges answer without a rule each. `replies_file` (relative to
-the project folder) holds more rules, a YAML or JSON list read after the inline ones. `latency_ms` waits before
-each reply. Usage is counted in words; a reply costs nothing.
+rule fits gets JSON generated from its schema, so judges answer without a rule each. A rule whose `reply` is a list
+draws one reply per call: seeded by `seed`, the request and how many times this model was sent that same request,
+so a run and the same run again draw alike while repeats of an item (`run --repeat`) can differ. `replies_file`
+(relative to the project folder) holds more rules, a YAML or JSON list read after the inline ones. `latency_ms`
+waits before each reply. Usage is counted in words; a reply costs nothing.
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError, model_validator
 
 from scoregate.catalog.models import ModelSpec, Strict
 from scoregate.errors import ScoregateError
@@ -38,6 +45,22 @@ GENERATED_TEXT = "scripted"
 """The string fields of generated JSON."""
 
 
+class ScriptedDraw(Strict):
+    """One of the replies a rule draws from: a text, or for a judge a score, with its weight."""
+
+    text: str | None = Field(default=None, description="The reply text.")
+    score: float | None = Field(
+        default=None, description="For a rule with `schema:`: JSON generated from the schema with this score."
+    )
+    weight: float = Field(default=1.0, gt=0, description="Its chance, against the rule's other replies' weights.")
+
+    @model_validator(mode="after")
+    def _text_or_score(self) -> ScriptedDraw:
+        if (self.text is None) == (self.score is None):
+            raise ValueError("a drawn reply needs `text:` or `score:` (one of them)")
+        return self
+
+
 class ScriptedReply(Strict):
     """One canned reply: with `schema`, for requests for that JSON schema; without, for plain-text requests."""
 
@@ -45,7 +68,16 @@ class ScriptedReply(Strict):
     schema_: str | None = Field(
         default=None, alias="schema", description="The JSON schema the request asks for, by name (a judge's name)."
     )
-    reply: str = Field(description="The reply text (a JSON reply as a string).")
+    reply: Annotated[
+        Annotated[str, Tag("text")] | Annotated[list[ScriptedDraw], Field(min_length=1), Tag("drawn")],
+        Discriminator(lambda value: "drawn" if isinstance(value, list) else "text"),
+    ] = Field(description="The reply text (a JSON reply as a string), or a list to draw one from per call (seeded).")
+
+    @model_validator(mode="after")
+    def _scores_answer_judges(self) -> ScriptedReply:
+        if isinstance(self.reply, list) and self.schema_ is None and any(d.score is not None for d in self.reply):
+            raise ValueError("a drawn `score:` answers a judge: give the rule a `schema:` (the judge's name)")
+        return self
 
     def fits(self, request: CompletionRequest, text: str) -> bool:
         """True when this reply answers `request` (whose messages read `text`)."""
@@ -64,6 +96,7 @@ class ScriptedOptions(Strict):
     default: str | None = Field(default=None, description="The reply to a request without a schema no rule fits.")
     score: float | None = Field(default=None, description="Integer-enum fields of generated JSON (default: highest).")
     latency_ms: float = Field(default=0.0, ge=0, description="Wait this long before each reply.")
+    seed: int = Field(default=0, description="The seed of the replies drawn at random.")
 
 
 _RULES = TypeAdapter(list[ScriptedReply])
@@ -105,6 +138,8 @@ class ScriptedProvider(Provider):
             [self._options.model_dump(mode="json"), [r.model_dump(mode="json") for r in self._rules]], sort_keys=True
         )
         self._endpoint = f"scripted:{hashlib.sha256(script.encode()).hexdigest()[:12]}"  # a new script, a new cache key
+        self._calls: dict[str, int] = {}
+        """How many times each request (schema and text) was answered by a drawn reply: the draw's call number."""
 
     @property
     def endpoint(self) -> str:
@@ -120,7 +155,8 @@ class ScriptedProvider(Provider):
         if self._options.latency_ms:
             await asyncio.sleep(self._options.latency_ms / 1000)
         text = "\n".join(str(m.get("content", "")) for m in request.messages)
-        reply = next((rule.reply for rule in self._rules if rule.fits(request, text)), None)
+        rule = next((rule for rule in self._rules if rule.fits(request, text)), None)
+        reply = None if rule is None else self._reply(rule, request, text)
         if reply is None and request.json_schema is not None:
             reply = json.dumps(json_for_schema(request.json_schema, score=self._options.score))
         if reply is None:
@@ -139,6 +175,20 @@ class ScriptedProvider(Provider):
             cost_usd=call_cost(self.price(), tokens_in, tokens_out),
             finish_reason="stop",
         )
+
+    def _reply(self, rule: ScriptedReply, request: CompletionRequest, text: str) -> str:
+        """The rule's reply, or the one it draws for this call of this request."""
+        if isinstance(rule.reply, str):
+            return rule.reply
+        key = hashlib.sha256(f"{request.schema_name}\x00{text}".encode()).hexdigest()
+        call = self._calls.get(key, 0)
+        self._calls[key] = call + 1
+        seed = hashlib.sha256(f"{self._options.seed}\x00{key}\x00{call}".encode()).digest()
+        draw = random.Random(int.from_bytes(seed[:8], "big")).choices(rule.reply, [d.weight for d in rule.reply])[0]
+        if draw.text is not None or request.json_schema is None:
+            return draw.text or ""
+        score = int(draw.score) if draw.score is not None and float(draw.score).is_integer() else draw.score
+        return json.dumps(json_for_schema(request.json_schema, score=score))
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -225,7 +225,7 @@ def _gates(report: dict[str, Any]) -> str:
                 if g["broken"] else "0"
             )  # fmt: skip
             rows.append(
-                f'<tr><td>{esc(g["name"])}</td><td class="{cls}">{esc(g["status"].upper())}</td>'
+                f'<tr><td>{esc(g["name"])}</td><td class="{cls}">{esc(g["verdict"])}</td>'
                 f"<td><code>{esc(rule)}</code></td><td>{esc(fmt(g['observed'], 4))}</td>"
                 f'<td>{_pct(g.get("coverage"))}</td><td>{broken}</td><td class="wrap">{esc(g["detail"])}</td></tr>'
             )

@@ -133,7 +133,8 @@ def verdict_words(summary: RunSummary) -> str:
     open_ = [g.name for g in gates if g.status == "incomplete"]
     not_judged = f"{len(open_)} of {len(gates)} gate(s) could not be judged: {', '.join(open_)}"
     if verdict == "pass":
-        return f"PASS — all {len(gates)} gate(s) passed"
+        kept = summary.quarantine_note()
+        return f"PASS — all {len(gates)} gate(s) passed" + (f", with flaky items kept out: {kept}" if kept else "")
     if verdict == "fail":
         words = f"FAIL — {len(failed)} of {len(gates)} gate(s) failed: {', '.join(failed)}"
         return words + (f"; {not_judged}" if open_ else "")
@@ -183,7 +184,9 @@ class RunReader:
             )
         self.summary: RunSummary = summary
         self.clip = clip
-        self.gates: list[dict[str, Any]] = [dict(g.to_dict(), broken=0, broken_ids=[]) for g in summary.gates]
+        self.gates: list[dict[str, Any]] = [
+            dict(g.to_dict(), broken=0, broken_ids=[], verdict=g.verdict_words(upper=True)) for g in summary.gates
+        ]
         scores = summary.scores
         gated = [str(g.metric) for g in summary.gates if g.metric in scores]
         self.order = list(dict.fromkeys([*gated, *scores]))

@@ -62,7 +62,7 @@ class RunDescription:
         return self.manifest.receipts.dataset or _Absent()
 
     def _broken_gates(self) -> list[GateResult]:
-        return [g for g in (self.summary.gates if self.summary else []) if g.status != "pass"]
+        return [g for g in (self.summary.gates if self.summary else []) if g.status != "pass" or g.quarantined]
 
     def paragraph(self) -> str:
         """Return the description in words: experiment, dataset, model (name and id), prompts, verdict, gates."""
@@ -76,7 +76,7 @@ class RunDescription:
         if self.summary is not None:
             text += f"; verdict {str(self.summary.verdict).replace('_', ' ')}"
             for g in self._broken_gates():
-                text += f"\n- gate {g.name} {g.status}: {g.detail}"
+                text += f"\n- gate {g.name} {g.verdict_words()}: {g.detail}"
         return text
 
     def markdown(self) -> str:
@@ -106,12 +106,12 @@ class RunDescription:
         for g in gates:
             rule = f"{g.stat}({g.metric}) {g.op} {fmt(g.threshold)}"
             coverage = "—" if g.coverage is None else f"{g.coverage:.0%}"
-            status = g.status.upper()
+            status = g.verdict_words(upper=True)
             lines.append(f"| {_cell(g.name)} | `{_cell(rule)}` | {fmt(g.observed)} | {coverage} | **{status}** |")
         broken = [g for g in self._broken_gates() if g.detail]
         if broken:
             lines.append("")
-            lines += [f"- gate {g.name} {g.status}: {g.detail}" for g in broken]
+            lines += [f"- gate {g.name} {g.verdict_words()}: {g.detail}" for g in broken]
         return lines
 
     def _score_lines(self) -> list[str]:

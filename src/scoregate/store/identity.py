@@ -100,6 +100,8 @@ class RunOverview:
     primary_mean: float | None
     verdict: str | None
     started_at: str | None
+    quarantine: str | None = None
+    """The gates judged with flaky items kept out (`g: pass on 31 of 33, 2 quarantined`), else None."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
@@ -140,4 +142,5 @@ def run_overview(store: RunStore) -> RunOverview:
         primary_mean=mean,
         verdict=summary.verdict if summary else None,
         started_at=record.started_at,
+        quarantine=summary.quarantine_note() if summary else None,
     )

@@ -191,9 +191,26 @@ class GateResult(Record):
     failing_items: list[str] | None = None
     """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
     quarantined: list[str] | None = None
-    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`)."""
+    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`), counted unmeasured."""
     slices: list[dict[str, Any]] | None = None
     """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
+    quarantined_breaking: list[str] | None = None
+    """Of `quarantined`: the items whose value in this run broke the rule (the verdict rests on leaving them out)."""
+    gated_items: int | None = None
+    """With `quarantined`: the items whose values decided the gate (measured and not kept out)."""
+    total_items: int | None = None
+    """With `quarantined`: the run's items."""
+
+    def verdict_words(self, *, upper: bool = False) -> str:
+        """The status as every view says it: `pass`, or `pass on 4 of 9, 5 quarantined` when flaky items were kept
+        out (never a plain pass then); `upper`: the status in capitals (`PASS on 4 of 9, …`)."""
+        status = str(self.status).upper() if upper else str(self.status)
+        if not self.quarantined:
+            return status
+        kept = f"{len(self.quarantined)} quarantined"
+        if self.gated_items is None or self.total_items is None:  # a run summarised before the counts were kept
+            return f"{status}, {kept}"
+        return f"{status} on {self.gated_items} of {self.total_items}, {kept}"
 
 
 class RunSummary(Record):
@@ -214,6 +231,11 @@ class RunSummary(Record):
     def score(self, key: str) -> ScoreStats | None:
         """One score's statistics, or None when the run has no such score."""
         return self.scores.get(key)
+
+    def quarantine_note(self) -> str | None:
+        """`g1: pass on 5 of 6, 1 quarantined; …` for the gates judged with flaky items kept out, else None."""
+        kept = [f"{g.name}: {g.verdict_words()}" for g in self.gates if g.quarantined]
+        return "; ".join(kept) or None
 
     def section(self, name: str) -> Any:
         """A block a track or a feature adds (`extraction`, `stages`, `repeats`...), or None."""

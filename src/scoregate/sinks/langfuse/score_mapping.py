@@ -125,7 +125,10 @@ def run_scores(summary: RunSummary, mlflow_run_id: str | None) -> list[ScorePost
             posts.append(ScorePost(key, value, "NUMERIC"))
     for gate in summary.gates:
         detail = {k: getattr(gate, k) for k in ("metric", "stat", "op", "threshold", "observed", "coverage")}
-        posts.append(ScorePost(f"gate.{gate.name}", str(gate.status), "CATEGORICAL", gate.detail, detail))
+        comment = f"{gate.verdict_words()}: {gate.detail}" if gate.quarantined else gate.detail  # never a plain pass
+        if gate.quarantined:
+            detail.update(quarantined=gate.quarantined, quarantined_breaking=gate.quarantined_breaking or [])
+        posts.append(ScorePost(f"gate.{gate.name}", str(gate.status), "CATEGORICAL", comment, detail))
     slice_gates = [gate.to_dict() for gate in summary.gates if gate.slices]
     posts += [
         ScorePost(name, status, "CATEGORICAL", why, meta) for name, status, why, meta in slice_score_rows(slice_gates)

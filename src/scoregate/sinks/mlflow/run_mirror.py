@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from scoregate.store.record import Manifest, RunSummary
 
 RUN_ID_TAG = "scoregate.run_id"
+QUARANTINE_KEYS = ("kept_out", "breaking", "gated", "total")
+"""The counts of tag `gate.<name>.quarantine` (a JSON object): flaky items kept out, those breaking the rule in the
+run, the items that decided the gate, the run's items."""
 
 
 def _ms(iso: str | None) -> int | None:
@@ -75,6 +79,7 @@ def tags_of(manifest: Manifest, summary: RunSummary, links: dict[str, Any]) -> d
         RUN_ID_TAG: manifest.run_id,
         "scoregate.experiment": str(manifest.receipts.experiment),
         "scoregate.verdict": str(summary.verdict),
+        "scoregate.status": str(manifest.status),  # `stopped_early`: not the whole dataset (no promotion evidence)
         "prompt.names": ",".join(prompts),
         "prompt.versions": ",".join(f"{n}@{i.version}" for n, i in prompts.items()),
     }
@@ -86,7 +91,10 @@ def tags_of(manifest: Manifest, summary: RunSummary, links: dict[str, Any]) -> d
         tags.update({"prompt.name": name, "prompt.version": str(info.version)})
     tags["mlflow.runName"] = mirror_run_name(manifest)
     for gate in summary.gates:
-        tags[f"gate.{gate.name}"] = gate.status
+        tags[f"gate.{gate.name}"] = gate.verdict_words()  # `pass on 5 of 6, 1 quarantined`: never a plain pass
+        if gate.quarantined:  # what `scoregate promote` weighs against settings.flaky.promotion
+            kept = [len(gate.quarantined), len(gate.quarantined_breaking or []), gate.gated_items, gate.total_items]
+            tags[f"gate.{gate.name}.quarantine"] = json.dumps(dict(zip(QUARANTINE_KEYS, kept, strict=True)))
         if gate.failing_items:
             tags[f"gate.{gate.name}.detail"] = str(gate.detail)[:500]
     if "langfuse_experiment_url" in links:

@@ -1,0 +1,123 @@
+"""What counts as promotion evidence: a finished run of the whole dataset, on the model the experiment runs on.
+
+Real runs of the test project on the scripted server, mirrored to a real MLflow store; `scoregate promote
+--dry-run` without Langfuse reads them back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CliResult, Runs, canned_model
+from scoregate.app.promotion import PromotionRefused, promote
+from scoregate.app.receipts import local_prompt_version
+from scoregate.errors import ExitCode
+from scoregate.tracks.project import load_project
+from scripted_openai import ScriptedOpenAI
+from test_promotion import logged_run
+from test_stop_early import NO_SECTIONS, _grow_dataset
+
+PROMPT = "summarization-catchup"
+Edit = Callable[[Path, Callable[[Any], None]], None]
+
+pytestmark = pytest.mark.usefixtures("mlflow_store")
+
+
+def gate_promotion_on_counters(project_dir: Path, edit_yaml: Edit) -> None:
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config.update(promotion={PROMPT: ["counters"]}))
+
+
+def test_a_run_that_stopped_early_is_no_evidence(
+    scoregate: Callable[..., CliResult], project_dir: Path, runs: Runs, edit_yaml: Edit, scripted_server: ScriptedOpenAI
+) -> None:
+    gate_promotion_on_counters(project_dir, edit_yaml)
+    _grow_dataset(project_dir)  # 60 items
+    scripted_server.responder = lambda body: NO_SECTIONS
+    assert scoregate("run", "counters", "--no-cache", "--no-mlflow", "--no-report").code == 0
+    reference = runs.latest()
+    scripted_server.responder = scripted_server.default_reply
+    stopped = scoregate(
+        "run", "counters", "--stop-early", "--against", reference, "--stop-batch", "5", "--no-cache", "--no-report"
+    )
+    assert stopped.code == 0, stopped.output
+    assert runs.manifest()["status"] == "stopped_early"
+    items_run = runs.summary()["stop_early"]["items_run"]
+    assert runs.summary()["verdict"] == "pass"  # its gates passed on the items it ran
+
+    shown = scoregate("promote", PROMPT, "--dry-run")
+
+    assert shown.code == ExitCode.GATES_FAILED, shown.output
+    assert f"the newest ({runs.latest()}) stopped early at {items_run} of 60 items: not the whole dataset" in (
+        shown.output
+    )
+    assert "every gate passed" not in shown.output
+
+
+def test_a_run_on_another_model_than_the_experiments_is_no_evidence(
+    scoregate: Callable[..., CliResult], project_dir: Path, runs: Runs, edit_yaml: Edit
+) -> None:
+    gate_promotion_on_counters(project_dir, edit_yaml)
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["models"].update(canned=canned_model()))
+    assert scoregate("run", "counters", "--model", "canned", "--no-report").code == 0
+    canned_run = runs.latest()
+
+    refused = scoregate("promote", PROMPT, "--dry-run")
+
+    assert refused.code == ExitCode.GATES_FAILED, refused.output
+    assert (
+        f"the newest ({canned_run}) ran on model 'canned', not 'scripted', the model experiment counters runs on"
+        in refused.output
+    )
+    assert scoregate("run", "counters", "--no-report").code == 0
+    shown = scoregate("promote", PROMPT, "--dry-run")
+    assert shown.code == 0, shown.output
+    assert re.search(rf"counters: run {re.escape(runs.latest())}, model scripted\b", shown.output), shown.output
+
+
+QUARANTINED = {"sections_present": "pass", "tldr_caps_met": "pass on 5 of 6, 1 quarantined"}
+
+
+@pytest.mark.parametrize(
+    ("rule", "breaking", "refused"),
+    [("refuse_if_breaking", 1, True), ("refuse_if_breaking", 0, False), ("refuse", 0, True), ("allow", 1, False)],
+)
+def test_settings_flaky_promotion_decides_a_gate_passed_with_flaky_items_kept_out(
+    project_dir: Path, edit_yaml: Edit, rule: str, breaking: int, refused: bool
+) -> None:
+    def change(config: dict[str, Any]) -> None:
+        config["promotion"] = {PROMPT: ["counters"]}
+        config["settings"]["flaky"] = {"promotion": rule}
+
+    edit_yaml(project_dir / "scoregate.yaml", change)
+    version = local_prompt_version(load_project(project_dir).prompts[PROMPT])
+    kept = {"kept_out": 1, "breaking": breaking, "gated": 5, "total": 6}
+    logged_run(project_dir, "counters", gates=QUARANTINED, version=version,
+               tags={"gate.tldr_caps_met.quarantine": json.dumps(kept)})  # fmt: skip
+
+    if not refused:
+        assert promote(project_dir, PROMPT, version=None, dry_run=True).failures == []
+        return
+    with pytest.raises(PromotionRefused) as refusal:
+        promote(project_dir, PROMPT, version=None, dry_run=True)
+    broke = "; 1 of them broke it in that run" if breaking else ""
+    assert f"tldr_caps_met pass on 5 of 6, 1 quarantined{broke} (settings.flaky.promotion is {rule})" in (
+        refusal.value.message
+    )
+
+
+def test_a_run_mirrored_when_param_model_held_the_provider_id_is_read_by_its_model_name(
+    project_dir: Path, edit_yaml: Edit
+) -> None:
+    gate_promotion_on_counters(project_dir, edit_yaml)
+    version = local_prompt_version(load_project(project_dir).prompts[PROMPT])
+    logged_run(project_dir, "counters", version=version, model="scripted-1", model_name="scripted")
+
+    result = promote(project_dir, PROMPT, version=None, dry_run=True)
+
+    assert result.failures == [] and result.evidence[0].model == "scripted"
