@@ -211,11 +211,12 @@ def _print_import(report: ImportReport, local_only: bool) -> None:
     if local_only:
         print_wrapped(console, "Langfuse: skipped (--local-only)")
     else:
-        print_wrapped(console, f"Langfuse: {report.posted} scores posted to {report.host}")
+        print_wrapped(
+            console, f"Langfuse: {report.posted} scores posted to {report.host}, {report.already} unchanged, "
+            "already in Langfuse",
+        )  # fmt: skip
     for note in report.notes:
         print_wrapped(console, f"langfuse {note}", style="yellow")
-    for message in report.sdk_messages:
-        print_wrapped(console, f"langfuse {message}", style="yellow")
 
 
 @scores_app.command("import")
