@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import typer
 from langfuse import Langfuse
@@ -29,7 +28,7 @@ from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
 from scoregate.cli import promote_cmd
 from scoregate.errors import ScoregateError
-from scoregate.integrations.langfuse.client import NOT_CONFIGURED, SDK_MAJOR
+from scoregate.integrations.langfuse.client import NOT_CONFIGURED
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.integrations.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.integrations.langfuse.prompt_source import resolve_prompts
