@@ -561,6 +561,54 @@ def test_langfuse_sync_command_says_what_is_missing_and_what_to_do(
     assert "scores were rejected" in refused.output and "fix what the server names above" in refused.output
 
 
+def test_a_run_whose_scores_the_server_refuses_prints_the_fix_and_exits_5(
+    scoregate: Callable[..., CliResult], fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.fail_next(
+        "/api/public/scores" if fake_langfuse.server_mode == "new" else "/api/public/ingestion", status=400, times=99
+    )
+
+    refused = scoregate("run", "counters", "--prompt-source", "local", "--no-mlflow")
+
+    assert refused.code == 5, refused.output  # never 0: the server kept none of the scores; 3 stays the gates'
+    assert "langfuse mirror failed:" in refused.output and "scores were rejected" in refused.output
+    assert "fix what the server names above" in refused.output and "scoregate langfuse-sync" in refused.output
+    assert fake_langfuse.state.scores == []
+
+
+def test_a_run_while_langfuse_is_down_keeps_the_redo_and_its_exit_code(
+    scoregate: Callable[..., CliResult], fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.down()
+
+    down = scoregate("run", "counters", "--prompt-source", "local", "--no-mlflow")
+
+    assert down.code == 0, down.output  # an outage loses nothing: the run is stored and synced later
+    assert "langfuse mirror failed:" in down.output and "unreachable" in down.output
+    assert "scoregate langfuse-sync" in down.output
+
+
+def test_a_server_too_old_for_scoregate_is_refused_before_the_first_model_call(
+    scoregate: Callable[..., CliResult],
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+) -> None:
+    langfuse_on()
+    fake_langfuse.server_version = "2.95.1"  # a v2 server: no OpenTelemetry ingestion, nothing of a run could land
+
+    refused = scoregate("run", "counters", "--prompt-source", "local", "--no-mlflow")
+
+    assert refused.code == 1
+    assert "is server 2.95.1, older than v3.63.0" in refused.output
+    assert "upgrade the server to v4.59.0 or newer" in refused.output and "--no-langfuse" in refused.output
+    assert scripted_server.requests == [] and not (project_dir / "runs").exists()  # not even the models' check
+    assert scoregate("run", "counters", "--no-langfuse", "--no-mlflow").code == 0
+
+
 # ---------------------------------------------------------------- prompts from Langfuse
 def _upload(fake: FakeLangfuse, spec: PromptSpec, labels: list[str]) -> int:
     body = to_langfuse(spec)

@@ -101,7 +101,8 @@ def dashboards_sync(
 
 @langfuse_app.command("check")
 def langfuse_check_command(project: ProjectOption = None) -> None:
-    """Check that Langfuse is reachable and the keys open a project (-C is accepted; keys come from the env)."""
+    """Check that Langfuse is reachable, the keys open a project, and which server version answers (how scores
+    are sent to it); -C is accepted, keys come from the env."""
     from scoregate.app import check_connection
 
     report = check_connection()
@@ -113,6 +114,8 @@ def langfuse_check_command(project: ProjectOption = None) -> None:
         first="Langfuse OK: ",
         first_style="green",
     )
+    for line in report.server.plan():
+        print_wrapped(console, line, first="  ", indent="    ")
 
 
 def _print_datasets(report: DatasetSyncReport) -> None:

@@ -25,9 +25,11 @@ ARRAY_REJECTED = "expected object, received array"
 """What a server older than v4.59 answers to a score array (recorded on v4.16)."""
 ARRAY_SCORES_SINCE = (4, 59, 0)
 """The first server version that takes a JSON array of scores (SDK 5's minimum for self-hosted servers)."""
-OLDEST_SERVER = (3, 125, 0)
-"""The oldest self-hosted server the langfuse SDK 4.x (the oldest SDK scoregate supports) is published for."""
+OLDEST_SERVER = (3, 63, 0)
+"""The oldest self-hosted server Langfuse documents as processing the traces of its OpenTelemetry-based Python
+SDK (v3 and later; scoregate uses 4.x or 5.x): an older one cannot hold a mirrored run."""
 PROBE_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 3.0
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -127,7 +129,7 @@ def read_generation(
 ) -> ServerGeneration:
     """The server's generation (its version, else a probe); raise ServerTooOld for a server scoregate cannot
     use, and let httpx's errors through when nothing answers (the caller says what that means for it)."""
-    client = http or httpx.Client(timeout=timeout_s)
+    client = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S)))
     try:
         version = read_version(settings, client)
         generation = generation_of(version)
