@@ -37,14 +37,14 @@ MAX_ERRORS = 20
 RETRIED = frozenset({408, 429})
 
 
-def plain(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """A JSON value for `value`: non-finite floats become null, times ISO text, anything else unknown its text."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
     if value is None or isinstance(value, str | int | bool):
@@ -78,7 +78,7 @@ class ScoreWrite:
             "name": self.name,
             "value": self.value,
             "comment": self.comment,
-            "metadata": plain(self.metadata) if self.metadata is not None else None,
+            "metadata": json_safe(self.metadata) if self.metadata is not None else None,
             "dataType": self.data_type,
             "configId": self.config_id,
         }
@@ -116,11 +116,11 @@ class ScoreLedger:
                 rejected = int(answer.get("rejected") or 0)
                 self.partial_rejected += rejected
                 self.refusals += rejected
-                self._error(f"HTTP 207 (part of a batch refused): {describe(answer.get('errors'))}")
+                self._error(f"HTTP 207 (part of a batch refused): {error_text(answer.get('errors'))}")
             else:
                 self.rejected.update(ids)
                 self.refusals += len(ids)
-                self._error(f"HTTP {status}: {describe(answer)}")
+                self._error(f"HTTP {status}: {error_text(answer)}")
 
     def events_answer(self, score_of: dict[str, str], status: int, answer: Any) -> list[str]:
         """Record the answer to one ingestion batch (event id → score id); return the event ids to send again
@@ -130,7 +130,7 @@ class ScoreLedger:
             if status not in (200, 201, 202, 207) or not isinstance(answer, dict):
                 self.rejected.update(score_of.values())
                 self.refusals += len(score_of)
-                self._error(f"HTTP {status}: {describe(answer)}")
+                self._error(f"HTTP {status}: {error_text(answer)}")
                 return again
             for success in answer.get("successes") or []:
                 if success.get("id") in score_of:
@@ -144,7 +144,7 @@ class ScoreLedger:
                     continue
                 self.rejected.add(score_of[event])
                 self.refusals += 1
-                self._error(f"HTTP {code}: {describe(error)}")
+                self._error(f"HTTP {code}: {error_text(error)}")
         return again
 
     def unanswered(self, message: str) -> None:
@@ -177,14 +177,14 @@ class ScoreLedger:
             self.partial_accepted = self.partial_rejected = 0
 
 
-def describe(answer: Any) -> str:
+def error_text(answer: Any) -> str:
     """Return the distinct messages of an error answer, however deeply the server nested them."""
     if isinstance(answer, list):
-        return "; ".join(dict.fromkeys(describe(a) for a in answer)) or "no details"
+        return "; ".join(dict.fromkeys(error_text(a) for a in answer)) or "no details"
     if isinstance(answer, dict):
         head = str(answer.get("message") or "")
         nested = answer.get("error") if answer.get("error") is not None else answer.get("errors")
-        tail = describe(nested) if isinstance(nested, list | dict) else str(nested or "")
+        tail = error_text(nested) if isinstance(nested, list | dict) else str(nested or "")
         return ": ".join(part for part in (head, tail) if part and part != "no details") or "no details"
     return redact(str(answer))[:300] if answer is not None else "no details"
 
@@ -299,7 +299,7 @@ class ScoreSender:
             else:
                 if response.status_code not in RETRIED and response.status_code < 500:
                     return response
-                problem = f"HTTP {response.status_code}: {describe(_json_or_text(response))}"
+                problem = f"HTTP {response.status_code}: {error_text(_json_or_text(response))}"
                 wait = _retry_after(response)
                 if wait is not None and attempt < self._tries:
                     self._sleep(min(MAX_WAIT_S, wait))

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from scoregate.integrations.langfuse.client import LangfuseSettings
-from scoregate.integrations.langfuse.score_sender import describe
+from scoregate.integrations.langfuse.score_sender import error_text
 from scoregate.support.key_digests import KeyDigests
 
 PATH = "/api/public/dataset-run-items"
@@ -96,9 +96,9 @@ class DatasetRun:
             return False
         if answer.status_code >= 300:
             try:
-                detail = describe(answer.json())
+                detail = error_text(answer.json())
             except ValueError:
-                detail = describe(answer.text)
+                detail = error_text(answer.text)
             self._note(f"HTTP {answer.status_code}: {detail}")
             return False
         self._listed().add(key)
