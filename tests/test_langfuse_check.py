@@ -69,7 +69,7 @@ def test_check_of_a_server_hiding_its_version_says_what_its_answer_showed(
     result = scoregate("langfuse", "check", project=None)
 
     assert result.code == 0, result.output
-    assert "server version not shown (/api/public/health) (it refuses score arrays)" in " ".join(result.output.split())
+    assert "server version not shown by /api/public/health (it refuses score arrays)" in " ".join(result.output.split())
     assert langfuse_env.state.scores == []  # the question was an empty array: nothing stored
 
 

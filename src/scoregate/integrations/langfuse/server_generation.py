@@ -71,7 +71,7 @@ class ServerGeneration:
         """What scoregate does with this server, one line each (what `scoregate langfuse check` prints)."""
         since = _shown(ARRAY_SCORES_SINCE)
         known = self.version != "unknown"
-        head = f"server {self.version}" if known else "server version not shown (/api/public/health)"
+        head = f"server {self.version}" if known else "server version not shown by /api/public/health"
         if self.scores == "array":
             age = f"{since} or newer" if known else "it takes score arrays"
             return [f"{head} ({age}): scores are posted as batches to /api/public/scores"]
