@@ -169,6 +169,24 @@ def test_a_remirror_after_a_lost_record_stores_no_second_dataset_run_item(
     assert fake_langfuse.validation_failures == []
 
 
+@pytest.mark.skipif(SDK_MAJOR < 5, reason="SDK 4's runner posts the run items itself (and logs what fails)")
+def test_run_items_the_server_did_not_take_are_posted_by_the_next_sync_once(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_langfuse.server_mode = "old"
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert sync_datasets(load_project(project_dir), ["smoke_v1"]).applied
+    fake_langfuse.fail_next("/api/public/dataset-run-items", status=500, retry_after=None, times=1)
+
+    first = mirror(counters_run, project_dir)
+
+    assert not first.complete and first.items_confirmed == 0 and fake_langfuse.state.run_items == []
+    assert any("dataset run item not posted: " in w and "500" in w for w in first.warnings), first.lines()
+    second = mirror(counters_run, project_dir)
+    assert second.complete and second.items_sent == 0, second.lines()  # traces were in: only the run items
+    assert len(fake_langfuse.state.run_items) == len(DATASET_IDS)
+
+
 def shift_calls(store: RunStore, delta: dt.timedelta) -> None:
     """Move every stored call's recorded start and end by `delta` (a run made long before its mirror)."""
     path = store.directory / "results.jsonl"

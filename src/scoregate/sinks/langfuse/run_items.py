@@ -47,6 +47,7 @@ class DatasetRun:
         self._description = description
         self._metadata = metadata
         self._known: KeyDigests | None = None
+        self._unlisted = False
         self.posted = 0
         self.errors: list[str] = []
 
@@ -77,6 +78,8 @@ class DatasetRun:
         """Make sure the run has an item for this trace of this dataset item; False when it could not (the error
         is kept in `errors` and the mirror sends the item again next time)."""
         key = _key(dataset_item_id, trace_id)
+        if self._unlisted:  # the run's items could not be read: posting now could store a second row
+            return False
         try:
             if key in self._listed():
                 return True
@@ -92,6 +95,7 @@ class DatasetRun:
                 f"{self._settings.host}{PATH}", json={k: v for k, v in body.items() if v is not None}, auth=self._auth
             )
         except (httpx.HTTPError, ValueError) as exc:
+            self._unlisted = self._known is None
             self._note(f"{type(exc).__name__}: {exc}")
             return False
         if answer.status_code >= 300:
