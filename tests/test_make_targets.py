@@ -15,7 +15,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("target", ["experiment", "test", "test-all", "test-langfuse-sdk4", "lint"])
+@pytest.mark.parametrize(
+    "target", ["experiment", "test", "test-all", "test-langfuse-old", "test-langfuse-sdk4", "lint"]
+)
 def test_a_target_on_a_fresh_clone_creates_the_virtual_environment_first(tmp_path: Path, target: str) -> None:
     clone = tmp_path / "clone"
     clone.mkdir()

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.integrations.langfuse.client import NOT_CONFIGURED, OLD_SERVER_HINT, SDK_MAJOR, LangfuseSettings
+from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
 from scoregate.integrations.langfuse.mirror_state import STATE_FILE
 from scoregate.integrations.langfuse.remote import Remote
 from scoregate.integrations.langfuse.scores_import import import_scores, load_feedback
@@ -20,7 +20,6 @@ from scoregate.integrations.langfuse.throttle import Throttle
 from test_langfuse_check import LANGFUSE_VARS, langfuse_env_fixture  # noqa: F401
 
 Cli = Callable[..., CliResult]
-SCORE_PATH = "/api/public/scores" if SDK_MAJOR >= 5 else "/api/public/ingestion"
 T1, T2 = "a" * 32, "b" * 32
 RATINGS = f"""\
 trace_id,key,value,comment,rater
@@ -95,12 +94,27 @@ def test_importing_again_replaces_the_scores_instead_of_duplicating_them(
     import_scores(project_dir, ratings, remote=remote, now=monday)
     write(ratings, RATINGS.replace("human_actionability,4", "human_actionability,2"))
     again = import_scores(project_dir, ratings, remote=remote, now=monday + dt.timedelta(days=3))
-    assert (again.local_new, again.local_unchanged, again.posted) == (1, 4, 5)
+    assert (again.local_new, again.local_unchanged, again.posted, again.already) == (1, 4, 1, 4)
     assert len(fake_langfuse.state.scores) == 5  # same ids, same day as first imported: replaced in place
     assert ("human_actionability", 2.0) in {(s["name"], s["value"]) for s in fake_langfuse.state.scores}
     assert {s["timestamp"][:10] for s in fake_langfuse.state.scores} == {"2026-03-02"}
     latest = load_feedback(project_dir)
     assert len(latest) == 5 and len(local_lines(project_dir)) == 6
+
+
+def test_importing_an_unchanged_file_again_writes_nothing(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    ratings = write(project_dir / "ratings.csv", RATINGS)
+    assert scoregate("scores", "import", str(ratings)).code == 0
+    since = len(langfuse_env.requests)
+
+    again = scoregate("scores", "import", str(ratings))
+
+    assert again.code == 0, again.output
+    assert [(r.method, r.path) for r in langfuse_env.requests[since:] if r.method != "GET"] == []
+    assert "0 scores posted" in again.output and "5 unchanged, already in Langfuse" in again.output
+    assert len(langfuse_env.state.scores) == 5 and len(local_lines(project_dir)) == 5
 
 
 def test_every_invalid_row_is_named_and_nothing_is_imported(
@@ -225,17 +239,34 @@ def test_dry_run_validates_only(scoregate: Cli, langfuse_env: FakeLangfuse, proj
     assert langfuse_env.requests == [] and local_lines(project_dir) == []
 
 
-@pytest.mark.skipif(SDK_MAJOR < 5, reason="SDK 4 posts scores through /api/public/ingestion, which old servers take")
-def test_an_old_server_refusing_sdk5_score_batches_is_explained(
+def test_an_older_server_gets_the_scores_as_events_whatever_the_sdk(
     scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
 ) -> None:
-    langfuse_env.server_mode = "old"
+    langfuse_env.server_mode = "old"  # v4.16: refuses score arrays (SDK 5's form), takes score-create events
+
     result = scoregate("scores", "import", str(write(project_dir / "ratings.csv", RATINGS)))
-    assert result.code == 1
-    assert OLD_SERVER_HINT in result.output
-    assert "the ratings are kept locally" in result.output
+
+    assert result.code == 0, result.output
+    assert len(stored(langfuse_env)) == 5 and langfuse_env.validation_failures == []
+    assert langfuse_env.requests_to("/api/public/ingestion", status=207)
+    assert not langfuse_env.requests_to("/api/public/scores", status=400)
+
+
+def test_scores_the_server_refuses_are_named_with_the_fix_and_exit_5(
+    scoregate: Cli, langfuse_env: FakeLangfuse, project_dir: Path
+) -> None:
+    score_path = "/api/public/scores" if langfuse_env.server_mode == "new" else "/api/public/ingestion"
+    langfuse_env.fail_next(score_path, status=400, retry_after=None)
+    ratings = write(project_dir / "ratings.csv", RATINGS)
+
+    result = scoregate("scores", "import", str(ratings))
+
+    assert result.code == 5, result.output
+    assert "Langfuse refused 5 of 5 scores" in result.output and "HTTP 400" in result.output
+    assert "fix what the server names, then import the file again" in result.output
     assert langfuse_env.state.scores == [] and len(local_lines(project_dir)) == 5
-    assert langfuse_env.requests_to(SCORE_PATH, status=400)
+    again = scoregate("scores", "import", str(ratings))  # nothing was confirmed: all five are posted now
+    assert again.code == 0 and len(stored(langfuse_env)) == 5
 
 
 def one_rating(run_id: str) -> str:

@@ -14,6 +14,9 @@ class ExitCode(IntEnum):
     GATES_FAILED = 3
     UNDECIDED = 4
     """The gates could not decide: the run is incomplete (e.g. `scoregate merge` with items or shards missing)."""
+    MIRROR_REFUSED = 5
+    """A tracker refused what the run sent (Langfuse answered that it will not take its scores): the run is
+    stored, its mirror is not, and sending it again changes nothing until the cause named is fixed."""
     INTERRUPTED = 130
     TERMINATED = 143
 
@@ -47,6 +50,12 @@ class ValidationFailed(ScoregateError):
         listing = "\n".join("  - " + p.replace("\n", "\n  ") for p in problems)  # a problem's hint under its bullet
         summary = f"{count} problem{'s' if count != 1 else ''} found:\n" + listing
         super().__init__(summary, hint=hint)
+
+
+class MirrorRefused(ScoregateError):
+    """A tracker answered that it will not take what a run sent (not an outage: a retry alone will not help)."""
+
+    exit_code = ExitCode.MIRROR_REFUSED
 
 
 class ProviderUnavailable(ScoregateError):

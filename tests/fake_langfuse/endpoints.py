@@ -96,9 +96,11 @@ def _score_rule_errors(body: dict[str, Any]) -> list[str]:
     return errors
 
 
-def _one_score(call: Call, body: Any, default_time: str | None = None) -> dict[str, Any]:
+def _one_score(
+    call: Call, body: Any, default_time: str | None = None, model: str = "CreateScoreRequest"
+) -> dict[str, Any]:
     """Validate one score body (SDK model, then server rules) and store it."""
-    call.valid("CreateScoreRequest", body)
+    call.valid(model, body)
     errors = _score_rule_errors(body) + config_errors(call, body)
     if errors:
         raise InvalidBody("CreateScoreRequest", errors)
@@ -199,7 +201,7 @@ def post_scores(call: Call) -> tuple[int, Any]:
     errors = []
     for index, body in enumerate(call.body):
         try:
-            _one_score(call, body)
+            _one_score(call, body, model="ArrayScore")
         except InvalidBody as exc:
             call.rejected.append(exc)
             errors.append({"message": f"score {index}: " + "; ".join(exc.errors)})
@@ -233,12 +235,21 @@ def post_ingestion(call: Call) -> tuple[int, Any]:
 
 
 # ---- traces (OTLP) ------------------------------------------------------------------------------
+def _sdk_major(span: dict[str, Any]) -> int:
+    """The major version of the Langfuse SDK that made a span (its instrumentation scope), 0 when not the SDK."""
+    scope = span.get("scope") or {}
+    head = str(scope.get("version") or "").split(".")[0]
+    return int(head) if scope.get("name") == "langfuse-sdk" and head.isdigit() else 0
+
+
 def post_otel_traces(call: Call) -> tuple[int, Any]:
     """POST /api/public/otel/v1/traces: decode and store the spans; answer the queued job like v4.16."""
     try:
         spans = decode_spans(call.raw_body, call.headers.get("content-type", ""))
     except OtlpDecodeError as exc:
         raise InvalidBody("ExportTraceServiceRequest", [str(exc)]) from None
+    for span in spans:  # a new server decodes SDK 5's JSON-encoded metadata values; v4.16 keeps the text as sent
+        span["decodesMetadata"] = call.server_mode == "new" and _sdk_major(span) >= 5
     call.state.spans.extend(spans)
     now, job_id = dt.datetime.now(dt.UTC), str(uuid.uuid4())
     scope = {"projectId": call.state.project_id, "accessLevel": "project", "orgId": "local-org"}

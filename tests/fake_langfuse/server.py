@@ -6,6 +6,7 @@ import base64
 import binascii
 import gzip
 import json
+import os
 import threading
 import uuid
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ from .validation import ValidationFailure
 from .widgets import root_trace, widget_rows
 
 ServerMode = Literal["old", "new"]
+GENERATION_ENV = "SCOREGATE_FAKE_LANGFUSE"
+"""Which server generation a FakeLangfuse is when a test does not say: `old` or `new` (default). `make test`
+runs the Langfuse tests once per generation."""
+GENERATION_VERSIONS: dict[str, str] = {"old": "4.16.0", "new": "4.59.0"}
+"""What GET /api/public/health answers per generation: the recorded server, and the first that takes score arrays."""
 NOT_FOUND_PAGE = (
     '<!DOCTYPE html><html lang="en"><head><meta charSet="utf-8"/><title>404: This page could not be found.'
     "</title></head><body><h1>404</h1><h2>This page could not be found.</h2></body></html>"
@@ -85,10 +91,13 @@ class FakeLangfuse:
     """A fake Langfuse server on a free loopback port, serving what the SDK (4.x and 5.x) calls.
 
     `server_mode="old"` answers like Langfuse < v4.59 (the recorded v4.16): POST /api/public/scores takes one
-    object and answers SDK 5's array with 400. `"new"` (v4.59+) also takes the array (202, or 207 with
-    per-score errors). Every body is validated against the SDK's `langfuse.api` models; failures answer 400
-    and land in `validation_failures`. The default public key is unique per instance, because the SDK keeps
-    one client per public key for the whole process.
+    object and answers an array with 400 `expected object, received array`; trace metadata is stored as the
+    span attributes carry it (SDK 5's JSON-encoded strings keep their quotes). `"new"` (v4.59+) also takes the
+    array (202, or 207 with per-score errors) and decodes SDK 5's metadata values. Without `server_mode`, the
+    generation comes from $SCOREGATE_FAKE_LANGFUSE (default `new`); `server_version` (what /api/public/health
+    answers) follows the generation unless given. Every body is validated against the SDK's `langfuse.api`
+    models; failures answer 400 and land in `validation_failures`. The default public key is unique per
+    instance, because the SDK keeps one client per public key for the whole process.
     """
 
     def __init__(
@@ -96,18 +105,17 @@ class FakeLangfuse:
         *,
         public_key: str | None = None,
         secret_key: str = "sk-lf-fake-secret",
-        server_mode: ServerMode = "new",
+        server_mode: ServerMode | None = None,
         port: int = 0,
-        server_version: str = "4.16.0",
+        server_version: str | None = None,
         missing_apis: tuple[str, ...] = (),
     ) -> None:
         self.public_key = public_key or f"pk-lf-fake-{uuid.uuid4().hex[:8]}"
         self.secret_key = secret_key
-        self.server_mode: ServerMode = server_mode
-        self.server_version = server_version
+        self.server_mode: ServerMode = server_mode or default_generation()
+        self._version = server_version
         self.missing_apis = missing_apis
         """Path prefixes answered with the web 404 page, like a server version without those APIs."""
-        """What GET /api/public/health answers; endpoints newer than it are not served (404 like the server)."""
         self.state = State()
         self.requests: list[RecordedRequest] = []
         self.validation_failures: list[ValidationFailure] = []
@@ -117,6 +125,15 @@ class FakeLangfuse:
         self._port = port
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def server_version(self) -> str:
+        """What GET /api/public/health answers: the version given, else the generation's."""
+        return self._version or GENERATION_VERSIONS[self.server_mode]
+
+    @server_version.setter
+    def server_version(self, version: str | None) -> None:
+        self._version = version
 
     # ---- lifecycle ------------------------------------------------------------------------------
     @property
@@ -319,3 +336,11 @@ class FakeLangfuse:
         if isinstance(answer, str):
             return status, {**extra, "Content-Type": "text/html; charset=utf-8"}, answer.encode()
         return status, {**extra, "Content-Type": "application/json; charset=utf-8"}, json.dumps(answer).encode()
+
+
+def default_generation() -> ServerMode:
+    """The generation a FakeLangfuse is when the test does not say: $SCOREGATE_FAKE_LANGFUSE, default `new`."""
+    chosen = os.environ.get(GENERATION_ENV, "new").strip() or "new"
+    if chosen not in GENERATION_VERSIONS:
+        raise ValueError(f"{GENERATION_ENV} must be old or new, not {chosen!r}")
+    return "old" if chosen == "old" else "new"

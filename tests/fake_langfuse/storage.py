@@ -353,7 +353,10 @@ class State:
     # ---- traces and experiments, as the server assembles them from spans -------------------------
     def trace(self, trace_id: str) -> dict[str, Any]:
         """Return a trace built from its spans: the root span's name and times; tags, metadata, version from
-        the trace-level attributes any span carries (`langfuse.trace.metadata.<key>`); or raise 404."""
+        the trace-level attributes any span carries (`langfuse.trace.metadata.<key>`); or raise 404.
+
+        A metadata value is kept as the attribute's text (v4.16 showed SDK 5's `"\\"catchup\\""` with its
+        quotes, and SDK 4's JSON text as text), except where the server decodes SDK 5's values (`new`)."""
         spans = [s for s in self.spans if s["traceId"] == trace_id]
         if not spans:
             raise ApiProblem(404, f"Trace {trace_id} not found within authorized project")
@@ -364,8 +367,9 @@ class State:
         for span in spans:
             attrs = span["attributes"]
             for key, value in attrs.items():
-                if key.startswith("langfuse.trace.metadata."):  # the SDK sends JSON text; the server parses it
-                    metadata[key.removeprefix("langfuse.trace.metadata.")] = _json_value(value)
+                if key.startswith("langfuse.trace.metadata."):
+                    decoded = _json_value(value) if span.get("decodesMetadata") else value
+                    metadata[key.removeprefix("langfuse.trace.metadata.")] = decoded
             if isinstance(attrs.get("langfuse.trace.metadata"), str):
                 metadata.update(json.loads(attrs["langfuse.trace.metadata"]))
             tags += [t for t in attrs.get("langfuse.trace.tags", []) if t not in tags]

@@ -74,8 +74,19 @@ _FALLBACKS: dict[str, Any] = {
 }
 
 
+def _array_score_model() -> Any:
+    """One score of POST /api/public/scores' array (v4.59+): SDK 5's CreateScoreRequest, which has `timestamp`;
+    under SDK 4 (whose model lacks it) the same model with the field added."""
+    base = lf_api.CreateScoreRequest
+    if "timestamp" in base.model_fields:
+        return base
+    return pydantic.create_model("CreateScoreRequest", __base__=base, timestamp=(dt.datetime | None, None))
+
+
 def sdk_model(name: str) -> Any:
     """Return the `langfuse.api` type called `name`, or the local fallback when this SDK lacks it."""
+    if name == "ArrayScore":
+        return _array_score_model()
     model = getattr(lf_api, name, None)
     if model is None:
         import langfuse.api.unstable as lf_unstable  # dashboards and widgets (both SDK majors ship them here)

@@ -171,6 +171,11 @@ def _plan_check_and_run(
     lock: RunLock | None,
     console: Console | None,
 ) -> RunOutcome:
+    if options.mirror_langfuse:  # a server its mirror cannot write to is refused before any model call
+        from scoregate.integrations.langfuse.client import LangfuseSettings
+        from scoregate.integrations.langfuse.server_generation import check_before_run
+
+        check_before_run(LangfuseSettings.from_env())
     prompt_versions = _use_langfuse_prompts(
         project, experiment, options, resumed=resumed.manifest_record.receipts if resumed is not None else None
     )

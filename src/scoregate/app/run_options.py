@@ -7,6 +7,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scoregate.errors import ExitCode, ScoregateError
+
 if TYPE_CHECKING:
     from scoregate.catalog.project import Project
     from scoregate.sinks.mirror_all import MirrorOutcome
@@ -82,6 +84,10 @@ class RunOutcome:
     summary: dict[str, Any]
     mirrors: dict[str, str] = field(default_factory=dict)
     mirror_errors: dict[str, str] = field(default_factory=dict)
+    mirror_fixes: dict[str, str] = field(default_factory=dict)
+    """What fixes a failed mirror, by sink, when its error says (the hint of the error it would raise)."""
+    mirror_refused: list[str] = field(default_factory=list)
+    """Sinks whose tracker refused what the run sent (not an outage): the run exits `ExitCode.MIRROR_REFUSED`."""
     mirror_notes: list[str] = field(default_factory=list)
     nothing_to_do: str | None = None
     report: Path | None = None
@@ -98,6 +104,11 @@ class RunOutcome:
             self.mirror_notes += [report.skipped] if report.skipped else report.lines
             if result.trouble:
                 self.mirror_errors[name] = result.trouble
+                error = report.error
+                if isinstance(error, ScoregateError) and error.hint:
+                    self.mirror_fixes[name] = error.hint
+                if isinstance(error, ScoregateError) and error.exit_code == ExitCode.MIRROR_REFUSED:
+                    self.mirror_refused.append(name)
         self.mirror_notes += mirrored.notes
 
     @cached_property

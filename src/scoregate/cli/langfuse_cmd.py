@@ -101,7 +101,8 @@ def dashboards_sync(
 
 @langfuse_app.command("check")
 def langfuse_check_command(project: ProjectOption = None) -> None:
-    """Check that Langfuse is reachable and the keys open a project (-C is accepted; keys come from the env)."""
+    """Check that Langfuse is reachable, the keys open a project, and which server version answers (how scores
+    are sent to it); -C is accepted, keys come from the env."""
     from scoregate.app import check_connection
 
     report = check_connection()
@@ -113,6 +114,8 @@ def langfuse_check_command(project: ProjectOption = None) -> None:
         first="Langfuse OK: ",
         first_style="green",
     )
+    for line in report.server.plan():
+        print_wrapped(console, line, first="  ", indent="    ")
 
 
 def _print_datasets(report: DatasetSyncReport) -> None:
@@ -211,11 +214,12 @@ def _print_import(report: ImportReport, local_only: bool) -> None:
     if local_only:
         print_wrapped(console, "Langfuse: skipped (--local-only)")
     else:
-        print_wrapped(console, f"Langfuse: {report.posted} scores posted to {report.host}")
+        print_wrapped(
+            console, f"Langfuse: {report.posted} scores posted to {report.host}, {report.already} unchanged, "
+            "already in Langfuse",
+        )  # fmt: skip
     for note in report.notes:
         print_wrapped(console, f"langfuse {note}", style="yellow")
-    for message in report.sdk_messages:
-        print_wrapped(console, f"langfuse {message}", style="yellow")
 
 
 @scores_app.command("import")

@@ -224,6 +224,7 @@ def run(
             raise typer.Exit(int(ExitCode.ERROR))
         if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
             raise typer.Exit(int(ExitCode.GATES_FAILED))
+        mirror_exit(outcomes)
         return
     outcome = run_experiment(project_root(project), experiment or "", options)
     if outcome.nothing_to_do is not None:
@@ -242,6 +243,7 @@ def run(
         raise typer.Exit(int(ExitCode.ERROR))
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
+    mirror_exit([outcome])
 
 
 def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None:
@@ -264,6 +266,7 @@ def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None
     if metrics["items"] and outcome.succeeded_items == 0:
         print_wrapped(human, f"no item of shard {outcome.shard} succeeded", first="error: ", first_style="bold red")
         raise typer.Exit(int(ExitCode.ERROR))
+    mirror_exit([outcome])
 
 
 def _outcome_json(outcome: RunOutcome) -> dict[str, object]:
@@ -362,8 +365,18 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     for sink, error in outcome.mirror_errors.items():
         redo = f"scoregate report {outcome.run_id}" if sink == "report" else f"scoregate {sink}-sync {outcome.run_id}"
         what = "report not written" if sink == "report" else f"{sink} mirror failed"
-        again = f" — redo with `{redo}`" if sink in REDO_COMMANDS else ""  # a plug-in sink may have no sync command
+        fix = outcome.mirror_fixes.get(sink)  # what the sink's own error says to do (a refusal's real fix)
+        named = sink in REDO_COMMANDS and (fix is None or redo not in fix)  # a plug-in sink may have no sync command
+        again = f" — redo with `{redo}`" if named else ""
         print_wrapped(console, f"{what}: {error}{again}", style="yellow")
+        if fix:
+            print_wrapped(console, fix, first="  → ", indent="    ", style="yellow")
+
+
+def mirror_exit(outcomes: list[RunOutcome]) -> None:
+    """Exit `MIRROR_REFUSED` (5) when a tracker refused what a run sent; an outage keeps 0 (the sync redoes it)."""
+    if any(outcome.mirror_refused for outcome in outcomes):
+        raise typer.Exit(int(ExitCode.MIRROR_REFUSED))
 
 
 def mlflow_sync(

@@ -1,4 +1,5 @@
-"""`scoregate langfuse check`: is Langfuse reachable, are the keys valid, which project do they open."""
+"""`scoregate langfuse check`: is Langfuse reachable, are the keys valid, which project do they open, which
+server generation answers and how scoregate will write to it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import httpx
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import SDK_VERSION, LangfuseSettings, require_settings
 from scoregate.integrations.langfuse.remote import HOST_HINT, Remote
+from scoregate.integrations.langfuse.server_generation import ServerGeneration, read_generation
 from scoregate.integrations.langfuse.throttle import Throttle
 
 CONNECT_TIMEOUT_S = 3.0
@@ -26,12 +28,15 @@ class CheckReport:
     organization: str | None
     sdk_version: str
     latency_ms: float
+    server: ServerGeneration
+    """The server's generation: its version, and how scoregate sends scores to it."""
 
 
 def check_connection(settings: LangfuseSettings | None = None, *, remote: Remote | None = None) -> CheckReport:
-    """Return the project the configured keys open; raise ScoregateError for a wrong host, wrong keys or a down server.
+    """Return the project the configured keys open and the server's generation; raise ScoregateError for a wrong
+    host, wrong keys, a down server or a server too old for scoregate (ServerTooOld, with the fix).
 
-    One request, not retried: a check reports the server as it is now.
+    Not retried: a check reports the server as it is now.
     """
     settings = settings or require_settings()
     started = time.perf_counter()
@@ -39,6 +44,13 @@ def check_connection(settings: LangfuseSettings | None = None, *, remote: Remote
         probe_host(settings.host)
         remote = Remote(settings, throttle=Throttle(0), max_retries=0, timeout_s=CHECK_TIMEOUT_S)
     project = remote.project()
+    try:
+        server = read_generation(settings, timeout_s=CHECK_TIMEOUT_S)
+    except httpx.HTTPError as exc:
+        raise ScoregateError(
+            f"Langfuse at {settings.host} stopped answering while its version was read: {exc or type(exc).__name__}",
+            hint="retry; `scoregate langfuse check` reports the server as it is now",
+        ) from None
     return CheckReport(
         host=settings.host,
         project_id=project.id,
@@ -46,6 +58,7 @@ def check_connection(settings: LangfuseSettings | None = None, *, remote: Remote
         organization=project.organization,
         sdk_version=SDK_VERSION,
         latency_ms=(time.perf_counter() - started) * 1000,
+        server=server,
     )
 
 

@@ -69,26 +69,22 @@ class SdkLogCapture(logging.Handler):
     """Collects the `langfuse` logger's warnings and errors: the only trace of data the SDK dropped."""
 
     def __init__(self) -> None:
-        super().__init__(level=logging.DEBUG)
+        super().__init__(level=logging.WARNING)
         self.messages: list[str] = []
-        self._array_rejected = False
         self._logger = logging.getLogger("langfuse")
         self._previous_propagate = self._logger.propagate
         self._previous_level = self._logger.level
 
     def emit(self, record: logging.LogRecord) -> None:
         """Keep one formatted line per warning or error."""
-        message = record.getMessage()
-        if "expected object, received array" in message:  # the server's answer: logged at debug level only
-            self._array_rejected = True
-        line = f"{record.levelname.lower()}: {message}"
+        line = f"{record.levelname.lower()}: {record.getMessage()}"
         if record.levelno >= logging.WARNING and len(self.messages) < MAX_MESSAGES and line not in self.messages:
             self.messages.append(line)  # distinct lines only: an SDK that warns once per item must not fill memory
 
     def __enter__(self) -> SdkLogCapture:
         self._logger.addHandler(self)
         self._logger.propagate = False
-        self._logger.setLevel(logging.DEBUG)
+        self._logger.setLevel(logging.WARNING)
         return self
 
     def __exit__(
@@ -97,13 +93,3 @@ class SdkLogCapture(logging.Handler):
         self._logger.removeHandler(self)
         self._logger.propagate = self._previous_propagate
         self._logger.setLevel(self._previous_level)
-
-    def score_batches_rejected_as_array(self) -> bool:
-        """True when the server refused SDK 5's array score body: a server older than v4.59."""
-        return self._array_rejected or any("expected object, received array" in m for m in self.messages)
-
-
-OLD_SERVER_HINT = (
-    "this Langfuse server is older than v4.59 and rejects the score batches of langfuse SDK 5.x: "
-    "install SDK 4.x (`pip install 'langfuse>=4.6,<5'`) or upgrade the server"
-)

@@ -1,22 +1,21 @@
-"""What the Langfuse SDK really delivered: scores accepted per id, traces exported, ids fixed per item.
+"""What a Langfuse mirror really delivered: traces exported, ids fixed per item, scores accepted per id.
 
-The SDK sends scores and spans from background threads and never raises; a rejected batch leaves only a
-log line. A mirror session therefore gives the SDK its own HTTP client (whose response hook reads every
-score answer), its own span exporter (which records each export's result) and its own tracer provider
-(whose id generator derives trace and span ids from run and item), so a repeated mirror upserts instead
-of duplicating and every loss is counted.
+The SDK sends spans from background threads and never raises; a failed export leaves only a log line. A mirror
+session therefore gives the SDK its own span exporter (which records each export's result and, for a server
+older than v4.59, writes SDK 5's attributes as SDK 4 does) and its own tracer provider (whose id generator
+derives trace and span ids from run and item), so a repeated mirror upserts instead of duplicating. Scores
+do not go through the SDK: the session's `ScoreSender` posts them in the form the server takes and reads
+every answer per score id.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import threading
 from collections import deque
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 from opentelemetry.context import Context
@@ -25,18 +24,15 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import format_trace_id
 
-from scoregate.integrations.langfuse.client import SDK_VERSION, LangfuseSettings
-from scoregate.support.redaction import redact
+from scoregate.integrations.langfuse.client import SDK_MAJOR, SDK_VERSION, LangfuseSettings
+from scoregate.integrations.langfuse.score_sender import ScoreLedger, ScoreSender
+from scoregate.integrations.langfuse.server_generation import ServerGeneration
+from scoregate.integrations.langfuse.span_dialect import sdk4_attributes
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
 
-ARRAY_REJECTED = "expected object, received array"
-SCORES_PATH = "/api/public/scores"
-INGESTION_PATH = "/api/public/ingestion"
 FLUSH_AT = 50
-MAX_ERRORS = 20
-"""Distinct server error messages kept (a failing server answers every batch with the same few)."""
 FLUSH_INTERVAL_S = 0.2  # a mirror ends with flush(): a short interval keeps the last partial batch from waiting
 
 
@@ -140,37 +136,47 @@ class Retimer:
         with self._lock:
             self._traces[trace_id] = (start_ns, max(start_ns, end_ns))
 
-    def apply(self, span: ReadableSpan) -> ReadableSpan:
-        """Return `span` with its recorded times (a copy), or `span` itself when none is known."""
+    def times(self, span: ReadableSpan) -> tuple[int, int] | None:
+        """The recorded (start, end) of `span`, or None when none is known."""
         context = span.context
         if context is None:
-            return span
+            return None
         with self._lock:
-            times = self._spans.get(context.span_id) or self._traces.get(context.trace_id)
-        if times is None:
-            return span
-        return ReadableSpan(
-            name=span.name, context=context, parent=span.parent, resource=span.resource,
-            attributes=span.attributes, events=span.events, links=span.links, kind=span.kind,
-            status=span.status, start_time=times[0], end_time=times[1],
-            instrumentation_scope=span.instrumentation_scope,
-        )  # fmt: skip
+            return self._spans.get(context.span_id) or self._traces.get(context.trace_id)
+
+
+def _rewritten(span: ReadableSpan, times: tuple[int, int] | None, sdk4: bool) -> ReadableSpan:
+    """`span` with its recorded times and, with `sdk4`, SDK 4's attribute encoding (a copy), or `span` itself."""
+    if times is None and not sdk4:
+        return span
+    start, end = times if times is not None else (span.start_time, span.end_time)
+    attributes = sdk4_attributes(span.attributes or {}) if sdk4 else span.attributes
+    return ReadableSpan(
+        name=span.name, context=span.context, parent=span.parent, resource=span.resource,
+        attributes=attributes, events=span.events, links=span.links, kind=span.kind,
+        status=span.status, start_time=start, end_time=end,
+        instrumentation_scope=span.instrumentation_scope,
+    )  # fmt: skip
 
 
 class ConfirmingSpanExporter(SpanExporter):
-    """Wraps the OTLP exporter and remembers which traces were exported and which failed."""
+    """Wraps the OTLP exporter and remembers which traces were exported and which failed; `sdk4`: send the
+    attributes as SDK 4 encodes them (a server older than v4.59 under SDK 5)."""
 
-    def __init__(self, inner: SpanExporter, retimer: Retimer | None = None) -> None:
+    def __init__(self, inner: SpanExporter, retimer: Retimer | None = None, *, sdk4: bool = False) -> None:
         self._inner = inner
         self._retimer = retimer
+        self._sdk4 = sdk4
         self._lock = threading.Lock()
         self.exported: set[str] = set()
         self.failed: set[str] = set()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Export through the wrapped exporter (with recorded times) and record the outcome per trace id."""
-        if self._retimer is not None:
-            spans = [self._retimer.apply(span) for span in spans]
+        """Export through the wrapped exporter (recorded times, the server's encoding) and record the outcome per
+        trace id."""
+        if self._retimer is not None or self._sdk4:
+            retimer = self._retimer
+            spans = [_rewritten(span, retimer.times(span) if retimer else None, self._sdk4) for span in spans]
         result = self._inner.export(spans)
         traces = {format_trace_id(s.context.trace_id) for s in spans if s.context is not None}
         with self._lock:
@@ -197,117 +203,20 @@ class ConfirmingSpanExporter(SpanExporter):
         return self._inner.force_flush(timeout_millis)
 
 
-@dataclass
-class ScoreLedger:
-    """Every score answer the server gave, by score id: the count of scores sent vs accepted."""
-
-    accepted: set[str] = field(default_factory=set)
-    rejected: set[str] = field(default_factory=set)
-    partial: set[str] = field(default_factory=set)
-    """Scores in batches the server partly refused (HTTP 207 does not say which): re-sent by the next sync."""
-    partial_accepted: int = 0
-    partial_rejected: int = 0
-    server_errors: list[str] = field(default_factory=list)
-    array_rejected: bool = False
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def on_response(self, response: httpx.Response) -> None:
-        """httpx response hook: read score posts (SDK 5 arrays, SDK 4 ingestion batches) and their answers."""
-        request = response.request
-        if request.method != "POST" or not request.url.path.endswith((SCORES_PATH, INGESTION_PATH)):
-            return
-        body, answer = _json_or_none(request.content), _json_or_none(response.read())
-        with self._lock:
-            if request.url.path.endswith(SCORES_PATH):
-                self._scores_answer(response.status_code, body, answer)
-            else:
-                self._ingestion_answer(response.status_code, body, answer)
-
-    def _scores_answer(self, status: int, body: Any, answer: Any) -> None:
-        scores = body if isinstance(body, list) else [body] if isinstance(body, dict) else []
-        ids = {str(s.get("id")) for s in scores if isinstance(s, dict) and s.get("id")}
-        if status in (200, 201, 202):
-            self.accepted |= ids
-            return
-        if status == 207 and isinstance(answer, dict):
-            self.partial |= ids
-            self.partial_accepted += int(answer.get("accepted") or 0)
-            self.partial_rejected += int(answer.get("rejected") or 0)
-            self._error(f"HTTP 207 (part of a batch refused): {_describe(answer.get('errors'))}")
-            return
-        self.array_rejected |= ARRAY_REJECTED in json.dumps(answer)
-        self._error(f"HTTP {status}: {_describe(answer)}")
-        self.rejected |= ids
-
-    def _ingestion_answer(self, status: int, body: Any, answer: Any) -> None:
-        events = body.get("batch", []) if isinstance(body, dict) else []
-        score_of = {e.get("id"): str((e.get("body") or {}).get("id")) for e in events if isinstance(e, dict)}
-        if status in (200, 201, 202, 207) and isinstance(answer, dict):
-            for success in answer.get("successes") or []:
-                if success.get("id") in score_of:
-                    self.accepted.add(score_of[success["id"]])
-            for error in answer.get("errors") or []:
-                if error.get("id") in score_of:
-                    self.rejected.add(score_of[error["id"]])
-                    self._error(f"HTTP {error.get('status')}: {_describe(error)}")
-            return
-        self.rejected |= set(score_of.values())
-        self._error(f"HTTP {status}: {_describe(answer)}")
-
-    def _error(self, message: str) -> None:
-        if len(self.server_errors) < MAX_ERRORS and message not in self.server_errors:
-            self.server_errors.append(message)
-
-    def counts(self, score_ids: list[str]) -> tuple[int, int]:
-        """Return (accepted, rejected) among `score_ids`; partly refused batches count as the server said."""
-        with self._lock:
-            accepted = sum(i in self.accepted for i in score_ids)
-            rejected = sum(i in self.rejected and i not in self.accepted for i in score_ids)
-            if any(i in self.partial and i not in self.accepted for i in score_ids):
-                accepted, rejected = accepted + self.partial_accepted, rejected + self.partial_rejected
-            return accepted, rejected
-
-    def is_accepted(self, score_id: str) -> bool:
-        """True when the server answered that it accepted this score."""
-        with self._lock:
-            return score_id in self.accepted
-
-    def forget(self) -> None:
-        """Drop the answers read so far (a mirror calls this once it has counted a flushed chunk's scores)."""
-        with self._lock:
-            self.accepted, self.rejected, self.partial = set(), set(), set()
-            self.partial_accepted = self.partial_rejected = 0
-
-
-def _describe(answer: Any) -> str:
-    """Return the distinct messages of an error answer, however deeply the server nested them."""
-    if isinstance(answer, list):
-        return "; ".join(dict.fromkeys(_describe(a) for a in answer)) or "no details"
-    if isinstance(answer, dict):
-        head = str(answer.get("message") or "")
-        nested = answer.get("error") if answer.get("error") is not None else answer.get("errors")
-        tail = _describe(nested) if isinstance(nested, list | dict) else str(nested or "")
-        return ": ".join(part for part in (head, tail) if part and part != "no details") or "no details"
-    return redact(str(answer))[:300] if answer is not None else "no details"
-
-
-def _json_or_none(raw: bytes) -> Any:
-    try:
-        return json.loads(raw) if raw else None
-    except ValueError:
-        return None
-
-
 class MirrorClient:
-    """An SDK client wired to a ledger, a confirming exporter and per-item ids; close() flushes and shuts it."""
+    """An SDK client wired to a confirming exporter and per-item ids, and a score sender for the server's
+    generation; close() flushes and shuts everything."""
 
-    def __init__(self, settings: LangfuseSettings, *, timeout_s: int = 20) -> None:
+    def __init__(self, settings: LangfuseSettings, generation: ServerGeneration, *, timeout_s: int = 20) -> None:
         from langfuse import Langfuse
         from opentelemetry.exporter.otlp.proto.http import Compression
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         self.settings = settings
-        self.ledger = ScoreLedger()
+        self.generation = generation
+        self.http = httpx.Client(timeout=timeout_s)
+        """The session's connections: the SDK's API calls, the scores, the dataset run items."""
+        self.scores = ScoreSender(settings, generation, http=self.http)
         self.ids = ItemIdGenerator()
         auth = base64.b64encode(f"{settings.public_key}:{settings.secret_key}".encode()).decode("ascii")
         otlp = OTLPSpanExporter(
@@ -323,18 +232,17 @@ class MirrorClient:
             compression=Compression.Gzip,
         )
         self.retimer = Retimer()
-        self.exporter = ConfirmingSpanExporter(otlp, self.retimer)
+        self.exporter = ConfirmingSpanExporter(otlp, self.retimer, sdk4=generation.older and SDK_MAJOR >= 5)
         self.provider = TracerProvider(id_generator=self.ids)
         self.roots = RootSpans()
         self.provider.add_span_processor(self.roots)
-        self._http = httpx.Client(timeout=timeout_s, event_hooks={"response": [self.ledger.on_response]})
         _evict(settings.public_key)  # the SDK keeps one set of resources per key; this session needs its own
         self.langfuse: Langfuse = Langfuse(
             public_key=settings.public_key,
             secret_key=settings.secret_key,
             host=settings.host,
             timeout=timeout_s,
-            httpx_client=self._http,
+            httpx_client=self.http,
             tracer_provider=self.provider,
             span_exporter=self.exporter,
             sample_rate=1.0,
@@ -343,14 +251,25 @@ class MirrorClient:
             flush_interval=FLUSH_INTERVAL_S,
         )
 
+    @property
+    def ledger(self) -> ScoreLedger:
+        """What the server answered about every score posted so far."""
+        return self.scores.ledger
+
+    def flush(self) -> None:
+        """Post the queued scores and export the finished spans (both answers are in when it returns)."""
+        self.scores.flush()
+        self.langfuse.flush()
+
     def close(self) -> None:
         """Flush everything, stop the SDK's threads and forget this client, so the next session starts clean."""
         try:
+            self.scores.flush()
             self.langfuse.shutdown()
             self.provider.shutdown()
         finally:
             _evict(self.settings.public_key)
-            self._http.close()
+            self.http.close()
 
 
 def _evict(public_key: str) -> None:

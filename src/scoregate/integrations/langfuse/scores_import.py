@@ -3,8 +3,10 @@
 The local copy (`feedback/scores.jsonl`, append-only, one line per new or changed score) is what judge
 calibration reads. Score ids are derived from target, key and rater, and the first import's timestamp is
 reused on every later import: Langfuse replaces a score only when id, name and day match, so importing a
-file again updates scores in place and never duplicates them. Each score carries the id of its key's
-score config (created when Langfuse lacks it), so Langfuse validates it and shows its scale.
+file again updates scores in place and never duplicates them; a score the server confirmed as it is now
+is not posted again (`posted_scores`), so an unchanged file writes nothing. Each score carries the id of
+its key's score config (created when Langfuse lacks it), so Langfuse validates it and shows its scale.
+Scores are posted by scoregate in the form the server's generation takes (`score_sender`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SdkLogCapture, require_settings
+import httpx
+
+from scoregate.errors import MirrorRefused, ScoregateError, ValidationFailed
+from scoregate.integrations.langfuse.client import require_settings
 from scoregate.integrations.langfuse.mirror_state import STATE_FILE, confirmed_traces
-from scoregate.integrations.langfuse.remote import Remote
+from scoregate.integrations.langfuse.posted_scores import PostedScores
+from scoregate.integrations.langfuse.remote import HOST_HINT, Remote
+from scoregate.integrations.langfuse.score_sender import ScoreSender, ScoreWrite
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS, FeedbackScore, read_feedback
+from scoregate.integrations.langfuse.server_generation import read_generation
 from scoregate.store.feedback import FEEDBACK_FILE, TRACE_LINKS_KEY, feedback_path, load_feedback
 
 _CONTENT_KEYS = ("key", "value", "data_type", "comment", "rater", "trace_id", "observation_id", "run_id", "item_id")
@@ -61,9 +68,11 @@ class ImportReport:
     local_new: int = 0
     local_unchanged: int = 0
     posted: int = 0
+    """Scores posted to Langfuse now (new, or changed since the server confirmed them)."""
+    already: int = 0
+    """Scores the server confirmed before exactly as they are now: not posted again."""
     host: str | None = None
     dry_run: bool = False
-    sdk_messages: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -192,46 +201,73 @@ def _score_configs(remote: Remote, scores: Sequence[FeedbackScore], report: Impo
         api.close()
 
 
-def _post(
-    remote: Remote,
-    scores: Sequence[FeedbackScore],
-    records: dict[str, dict[str, Any]],
-    configs: dict[str, dict[str, Any]],
-) -> list[str]:
-    """Send the scores (with their config ids) through the SDK and flush; return the SDK's warnings."""
+def _writes(
+    scores: Sequence[FeedbackScore], records: dict[str, dict[str, Any]], configs: dict[str, dict[str, Any]]
+) -> list[ScoreWrite]:
+    """Each score as it is posted: its local record's trace and first time, and its config id when it fits."""
     from scoregate.integrations.langfuse.score_configs import fits
 
-    client: Any = remote.client  # create_score's overloads type `value` per data type; ours is checked already
-    with SdkLogCapture() as capture:
-        for score in scores:
-            record = records[score.score_id]
-            metadata = {k: record[k] for k in ("rater", "run_id", "item_id") if record[k] is not None}
-            config = configs.get(score.key)
-            client.create_score(
+    writes = []
+    for score in scores:
+        record = records[score.score_id]
+        metadata = {k: record[k] for k in ("rater", "run_id", "item_id") if record[k] is not None}
+        config = configs.get(score.key)
+        writes.append(
+            ScoreWrite(
+                id=score.score_id,
                 name=score.key,
                 value=score.value,
-                trace_id=record["trace_id"],
-                observation_id=score.observation_id,
-                score_id=score.score_id,
+                timestamp=dt.datetime.fromisoformat(record["timestamp"]),
                 data_type=score.data_type,
                 comment=score.comment,
                 metadata={**metadata, "source": "scoregate scores import"},
-                timestamp=dt.datetime.fromisoformat(record["timestamp"]),
+                trace_id=record["trace_id"],
+                observation_id=score.observation_id,
                 config_id=str(config["id"]) if config and fits(config, score.value, score.data_type) else None,
             )
-        client.flush()
-    if capture.score_batches_rejected_as_array():
-        raise ScoregateError(
-            "Langfuse rejected the scores: " + OLD_SERVER_HINT,
-            hint="the ratings are kept locally; import the file again after fixing this (nothing duplicates)",
         )
-    failed = [m for m in capture.messages if m.startswith("error:")]
-    if failed:
+    return writes
+
+
+def _post(root: Path, remote: Remote, project_id: str, writes: list[ScoreWrite], report: ImportReport) -> None:
+    """Post the scores the server has not confirmed as they are now; raise when it did not take every one."""
+    settings = remote.settings
+    posted = PostedScores.load(root, settings.host, project_id)
+    fresh = [w for w in writes if not posted.is_confirmed(w)]
+    report.already = len(writes) - len(fresh)
+    if not fresh:
+        return
+    try:
+        sender = ScoreSender(settings, read_generation(settings))
+    except httpx.HTTPError as exc:
         raise ScoregateError(
-            "Langfuse did not take every score:\n" + "\n".join(f"  - {m}" for m in failed),
-            hint="the ratings are kept locally; import the file again to retry (nothing duplicates)",
+            f"cannot reach Langfuse at {settings.host}: {exc or type(exc).__name__}",
+            hint=f"the ratings are kept locally; import the file again when it answers. {HOST_HINT}",
+        ) from None
+    try:
+        sender.send_all(fresh)
+    finally:
+        sender.close()
+    ledger = sender.ledger
+    for write in fresh:
+        if ledger.is_accepted(write.id):
+            posted.record(write)
+    posted.save()
+    report.posted = len(fresh)
+    accepted, rejected = ledger.counts([w.id for w in fresh])
+    if accepted == len(fresh):
+        return
+    errors = "\n".join(f"  - {e}" for e in ledger.server_errors[:5])
+    if rejected:
+        raise MirrorRefused(
+            f"Langfuse refused {rejected} of {len(fresh)} scores:\n{errors}",
+            hint="the ratings are kept locally; fix what the server names, then import the file again "
+            "(nothing duplicates)",
         )
-    return capture.messages
+    raise ScoregateError(
+        f"Langfuse did not confirm {len(fresh) - accepted} of {len(fresh)} scores:\n{errors}",
+        hint="the ratings are kept locally; import the file again to retry (nothing duplicates)",
+    )
 
 
 def import_scores(
@@ -266,15 +302,15 @@ def import_scores(
     if dry_run:
         return report
     configs: dict[str, dict[str, Any]] = {}
+    project_id = ""
     if posting:
         assert remote is not None
         report.host = remote.settings.host
-        remote.project()
+        project_id = remote.project().id
         configs = _score_configs(remote, scores, report)
     records, report.local_new = _keep_locally(root, scores, traces, now or dt.datetime.now(dt.UTC))
     report.local_unchanged = len(scores) - report.local_new
     if posting:
         assert remote is not None
-        report.sdk_messages = _post(remote, scores, records, configs)
-        report.posted = len(scores)
+        _post(root, remote, project_id, _writes(scores, records, configs), report)
     return report

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from langfuse.model import PromptClient
 
     from scoregate.catalog.project import Project
+    from scoregate.sinks.langfuse.run_items import DatasetRun
     from scoregate.store.record import Manifest, RunSummary
 
 
@@ -42,6 +43,8 @@ class MirrorContext:
     dropped: int = 0
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Langfuse score configs by name: a score that fits its config is posted with the config id."""
+    dataset_run: DatasetRun | None = None
+    """The dataset run scoregate posts the items of (SDK 5 on a server older than v4.59, dataset linked)."""
 
 
 def mirror_key(result: ItemResult) -> str:

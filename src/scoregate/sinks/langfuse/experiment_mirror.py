@@ -1,9 +1,10 @@
 """Mirror a stored run to Langfuse as one experiment, exactly once; the same path serves live runs and `langfuse-sync`.
 
-The local run store is the system of record. The stored results are fed through the SDK's experiment
-runner (the only way a run shows on Langfuse's Experiments page): the task returns the stored output
-and records one generation per stored model call with its model, parameters, usage, cost, latency and
-the linked prompt version; the scores are posted with fixed ids and the run's start time, so a re-post
+The local run store is the system of record. The server's generation is read first (GET /api/public/health):
+it decides how scores are sent and how SDK 5's spans are encoded. The stored results are fed through the SDK's
+experiment runner (the only way a run shows on Langfuse's Experiments page): the task returns the stored output
+and records one generation per stored model call with its model, parameters, usage, cost, latency and the
+linked prompt version; scoregate posts the scores itself with fixed ids and the run's start time, so a re-post
 replaces instead of adding. Run aggregates and gate verdicts become run-level scores. What the server
 confirmed is recorded in `runs/<id>/langfuse.json`; a later sync sends only the rest.
 """
@@ -21,24 +22,24 @@ import httpx
 
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.integrations.langfuse.client import SDK_MAJOR, SdkLogCapture, require_settings
+from scoregate.integrations.langfuse.client import SDK_MAJOR, LangfuseSettings, SdkLogCapture, require_settings
 from scoregate.integrations.langfuse.delivery import MirrorClient, trace_id_for
 from scoregate.integrations.langfuse.mirror_state import (
     ItemMirror,
     MirrorState,
     experiment_id_for,
-    item_score_id,
-    run_score_id,
     score_timestamp,
     trace_seed,
 )
+from scoregate.integrations.langfuse.server_generation import ServerGeneration, read_generation
 from scoregate.sinks.contract import RunRecord
 from scoregate.sinks.langfuse.context import MirrorContext, mirror_key
 from scoregate.sinks.langfuse.generations import record_generations
 from scoregate.sinks.langfuse.items import experiment_metadata, item_data, link_dataset
-from scoregate.sinks.langfuse.mirror_batch import RUN_LEVEL
 from scoregate.sinks.langfuse.report import MirrorReport, judge
-from scoregate.sinks.langfuse.score_mapping import ScorePost, digest, item_scores, run_scores
+from scoregate.sinks.langfuse.run_items import DatasetRun
+from scoregate.sinks.langfuse.score_mapping import digest, run_scores
+from scoregate.sinks.langfuse.score_posts import post_item, post_run_scores
 from scoregate.sinks.langfuse.sdk4_runner import sdk4_runner
 from scoregate.sinks.langfuse.trace_attributes import ATTRIBUTE_LIMIT, trace_attributes, traced_with
 from scoregate.store.description import RunDescription
@@ -49,8 +50,6 @@ from scoregate.store.repeats import iter_all_results
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
-    from langfuse import Langfuse
-
     from scoregate.store.record import Manifest, RunSummary
 
 CHUNK = 500  # items per runner call (SDK 5, which keeps one experiment id across calls): bounds memory
@@ -70,8 +69,12 @@ def mirror_run_to_langfuse(store: RunStore, project: Project, *, record: RunReco
         )
     state = MirrorState.load(store, settings.host)
     report = MirrorReport(run_id=store.run_id, host=settings.host)
+    generation = _generation(settings, store, report)
+    if generation is None:  # unreachable: nothing was sent
+        store.set_link("langfuse_synced", False)
+        return report
     with SdkLogCapture() as capture:
-        session = MirrorClient(settings)
+        session = MirrorClient(settings, generation)
         try:
             run = (manifest, invalidated(store, summary) if run_level and summary is not None else None)
             ctx = _prepare(session, store, run, state, report, project)
@@ -84,21 +87,42 @@ def mirror_run_to_langfuse(store: RunStore, project: Project, *, record: RunReco
         store.set_link("langfuse_synced", False)
         return report
     _confirm(session, ctx, report)
-    if ctx.dropped:
-        more = ctx.dropped - len(ctx.dropped_metadata)
-        shown = ", ".join(ctx.dropped_metadata) + (f" and {more} more" if more > 0 else "")
-        report.notes.append(
-            f"metadata: values over {ATTRIBUTE_LIMIT} characters are not in the traces (the SDK's attribute limit): "
-            f"{shown}; the full values are in runs/{store.run_id}/results.jsonl and the Langfuse dataset items"
-        )
-    old_server = session.ledger.array_rejected or capture.score_batches_rejected_as_array()
+    _notes(session, ctx, report)
     state.save(store)
-    judge(report, state, session.ledger.server_errors, old_server, run_level=run_level)
+    judge(report, state, session.ledger, run_level=run_level)
     store.set_link("langfuse_experiment_id", state.experiment_id)
     store.set_link("langfuse_experiment_url", state.experiment_url)
     store.set_link("langfuse_synced", report.complete)
     store.set_link("langfuse_synced_at", datetime.now(UTC).isoformat())
     return report
+
+
+def _notes(session: MirrorClient, ctx: MirrorContext, report: MirrorReport) -> None:
+    """What the report says besides the counts: how scores went, the dataset run, metadata left out."""
+    report.switched = session.scores.switched
+    if ctx.dataset_run is not None:
+        posted = ctx.dataset_run.posted
+        report.notes.append(f"dataset run: {posted} run item(s) posted by scoregate (SDK 5 on a server before v4.59)")
+        report.warnings += [f"dataset run item not posted: {e}" for e in ctx.dataset_run.errors]
+    if ctx.dropped:
+        more = ctx.dropped - len(ctx.dropped_metadata)
+        shown = ", ".join(ctx.dropped_metadata) + (f" and {more} more" if more > 0 else "")
+        report.notes.append(
+            f"metadata: values over {ATTRIBUTE_LIMIT} characters are not in the traces (the SDK's attribute limit): "
+            f"{shown}; the full values are in runs/{ctx.store.run_id}/results.jsonl and the Langfuse dataset items"
+        )
+
+
+def _generation(settings: LangfuseSettings, store: RunStore, report: MirrorReport) -> ServerGeneration | None:
+    """The server's generation (raise ServerTooOld for one scoregate cannot write to); None when nothing answers."""
+    try:
+        generation = read_generation(settings)
+    except httpx.HTTPError as exc:
+        report.problems.append(f"Langfuse at {report.host} is unreachable ({type(exc).__name__}: {exc}); nothing sent")
+        report.hint = f"the run is kept locally; when Langfuse is back: `scoregate langfuse-sync {store.run_id}`"
+        return None
+    report.server = generation
+    return generation
 
 
 def _prepare(
@@ -120,7 +144,8 @@ def _prepare(
     except Exception as exc:  # the API client raises its own error types per status
         status = getattr(exc, "status_code", None)
         report.problems.append(f"Langfuse at {report.host} refused the request (HTTP {status}: {exc}); nothing sent")
-        if status in (401, 403):
+        if status in (401, 403):  # refused, not out of reach: sending again will not help until the keys change
+            report.refused = True
             report.hint = "check LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST"
         return None
     project_id = projects.data[0].id if projects.data else None
@@ -201,17 +226,18 @@ def _chunks(results: Iterator[ItemResult]) -> Iterator[list[ItemResult]]:
 def _send(session: MirrorClient, ctx: MirrorContext, report: MirrorReport, *, run_level: bool = True) -> None:
     """Send the traces and scores the server has not confirmed, then the run-level scores."""
     lf, state = session.langfuse, ctx.state
+    if any(not state.is_done(mirror_key(r)) for r in iter_all_results(ctx.store)):
+        link_dataset(lf, ctx, report)
+        ctx.dataset_run = _dataset_run(session, ctx)
     for result in iter_all_results(ctx.store):  # every repeat of `run --repeat K` is its own trace
         report.items_total += 1
         known = state.items.get(mirror_key(result))
         if known is not None and known.trace and not known.scores:
             ctx.batch.placed[mirror_key(result)] = known
-            _post_item_scores(lf, ctx, result, known)
-    if any(not state.traced(mirror_key(r)) for r in iter_all_results(ctx.store)):
-        link_dataset(lf, ctx, report)
+            post_item(session, ctx, result, known)
     pending = (r for r in iter_all_results(ctx.store) if not state.traced(mirror_key(r)))
     for chunk in _chunks(pending):
-        _run_chunk(lf, session, ctx, chunk)
+        _run_chunk(session, ctx, chunk)
         report.items_sent += len(chunk)
         if SDK_MAJOR >= 5:  # its runner flushed: every answer about the chunk is in; record it, forget its ids
             ctx.batch.confirm(session, state, report, lambda: _run_scores_digest(ctx))
@@ -221,15 +247,29 @@ def _send(session: MirrorClient, ctx: MirrorContext, report: MirrorReport, *, ru
         return
     posts = run_scores(ctx.summary, ctx.store.links.get("mlflow_run_id"))
     if state.run_scores_digest != digest(posts, state.experiment_id):
-        ids = ctx.batch.posted.setdefault(RUN_LEVEL, [])
-        for post in posts:
-            ids.append(_post(lf, post, run_score_id(ctx.store.run_id, post.name), ctx.timestamp, ctx,
-                             dataset_run_id=state.experiment_id))  # fmt: skip
+        post_run_scores(session, ctx, state.experiment_id)
 
 
-def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: MirrorContext, chunk: list[ItemResult]) -> None:
+def _dataset_run(session: MirrorClient, ctx: MirrorContext) -> DatasetRun | None:
+    """The dataset run scoregate keeps itself: SDK 5 (whose runner posts no run items) on a server older than
+    v4.59 (which lists a run under its dataset only from them), when the run is linked to its dataset."""
+    if ctx.dataset_id is None or SDK_MAJOR < 5 or not session.generation.older:
+        return None
+    return DatasetRun(
+        session.settings, session.http, dataset_id=ctx.dataset_id, run_name=_run_name(ctx),
+        description=RunDescription(ctx.manifest).paragraph(),
+        metadata=experiment_metadata(ctx.manifest, ctx.store.links),
+    )  # fmt: skip
+
+
+def _run_name(ctx: MirrorContext) -> str:
+    """The name the run has in Langfuse: its id and what it ran (fixed for the life of the run)."""
+    return f"{ctx.store.run_id} · {manifest_run_name(ctx.manifest)}"
+
+
+def _run_chunk(session: MirrorClient, ctx: MirrorContext, chunk: list[ItemResult]) -> None:
     """Feed stored results through the SDK's experiment runner, one item at a time (so trace ids are fixed)."""
-    run_id = ctx.store.run_id
+    lf, run_id = session.langfuse, ctx.store.run_id
     by_id = {mirror_key(r): r for r in chunk}
     session.ids.plan([trace_seed(run_id, mirror_key(r)) for r in chunk])
     data: list[Any] = [item_data(ctx, r) for r in chunk]
@@ -244,12 +284,12 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: MirrorContext, chunk: l
         attributes = trace_attributes(ctx.project, ctx.manifest, run_id, result)
         with traced_with(session.roots.get(trace_id), attributes):
             record_generations(lf, session, ctx, result, trace_id)
-        _post_item_scores(lf, ctx, result, placed)
+        post_item(session, ctx, result, placed)
         return result.output if result.error is None else f"[error] {result.error}"
 
     receipts = ctx.manifest.receipts
     extra: dict[str, Any] = {"experiment_id": ctx.state.experiment_id} if SDK_MAJOR >= 5 else {}
-    run_name = f"{run_id} · {manifest_run_name(ctx.manifest)}"
+    run_name = _run_name(ctx)
     with sdk4_runner(lf, run_id, ctx.dataset_id, run_name):
         outcome = lf.run_experiment(
             name=f"{receipts.project}/{receipts.experiment}",
@@ -265,38 +305,6 @@ def _run_chunk(lf: Langfuse, session: MirrorClient, ctx: MirrorContext, chunk: l
         ctx.state.experiment_id = outcome.experiment_id
     elif outcome.experiment_id != ctx.state.experiment_id:  # SDK 4 linked: the server's dataset run id
         ctx.state.other_experiment_ids.append(outcome.experiment_id)
-
-
-def _post(
-    lf: Langfuse, post: ScorePost, score_id: str, timestamp: datetime, ctx: MirrorContext, **target: str | None
-) -> str:
-    """Queue one score with its fixed id and time (and its config id when it fits the config); return the id."""
-    from scoregate.integrations.langfuse.score_configs import fits
-
-    config = ctx.configs.get(post.name)
-    if config is not None and fits(config, post.value, post.data_type):
-        target = {**target, "config_id": str(config["id"])}
-    kwargs: dict[str, Any] = {
-        "name": post.name,
-        "value": post.value,
-        "data_type": post.data_type,
-        "comment": post.comment,
-        "metadata": post.metadata,
-        "score_id": score_id,
-        "timestamp": timestamp,
-        **target,
-    }
-    lf.create_score(**kwargs)
-    return score_id
-
-
-def _post_item_scores(lf: Langfuse, ctx: MirrorContext, result: ItemResult, placed: ItemMirror) -> None:
-    run_id = ctx.store.run_id
-    target = {"trace_id": placed.trace_id, "observation_id": placed.observation_id}
-    ctx.batch.posted[mirror_key(result)] = [
-        _post(lf, post, item_score_id(run_id, mirror_key(result), post.name), ctx.timestamp, ctx, **target)
-        for post in item_scores(result)
-    ]
 
 
 def _run_scores_digest(ctx: MirrorContext) -> str:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class LinkedItem:
     """A stored item handed to the SDK's runner as the Langfuse dataset item it came from (same id), so the
-    experiment is a run of that dataset (SDK 5: span attributes; SDK 4: also a dataset run item)."""
+    experiment is a run of that dataset (span attributes; and a dataset run item: SDK 4's runner posts it, and
+    under SDK 5 scoregate does on a server older than v4.59, `run_items.DatasetRun`)."""
 
     id: str
     dataset_id: str

@@ -1,8 +1,9 @@
 """The items a Langfuse mirror posted since its last confirmation, and how they are confirmed and forgotten.
 
-After each flush (SDK 5's runner flushes at the end of every 500-item chunk) the mirror reads what the server
-answered about the batch's scores and traces, records it in the run's `MirrorState` (a 16-byte digest per
-confirmed item) and forgets the batch's ids, so a mirror holds one chunk's ids whatever the run's size.
+After each flush (SDK 5's runner flushes at the end of every 500-item chunk, and the score sender posts what it
+holds) the mirror reads what the server answered about the batch's scores, traces and run items, records it in
+the run's `MirrorState` (a 16-byte digest per confirmed item) and forgets the batch's ids, so a mirror holds one
+chunk's ids whatever the run's size.
 """
 
 from __future__ import annotations
@@ -29,12 +30,15 @@ class PostedBatch:
     """Score ids by item key (`RUN_LEVEL`: the run-level scores)."""
     placed: dict[str, ItemMirror] = field(default_factory=dict)
     """Each posted item's trace and observation ids."""
+    unlinked: set[str] = field(default_factory=set)
+    """Items whose dataset run item could not be posted (where scoregate posts them): not confirmed."""
 
     def confirm(
         self, session: MirrorClient, state: MirrorState, report: MirrorReport, run_digest: Callable[[], str]
     ) -> None:
         """After a flush: count the batch's scores, record what the server confirmed of each item in `state`
         (`run_digest()`: the digest of run-level scores all accepted), then forget the batch's ids."""
+        session.scores.flush()
         ledger = session.ledger
         every = [i for ids in self.posted.values() for i in ids]
         accepted, rejected = ledger.counts(every)
@@ -49,10 +53,11 @@ class PostedBatch:
                 continue
             item = self.placed[key]
             item.trace = item.trace or session.exporter.confirmed(item.trace_id)
-            item.scores = confirmed
+            item.scores = confirmed and key not in self.unlinked
             state.record(key, item)
         session.exporter.forget([item.trace_id for item in self.placed.values()])
         session.retimer.forget()
         ledger.forget()
         self.posted.clear()
         self.placed.clear()
+        self.unlinked.clear()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scoregate.errors import ScoregateError
-from scoregate.integrations.langfuse.client import OLD_SERVER_HINT, SDK_MAJOR
+from scoregate.errors import MirrorRefused, ScoregateError
+from scoregate.integrations.langfuse.client import SDK_MAJOR
 from scoregate.integrations.langfuse.mirror_state import MirrorState
+from scoregate.integrations.langfuse.score_sender import ScoreLedger
+from scoregate.integrations.langfuse.server_generation import ServerGeneration
 
 MAX_SDK_LINES = 20
 
@@ -33,6 +35,12 @@ class MirrorReport:
     dataset_linked: bool | None = None
     """True: items linked to the synced Langfuse dataset; False: not synced; None: no item was sent now."""
     notes: list[str] = field(default_factory=list)
+    server: ServerGeneration | None = None
+    """The server's generation as the mirror read it (None: it did not answer)."""
+    switched: bool = False
+    """The server refused a score array although its version said it takes one: scores went as events."""
+    refused: bool = False
+    """The server answered that it will not take what was sent (scores, or the keys): a retry alone will not do."""
 
     @property
     def complete(self) -> bool:
@@ -52,6 +60,11 @@ class MirrorReport:
             f"  scores: {self.scores_sent} sent, {self.scores_accepted} accepted, {self.scores_rejected} rejected, "
             f"{self.scores_unconfirmed} unanswered",
         ]
+        if self.server is not None:
+            form = "batches" if self.server.scores == "array" else "score-create events"
+            shown = "version not shown" if self.server.version == "unknown" else self.server.version
+            switched = " (it refused an array whatever its version said)" if self.switched else ""
+            out.append(f"  server {shown}: scores posted as {form}{switched}")
         out += [f"  {n}" for n in self.notes]
         out += [f"  sdk: {w}" for w in self.warnings[:MAX_SDK_LINES]]
         out += [f"  problem: {p}" for p in self.problems]
@@ -64,13 +77,24 @@ class MirrorReport:
         listing = "\n".join([f"  - {p}" for p in self.problems] + [f"  sdk: {w}" for w in self.warnings[:5]])
         resync = f"fix the cause, then `scoregate langfuse-sync {self.run_id}` sends only what is missing"
         message = f"run {self.run_id} is not fully mirrored to Langfuse:\n{listing}"
-        return ScoregateError(message, hint=self.hint or resync)
+        kind = MirrorRefused if self.refused else ScoregateError
+        return kind(message, hint=self.hint or resync)
 
 
-def judge(
-    report: MirrorReport, state: MirrorState, server_errors: list[str], old_server: bool, *, run_level: bool = True
-) -> None:
+def refusal_hint(run_id: str, server_errors: list[str]) -> str:
+    """What fixes a mirror whose scores the server refused: the keys, or what the server named."""
+    again = f"`scoregate langfuse-sync {run_id}` sends only what is missing (the run is stored)"
+    if any(e.startswith(("HTTP 401", "HTTP 403")) for e in server_errors):
+        return (
+            "Langfuse refused these API keys for scores: use keys of this project with write access "
+            f"(LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY), then {again}"
+        )
+    return f"fix what the server names above (e.g. a score config in Langfuse that the scores do not fit), then {again}"
+
+
+def judge(report: MirrorReport, state: MirrorState, ledger: ScoreLedger, *, run_level: bool = True) -> None:
     """Turn what is still missing into problems, with the hint that fixes it."""
+    server_errors = ledger.server_errors
     missing_traces = report.items_total - state.counts()[0]
     if missing_traces:
         report.problems.append(f"{missing_traces} item trace(s) were not accepted by the server")
@@ -82,12 +106,12 @@ def judge(
     if report.scores_rejected:
         errors = "; ".join(list(dict.fromkeys(server_errors))[:3])
         report.problems.append(f"{report.scores_rejected} of {report.scores_sent} scores were rejected: {errors}")
+        report.refused, report.hint = True, refusal_hint(report.run_id, server_errors)
     if report.scores_unconfirmed:
-        report.problems.append(f"{report.scores_unconfirmed} scores got no answer from the server (not confirmed)")
+        why = f": {server_errors[-1]}" if server_errors and not report.scores_rejected else ""
+        report.problems.append(f"{report.scores_unconfirmed} scores got no answer from the server (not confirmed){why}")
     not_done = report.items_total - report.items_confirmed
     if not_done and not report.problems:
         report.problems.append(f"{not_done} item(s) are not confirmed")
     if run_level and state.experiment_id and state.run_scores_digest is None and not report.problems:
         report.problems.append("the run-level scores are not confirmed")
-    if old_server:
-        report.hint = OLD_SERVER_HINT
