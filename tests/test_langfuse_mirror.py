@@ -26,7 +26,7 @@ from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from langfuse_sync import sync_run
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
-from scoregate.cli import promote_cmd
+from scoregate.cli import promote_cmd, sync_cmd
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED
 from scoregate.integrations.langfuse.delivery import trace_id_for
@@ -524,7 +524,7 @@ def test_mlflow_run_and_langfuse_experiment_are_linked_both_ways(
 def cli(scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., CliResult]]:
     """The `scoregate` fixture with this feature's commands registered (as `scoregate.cli` registers them)."""
     app = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
-    app.command("langfuse-sync")(promote_cmd.langfuse_sync)
+    app.command("langfuse-sync")(sync_cmd.langfuse_sync)
     app.command("promote")(promote_cmd.promote_command)
     app.command("promotions")(promote_cmd.promotions_command)
     monkeypatch.setattr(scoregate_cli, "app", app)

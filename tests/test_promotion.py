@@ -25,7 +25,7 @@ from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.app.promotion import AUDIT_TAG, PROMOTIONS_LOG, PromotionRefused, promote, promotion_history, rollback
 from scoregate.app.promotion_evidence import experiment_gates_hash
 from scoregate.catalog.models import PromptSpec
-from scoregate.cli import promote_cmd
+from scoregate.cli import promote_cmd, sync_cmd
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.prompts_sync import to_langfuse
 from scoregate.sinks.mlflow.run_mirror import RUN_ID_TAG
@@ -302,7 +302,7 @@ def test_the_mlflow_prompt_registry_alias_follows_the_label(project: Path, fake_
 def cli(scoregate: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., CliResult]]:
     """The `scoregate` fixture with this feature's commands registered (as `scoregate.cli` registers them)."""
     app = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
-    app.command("langfuse-sync")(promote_cmd.langfuse_sync)
+    app.command("langfuse-sync")(sync_cmd.langfuse_sync)
     app.command("promote")(promote_cmd.promote_command)
     app.command("promotions")(promote_cmd.promotions_command)
     monkeypatch.setattr(scoregate_cli, "app", app)

@@ -50,7 +50,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent.",
     ),
     "mlflow-sync": _cmd(
-        "run_cmd", "mlflow_sync", "Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."
+        "sync_cmd",
+        "mlflow_sync",
+        "Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate.",
     ),
     "rank": _cmd(
         "rank_cmd",
@@ -83,14 +85,14 @@ COMMANDS: dict[str, LazyCommand] = {
         "Rank models and prompt versions over all valid runs; write runs/leaderboard.json.",
     ),
     "langfuse-sync": _cmd(
-        "promote_cmd",
+        "sync_cmd",
         "langfuse_sync",
         "Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet.",
     ),
     "promote": _cmd(
         "promote_cmd",
         "promote_command",
-        "Move a Langfuse label to a prompt version whose gates passed (or roll it back); audited.",
+        "Move a label to a prompt version whose gates passed (or roll it back); audited in promotions.jsonl.",
     ),
     "promotions": _cmd(
         "promote_cmd", "promotions_command", "List the promotion history (promotions.jsonl), oldest first."

@@ -1,4 +1,4 @@
-"""`scoregate langfuse-sync`, `scoregate promote`, `scoregate promotions`."""
+"""`scoregate promote`, `scoregate promotions`."""
 
 from __future__ import annotations
 
@@ -17,22 +17,6 @@ if TYPE_CHECKING:
 console = lazy_console()
 
 LabelOption = Annotated[str, typer.Option("--label", help="The label to move.")]
-
-
-def langfuse_sync(
-    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
-    project: ProjectOption = None,
-) -> None:
-    """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
-    from scoregate.app import sync_stored_run
-
-    outcome = sync_stored_run(project_root(project), run_id, "langfuse")
-    outcome.raise_for("langfuse")
-    for line in outcome.results["langfuse"].report.lines:  # redacted by mirror_all
-        print_wrapped(console, line)
-    for note in outcome.notes:
-        print_wrapped(console, note, style="yellow")
-    print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
 
 
 def _print_evidence(result: PromotionResult, *, problems: bool = True) -> None:

@@ -377,25 +377,3 @@ def mirror_exit(outcomes: list[RunOutcome]) -> None:
     """Exit `MIRROR_REFUSED` (5) when a tracker refused what a run sent; an outage keeps 0 (the sync redoes it)."""
     if any(outcome.mirror_refused for outcome in outcomes):
         raise typer.Exit(int(ExitCode.MIRROR_REFUSED))
-
-
-def mlflow_sync(
-    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
-    eval_rows: Annotated[
-        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
-    ] = False,
-    project: ProjectOption = None,
-) -> None:
-    """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
-    from scoregate.app import sync_stored_run
-
-    outcome = sync_stored_run(project_root(project), run_id, "mlflow", item_rows=eval_rows)
-    mlflow = outcome.results["mlflow"]
-    if mlflow.report.link:
-        print_wrapped(console, f"mlflow: run {mlflow.report.link} is up to date with {run_id}")
-    outcome.raise_for("mlflow")
-    rows, mlflow_run = mlflow.report.item_rows, mlflow.report.link
-    if rows is not None:
-        print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
-    for note in outcome.notes:
-        print_wrapped(console, note, style="yellow")

@@ -1,0 +1,51 @@
+"""`scoregate mlflow-sync` and `scoregate langfuse-sync`: mirror a stored run to one tracker again."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from scoregate.cli.console import lazy_console
+from scoregate.cli.layout import print_wrapped
+from scoregate.cli.options import ProjectOption, project_root
+
+console = lazy_console()
+
+
+def mlflow_sync(
+    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    eval_rows: Annotated[
+        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
+    ] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""
+    from scoregate.app import sync_stored_run
+
+    outcome = sync_stored_run(project_root(project), run_id, "mlflow", item_rows=eval_rows)
+    mlflow = outcome.results["mlflow"]
+    if mlflow.report.link:
+        print_wrapped(console, f"mlflow: run {mlflow.report.link} is up to date with {run_id}")
+    outcome.raise_for("mlflow")
+    rows, mlflow_run = mlflow.report.item_rows, mlflow.report.link
+    if rows is not None:
+        print_wrapped(console, f"mlflow: {rows} evaluation rows (one per item) on run {mlflow_run}")
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
+
+
+def langfuse_sync(
+    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    project: ProjectOption = None,
+) -> None:
+    """Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet."""
+    from scoregate.app import sync_stored_run
+
+    outcome = sync_stored_run(project_root(project), run_id, "langfuse")
+    outcome.raise_for("langfuse")
+    for line in outcome.results["langfuse"].report.lines:  # redacted by mirror_all
+        print_wrapped(console, line)
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
+    print_wrapped(console, f"langfuse: run {run_id} is fully mirrored", style="green")
