@@ -218,6 +218,9 @@ class RunStore:
     def done_ids(self, *, retry_errors: bool = False) -> set[str]:
         """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded
         and whose every call (task, stage, judge) succeeded."""
+        results = self.directory / RESULTS
+        if results.is_file() and results.stat().st_size == 0:  # a new run: nothing to index (no numpy before its items)
+            return set()
         return {r.item_id for r in self._newest(repeats=False) if not (retry_errors and r.needs_retry)}
 
     def _index(self, *, repeats: bool) -> ResultsIndex:
