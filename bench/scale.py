@@ -63,9 +63,12 @@ SKIPPABLE = (
     "compare",
     "report",
     "leaderboard",
+    "show",
+    "langfuse-sync",
 )
 """run-A-langfuse: run A mirrored to MLflow only (the Langfuse mirror is still measured alone, `langfuse-sync B`);
-base-lf-sync: no `langfuse-sync (baseline)`; compare, report, leaderboard: those commands left out."""
+base-lf-sync: no `langfuse-sync (baseline)`; compare, report, leaderboard, langfuse-sync: those commands left out;
+show: every `runs show` row left out."""
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -284,10 +287,11 @@ class SizeBench:
         out["run B, MLflow mirror"], b = self.run("run-B", langfuse=False)
         if "run-nomirror" not in skip:
             out["run, no mirrors"] = self.cli("run-nomirror", *self.run_argv(), "--no-mlflow", "--no-langfuse")
-        shows = [self.cli(f"show-items-{i}", "runs", "show", a, "--items") for i in range(self.args.show_repeats)]
-        out["runs show --items"] = with_repeats(shows)
-        out["runs show --compact"] = self.cli("show-compact", "runs", "show", a, "--compact")
-        out["runs show --items --json"] = self.cli("show-json", "runs", "show", a, "--items", "--json")
+        if "show" not in skip:
+            shows = [self.cli(f"show-items-{i}", "runs", "show", a, "--items") for i in range(self.args.show_repeats)]
+            out["runs show --items"] = with_repeats(shows)
+            out["runs show --compact"] = self.cli("show-compact", "runs", "show", a, "--compact")
+            out["runs show --items --json"] = self.cli("show-json", "runs", "show", a, "--items", "--json")
         if "compare" not in skip:
             out["compare"] = self.cli("compare", "compare", a, b)
         if "diff" not in skip:
@@ -301,7 +305,7 @@ class SizeBench:
             out["mlflow-sync"] = self.cli("mlflow-sync", "mlflow-sync", a)
         if "mlflow-sync" not in skip and self.n <= self.args.eval_rows_max:
             out["mlflow-sync --eval-rows"] = self.cli("eval-rows", "mlflow-sync", a, "--eval-rows")
-        if self.langfuse_env is not None:  # the Langfuse mirror alone, of a run never mirrored there
+        if self.langfuse_env is not None and "langfuse-sync" not in skip:  # the Langfuse mirror alone, of a new run
             out["langfuse-sync"] = self.cli("langfuse-sync", "langfuse-sync", b, langfuse=True)
         if self.args.baseline is not None:
             base: dict[str, tuple[str, ...]] = {
@@ -368,7 +372,7 @@ def verdicts(sizes: dict[int, dict[str, Any]]) -> dict[str, Any]:
     big = {name: m for name, m in sizes[max(sizes)].items() if not name.endswith("(baseline)")}
     worst = max(big.values(), key=lambda m: m["peak_rss_mb"])
     worst_tree = max(big.values(), key=lambda m: m.get("tree_peak_rss_mb") or 0.0)
-    first = big["runs show --items"]["first_line_s"]
+    first = big.get("runs show --items", {}).get("first_line_s")
     listings = {
         name: big[name]["wall_s"] for name in ("runs show --compact", "runs show --items --json") if name in big
     }

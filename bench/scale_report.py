@@ -64,8 +64,12 @@ def markdown(report: dict[str, Any]) -> str:
             if v.get("largest_tree_rss_mb") is not None
             else ""
         )
-        + f"; `runs show --items` first line in under {v['first_page_limit_s']:.0f} s — "
-        f"{v['show_items_first_line_s']} s: {'holds' if v['first_page_holds'] else 'does not hold'}"
+        + (
+            f"; `runs show --items` first line in under {v['first_page_limit_s']:.0f} s — "
+            f"{v['show_items_first_line_s']} s: {'holds' if v['first_page_holds'] else 'does not hold'}"
+            if v["show_items_first_line_s"] is not None
+            else "; `runs show` not measured"
+        )
         + (
             f"; every item listed in under {v['listing_limit_s']:.0f} s — "
             + ", ".join(f"`{name}` {wall:.1f} s" for name, wall in v["listings_s"].items())
