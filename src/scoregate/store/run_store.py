@@ -225,10 +225,7 @@ class RunStore:
 
     def _index(self, *, repeats: bool) -> ResultsIndex:
         """Where the newest record of each item (or item and repeat) sits in results.jsonl (one cheap pass)."""
-        from scoregate.store.results_index import (  # numpy: not on the way to a run's first item
-            DamagedLine,
-            index_results,
-        )
+        from scoregate.store.results_index import DamagedLine, index_results  # numpy: not before a run's first item
 
         path = self.directory / RESULTS
         try:
