@@ -275,3 +275,16 @@ def test_a_gate_whose_summary_records_no_threshold_is_named_not_a_traceback(tmp_
 
     with pytest.raises(ScoregateError, match="gate g of run r1 records no rule an item's value can break"):
         gate_breakers(store, "g")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["short", "word " * 100, " \n\t" * 200 + "late words after a long blank start", "x" * 500, "a  b\n" * 80 + "end"],
+)
+def test_an_excerpt_reads_only_the_start_of_a_long_output_and_says_the_same(text: str) -> None:
+    from scoregate.analysis.items import EXCERPT_CHARS, excerpt
+
+    whole = " ".join(text.split())
+    expected = whole if len(whole) <= EXCERPT_CHARS else whole[: EXCERPT_CHARS - 1].rstrip() + "…"
+
+    assert excerpt(text) == expected
