@@ -31,7 +31,8 @@ def in_child() -> bool:
 
 def ask(request: dict[str, Any]) -> dict[str, Any]:
     """Do `request` (see `worker.ACTIONS`) in the worker process, or here when MLflow is loaded here; return its
-    result. Raise what it raised: a ScoregateError as one, anything else as MlflowMirrorError."""
+    result. Raise what the worker raised (a ScoregateError as one, anything else as MlflowMirrorError), or, here,
+    what the action raised."""
     if not in_child():
         from scoregate.sinks.mlflow.worker import ACTIONS
 
