@@ -10,7 +10,8 @@ from wait4, wall time, time to its first line on stdout):
                    at sizes up to --langfuse-max, `--no-langfuse` above it)
   run B            the same with the MLflow mirror only (`--no-langfuse`): the run `compare` and `diff` pair with A
   run, no mirrors  the same with `--no-mlflow --no-langfuse` (scoregate alone)
-  show --items     `scoregate runs show A --items` (stdout piped, as a pager or a CI log reads it)
+  show --items     `scoregate runs show A --items` (stdout piped, as a pager or a CI log reads it), `--compact`
+                   (one line an item) and `--items --json`: time to the first line and to the last
   compare          `scoregate compare A B`
   diff             `scoregate diff A B`
   report           `scoregate report A` and `scoregate report A B`
@@ -18,6 +19,10 @@ from wait4, wall time, time to its first line on stdout):
   mlflow-sync      `scoregate mlflow-sync A`, and with `--eval-rows` at sizes up to --eval-rows-max
   langfuse-sync    `scoregate langfuse-sync B` (never mirrored to Langfuse): the Langfuse mirror alone
   (baseline)       with --baseline: compare, report, leaderboard and langfuse-sync B (its record removed) again
+
+Peak memory is given two ways: the largest single process (`ru_maxrss` from wait4, which covers the command and
+the children it waited for: the MLflow mirror's worker) and the whole tree at once (the RSS of the command and its
+children, summed, sampled every 0.1 s).
 
 Results: bench/results/scale.json and scale.md (ratios to the smallest size, machine, load averages).
 """
@@ -48,9 +53,22 @@ from scoregate_project import EXPERIMENT, generate_kit_data, write_project
 REPO = Path(__file__).resolve().parents[1]
 TARGET_RSS_MB = 250.0
 TARGET_FIRST_PAGE_S = 2.0
-SKIPPABLE = ("run-nomirror", "diff", "mlflow-sync", "run-A-langfuse", "base-lf-sync")
+TARGET_LISTING_S = 20.0
+SKIPPABLE = (
+    "run-nomirror",
+    "diff",
+    "mlflow-sync",
+    "run-A-langfuse",
+    "base-lf-sync",
+    "compare",
+    "report",
+    "leaderboard",
+    "show",
+    "langfuse-sync",
+)
 """run-A-langfuse: run A mirrored to MLflow only (the Langfuse mirror is still measured alone, `langfuse-sync B`);
-base-lf-sync: no `langfuse-sync (baseline)`."""
+base-lf-sync: no `langfuse-sync (baseline)`; compare, report, leaderboard, langfuse-sync: those commands left out;
+show: every `runs show` row left out."""
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -112,9 +130,30 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
+def tree_rss_kb(pid: int) -> tuple[int, int]:
+    """(RSS of process `pid` and of all its descendants, summed, in kB; how many processes that is)."""
+    total, count, todo, seen = 0, 0, [pid], set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+            count += 1
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total, count
+
+
 def measure(cmd: list[str], *, env: dict[str, str], cwd: Path, log: Path, timeout_s: float) -> dict[str, Any]:
-    """Run `cmd` with stdout piped; return wall time, time to its first stdout line, peak RSS (wait4), CPU."""
+    """Run `cmd` with stdout piped; return wall time, time to its first stdout line, peak RSS (wait4: the largest
+    process), the peak of the whole tree's RSS summed, and CPU."""
     first_line: list[float] = []
+    tree = {"peak_kb": 0, "processes": 0}
     counted = {"bytes": 0, "lines": 0}
     load_before = _load()
     launched = time.monotonic()
@@ -132,8 +171,17 @@ def measure(cmd: list[str], *, env: dict[str, str], cwd: Path, log: Path, timeou
                 if counted["lines"] <= 200:
                     sink.write(raw)
 
+        def sample() -> None:
+            while proc.poll() is None:
+                kb, count = tree_rss_kb(proc.pid)
+                if kb > tree["peak_kb"]:
+                    tree["peak_kb"], tree["processes"] = kb, count
+                time.sleep(0.1)
+
         reader = threading.Thread(target=drain, daemon=True)
         reader.start()
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         killer = threading.Timer(timeout_s, proc.kill)
         killer.start()
         try:
@@ -155,6 +203,8 @@ def measure(cmd: list[str], *, env: dict[str, str], cwd: Path, log: Path, timeou
         "stdout_lines": counted["lines"],
         "stdout_bytes": counted["bytes"],
         "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "tree_peak_rss_mb": round(tree["peak_kb"] / 1024, 1),
+        "tree_processes_at_peak": tree["processes"],
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
         "load_before": load_before,
         "load_after": _load(),
@@ -188,7 +238,8 @@ class SizeBench:
         first = f"first line {result['first_line_s']}s" if result["first_line_s"] is not None else "no stdout"
         print(
             f"  {self.n:>7} {name:16s} rc {result['returncode']}  {result['wall_s']:8.1f} s  {first:22s} "
-            f"peak RSS {result['peak_rss_mb']:6.1f} MB  load {result['load_before']}->{result['load_after']}",
+            f"peak RSS {result['peak_rss_mb']:6.1f} MB (tree {result['tree_peak_rss_mb']:6.1f} MB)  "
+            f"load {result['load_before']}->{result['load_after']}",
             flush=True,
         )
         if result["returncode"] != 0:
@@ -236,22 +287,28 @@ class SizeBench:
         out["run B, MLflow mirror"], b = self.run("run-B", langfuse=False)
         if "run-nomirror" not in skip:
             out["run, no mirrors"] = self.cli("run-nomirror", *self.run_argv(), "--no-mlflow", "--no-langfuse")
-        shows = [self.cli(f"show-items-{i}", "runs", "show", a, "--items") for i in range(self.args.show_repeats)]
-        out["runs show --items"] = with_repeats(shows)
-        out["compare"] = self.cli("compare", "compare", a, b)
+        if "show" not in skip:
+            shows = [self.cli(f"show-items-{i}", "runs", "show", a, "--items") for i in range(self.args.show_repeats)]
+            out["runs show --items"] = with_repeats(shows)
+            out["runs show --compact"] = self.cli("show-compact", "runs", "show", a, "--compact")
+            out["runs show --items --json"] = self.cli("show-json", "runs", "show", a, "--items", "--json")
+        if "compare" not in skip:
+            out["compare"] = self.cli("compare", "compare", a, b)
         if "diff" not in skip:
             out["diff"] = self.cli("diff", "diff", a, b)
-        out["report A"] = self.cli("report-A", "report", a, "-o", str(self.logs / f"report-{self.n}.html"))
-        out["report A B"] = self.cli("report-AB", "report", a, b, "-o", str(self.logs / f"compare-{self.n}.html"))
-        out["leaderboard"] = self.cli("leaderboard", "leaderboard")
+        if "report" not in skip:
+            out["report A"] = self.cli("report-A", "report", a, "-o", str(self.logs / f"report-{self.n}.html"))
+            out["report A B"] = self.cli("report-AB", "report", a, b, "-o", str(self.logs / f"compare-{self.n}.html"))
+        if "leaderboard" not in skip:
+            out["leaderboard"] = self.cli("leaderboard", "leaderboard")
         if "mlflow-sync" not in skip:
             out["mlflow-sync"] = self.cli("mlflow-sync", "mlflow-sync", a)
         if "mlflow-sync" not in skip and self.n <= self.args.eval_rows_max:
             out["mlflow-sync --eval-rows"] = self.cli("eval-rows", "mlflow-sync", a, "--eval-rows")
-        if self.langfuse_env is not None:  # the Langfuse mirror alone, of a run never mirrored there
+        if self.langfuse_env is not None and "langfuse-sync" not in skip:  # the Langfuse mirror alone, of a new run
             out["langfuse-sync"] = self.cli("langfuse-sync", "langfuse-sync", b, langfuse=True)
         if self.args.baseline is not None:
-            base = {
+            base: dict[str, tuple[str, ...]] = {
                 "compare": ("compare", a, b),
                 "report A": ("report", a, "-o", str(self.logs / "base-a.html")),
                 "report A B": ("report", a, b, "-o", str(self.logs / "base-ab.html")),
@@ -314,13 +371,23 @@ def verdicts(sizes: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """The issue's targets at the largest size: every command under 250 MB, the first page of items in under 2 s."""
     big = {name: m for name, m in sizes[max(sizes)].items() if not name.endswith("(baseline)")}
     worst = max(big.values(), key=lambda m: m["peak_rss_mb"])
-    first = big["runs show --items"]["first_line_s"]
+    worst_tree = max(big.values(), key=lambda m: m.get("tree_peak_rss_mb") or 0.0)
+    first = big.get("runs show --items", {}).get("first_line_s")
+    listings = {
+        name: big[name]["wall_s"] for name in ("runs show --compact", "runs show --items --json") if name in big
+    }
     return {
         "size": max(sizes),
         "rss_limit_mb": TARGET_RSS_MB,
         "largest_peak_rss_mb": worst["peak_rss_mb"],
         "largest_peak_command": worst["command"],
         "rss_holds": worst["peak_rss_mb"] < TARGET_RSS_MB,
+        "largest_tree_rss_mb": worst_tree.get("tree_peak_rss_mb"),
+        "largest_tree_command": worst_tree["command"],
+        "tree_rss_holds": (worst_tree.get("tree_peak_rss_mb") or 0.0) < TARGET_RSS_MB,
+        "listing_limit_s": TARGET_LISTING_S,
+        "listings_s": listings,
+        "listings_hold": all(wall < TARGET_LISTING_S for wall in listings.values()),
         "first_page_limit_s": TARGET_FIRST_PAGE_S,
         "show_items_first_line_s": first,
         "first_page_holds": first is not None and first < TARGET_FIRST_PAGE_S,
@@ -392,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
             "langfuse": f"tests/fake_langfuse served standalone, runs of up to {args.langfuse_max} items, "
             f"SCOREGATE_LANGFUSE_RPM={args.langfuse_rpm:g}",
             "eval_rows_max": args.eval_rows_max,
-            "peak_rss": "ru_maxrss of the child from wait4",
+            "peak_rss": "ru_maxrss from wait4: the largest process (the command, or a child it waited for)",
+            "tree_peak_rss": "the RSS of the command and all its children, summed, sampled every 0.1 s",
             "first_line": "seconds from launch to the first line on the child's stdout (a pipe)",
             "total_s": round(time.monotonic() - started, 1),
         },

@@ -121,6 +121,28 @@ def test_runs_show_items_lists_every_item_with_every_score(
     assert first["output_excerpt"].startswith("## TL;DR")
 
 
+def test_runs_show_compact_prints_one_line_per_item_and_says_the_count_on_stderr(
+    gated_run: tuple[str, list[str]], runs: Runs, scoregate: Callable[..., CliResult]
+) -> None:
+    run_id, breaking = gated_run
+
+    result = scoregate("runs", "show", run_id, "--compact")
+
+    assert result.code == 0, result.output
+    lines = result.out.splitlines()
+    stored = runs.results(run_id)
+    assert [line.split("  ")[0] for line in lines] == [r["item_id"] for r in sorted(stored, key=lambda r: r["index"])]
+    first = next(r for r in stored if r["index"] == 0)
+    faithfulness = next(s["value"] for s in first["scores"] if s["name"] == "faithfulness_score")
+    assert lines[0].split("  ")[1] == "ok" and f"  faithfulness_score {faithfulness:g}" in lines[0]
+    assert "6 item(s)" in result.err and "item(s)" not in result.out  # `| wc -l` counts the items alone
+    gate = scoregate("runs", "show", run_id, "--gate", "hallucinations_per_summary", "--compact")
+    assert sorted(line.split("  ")[0] for line in gate.out.splitlines()) == sorted(breaking)
+    assert "2 item(s) broke gate hallucinations_per_summary" in gate.err
+    none = scoregate("runs", "show", run_id, "--failed", "--compact")
+    assert none.code == 0 and none.out == "" and f"no failed items in run {run_id}" in none.output
+
+
 def test_worst_by_a_score_failed_and_gate_breakers(
     gated_run: tuple[str, list[str]], runs: Runs, scoregate: Callable[..., CliResult], project_dir: Path
 ) -> None:
@@ -254,3 +276,16 @@ def test_a_gate_whose_summary_records_no_threshold_is_named_not_a_traceback(tmp_
 
     with pytest.raises(ScoregateError, match="gate g of run r1 records no rule an item's value can break"):
         gate_breakers(store, "g")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["short", "word " * 100, " \n\t" * 200 + "late words after a long blank start", "x" * 500, "a  b\n" * 80 + "end"],
+)
+def test_an_excerpt_reads_only_the_start_of_a_long_output_and_says_the_same(text: str) -> None:
+    from scoregate.analysis.items import EXCERPT_CHARS, excerpt
+
+    whole = " ".join(text.split())
+    expected = whole if len(whole) <= EXCERPT_CHARS else whole[: EXCERPT_CHARS - 1].rstrip() + "…"
+
+    assert excerpt(text) == expected

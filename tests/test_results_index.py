@@ -83,3 +83,28 @@ def test_a_line_that_is_not_a_record_is_named_with_its_line(store: RunStore) -> 
     with pytest.raises(DamagedResults) as error:
         list(store.iter_results())
     assert error.value.line == 2
+
+
+@pytest.mark.parametrize("block", [7, 300, 1 << 18])
+def test_lines_cut_by_the_read_blocks_index_as_whole_lines(
+    store: RunStore, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(results_index, "BLOCK", block)  # smaller than a line, a few lines, the whole file
+    for r in (result(2, "c", 1), result(0, "a", 1), result(1, 'q"b', 1), result(0, "a", 2)):
+        store.append(r)
+    store.close()
+    path = store.directory / RESULTS
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(result(3, "d", 1).to_json_dict())[:40])  # a killed writer's partial last line
+
+    assert values(store.iter_results()) == [("a", 2), ('q"b', 1), ("c", 1)]
+    index = results_index.index_results(path, repeats=False)
+    lines = path.read_bytes().split(b"\n")
+    assert [int(n) for n in index.lines] == [1, 3, 4]
+    assert all(lines[n - 1].startswith(b'{"index": ') for n in index.lines)
+    assert [int(o) for o in index.offsets] == [sum(len(line) + 1 for line in lines[: n - 1]) for n in index.lines]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("\nnot json\n")  # the partial line ends, then a damaged one
+    with pytest.raises(DamagedResults) as error:
+        list(store.iter_results())
+    assert error.value.line == 6

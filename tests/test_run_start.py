@@ -124,6 +124,42 @@ def test_the_run_entry_point_loads_no_execution_machinery() -> None:
     assert loaded == []
 
 
+HEAVY_BEFORE_ITEMS = ("mlflow", "pandas", "scipy", "numpy", "langfuse", "openai")
+TRACK_SUMMARIES = ("scoregate.tracks.extraction.run_summary", "scoregate.tracks.tags.run_summary")
+RUN_WATCHING_REQUESTS = """
+import json, sys
+from pathlib import Path
+watched, port, seen = {HEAVY!r}, int(sys.argv[2]), []
+
+def at_request(event, args):
+    if event == "socket.connect" and len(seen) < 2 and isinstance(args[1], tuple) and args[1][1:2] == (port,):
+        seen.append(sorted(m for m in watched if m in sys.modules))
+
+sys.addaudithook(at_request)
+from scoregate.app import RunOptions, run_experiment
+run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False))
+print(json.dumps({{"at_requests": seen, "at_exit": sorted(m for m in watched if m in sys.modules)}}))
+"""
+
+
+def test_a_run_loads_no_heavy_library_before_its_first_requests(
+    project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    code = RUN_WATCHING_REQUESTS.format(HEAVY=HEAVY_BEFORE_ITEMS + TRACK_SUMMARIES)
+
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(project_dir), str(scripted_server.port)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["at_requests"] == [[], []]  # at the models' one-token check, and at the first item's request
+    assert "numpy" in said["at_exit"]  # loaded for the summary, after the items
+    # no MLflow, no pandas; neither track's summary (jsonschema, for extraction) in a run without their evaluators
+    assert [m for m in said["at_exit"] if m != "numpy"] == []
+
+
 def test_a_run_with_langfuse_off_loads_no_langfuse_mirror_machinery() -> None:
     late = ["scoregate.integrations.langfuse.mirror_state", "scoregate.integrations.langfuse.delivery"]
     late += ["numpy", "httpx"]

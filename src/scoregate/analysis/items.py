@@ -11,7 +11,7 @@ import json
 import operator
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,7 +43,9 @@ def output_text(output: Any) -> str:
 
 def excerpt(output: Any, chars: int = EXCERPT_CHARS) -> str:
     """Return the start of an output on one line (whitespace collapsed), ending in … when cut."""
-    text = " ".join(output_text(output).split())
+    whole = output_text(output)
+    start = " ".join(whole[: 4 * chars].split())  # collapsing a start gives the start of the collapsed whole
+    text = start if len(start) > chars or len(whole) <= 4 * chars else " ".join(whole.split())
     return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
@@ -67,6 +69,11 @@ class ItemRow:
     scores: dict[str, float | None]
     error: str | None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready fields (what `dataclasses.asdict` gives, without its deep copy)."""
+        return {"item_id": self.item_id, "index": self.index, "prompt": self.prompt,
+                "output_excerpt": self.output_excerpt, "scores": self.scores, "error": self.error}  # fmt: skip
+
 
 @dataclass
 class ItemTable:
@@ -86,17 +93,21 @@ class ItemTable:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready); reads every row into memory (`write_json` streams instead)."""
-        rows = [asdict(row) for row in self.rows]
+        rows = [row.to_dict() for row in self.rows]
         return {"run_id": self.run_id, "keys": self.keys, "rows": rows, **self._tail()}
 
-    def write_json(self, write: Callable[[str], object]) -> None:
-        """Write the `to_dict` form as indented JSON one row at a time (`keys` after the rows, once complete)."""
+    def write_json(self, write: Callable[[str], object], *, page: int = 500) -> None:
+        """Write the `to_dict` form as JSON, one row a line, `page` rows per `write` (`keys` after the rows, once
+        complete): a reader gets the first rows before the last is read."""
         write(f'{{\n  "run_id": {json.dumps(self.run_id)},\n  "rows": [')
-        for n, row in enumerate(self.rows):
-            text = json.dumps(asdict(row), indent=2, default=str).replace("\n", "\n    ")
-            write(("," if n else "") + "\n    " + text)
+        dumps, lines, n = json.JSONEncoder(default=str).encode, [], 0
+        for n, row in enumerate(self.rows, start=1):
+            lines.append(("," if n > 1 else "") + "\n    " + dumps(row.to_dict()))
+            if len(lines) == page:
+                write("".join(lines))
+                lines = []
         tail = json.dumps({"keys": self.keys, **self._tail()}, indent=2, default=str)
-        write("\n  ],\n" + tail[2:] + "\n")
+        write("".join(lines) + ("\n  ],\n" if n else "],\n") + tail[2:] + "\n")
 
     def _tail(self) -> dict[str, Any]:
         return {"selection": self.selection, "notes": self.notes, "empty": self.empty}

@@ -1,8 +1,10 @@
-"""`runs show --items`: the item table, printed a page at a time as the rows stream from the run's results."""
+"""`runs show --items`: the item table (or one line per item, `--compact`), printed a page at a time as the rows
+stream from the run's results."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.render import _key_width, _score_text
@@ -12,6 +14,9 @@ if TYPE_CHECKING:
 
 ITEM_PAGE_ROWS = 50
 """`runs show --items` prints its rows in tables of this many, each as soon as it is read."""
+LINE_PAGE_ROWS = 500
+"""`runs show --items --compact` writes its lines this many at a time."""
+ERROR_CHARS = 100
 
 
 def print_item_table(console: Console, table_data: Any, directions: Mapping[str, str] | None = None) -> None:
@@ -55,3 +60,31 @@ def print_item_table(console: Console, table_data: Any, directions: Mapping[str,
     print_wrapped(console, f"{shown} item(s)")
     for note in table_data.notes:
         print_wrapped(console, f"note: {note}")
+
+
+def item_line(row: Any) -> str:
+    """One item on one line: its id (quoted as JSON when it holds whitespace), `ok` or `failed`, each score as
+    `key value`, and the error's start."""
+    item_id = row.item_id if row.item_id.isprintable() and not any(c.isspace() for c in row.item_id) else None
+    parts = [item_id or json.dumps(row.item_id, ensure_ascii=False), "failed" if row.error else "ok"]
+    parts += [f"{key} {_score_text(value)}" for key, value in row.scores.items()]
+    if row.error:
+        error = " ".join(row.error.split())
+        parts.append("error: " + (error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 1] + "…"))
+    return "  ".join(parts)
+
+
+def print_item_lines(table_data: Any, write: Callable[[str], object], say: Callable[[str], object]) -> None:
+    """Print `runs show --items --compact`: one `item_line` per item through `write`, a page at a time as the rows
+    stream in; the count and the notes (or what an empty selection means) through `say`, so stdout holds the items
+    alone (`| wc -l` counts them)."""
+    lines, shown = [], 0
+    for shown, row in enumerate(table_data.rows, start=1):
+        lines.append(item_line(row) + "\n")
+        if len(lines) == LINE_PAGE_ROWS or shown == 1:  # the first line at once, then pages
+            write("".join(lines))
+            lines = []
+    write("".join(lines))
+    say(f"{shown} item(s)" if shown else table_data.empty)
+    for note in table_data.notes:
+        say(f"note: {note}")

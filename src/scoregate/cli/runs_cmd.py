@@ -3,23 +3,41 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+import os
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from scoregate.cli import invalidate_cmd, watch_cmd
 from scoregate.cli.console import lazy_console
 from scoregate.cli.gate_view import print_run_flaky
-from scoregate.cli.item_pages import print_item_table
+from scoregate.cli.item_pages import print_item_lines, print_item_table
 from scoregate.cli.layout import join_units, keep_name, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_summary
+from scoregate.errors import ExitCode
 
 if TYPE_CHECKING:
     from scoregate.app import RunOverview
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
 console = lazy_console()
+err_console = lazy_console(stderr=True)
+
+
+def _write(text: str) -> None:
+    """Write to stdout and hand it on at once (the reader sees each page as it is made)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _reader_gone() -> NoReturn:
+    """Stop quietly when stdout's reader has gone (`| head` read enough): no traceback, no error line, status 1
+    (what rich does for the table, and Python's own advice for a closed pipe)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # what is still buffered for stdout is dropped at exit, not raised
+    raise typer.Exit(int(ExitCode.ERROR))
 
 
 @app.command("list")
@@ -103,6 +121,9 @@ def show_command(
     failed: Annotated[bool, typer.Option("--failed", help="Only items whose call or output failed.")] = False,
     gate: Annotated[str | None, typer.Option("--gate", help="Only the items that broke this gate.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (summary.json, or the items asked for).")] = False,
+    compact: Annotated[
+        bool, typer.Option("--compact", help="One line per item: id, ok or failed, scores, error (implies --items).")
+    ] = False,
     flaky: Annotated[
         bool, typer.Option("--flaky", help="Only the flaky items kept out of gates, with history.")
     ] = False,
@@ -120,12 +141,17 @@ def show_command(
             print_item_detail(console, detail)
         return
     view = run_view(root, run_id)
-    if items or worst is not None or failed or gate is not None or by is not None:
+    if items or compact or worst is not None or failed or gate is not None or by is not None:
         table = view.item_table(worst=worst, by=by, failed=failed, gate=gate)
-        if as_json:
-            table.write_json(lambda text: typer.echo(text, nl=False))  # streamed, row by row
-        else:
-            print_item_table(console, table, view.directions)
+        try:
+            if as_json:
+                table.write_json(_write)  # streamed, a page of rows at a time
+            elif compact:
+                print_item_lines(table, _write, lambda line: print_wrapped(err_console, line))
+            else:
+                print_item_table(console, table, view.directions)
+        except BrokenPipeError:
+            _reader_gone()
         return
     if flaky:
         print_run_flaky(console, view.summary_record)

@@ -25,9 +25,9 @@ from scoregate.support.json_errors import json_problem
 _HEAD = re.compile(rb'\{"index": (-?\d{1,18}), "item_id": "((?:[^"\\]|\\.)*)", ')
 _REPEAT_KEY = b'"repeat": '
 _REPEAT_VALUE = re.compile(rb"(\d{1,9})[,}]")
-_TAIL = re.compile(rb', "repeat": (\d{1,9}), "stages": \{\}\}\n')
-"""The end of a line as scoregate writes it when the item has no pipeline stages: its last `}` closes the record, so
-this `"repeat"` is the record's own (a nested one could not be followed by the record's last key)."""
+_TAIL = re.compile(rb', "repeat": (\d{1,9}), "stages": \{\}(?:, "notes": \[\])?\}\n')
+"""The end of a line as scoregate writes it when the item has no pipeline stages (and no notes): its last `}` closes
+the record, so this `"repeat"` is the record's own (a nested one could not be followed by the record's last keys)."""
 
 
 _hash = hash
@@ -43,20 +43,19 @@ class DamagedLine(ValueError):
         self.detail = detail
 
 
-def _head_key(raw: bytes) -> tuple[int, bytes, int] | None:
-    """(index, item id as written, repeat) from a line's head as scoregate writes it; None for any other shape.
-
-    The id stays in its JSON-escaped bytes (one id is always written the same way): nothing is decoded.
-    """
-    head = _HEAD.match(raw)
+def _head_key(raw: bytes, start: int = 0, end: int | None = None) -> tuple[int, bytes, int] | None:
+    """(index, item id as written, repeat) from the head of the line `raw[start:end]` as scoregate writes it; None
+    for any other shape. The id stays in its JSON-escaped bytes (one id is always written the same way)."""
+    end = len(raw) if end is None else end
+    head = _HEAD.match(raw, start, end)
     if head is None:
         return None
-    first = raw.find(_REPEAT_KEY)
+    first = raw.find(_REPEAT_KEY, start, end)
     if first < 0:  # no "repeat" key anywhere, so none at the top level: the default
         return int(head.group(1)), head.group(2), 1
-    if first != raw.rfind(_REPEAT_KEY) or raw[first - 2 : first] != b", ":  # nested keys too: parse the line
+    if first != raw.rfind(_REPEAT_KEY, start, end) or raw[first - 2 : first] != b", ":  # nested too: parse the line
         return None
-    repeat = _REPEAT_VALUE.match(raw, first + len(_REPEAT_KEY))
+    repeat = _REPEAT_VALUE.match(raw, first + len(_REPEAT_KEY), end)
     return None if repeat is None else (int(head.group(1)), head.group(2), int(repeat.group(1)))
 
 
@@ -73,11 +72,12 @@ def parse_record(raw: bytes, line: int) -> dict[str, Any]:
     return record
 
 
-def _key(raw: bytes, line: int) -> tuple[int, bytes, int]:
-    fast = _head_key(raw)
+def _key(raw: bytes, line: int, start: int = 0, end: int | None = None) -> tuple[int, bytes, int]:
+    """(index, item id as written, repeat) of the line `raw[start:end]`: from its head, else by parsing it."""
+    fast = _head_key(raw, start, end)
     if fast is not None:
         return fast
-    record = parse_record(raw, line)
+    record = parse_record(raw[start:end], line)
     index = record.get("index")
     written = json.dumps(record["item_id"], ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
     return (index if isinstance(index, int) else 0), written, int(record.get("repeat", 1) or 1)
@@ -105,6 +105,11 @@ class ResultsIndex:
         return np.argsort(self.indices, kind="stable")
 
 
+BLOCK = 1 << 18
+"""Bytes read at a time by the index pass: lines are found inside the block (no object is made per line), and the
+pass holds two blocks at most, whatever the size of the file."""
+
+
 def index_results(path: Path, *, repeats: bool) -> ResultsIndex:
     """Index the newest record of every item id (with `repeats`, of every (item id, repeat); else repeat 1 only).
 
@@ -113,24 +118,26 @@ def index_results(path: Path, *, repeats: bool) -> ResultsIndex:
     """
     offsets, lines, indices, hashes = array("q"), array("q"), array("q"), array("q")
     head_of, tail_of = _HEAD.match, _TAIL.search
-    with path.open("rb") as handle:
-        offset = 0
-        for number, raw in enumerate(handle, start=1):
-            if raw[-1:] != b"\n":
-                break
-            head = head_of(raw)
-            tail = tail_of(raw, len(raw) - 48) if head is not None else None
-            if head is not None and tail is not None:  # the common shape, read in two small regex matches
-                index, item_id, repeat = int(head.group(1)), head.group(2), int(tail.group(1))
-            else:
-                index, item_id, repeat = _key(raw, number)
-            start, offset = offset, offset + len(raw)
-            if not repeats and repeat != 1:
-                continue
-            offsets.append(start)
-            lines.append(number)
-            indices.append(max(min(index, 2**62), -(2**62)))
-            hashes.append(_hash((item_id, repeat)) if repeats else _hash(item_id))
+    number, base, carry = 0, 0, b""
+    with path.open("rb", buffering=0) as handle:
+        while block := handle.read(BLOCK):
+            data = carry + block if carry else block
+            find, start = data.find, 0
+            while (end := find(b"\n", start)) >= 0:
+                number += 1
+                head = head_of(data, start, end)
+                tail = tail_of(data, max(start, end - 64), end + 1) if head is not None else None
+                if head is not None and tail is not None:  # the common shape, read in two small regex matches
+                    index, item_id, repeat = int(head.group(1)), head.group(2), int(tail.group(1))
+                else:
+                    index, item_id, repeat = _key(data, number, start, end)
+                if repeats or repeat == 1:
+                    offsets.append(base + start)
+                    lines.append(number)
+                    indices.append(max(min(index, 2**62), -(2**62)))
+                    hashes.append(_hash((item_id, repeat)) if repeats else _hash(item_id))
+                start = end + 1
+            carry, base = data[start:], base + start
     keep = _newest(path, np.frombuffer(hashes, dtype=np.int64), offsets, repeats=repeats)
     as_array = lambda values: np.frombuffer(values, dtype=np.int64)[keep]  # noqa: E731
     return ResultsIndex(as_array(offsets), as_array(lines), as_array(indices))

@@ -217,14 +217,14 @@ class RunStore:
     def done_ids(self, *, retry_errors: bool = False) -> set[str]:
         """Return the ids of items already stored (the resume point); with `retry_errors`, only those that succeeded
         and whose every call (task, stage, judge) succeeded."""
+        results = self.directory / RESULTS
+        if results.is_file() and results.stat().st_size == 0:  # a new run: nothing to index (no numpy before its items)
+            return set()
         return {r.item_id for r in self._newest(repeats=False) if not (retry_errors and r.needs_retry)}
 
     def _index(self, *, repeats: bool) -> ResultsIndex:
         """Where the newest record of each item (or item and repeat) sits in results.jsonl (one cheap pass)."""
-        from scoregate.store.results_index import (  # numpy: not on the way to a run's first item
-            DamagedLine,
-            index_results,
-        )
+        from scoregate.store.results_index import DamagedLine, index_results  # numpy: not before a run's first item
 
         path = self.directory / RESULTS
         try:

@@ -1,7 +1,8 @@
 """MLflow as a `RunSink`: one MLflow run per scoregate run (and per comparison), in the project's tracking store.
 
 MLflow is always on: its store is the embedded sqlite file `mlflow.db` unless MLFLOW_TRACKING_URI names a server.
-Nothing here imports mlflow at module level: the sink is built on every mirror, mlflow only where it is used.
+Nothing here imports mlflow: a run's mirror, its invalidation and its links are done in MLflow's own process
+(`worker.py`), so the command never holds MLflow's ~200 MB; a comparison is mirrored in the command's process.
 """
 
 from __future__ import annotations
@@ -9,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from scoregate.errors import ScoregateError
 from scoregate.sinks.contract import Comparison, SinkContext, SinkReport
-from scoregate.store.invalidation import VALID_TAG, invalidation_tags
+from scoregate.store.invalidation import VALID_TAG
 
 if TYPE_CHECKING:
     from scoregate.store.run_store import RunStore
@@ -34,25 +34,31 @@ class MlflowSink:
 
     def mirror(self, store: RunStore) -> SinkReport:
         """Create or update the run's MLflow run; with `item_rows`, also its evaluation rows (a failure there keeps
-        the mirrored run and is the report's problem)."""
-        from scoregate.sinks.mlflow.run_mirror import mirror_run
+        the mirrored run and is the report's problem). MLflow works in its own process (`process.py`)."""
+        from scoregate.sinks.mlflow.process import ask, rebuilt
 
-        root = self.context.project_root
-        run_id = mirror_run(store, project_root=root, record=self.context.record(store))
+        record = self.context.record(store)
+        summary = record.summary.to_dict() if record.summary is not None else None
+        done = ask(
+            {
+                "action": "mirror",
+                "project_root": str(self.context.project_root),
+                "run_dir": str(store.directory),
+                "record": {"manifest": record.manifest.to_dict(), "summary": summary},
+                "item_rows": self.context.item_rows,
+            }
+        )
+        run_id = str(done["run_id"])
         report = SinkReport(
             link=run_id,
             links={RUN_LINK: run_id},
             lines=[f"mlflow: run {run_id}  (browse with `make mlflow-ui`)"],
         )
-        if self.context.item_rows:
-            from scoregate.sinks.mlflow.eval_rows import log_item_rows
-
-            try:
-                report.item_rows = log_item_rows(store, project_root=root, mlflow_run_id=run_id)
-            except Exception as exc:  # the run is mirrored; `mlflow-sync --eval-rows` writes the rows again
-                report.problem, report.error = f"{type(exc).__name__}: {exc}", _rows_error(exc, store.run_id)
-            else:
-                report.lines.append(f"mlflow: {report.item_rows} evaluation rows (one per item) on the run")
+        if done["rows_error"] is not None:
+            report.problem, report.error = done["rows_problem"], rebuilt(done["rows_error"])
+        elif done["item_rows"] is not None:
+            report.item_rows = int(done["item_rows"])
+            report.lines.append(f"mlflow: {report.item_rows} evaluation rows (one per item) on the run")
         return report
 
     def mark_invalid(self, store: RunStore, record: Mapping[str, Any]) -> SinkReport:
@@ -60,11 +66,7 @@ class MlflowSink:
         run_id = store.links.get(RUN_LINK)
         if not run_id:
             return SinkReport(skipped="mlflow: the run was not mirrored (`scoregate mlflow-sync` would carry the mark)")
-        from scoregate.sinks.mlflow.client import project_client
-
-        client = project_client(self.context.project_root)
-        for key, value in invalidation_tags(dict(record)).items():
-            client.set_tag(run_id, key, value)
+        self._set_tags(str(run_id), invalidation=dict(record))
         return SinkReport(link=str(run_id), lines=[f"mlflow: run {run_id} tagged {VALID_TAG}=false"])
 
     def forget(self, store: RunStore, item_ids: set[str]) -> None:
@@ -73,13 +75,14 @@ class MlflowSink:
     def link(self, store: RunStore, links: Mapping[str, str]) -> None:
         """Tag the run's MLflow run with each link of the other mirrors (`langfuse.experiment_url`...)."""
         run_id = store.links.get(RUN_LINK)
-        if not run_id:
-            return
-        from scoregate.sinks.mlflow.client import project_client
+        if run_id:
+            self._set_tags(str(run_id), tags=dict(links))
 
-        client = project_client(self.context.project_root)
-        for key, value in links.items():
-            client.set_tag(run_id, key, value)
+    def _set_tags(self, run_id: str, **what: dict[str, Any]) -> None:
+        """Set tags on an MLflow run (in MLflow's process): `invalidation=` a record's, or `tags=` these."""
+        from scoregate.sinks.mlflow.process import ask
+
+        ask({"action": "set_tags", "project_root": str(self.context.project_root), "mlflow_run_id": run_id, **what})
 
     def mirror_comparison(self, comparison: Comparison) -> SinkReport:
         """Create or update the comparison's MLflow run; with `item_rows`, both runs' evaluation rows too."""
@@ -95,15 +98,3 @@ class MlflowSink:
                 except Exception as exc:  # the comparison is mirrored; rows can be logged again later
                     report.warnings.append(f"evaluation rows of {store.run_id} not logged: {exc}")
         return report
-
-
-def _rows_error(exc: Exception, run_id: str) -> BaseException:
-    """What `mlflow-sync --eval-rows` says when the rows failed: MLflow's refusal in words, else the error itself."""
-    from mlflow.exceptions import MlflowException
-
-    if isinstance(exc, MlflowException):
-        return ScoregateError(
-            f"MLflow refused the evaluation rows of run {run_id}: {exc.message}",
-            hint="the run itself is mirrored; report this with the message above",
-        )
-    return exc

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 def _report(
     evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: TrackSettings
 ) -> dict[str, Any]:
+    if not any(type(e).__module__ == "scoregate.tracks.extraction.kind" for e in evaluators):
+        return {}  # no ExtractionEvaluator in the run: its summary code is not even imported
     from scoregate.tracks.extraction.run_summary import extraction_track_report
 
     return extraction_track_report(evaluators, store, summary, settings)

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 def _report(
     evaluators: Sequence[Evaluator], store: RunStore, summary: Mapping[str, Any], settings: TrackSettings
 ) -> dict[str, Any]:
+    if not any(type(e).__module__ == "scoregate.tracks.tags.kind" for e in evaluators):
+        return {}  # no TagsEvaluator in the run: its summary code is not even imported
     from scoregate.tracks.tags.run_summary import tags_track_report
 
     return tags_track_report(evaluators, store, summary, settings)
