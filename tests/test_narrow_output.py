@@ -258,3 +258,15 @@ def test_no_printed_line_ends_in_spaces_in_a_log(
 
     padded = {name: [line for line in out.splitlines() if line.endswith(" ")] for name, out in outputs.items()}
     assert {name: lines for name, lines in padded.items() if lines} == {}
+
+
+def test_a_console_made_at_one_width_follows_columns_when_a_later_command_sets_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scoregate.cli.console import lazy_console
+
+    console = lazy_console()
+    monkeypatch.setenv("COLUMNS", "250")
+    assert console.width == 250
+    monkeypatch.setenv("COLUMNS", "80")  # a second command in the same process (a test, a Python caller)
+    assert console.width == 80

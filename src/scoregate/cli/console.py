@@ -7,6 +7,7 @@ can neither style the output, nor move the cursor, retitle the window or open a 
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, cast
 
 from scoregate.app import neutralize
@@ -16,19 +17,22 @@ if TYPE_CHECKING:
 
 
 class _LazyConsole:
-    """A `rich.console.Console` built on the first attribute access."""
+    """A `rich.console.Console` built on the first attribute access, and again when COLUMNS changed since (a
+    console reads the width once: a command called in-process after another keeps each one's width)."""
 
     def __init__(self, **kwargs: Any) -> None:
         self._kwargs = kwargs
         self._console: Any = None
+        self._columns: str | None = None
 
     def __getattr__(self, name: str) -> Any:
-        if self._console is None:
+        columns = os.environ.get("COLUMNS")
+        if self._console is None or columns != self._columns:
             from rich.console import Console
 
             from scoregate.cli.line_ends import trim_line_ends
 
-            self._console = trim_line_ends(Console(**self._kwargs))
+            self._console, self._columns = trim_line_ends(Console(**self._kwargs)), columns
         return getattr(self._console, name)
 
 

@@ -20,8 +20,12 @@ WORKER = "scoregate.sinks.mlflow.worker"
 """The module the child runs (`python -P -m WORKER`)."""
 
 
-class MlflowMirrorError(RuntimeError):
-    """What the MLflow mirror's process raised (not a ScoregateError), or that it ended without an answer."""
+class MlflowMirrorError(ScoregateError):
+    """What the MLflow mirror's process raised (not a ScoregateError nor an OSError), or that it ended without an
+    answer: one line for the user, never a traceback."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, hint="the run is kept locally: `scoregate mlflow-sync RUN` mirrors it again")
 
 
 def in_child() -> bool:
@@ -53,6 +57,8 @@ def rebuilt(payload: dict[str, Any]) -> BaseException:
         error = ScoregateError(payload["message"], where=payload.get("where"), hint=payload.get("hint"))
         error.exit_code = ExitCode(payload.get("exit_code", int(ExitCode.ERROR)))
         return error
+    if payload.get("errno") is not None:  # a file or the disk: the CLI names the path, as for one in this process
+        return OSError(payload["errno"], payload["strerror"], payload.get("filename"), None, payload.get("filename2"))
     return MlflowMirrorError(f"{payload['type']}: {payload['message']}")
 
 

@@ -35,7 +35,15 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, ScoregateError):
         return {"type": type(exc).__name__, "message": exc.message, "scoregate": True, "where": exc.where,
                 "hint": exc.hint, "exit_code": int(exc.exit_code)}  # fmt: skip
+    if isinstance(exc, OSError) and exc.errno is not None:
+        paths = {"filename": _path(exc.filename), "filename2": _path(exc.filename2)}
+        return {"type": type(exc).__name__, "message": str(exc), "scoregate": False, "errno": exc.errno,
+                "strerror": exc.strerror, **paths}  # fmt: skip
     return {"type": type(exc).__name__, "message": str(exc), "scoregate": False}
+
+
+def _path(name: object) -> str | None:
+    return None if name is None else os.fsdecode(name) if isinstance(name, bytes | str) else str(name)
 
 
 def _record(data: dict[str, Any]) -> RunRecord:
