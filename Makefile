@@ -43,18 +43,23 @@ LANGFUSE_TESTS = $(wildcard tests/test_*langfuse*.py tests/test_scores_import.py
 
 # The fake Langfuse is a server of one generation ($$SCOREGATE_FAKE_LANGFUSE: new = v4.59+, old = before, as the
 # recorded v4.16); tests about one generation say so themselves. Each Langfuse pass adds about 3 min on 2 busy cores.
+# Tests run in TEST_WORKERS processes (pytest-xdist): one per core, at most 4 (each starts its own MLflow store and
+# servers); most tests wait on a child process or a socket, so 2 workers on 2 cores take about half the time of one.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS)
+
 test: setup test-all test-langfuse-old test-langfuse-sdk4  ## the whole suite, then the Langfuse tests against an older server, and under SDK 4.x
 
 test-all: setup
-	$(BIN)/pytest -q
+	$(PYTEST)
 
 test-langfuse-old: setup  ## Langfuse tests against a server older than v4.59 (the recorded v4.16), under SDK 5.x
-	SCOREGATE_FAKE_LANGFUSE=old $(BIN)/pytest -q $(LANGFUSE_TESTS)
+	SCOREGATE_FAKE_LANGFUSE=old $(PYTEST) $(LANGFUSE_TESTS)
 
 test-langfuse-sdk4: setup  ## Langfuse tests under SDK 4.x, against a server older than v4.59
 	test -d $(LANGFUSE_SDK4) || $(BIN)/python -m pip install -q --no-deps --target $(LANGFUSE_SDK4) "langfuse>=4.6,<5"
 	PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/python -c "import langfuse; assert langfuse.__version__.startswith('4.'), langfuse.__version__; print('langfuse', langfuse.__version__)"
-	SCOREGATE_FAKE_LANGFUSE=old PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(BIN)/pytest -q $(LANGFUSE_TESTS)
+	SCOREGATE_FAKE_LANGFUSE=old PYTHONPATH=$(CURDIR)/$(LANGFUSE_SDK4) $(PYTEST) $(LANGFUSE_TESTS)
 
 lint: setup  ## ruff + mypy
 	$(BIN)/ruff check src tests bench tools
