@@ -299,3 +299,12 @@ def test_local_model_status_tells_busy_from_stuck_starting_and_stopped(
     finally:
         busy.close()
         stuck.close()
+
+
+def test_runs_show_outside_git_says_commit_dash_not_none(scoregate: Callable[..., CliResult], runs: Runs) -> None:
+    assert scoregate("run", "counters", "--no-mlflow", "--no-langfuse", "--no-report").code == 0
+    assert runs.manifest()["receipts"]["git"]["commit"] is None  # the test project is not in a git repository
+
+    shown = scoregate("runs", "show", runs.latest()).output
+
+    assert "commit —" in shown and "None" not in shown, shown

@@ -202,3 +202,21 @@ def test_runs_tied_at_one_rank_are_named_once_not_under_every_metric(
         "| success_rate | all 6 runs | 1.000 |" in table and "| cost_usd_total | the 5 runs tied at rank 1 |" in table
     )
     assert ranking.best_by_metric["cost_usd_total"]["best"] == sorted(TIED_MODELS)  # the data keeps every name
+
+
+def test_a_zero_difference_reads_0_without_a_sign_in_the_pairwise_table(
+    scoregate: Callable[..., CliResult], project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_run(project_dir / "runs", "run-a", "model-a", EQS["model-a"])
+    make_run(project_dir / "runs", "run-a2", "model-c", EQS["model-a"])  # the same values: Δ 0 on every item
+    make_run(project_dir / "runs", "run-b", "model-b", EQS["model-b"])
+
+    for columns in ("80", "160"):
+        monkeypatch.setenv("COLUMNS", columns)
+        result = scoregate("rank", "run-a", "run-a2", "run-b")
+
+        assert result.code == 0, result.output
+        pairs = result.out[result.out.index("pairwise") : result.out.index("win rate")]
+        assert re.search(r"Δ 0 +95% CI \[0, 0\]", pairs) or re.search(r"│ +0 │ \[0, 0\] 95% +│", pairs), pairs
+        assert not re.search(r"[+-]0(?![.\d])", pairs), pairs  # no signed zero anywhere
+        assert re.search(r"\+0\.1\b", pairs), pairs  # a non-zero difference keeps its sign

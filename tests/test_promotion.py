@@ -172,22 +172,37 @@ def test_a_failed_gate_refuses_promotion_until_a_newer_full_run_passes(
 
 
 # ---------------------------------------------------------------- what is not evidence
+RUN_SMOKE = "`scoregate run smoke --prompt-version 2`"
+
+
 @pytest.mark.parametrize(
-    ("smoke_run", "expected"),
+    ("smoke_run", "expected", "fix"),
     [
-        (None, "smoke: no run of summarization-catchup v2"),
-        ({"gates": {"sections_present": "pass", "faithfulness": "incomplete"}}, "faithfulness incomplete"),
-        ({"gates": {"sections_present": "fail", "faithfulness": "pass"}}, "sections_present fail"),
-        ({"version": "1"}, "smoke: no run of summarization-catchup v2"),
-        ({"limit": "3"}, "ran only 3 items (--limit)"),
-        ({"gates_hash": "0" * 64}, "judged by other gates than scoregate.yaml has now"),
-        ({"tags": {"scoregate.stop_early": "stopped at 10 of 16"}}, "stopped early (stopped at 10 of 16): not the"),
-        ({"model": "canned"}, "ran on model 'canned', not 'scripted', the model experiment smoke runs on"),
+        (None, "smoke: no run of summarization-catchup v2", f"run it: {RUN_SMOKE}"),
+        ({"gates": {"sections_present": "pass", "faithfulness": "incomplete"}}, "faithfulness incomplete", ""),
+        ({"gates": {"sections_present": "fail", "faithfulness": "pass"}}, "sections_present fail", ""),
+        ({"version": "1"}, "smoke: no run of summarization-catchup v2", f"run it: {RUN_SMOKE}"),
+        ({"limit": "3"}, "ran only 3 items (--limit)", f"run the whole dataset: {RUN_SMOKE} (without --limit)"),
+        (
+            {"gates_hash": "0" * 64},
+            "judged by other gates than scoregate.yaml has now",
+            f"run it again under today's gates: {RUN_SMOKE}",
+        ),
+        (
+            {"tags": {"scoregate.stop_early": "stopped at 10 of 16"}},
+            "stopped early (stopped at 10 of 16): not the",
+            f"run the whole dataset: {RUN_SMOKE} (without --stop-early)",
+        ),
+        (
+            {"model": "canned"},
+            "ran on model 'canned', not 'scripted', the model experiment smoke runs on",
+            "run it on model 'scripted': `scoregate run smoke --prompt-version 2 --model scripted`",
+        ),
     ],
     ids=["missing", "incomplete", "failed", "other-version", "subset", "stale-gates", "stopped-early", "other-model"],
 )
 def test_promotion_is_refused_without_a_valid_passing_run(
-    project: Path, fake_langfuse: FakeLangfuse, smoke_run: dict[str, Any] | None, expected: str
+    project: Path, fake_langfuse: FakeLangfuse, smoke_run: dict[str, Any] | None, expected: str, fix: str
 ) -> None:
     logged_run(project, "counters")
     if smoke_run is not None:
@@ -197,6 +212,7 @@ def test_promotion_is_refused_without_a_valid_passing_run(
         promote(project, PROMPT, version=2, dry_run=True)
 
     assert expected in refused.value.message
+    assert fix in refused.value.message
     assert holder(fake_langfuse) == 1
 
 

@@ -60,7 +60,8 @@ def test_missing_or_failed_evidence_is_shown_and_exits_3(
     assert f"counters: run {runs.latest()}, model scripted verdict: PASS" in refused.output
     assert "smoke: no run" in refused.output
     assert "- smoke: no run of summarization-catchup@local-" in refused.output
-    assert "run it on the prompt files as they are: `scoregate run smoke --no-langfuse`" in refused.output
+    assert "run it on the prompt files as they are: `scoregate run smoke`" in refused.output
+    assert "--no-langfuse" not in refused.output  # nothing to turn off in a project without Langfuse
     assert "--force" not in refused.output  # nothing can force a promotion without Langfuse
 
 
@@ -89,7 +90,7 @@ def test_a_refused_dry_run_reads_line_by_line_at_80_columns_and_offers_no_force(
     assert "smoke: no run" in lines
     assert any(line.startswith("  - smoke: no run of summarization-catchup@local-") for line in lines)
     assert "--force" not in done.stdout + done.stderr
-    assert "`scoregate run EXPERIMENT --no-langfuse`" in " ".join(" ".join(lines).split())
+    assert "on the prompt files as they are (`scoregate run EXPERIMENT`)" in " ".join(" ".join(lines).split())
 
 
 def regression_project(project_dir: Path, edit_yaml: Edit) -> None:
@@ -162,7 +163,7 @@ def test_a_local_promotion_cannot_be_forced_and_says_what_to_do(
     langfuse_version = scoregate("promote", PROMPT, "--version", "2")
 
     assert forced.code == 1 and "without Langfuse a promotion only records" in forced.output
-    assert "`scoregate run counters --no-langfuse`" in forced.output
+    assert "then run `scoregate run counters`" in forced.output and "--no-langfuse" not in forced.output
     assert langfuse_version.code == 1 and "v2 of 'summarization-catchup' is a Langfuse version" in (
         langfuse_version.output
     )

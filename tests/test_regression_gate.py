@@ -253,3 +253,18 @@ def test_a_gate_declared_in_scoregate_yaml_runs_the_same_check(tmp_path: Path) -
     result = gate_of(tmp_path, current, spec)
 
     assert (result.status, result.threshold) == ("fail", -0.2)
+
+
+def test_a_non_inferior_interval_says_non_inferior_once(tmp_path: Path) -> None:
+    promotions(tmp_path, (PROMPT, "promote", 3))
+    run(tmp_path, "prod", BASE, version="3", day=1)
+    noise = [0.4, -0.3, 0.35, -0.25, 0.3, -0.4, 0.25, -0.35, 0.4, -0.3, 0.35, -0.25, 0.3, -0.4, 0.25, -0.35]
+    current = run(tmp_path, "cand", [v + 0.05 + n for v, n in zip(BASE, noise, strict=True)], version="4", day=2)
+
+    result = gate_of(tmp_path, current)
+
+    low, high = (float(x) for x in re.findall(r"CI ([+-][\d.e-]+) to ([+-][\d.e-]+)", result.detail)[0])
+    assert interval_verdict(low, high, margin=0.2)[0] == "non-inferior"  # the case: neither better nor equivalent
+    assert result.status == "pass"
+    assert "); non-inferior within the margin 0.2" in result.detail
+    assert "non-inferior, non-inferior" not in result.detail

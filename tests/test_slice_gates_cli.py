@@ -129,6 +129,10 @@ def test_one_feed_regressing_fails_the_gate_and_every_view_shows_the_slice_table
     report = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
     assert '<section id="slices">' in report
     assert re.search(r"<td>feed_category</td><td>security</td><td>10</td><td class=\"bad\">FAIL</td>", report)
+    # a paired gate judges the mean difference, not items one by one: no `items breaking 0` for it
+    (row,) = re.findall(rf"<tr><td>{GATE}</td>.*?</tr>", report)
+    cells_of_row = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    assert cells_of_row[5] == "—" and "not each item" in report.split('id="gates"')[1].split("</p>")[0]
 
     client = MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
     mirrored = client.get_run(json.loads((runs.root / runs.latest() / "links.json").read_text())["mlflow_run_id"])

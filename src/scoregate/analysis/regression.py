@@ -208,10 +208,11 @@ def judge_regression(
     assert stats.diff_ci_low is not None and stats.diff_ci_high is not None and stats.diff is not None
     gain_low = stats.diff_ci_low if direction == "higher" else -stats.diff_ci_high
     status: GateStatus = "pass" if stats.non_inferior else "fail"
+    finding = "non-inferior" if stats.non_inferior else "non-inferiority not shown"
+    words = finding if stats.verdict == finding else f"{stats.verdict}, {finding}"  # never `non-inferior` twice
     detail = (
         f"{against}: {len(measured)} paired items, Δ {stats.diff:+.3g} "
-        f"({confidence:.0%} CI {stats.diff_ci_low:+.3g} to {stats.diff_ci_high:+.3g}); {stats.verdict}, "
-        + ("non-inferior" if stats.non_inferior else "non-inferiority not shown")
-        + f" within the margin {margin:g}"
+        f"({confidence:.0%} CI {stats.diff_ci_low:+.3g} to {stats.diff_ci_high:+.3g}); {words} within the margin "
+        f"{margin:g}"
     )
     return _result(gate, status, gain_low, coverage, detail)

@@ -152,7 +152,7 @@ def _refuse(result: PromotionResult) -> None:
         hint += ", or --force --reason TEXT (audited)"
     else:
         hint += (
-            " on the prompt files as they are (`scoregate run EXPERIMENT --no-langfuse`); a promotion without "
+            " on the prompt files as they are (`scoregate run EXPERIMENT`); a promotion without "
             "Langfuse is never forced: it names the baseline the regression gates compare with"
         )
     raise PromotionRefused(
@@ -205,7 +205,7 @@ def _promote_local(
             f"prompt file version holds {label!r}, the baseline of the regression gates, and only once its gates "
             "passed",
             hint=f"see what is missing with `scoregate promote {prompt} --dry-run`, then run "
-            + ", ".join(f"`scoregate run {e} --no-langfuse`" for e in experiments),
+            + ", ".join(f"`scoregate run {e}`" for e in experiments),
         )
     local = _local_version(project, prompt, version)
     previous = recorded_holder(project.root, prompt, label)
@@ -297,6 +297,12 @@ def _apply(
     result.record = audit_record(project, result, reason, undoes, host)
     append_record(project.root, result.record)
     _tag_evidence(project, result)
+    for e in result.evidence if result.action == "promote" else []:
+        if e.scoregate_run_id and not e.in_mlflow:
+            result.warnings.append(
+                f"evidence run {e.scoregate_run_id} is not in MLflow, so promotions.jsonl alone records this "
+                f"promotion against it; mirror the run with `scoregate mlflow-sync {e.scoregate_run_id}`"
+            )
 
 
 def _move_mlflow_alias(project: Project, result: PromotionResult) -> int | None:

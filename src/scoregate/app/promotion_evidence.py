@@ -1,11 +1,11 @@
-"""The evidence a promotion needs: per experiment under `promotion:`, the newest valid MLflow run of the version.
+"""The evidence a promotion needs: per experiment under `promotion:`, the newest valid run of the version.
 
-A run is valid evidence when it ran the prompt version (tag `prompt.<name>.version`), finished, on the whole
-dataset (param `limit` = None, and not stopped early by `run --stop-early`: tag `scoregate.status`, or the
-`scoregate.stop_early` tag of a run mirrored before that tag), on the model the experiment runs on (param
-`model` = the experiment's `model:` in scoregate.yaml, else `settings.model`), and was judged by the gates
-the experiment has now (param `gates_hash`). The newest valid run's verdict counts; a gate `fail` or
-`incomplete` blocks promotion.
+The runs are the local run store's (the system of record, mirrored to MLflow or not) and MLflow's runs made elsewhere
+(`scoregate.app.promotion_runs`). A run is valid evidence when it ran the prompt version, finished, on the whole
+dataset (no `--limit`, not stopped early by `run --stop-early`), on the model the experiment runs on (its `model:` in
+scoregate.yaml, else `settings.model`), was judged by the gates the experiment has now (the gates hash), and was not
+invalidated. The newest valid run's verdict counts; a gate `fail` or `incomplete` blocks promotion. A run that is no
+evidence is named with why and with the fix for that cause.
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from scoregate.app.promotion_runs import CandidateRun, Flaw, candidate_runs, local_runs, mlflow_runs
 from scoregate.app.receipts import sha256_text
+from scoregate.app.run_options import runs_dir
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.sinks.mlflow.client import project_client
-from scoregate.sinks.mlflow.experiments import find_experiment
-from scoregate.sinks.mlflow.run_mirror import QUARANTINE_KEYS, RUN_ID_TAG
-from scoregate.store.stop_record import STOPPED_EARLY
-
-MAX_RUNS = 200
 
 
 @dataclass(frozen=True)
@@ -38,6 +35,10 @@ class Evidence:
     problem: str | None = None
     model: str | None = None
     """The model the run ran on (its name in scoregate.yaml)."""
+    skipped: str | None = None
+    """The newer runs of the version passed over for this one, with why (`newer run X: it ran on ...`)."""
+    in_mlflow: bool = True
+    """False for a run held in the local run store alone (made with `--no-mlflow`, or MLflow was down)."""
 
     @property
     def passed(self) -> bool:
@@ -79,47 +80,6 @@ def experiment_model(project: Project, experiment: str) -> str:
     return project.config.experiments[experiment].model or project.config.settings.model
 
 
-def _stopped_early(run: Any) -> str | None:
-    """`stopped early at 10 of 60 items` for a run `run --stop-early` ended before its last item, else None."""
-    tags, metrics = run.data.tags, run.data.metrics
-    status = tags.get("scoregate.status")
-    if status != STOPPED_EARLY and not str(tags.get("scoregate.stop_early", "")).startswith("stopped at"):
-        return None
-    done, total = metrics.get("stop_early.items_run"), metrics.get("stop_early.items_total")
-    if done is None or total is None:
-        return f"stopped early ({tags.get('scoregate.stop_early', 'status stopped_early')})"
-    return f"stopped early at {int(done)} of {int(total)} items"
-
-
-def _model_of(run: Any) -> str | None:
-    """The run's model by its name in scoregate.yaml: param `model_name` (param `model` held the provider's model
-    id in runs mirrored by earlier versions)."""
-    params = run.data.params
-    return params.get("model_name") or params.get("model")
-
-
-def _why_invalid(run: Any, gates_hash: str, model: str, experiment: str) -> str | None:
-    tags, params = run.data.tags, run.data.params
-    if tags.get("scoregate.valid") == "false":  # `scoregate runs invalidate`
-        return f"was invalidated: {tags.get('scoregate.invalid_reason')}"
-    if run.info.status != "FINISHED":
-        return f"did not finish (status {run.info.status})"
-    if stopped := _stopped_early(run):
-        return f"{stopped}: not the whole dataset"
-    if tags.get("scoregate.status", "finished") != "finished":
-        return f"did not finish (status {tags['scoregate.status']})"
-    if params.get("limit", "None") != "None":
-        return f"ran only {params['limit']} items (--limit)"
-    ran_on = _model_of(run)
-    if ran_on is None:
-        return "records no model (param `model_name`)"
-    if ran_on != model:
-        return f"ran on model {ran_on!r}, not {model!r}, the model experiment {experiment} runs on (scoregate.yaml)"
-    if params.get("gates_hash") != gates_hash:
-        return "was judged by other gates than scoregate.yaml has now"
-    return None
-
-
 def version_label(version: int | str) -> str:
     """`v3` for a Langfuse version, `local-1a2b3c4d` for a prompt file's."""
     return f"v{version}" if isinstance(version, int) else str(version)
@@ -133,83 +93,118 @@ def version_name(prompt: str, version: int | str) -> str:
 def gather_evidence(project: Project, prompt: str, version: int | str) -> list[Evidence]:
     """Return one Evidence per experiment listed under `promotion: {prompt: [...]}` in scoregate.yaml."""
     client = project_client(project.root)
-    return [
-        _evidence(client, project, experiment, prompt, version) for experiment in promotion_experiments(project, prompt)
-    ]
+    evidence = []
+    for experiment in promotion_experiments(project, prompt):
+        local = local_runs(runs_dir(project), experiment, prompt, version)
+        mirrored = mlflow_runs(client, project.config.project, experiment, prompt, version)
+        evidence.append(_evidence(candidate_runs(local, mirrored), project, experiment, prompt, version))
+    return evidence
 
 
-def _evidence(client: Any, project: Project, experiment: str, prompt: str, version: int | str) -> Evidence:
+def _flaw(run: CandidateRun, gates_hash: str, model: str, experiment: str) -> Flaw | None:
+    """Why `run` is no evidence for `experiment` (its own flaw, else its model or gates), or None."""
+    if run.flaw is not None:
+        return run.flaw
+    if run.model is None:
+        return Flaw("no_model", "records no model")
+    if run.model != model:
+        why = f"ran on model {run.model!r}, not {model!r}, the model experiment {experiment} runs on (scoregate.yaml)"
+        return Flaw("model", why)
+    if run.gates_hash != gates_hash:
+        return Flaw("gates", "was judged by other gates than scoregate.yaml has now")
+    return None
+
+
+def fix_for(flaw: Flaw | None, run: CandidateRun | None, command: str, model: str) -> str:
+    """What makes the evidence that `run` (None: no run at all) is not: each cause its own command."""
+    if flaw is None:
+        return f"run it: `{command}`"
+    if flaw.cause == "model":
+        return f"run it on model {model!r}: `{command} --model {model}`"
+    if flaw.cause == "stopped_early":
+        also = f", or continue this one: `scoregate run --resume {run.run_id}`" if run and run.local else ""
+        return f"run the whole dataset: `{command}` (without --stop-early){also}"
+    if flaw.cause == "limit":
+        return f"run the whole dataset: `{command}` (without --limit)"
+    if flaw.cause == "gates":
+        return f"run it again under today's gates: `{command}`"
+    if flaw.cause == "unfinished" and run is not None and run.local:
+        return f"finish it: `scoregate run --resume {run.run_id}`, or run it again: `{command}`"
+    return f"run it again: `{command}`"
+
+
+def _evidence(runs: list[CandidateRun], project: Project, experiment: str, prompt: str, version: int | str) -> Evidence:
     gates_hash, model = experiment_gates_hash(project, experiment), experiment_model(project, experiment)
-    rerun = f"run it: `scoregate run {experiment} --prompt-version {version}`"
-    if isinstance(version, str):  # a prompt file's own version: a run on the local files makes the evidence
-        rerun = f"run it on the prompt files as they are: `scoregate run {experiment} --no-langfuse`"
-    found = find_experiment(client, project.config.project, experiment)
-    runs = []
-    if found is not None:
-        filters = f"tags.`prompt.{prompt}.version` = '{version}' and tags.`scoregate.experiment` = '{experiment}'"
-        runs = client.search_runs(
-            [found.experiment_id], filter_string=filters, order_by=["attributes.start_time DESC"], max_results=MAX_RUNS
-        )
+    command = f"scoregate run {experiment}" + (f" --prompt-version {version}" if isinstance(version, int) else "")
     if not runs:
-        return Evidence(
-            experiment, gates_hash=gates_hash, problem=f"no run of {version_name(prompt, version)}; {rerun}"
-        )
-    why = [_why_invalid(r, gates_hash, model, experiment) for r in runs]
-    if all(w is not None for w in why):
-        newest = runs[0]
+        where = "" if isinstance(version, int) else " on the prompt files as they are"
         return Evidence(
             experiment,
-            newest.info.run_id,
-            newest.data.tags.get(RUN_ID_TAG),
             gates_hash=gates_hash,
-            problem=f"no valid run of {version_name(prompt, version)}: the newest "
-            f"({newest.data.tags.get(RUN_ID_TAG)}) {why[0]}; {rerun}",
-            model=_model_of(newest),
+            problem=f"no run of {version_name(prompt, version)}; run it{where}: `{command}`",
         )
-    chosen = next(i for i, w in enumerate(why) if w is None)
+    flaws = [_flaw(r, gates_hash, model, experiment) for r in runs]
+    if all(f is not None for f in flaws):
+        newest, flaw = runs[0], flaws[0]
+        return Evidence(
+            experiment, newest.mlflow_run_id, newest.run_id, gates_hash=gates_hash,
+            problem=f"no valid run of {version_name(prompt, version)}: the newest ({newest.run_id}) "
+            f"{flaw.text if flaw else ''}; {fix_for(flaw, newest, command, model)}",
+            model=newest.model, in_mlflow=newest.mlflow_run_id is not None,
+        )  # fmt: skip
+    chosen = next(i for i, f in enumerate(flaws) if f is None)
     run = runs[chosen]
-    tags = run.data.tags
-    gates = {n: tags[f"gate.{n}"] for n in project.config.experiments[experiment].gates if f"gate.{n}" in tags}
-    verdict = tags.get("scoregate.verdict")
+    gates = {n: run.gates[n] for n in project.config.experiments[experiment].gates if n in run.gates}
     problem = None
     if not gates:
         problem = "the experiment has no gates, so nothing was checked"
     else:
-        failing = unpassed_gates(gates, tags, project.config.settings.flaky.promotion)
-        if verdict not in ("pass", None) and not failing:
-            failing = [str(verdict)]
+        rule = project.config.settings.flaky.promotion
+        failing = unpassed_gates(gates, run.quarantine, rule)
+        if run.verdict not in ("pass", None) and not failing:
+            failing = [str(run.verdict)]
         if failing:
-            problem = f"gates did not pass in run {tags.get(RUN_ID_TAG)}: {'; '.join(failing)}"
-    if problem is not None and chosen:  # say which newer runs were passed over, and why
-        newer = runs[0]
-        problem += f" (newer run {newer.data.tags.get(RUN_ID_TAG)} skipped: it {why[0]})"
+            problem = f"gates did not pass in run {run.run_id}: {'; '.join(failing)}"
+        if any(rests_on_quarantine(words, run.quarantine.get(name), rule) for name, words in gates.items()):
+            problem = (
+                f"{problem}; the pass rests on flaky items kept out: `scoregate items flaky {experiment}` names "
+                f"them; steady or fix them, then run it again: `{command}`"
+            )
+    skipped = _skipped(runs[:chosen], flaws[:chosen])
+    if problem is not None and skipped:
+        problem += f" (skipped {skipped})"
     return Evidence(
-        experiment, run.info.run_id, tags.get(RUN_ID_TAG), verdict, gates, gates_hash, problem, _model_of(run)
-    )
+        experiment, run.mlflow_run_id, run.run_id, run.verdict, gates, gates_hash, problem, run.model, skipped,
+        run.mlflow_run_id is not None,
+    )  # fmt: skip
 
 
-def unpassed_gates(gates: dict[str, str], tags: dict[str, str], rule: str) -> list[str]:
+def _skipped(newer: list[CandidateRun], flaws: list[Flaw | None]) -> str | None:
+    """`newer run X: it ran on ...` (and how many more) for the runs newer than the evidence."""
+    if not newer or flaws[0] is None:
+        return None
+    more = f"; and {len(newer) - 1} more newer run{'s' if len(newer) > 2 else ''}" if len(newer) > 1 else ""
+    return f"newer run {newer[0].run_id}: it {flaws[0].text}{more}"
+
+
+def unpassed_gates(gates: dict[str, str], quarantine: dict[str, dict[str, int]], rule: str) -> list[str]:
     """Each gate of an evidence run that does not count as passed, with why: not `pass`, or passed with flaky items
-    kept out where `settings.flaky.promotion` (`rule`) refuses that (tag `gate.<name>.quarantine`)."""
+    kept out (`quarantine`: the counts per gate) where `settings.flaky.promotion` (`rule`) refuses that."""
     problems = []
     for name, words in gates.items():
         if words.split(" ", 1)[0] != "pass":
             problems.append(f"{name} {words}")
             continue
-        kept = quarantine_counts(tags.get(f"gate.{name}.quarantine"))
-        if kept is None or rule == "allow" or (rule == "refuse_if_breaking" and not kept["breaking"]):
+        kept = quarantine.get(name)
+        if kept is None or not rests_on_quarantine(words, kept, rule):
             continue
         breaking = f"; {kept['breaking']} of them broke it in that run" if kept["breaking"] else ""
         problems.append(f"{name} {words}{breaking} (settings.flaky.promotion is {rule})")
     return problems
 
 
-def quarantine_counts(tag: str | None) -> dict[str, int] | None:
-    """The tag `gate.<name>.quarantine` read back (`kept_out`, `breaking`, `gated`, `total`); None without one."""
-    if not tag:
-        return None
-    try:
-        counts = json.loads(tag)
-        return {key: int(counts[key]) for key in QUARANTINE_KEYS}
-    except (ValueError, KeyError, TypeError):
-        return {"kept_out": 1, "breaking": 1, "gated": 0, "total": 0}  # unreadable: assume the worst
+def rests_on_quarantine(words: str, kept: dict[str, int] | None, rule: str) -> bool:
+    """True when a gate passed (`words`) with flaky items kept out (`kept`) that `settings.flaky.promotion` refuses."""
+    if kept is None or words.split(" ", 1)[0] != "pass" or rule == "allow":
+        return False
+    return rule != "refuse_if_breaking" or bool(kept["breaking"])

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from scoregate.cli.console import escape, lazy_console
-from scoregate.cli.layout import keep, print_wrapped
+from scoregate.cli.layout import keep, print_wrapped, signed
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 
@@ -41,12 +41,6 @@ def _n(value: Any, digits: int = 3) -> str:
     return f"{value:.0f}" if abs(value) >= 100 else f"{value:.{digits}g}"  # 127, never 1.27e+02
 
 
-def _signed(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:+.0f}" if abs(value) >= 100 else f"{value:+.3g}"
-
-
 def packed(chunks: list[str], width: int, indent: str = "   ") -> list[str]:
     """Join `label value` chunks two spaces apart into indented lines of at most `width` cells, never
     splitting a chunk (so no value wraps away from its label); a chunk wider than a line gets its own."""
@@ -68,9 +62,7 @@ def _level(level: float) -> str:
 
 
 def _ci(s: Any) -> str:
-    return (
-        "—" if s.diff_ci_low is None else f"[{_signed(s.diff_ci_low)}, {_signed(s.diff_ci_high)}] {_level(s.ci_level)}"
-    )
+    return "—" if s.diff_ci_low is None else f"[{signed(s.diff_ci_low)}, {signed(s.diff_ci_high)}] {_level(s.ci_level)}"
 
 
 def _verdict(score: Any) -> str:
@@ -94,7 +86,7 @@ def comparison_table(outcome: CompareOutcome) -> Table:
         s = score.stats
         verdict = f"[{VERDICT_STYLE.get(s.verdict, 'white')}]{escape(_verdict(score))}[/]"
         table.add_row(
-            f"{escape(name)} {direction_arrow(score.direction)}", _n(s.n), _n(s.mean_a), _n(s.mean_b), _signed(s.diff),
+            f"{escape(name)} {direction_arrow(score.direction)}", _n(s.n), _n(s.mean_a), _n(s.mean_b), signed(s.diff),
             _ci(s), verdict,
         )  # fmt: skip
     return table
@@ -108,7 +100,7 @@ def comparison_lines(outcome: CompareOutcome, width: int = 80) -> list[str]:
     for name, score in outcome.comparison.scores.items():
         s = score.stats
         lines.append(f"{name} {direction_arrow(score.direction)}  {_verdict(score)}")
-        chunks = [f"n {_n(s.n)}", f"A {_n(s.mean_a)}", f"B {_n(s.mean_b)}", f"Δ {_signed(s.diff)}", f"CI {_ci(s)}"]
+        chunks = [f"n {_n(s.n)}", f"A {_n(s.mean_a)}", f"B {_n(s.mean_b)}", f"Δ {signed(s.diff)}", f"CI {_ci(s)}"]
         lines += packed(chunks, width)
     return lines
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.console import escape
-from scoregate.cli.layout import join_units, keep, print_table, print_wrapped
+from scoregate.cli.layout import join_units, keep, print_table, print_wrapped, signed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -15,10 +15,6 @@ if TYPE_CHECKING:
 
 SLICE_STYLE = {"pass": ("green", "PASS"), "fail": ("red", "FAIL"), "too_small": ("yellow", "TOO SMALL")}
 SHOWN_FLAKY = 10
-
-
-def _num(value: Any) -> str:
-    return "—" if value is None else f"{value:+.3g}"
 
 
 def print_slice_table(console: Console, gate: GateResult) -> None:
@@ -34,11 +30,11 @@ def print_slice_table(console: Console, gate: GateResult) -> None:
         table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for s in slices:
         style, word = SLICE_STYLE.get(s["status"], ("dim", s["status"]))
-        ci = "—" if s["ci_low"] is None else f"[{_num(s['ci_low'])}, {_num(s['ci_high'])}] {s['ci_level']:.1%}"
+        ci = "—" if s["ci_low"] is None else f"[{signed(s['ci_low'])}, {signed(s['ci_high'])}] {s['ci_level']:.1%}"
         p = "—" if s["p_holm"] is None else f"{s['p_holm']:.3g}"
         table.add_row(
             escape(f"{s['field']}={s['value']}"), str(s["n"]), f"[{style}]{word}[/]", escape(s["verdict"] or "—"),
-            _num(s["diff"]), ci, p,
+            signed(s["diff"]), ci, p,
         )  # fmt: skip
     print_table(console, table)
 

@@ -33,9 +33,18 @@ __all__ = [
     "print_table",
     "print_wrapped",
     "shows_whole",
+    "signed",
     "table_lines",
     "wrap",
 ]
+
+
+def signed(value: float | None) -> str:
+    """Return a difference as every table prints it: `+0.12`, `-3`, `+123`; `0` unsigned; `—` for none."""
+    if value is None:
+        return "—"
+    text = f"{value:+.0f}" if abs(value) >= 100 else f"{value:+.3g}"
+    return "0" if text in ("+0", "-0") else text
 
 
 def plain(cell: Any) -> str:

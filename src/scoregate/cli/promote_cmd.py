@@ -30,13 +30,17 @@ def _print_evidence(result: PromotionResult, *, problems: bool = True) -> None:
     print_wrapped(console, title, style="bold")
     for e in result.evidence:
         run = f"run {e.scoregate_run_id}" if e.scoregate_run_id else "no run"
-        print_wrapped(console, f"{e.experiment}: {run}" + (f", {keep('model', e.model)}" if e.model else ""))
+        model = f", {keep('model', e.model)}" if e.model else ""
+        elsewhere = " (not in MLflow)" if e.scoregate_run_id and not e.in_mlflow else ""
+        print_wrapped(console, f"{e.experiment}: {run}{model}{elsewhere}")
         if e.verdict is not None:
             verdict = e.verdict.upper() if e.verdict in STATUS_STYLE else e.verdict
             print_wrapped(console, f"verdict: {verdict}", first="  ", indent="    ")
         if e.gates:
             gates = ", ".join(keep(name, status) for name, status in e.gates.items())
             print_wrapped(console, f"gates: {gates}", first="  ", indent="    ")
+        if e.skipped and e.passed:  # a problem says it itself
+            print_wrapped(console, f"skipped: {e.skipped}", first="  ", indent="    ")
         if e.problem and problems:
             print_wrapped(console, f"problem: {e.problem}", first="  ", indent="    ", style="yellow")
     for check in result.judges:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.console import escape
 from scoregate.cli.gate_view import print_gate_notes
-from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped
+from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped, signed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -260,9 +260,9 @@ def print_ranking(console: Console, ranking: ModelRanking) -> None:
     pair_lines = []
     for p in ranking.pairs:
         c = p.comparison
-        ci = "—" if c["diff_ci_low"] is None else f"[{c['diff_ci_low']:+.3g}, {c['diff_ci_high']:+.3g}]"
+        ci = "—" if c["diff_ci_low"] is None else f"[{signed(c['diff_ci_low'])}, {signed(c['diff_ci_high'])}]"
         level = f"{c['ci_level']:.1%}".replace(".0%", "%")
-        diff = "—" if c["diff"] is None else f"{c['diff']:+.3g}"
+        diff = signed(c["diff"])
         row = (p.candidate, p.baseline, str(p.shared_items), diff, f"{ci} {level}", _num(p.p_holm), p.verdict)
         pairs.add_row(*(escape(cell) for cell in row))
         pair_lines.append(

@@ -173,7 +173,7 @@ def show_command(
     total = dataset.items if dataset is not None else None
     limited = f"first {limit} of {total} items (--limit {limit})" if limit is not None else ""
     data = f"dataset {dataset.name} ({str(dataset.content_hash)[:12]})" if dataset is not None else "dataset ?"
-    commit = f"commit {str(receipts.git_commit())[:12]}"
+    commit = f"commit {(receipts.git_commit() or '—')[:12]}"  # — outside git, as the report says
     print_wrapped(console, join_units([data, limited, commit]))
     for line in mirror_lines(view.links, view.mlflow_ui()):
         print_wrapped(console, line)

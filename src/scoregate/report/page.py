@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from scoregate.analysis.null_reasons import shared_and_own
+from scoregate.analysis.regression import REGRESSION_STAT as PAIRED_STAT
 from scoregate.report.charts import bars, fmt, histogram
 from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
 from scoregate.report.html_text import esc, run_metric_text
@@ -210,7 +211,9 @@ def _gates(report: dict[str, Any]) -> str:
         return '<section id="gates"><h2>Gates</h2><p class="note">No gates are set for this experiment.</p></section>'
     out = ['<section id="gates"><h2>Gates</h2>',
            '<p class="note">“items breaking” counts items whose own value breaks the rule '
-           "(for a mean gate: the items pulling it down); click to list them in the item table.</p>"]  # fmt: skip
+           "(for a mean gate: the items pulling it down); click to list them in the item table. A paired gate "
+           "(<code>paired_noninferiority</code>) judges the mean difference from its baseline, not each item: "
+           "its count reads —.</p>"]  # fmt: skip
     for i, run in enumerate(runs):
         if not run["gates"]:
             continue
@@ -221,6 +224,7 @@ def _gates(report: dict[str, Any]) -> str:
             rule = f"{g['stat']}({g['metric']}) {g['op']} {fmt(g['threshold'])}"
             cls = STATUS_CLASS.get(g["status"], "dim")
             broken = (
+                "—" if g["stat"] == PAIRED_STAT else
                 f'<a href="#items" class="gate-link" data-run="{i}" data-gate="{k}">{esc(g["broken"])}</a>'
                 if g["broken"] else "0"
             )  # fmt: skip

@@ -14,6 +14,7 @@ from scoregate.analysis.columns import FloatColumn
 from scoregate.analysis.compare_runs import gate_directions
 from scoregate.analysis.items import fact_groups
 from scoregate.analysis.model_ranking import lower_is_better
+from scoregate.analysis.regression import REGRESSION_STAT as PAIRED_STAT
 from scoregate.analysis.run_source import recorded_gates
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
@@ -156,7 +157,7 @@ def _shown(name: str, value: Any, comment: str | None, facts: dict[str, list[dic
 def _item_breaks(gate: dict[str, Any], result: ItemResult, latency: float | None) -> bool:
     """True when this item's own value breaks the gate's rule (judged only where an item has such a value)."""
     compare = OPS.get(str(gate.get("op")))
-    if compare is None:
+    if compare is None or gate.get("stat") == PAIRED_STAT:  # a paired gate's rule reads the mean difference
         return False
     metric = str(gate.get("metric"))
     if metric in ("success_rate", "error_count"):
