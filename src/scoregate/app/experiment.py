@@ -54,12 +54,7 @@ def _open_or_create(
             "run_id": "",
             "status": "running",
             "started_at": datetime.now(UTC).isoformat(),
-            "options": {
-                "limit": options.limit,
-                "concurrency": options.concurrency,
-                "cache": options.use_cache,
-                "repeat": options.repeat,
-            },
+            "options": options.recorded(),
             "receipts": receipts,
             "pid": os.getpid(),
             "model_checks": checked,
