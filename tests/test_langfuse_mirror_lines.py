@@ -3,10 +3,12 @@ array whatever its version said), and a refused mirror's problem once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from langfuse_sync import sync_run
 from scoregate.app.experiment import RunOptions, run_experiment
@@ -48,3 +50,19 @@ def test_a_server_that_takes_arrays_says_batches(
 
     assert not report.switched
     assert "  server 4.59.0: scores posted as batches" in report.lines(), report.lines()
+
+
+def test_a_refused_mirror_in_a_run_prints_its_problem_once(
+    scoregate: Callable[..., CliResult], fake_langfuse: FakeLangfuse, langfuse_on: None
+) -> None:
+    fake_langfuse.fail_next(
+        "/api/public/scores" if fake_langfuse.server_mode == "new" else "/api/public/ingestion", status=400, times=99
+    )
+
+    refused = scoregate("run", "counters", "--prompt-source", "local", "--no-mlflow")
+
+    assert refused.code == 5, refused.output
+    words = " ".join(refused.output.split())
+    assert words.count("scores were rejected: HTTP 400: injected failure 400") == 1, refused.output
+    assert "langfuse mirror failed: " in words and "fix what the server names above" in words
+    assert "items: 0/6 mirrored (6 traces sent now)" in words and "sent, 0 accepted" in words  # its other lines stay

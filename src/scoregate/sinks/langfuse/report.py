@@ -54,8 +54,9 @@ class MirrorReport:
         """Scores sent that the server neither accepted nor rejected (no answer came)."""
         return self.scores_sent - self.scores_accepted - self.scores_rejected
 
-    def lines(self) -> list[str]:
-        """Return the report as the CLI prints it."""
+    def lines(self, *, problems: bool = True) -> list[str]:
+        """Return the report as the CLI prints it; `problems=False` leaves out the problem lines (a caller that
+        prints the problems itself, once)."""
         out = [
             f"langfuse: experiment {self.experiment_id or '-'} {self.experiment_url or ''}".rstrip(),
             f"  items: {self.items_confirmed}/{self.items_total} mirrored ({self.items_sent} traces sent now)",
@@ -70,7 +71,7 @@ class MirrorReport:
             out.append(f"  server {shown}: scores posted as {form}{switched}")
         out += [f"  {n}" for n in self.notes]
         out += [f"  sdk: {w}" for w in self.warnings[:MAX_SDK_LINES]]
-        out += [f"  problem: {p}" for p in self.problems]
+        out += [f"  problem: {p}" for p in self.problems] if problems else []
         return out
 
     def problems_error(self) -> ScoregateError | None:
