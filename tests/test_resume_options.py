@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,7 +124,12 @@ def test_resumed_options_keep_the_evaluation_rows_and_ignore_what_an_old_manifes
     old = Manifest.model_validate({"run_id": "r", "receipts": receipts, "options": {"limit": 2, "repeat": 1}})
 
     _, kept = resumed_options(new, RunOptions(resume="r"))
-    assert (kept.eval_rows, kept.mirror_langfuse, kept.prompt_source, kept.mirror_mlflow) == (True, False, "local", True)
+    assert (kept.eval_rows, kept.mirror_langfuse, kept.prompt_source, kept.mirror_mlflow) == (
+        True,
+        False,
+        "local",
+        True,
+    )
     _, as_before = resumed_options(old, RunOptions(resume="r", mirror_mlflow=False))
     assert (as_before.eval_rows, as_before.mirror_langfuse, as_before.mirror_mlflow) == (False, True, False)
     assert as_before.write_report and as_before.limit == 2
