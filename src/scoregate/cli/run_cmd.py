@@ -136,7 +136,8 @@ def run(
         typer.Option(
             min=0.1,
             envvar="SCOREGATE_HEARTBEAT_S",
-            help="Without a terminal (CI logs): print a line at least every N seconds while the run waits.",
+            help="Without a terminal (CI logs): at most one progress line every N seconds (and the last one), and a "
+            "line at least every N seconds while the run waits.",
         ),
     ] = 30.0,
     project: ProjectOption = None,

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from scoregate.calls.activity import CallActivity
 
 HEARTBEAT_S = 30.0
-"""Without a terminal, the most seconds between two lines while a run waits (`run --heartbeat`)."""
+"""Without a terminal, the seconds between two lines (`run --heartbeat`): at most one progress line per interval
+(and the final one), and a heartbeat line when the run waited that long without one."""
 ECHO_ROOM = 2
 """Columns the bar leaves free at the right: the terminal echoes Ctrl-C as `^C` after it, and a bar as wide as the
 terminal would wrap that echo to a new line, leaving a second bar behind."""
@@ -85,8 +86,8 @@ class _Bar(Progress):
 
 
 class RunProgress:
-    """A rich progress bar on a terminal; elsewhere (CI logs) a line every 10%, and a heartbeat line at least
-    every `heartbeat_s` while nothing else was printed."""
+    """A rich progress bar on a terminal; elsewhere (CI logs) at most one progress line every `heartbeat_s` and the
+    final one (a short run prints one line), and a heartbeat line when nothing was printed for `heartbeat_s`."""
 
     def __init__(
         self,
@@ -106,7 +107,6 @@ class RunProgress:
         self._started = clock()
         self._last_line = self._started
         self._new = 0
-        self._next_step = self._step(already_done) + 1
         self.heartbeat_s = heartbeat_s
         self.activity = activity
         self.listeners: list[Callable[[ItemResult], None]] = []
@@ -146,10 +146,6 @@ class RunProgress:
     def _beat(self) -> None:
         while not self._stop.wait(min(1.0, self.heartbeat_s / 2)):
             self.beat()
-
-    def _step(self, done: int) -> int:
-        """Which tenth of the run `done` items reach (0-10)."""
-        return done * 10 // self.total if self.total else 0
 
     @property
     def elapsed(self) -> float:
@@ -214,7 +210,6 @@ class RunProgress:
         self._new += 1
         self.failed += failed
         self._bar.update(self._task, completed=self.done, speed=speed_text(self.rate), failed=self.failed)
-        step = self._step(self.done)
-        if not self.console.is_terminal and step >= self._next_step:
+        due = self.done >= self.total or self._clock() - self._last_line >= self.heartbeat_s
+        if not self.console.is_terminal and due:
             self._print(self.line())
-            self._next_step = step + 1
