@@ -29,8 +29,8 @@ def validate_files_command(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
     from scoregate.app import check_project
 
-    for line in check_project(project_root(project)):
-        print_wrapped(console, line, first="ok ", first_style="green")
+    for status, line in check_project(project_root(project)):
+        print_wrapped(console, line, first=f"{status} ", first_style="green" if status == "ok" else "yellow")
 
 
 def run(
