@@ -104,6 +104,22 @@ def test_mlflow_sync_twice_keeps_one_run_and_one_value_per_metric(
     assert {a.path for a in client.list_artifacts(again.info.run_id)} == ARTIFACTS
 
 
+def test_the_first_mlflow_sync_of_a_run_says_it_created_the_mlflow_run(
+    scoregate: Callable[..., CliResult], runs: Runs
+) -> None:
+    assert scoregate("run", "smoke", "--no-mlflow").code == 0
+    run_id = runs.latest()
+
+    first, second = scoregate("mlflow-sync", run_id), scoregate("mlflow-sync", run_id)
+
+    assert first.code == second.code == 0, first.output + second.output
+    _, (made,) = mlflow_runs()
+    assert f"mlflow: created run {made.info.run_id} for {run_id}" in first.output, first.output
+    assert "up to date" not in first.output
+    assert f"mlflow: run {made.info.run_id} is up to date with {run_id}" in second.output, second.output
+    assert "created" not in second.output
+
+
 def test_mlflow_sync_of_an_unknown_run_says_how_to_find_runs(scoregate: Callable[..., CliResult]) -> None:
     result = scoregate("mlflow-sync", "smoke-20000101-000000-abcd")
 

@@ -170,7 +170,10 @@ def test_a_run_invalidated_before_it_finished_is_mirrored_invalid_by_its_resume(
     (directory / "results.jsonl").write_bytes(b"".join(lines[:3]))  # killed after three items: no summary
     (directory / "summary.json").unlink()
     manifest = runs.manifest(run_id)
-    (directory / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted"}), encoding="utf-8")
+    started = {**manifest["options"], "mirrors_off": []}  # as a run started with MLflow on, killed before its mirror
+    (directory / "manifest.json").write_text(
+        json.dumps({**manifest, "status": "interrupted", "options": started}), encoding="utf-8"
+    )
     marked = scoregate("runs", "invalidate", run_id, "--reason", "the judge saw the gold labels")
     assert marked.code == 0 and "the run was not mirrored" in marked.output
     for name, value in fake_langfuse.env().items():

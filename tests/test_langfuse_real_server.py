@@ -331,7 +331,7 @@ def test_langfuse_down_is_an_error_naming_the_local_prompt_source_never_a_silent
 
 def test_a_langfuse_version_cannot_be_asked_for_with_local_prompts(scoregate: Cli, langfuse_env: FakeLangfuse) -> None:
     result = scoregate("run", "counters", "--no-langfuse", "--prompt-label", "candidate")
-    assert result.code != 0 and "--prompt-label/--prompt-version name a Langfuse version" in result.err
+    assert result.code != 0 and "--prompt-label candidate names a Langfuse version" in result.err
     result = scoregate("run", "counters", "--prompt-source", "files")
     assert result.code != 0 and "--prompt-source must be one of auto, langfuse, local" in result.err
 

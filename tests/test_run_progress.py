@@ -40,23 +40,34 @@ def test_clock_text_reads_in_seconds_then_minutes_then_hours() -> None:
 def test_plain_lines_say_elapsed_and_eta_and_fit_80_columns() -> None:
     console, out = plain_console()
     clock = FakeClock()
-    progress = RunProgress(6, console=console, clock=clock)
+    progress = RunProgress(6, console=console, clock=clock, heartbeat_s=1.0)
     for n in range(6):
         clock.now += 0.5
         progress.advance(failed=n == 4)
 
     lines = out.getvalue().splitlines()
-    assert lines[0] == "  1/6 items · 2.0 items/s · 0 failed · elapsed 0.5 s · ETA 2.5 s"
-    assert lines[2] == "  3/6 items · 2.0 items/s · 0 failed · elapsed 1.5 s · ETA 1.5 s"
+    assert lines[0] == "  2/6 items · 2.0 items/s · 0 failed · elapsed 1.0 s · ETA 2.0 s"
+    assert lines[1] == "  4/6 items · 2.0 items/s · 0 failed · elapsed 2.0 s · ETA 1.0 s"
     assert lines[-1] == "  6/6 items · 2.0 items/s · 1 failed · elapsed 3.0 s · ETA 0.0 s"
-    assert len(lines) == 6
+    assert len(lines) == 3  # one a second (the interval), the last one when the run is done
     assert "e+0" not in out.getvalue()
+
+
+def test_a_run_of_a_tenth_of_a_second_prints_only_its_final_line() -> None:
+    console, out = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(10, console=console, clock=clock)
+    for _ in range(10):
+        clock.now += 0.01
+        progress.advance(failed=False)
+
+    assert out.getvalue().splitlines() == ["  10/10 items · 100.0 items/s · 0 failed · elapsed 0.1 s · ETA 0.0 s"]
 
 
 def test_a_long_slow_run_reads_in_minutes_and_hours_within_80_columns() -> None:
     console, out = plain_console()
     clock = FakeClock()
-    progress = RunProgress(10000, console=console, clock=clock)
+    progress = RunProgress(10000, console=console, clock=clock, heartbeat_s=4499)
     for _ in range(1000):
         clock.now += 4.5
         progress.advance(failed=True)
@@ -74,16 +85,16 @@ def test_eta_is_unknown_until_an_item_of_this_session_finished() -> None:
     assert progress.line().endswith("· elapsed 2.0 s · ETA —")
 
 
-def test_a_resumed_run_prints_a_line_per_tenth_not_one_per_item() -> None:
+def test_a_resumed_run_prints_a_line_per_interval_not_one_per_item() -> None:
     console, out = plain_console()
     clock = FakeClock()
-    progress = RunProgress(100, already_done=55, console=console, clock=clock)
+    progress = RunProgress(100, already_done=55, console=console, clock=clock, heartbeat_s=10)
     for _ in range(45):
         clock.now += 1
         progress.advance(failed=False)
 
     dones = [int(re.match(r"\s+(\d+)/", line).group(1)) for line in out.getvalue().splitlines()]  # type: ignore[union-attr]
-    assert dones == [60, 70, 80, 90, 100]
+    assert dones == [65, 75, 85, 95, 100]  # every 10 s, and the last one
 
 
 def test_the_terminal_bar_shows_elapsed_and_the_eta_as_the_log_line_does() -> None:

@@ -242,7 +242,7 @@ def test_mlflow_sync_mirrors_only_mlflow_and_hands_its_link_to_the_other_sinks(
 
     assert synced.code == 0, synced.output
     mlflow_run_id = stored_run.links["mlflow_run_id"]
-    assert f"mlflow: run {mlflow_run_id} is up to date with {stored_run.run_id}" in synced.output
+    assert f"mlflow: created run {mlflow_run_id} for {stored_run.run_id}" in synced.output  # mirrored nowhere before
     assert jsonl_sink.calls(project_dir) == [
         {"call": "link", "run_id": stored_run.run_id, "links": {"mlflow_run_id": mlflow_run_id}}
     ]  # not mirrored: the command targets MLflow

@@ -54,12 +54,7 @@ def _open_or_create(
             "run_id": "",
             "status": "running",
             "started_at": datetime.now(UTC).isoformat(),
-            "options": {
-                "limit": options.limit,
-                "concurrency": options.concurrency,
-                "cache": options.use_cache,
-                "repeat": options.repeat,
-            },
+            "options": options.recorded(),
             "receipts": receipts,
             "pid": os.getpid(),
             "model_checks": checked,
@@ -300,10 +295,14 @@ def _use_langfuse_prompts(
     """
     from scoregate.integrations.langfuse.prompt_choice import choose_prompt_source
 
-    asked = options.prompt_label is not None or options.prompt_version is not None
+    asked = {"--prompt-label": options.prompt_label, "--prompt-version": options.prompt_version}
+    given = next((f"{flag} {value}" for flag, value in asked.items() if value is not None), None)
+    local_by = "--prompt-source local" if options.mirror_langfuse else "--no-langfuse"
     spec = project.config.experiments.get(experiment)
     versions = {n: p.langfuse_version for n, p in (resumed.prompts if resumed else {}).items()}
-    from_langfuse = choose_prompt_source(options.prompt_source, asked=asked, resumed=any(versions.values()))
+    from_langfuse = choose_prompt_source(
+        options.prompt_source, asked=given, resumed=any(versions.values()), local_by=local_by
+    )
     if not from_langfuse or spec is None:
         return {}
     from scoregate.integrations.langfuse.prompt_source import resolve_prompts

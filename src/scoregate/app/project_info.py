@@ -9,9 +9,10 @@ if TYPE_CHECKING:
     from scoregate.catalog.models import Direction
 
 
-def check_project(root: Path) -> list[str]:
+def check_project(root: Path) -> list[tuple[str, str]]:
     """Check every dataset, prompt, evaluator and experiment of the project at `root`, and every model's provider and
-    options (no model is called); return a line per checked thing, raise ValidationFailed on problems."""
+    options (no model is called); return a (status, line) per checked thing (`ok`, or `empty`: an experiment whose
+    dataset has no items), raise ValidationFailed on problems."""
     from scoregate.app.validation import validate
     from scoregate.tracks.project import load_project
 

@@ -46,7 +46,7 @@ def check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, An
 def finish_mirror(store: RunStore, project: Project, options: RunOptions, reason: str) -> RunOutcome:
     """A finished run has nothing to run; complete its MLflow mirror if a kill cut it short, else do nothing."""
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
-    if not options.mirror_mlflow or "mlflow_run_id" in store.links:
+    if not kept_outputs(store.manifest_record, options).mirror_mlflow or "mlflow_run_id" in store.links:
         return outcome
     from scoregate.sinks.contract import SinkContext
     from scoregate.sinks.mirror_all import Mirror, mirror_all
@@ -83,12 +83,29 @@ def nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     return None
 
 
+def kept_outputs(manifest: Manifest, options: RunOptions) -> RunOptions:
+    """`options` with what the run recorded of its mirrors, report and evaluation rows: a mirror it was started
+    without stays off (a flag on the resume can turn one off too), and so does its report; evaluation rows it
+    asked for are written. A run from before these were recorded keeps the resume's own flags."""
+    saved = manifest.options
+    off = set(saved.mirrors_off or ())
+    langfuse_off = "langfuse" in off and options.mirror_langfuse
+    return replace(
+        options,
+        mirror_mlflow=options.mirror_mlflow and "mlflow" not in off,
+        mirror_langfuse=options.mirror_langfuse and "langfuse" not in off,
+        prompt_source="local" if langfuse_off and options.prompt_source == "auto" else options.prompt_source,
+        write_report=options.write_report and saved.report is not False,
+        eval_rows=options.eval_rows or bool(saved.eval_rows),
+    )
+
+
 def resumed_options(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:
     """The experiment and options of the run being resumed: every option it recorded (a new --concurrency is kept;
-    `--no-cache` on the resume of a cached run also holds)."""
+    `--no-cache`, `--no-mlflow`, `--no-langfuse` and `--no-report` on the resume of a run without them also hold)."""
     receipts, saved = manifest.receipts, manifest.options
     return str(receipts.experiment), replace(
-        options,
+        kept_outputs(manifest, options),
         limit=saved.limit,
         concurrency=options.concurrency or saved.concurrency,
         use_cache=options.use_cache and saved.cache is not False,

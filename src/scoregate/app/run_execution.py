@@ -306,8 +306,9 @@ async def _execute(
         budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
         watch = BudgetWatch(budget)
         progress = RunProgress(
-            total, already_done=already, console=console, heartbeat_s=options.heartbeat_s, activity=caller.activity
-        )
+            total, already_done=already, console=console, heartbeat_s=options.heartbeat_s, activity=caller.activity,
+            repeat=options.repeat,
+        )  # fmt: skip
         with progress, live:
             progress.listeners.append(live.observe)
             if budget.any:

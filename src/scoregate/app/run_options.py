@@ -74,6 +74,21 @@ class RunOptions:
         off = {"mlflow": not self.mirror_mlflow, "langfuse": not self.mirror_langfuse}
         return frozenset(name for name, skipped in off.items() if skipped)
 
+    def recorded(self) -> dict[str, Any]:
+        """The manifest's `options`: what a resume keeps (`StartOptions`). The rest holds for one invocation: the
+        budget (a resume gets its own), stop-early (a resume runs the rest of the dataset), the heartbeat,
+        --retry-errors and --quarantine; the prompts and models are kept by the receipts. A shard records no
+        mirrors or report: it never mirrors to MLflow nor writes one (`scoregate merge` does, with its own flags)."""
+        options: dict[str, Any] = {
+            "limit": self.limit,
+            "concurrency": self.concurrency,
+            "cache": self.use_cache,
+            "repeat": self.repeat,
+        }
+        if self.shard is None:
+            options.update(mirrors_off=sorted(self.skipped_sinks), report=self.write_report, eval_rows=self.eval_rows)
+        return options
+
 
 @dataclass
 class RunOutcome:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from scoregate.catalog.plan import validate_project
+from scoregate.catalog.plan import CheckedLine, validate_project
 from scoregate.catalog.project import Project
 from scoregate.errors import ValidationFailed
 from scoregate.providers.registry import models_problems
 
 
-def validate(project: Project) -> list[str]:
-    """Return a line per checked thing; raise ValidationFailed listing every problem, the models' first."""
+def validate(project: Project) -> list[CheckedLine]:
+    """Return a (status, line) per checked thing; raise ValidationFailed listing every problem, the models' first."""
     problems = models_problems(project.config.models)
     try:
         lines = validate_project(project)

@@ -236,18 +236,25 @@ def plan_experiment(
     )
 
 
-def validate_project(project: Project) -> list[str]:
-    """Check every experiment and dataset; return a line per checked thing, raise ValidationFailed on problems."""
+CheckedLine = tuple[str, str]
+"""One line of `validate`: its status (`ok`, or `empty` for an experiment `run` would stop on) and what it says."""
+
+
+def validate_project(project: Project) -> list[CheckedLine]:
+    """Check every experiment and dataset; return a (status, line) per checked thing, raise ValidationFailed on
+    problems. An experiment on an empty dataset is `empty`, not a problem: a project may ship one to fill later."""
     problems: list[str] = []
-    report: list[str] = []
+    report: list[CheckedLine] = []
     missing = MissingVariables(project)
     for name in project.config.experiments:
         try:
             plan = plan_experiment(project, name, missing=missing)
-            report.append(f"experiment {name}: {plan.dataset_scan.count} items, prompts ok, gates ok")
+            report.append(("ok", f"experiment {name}: {plan.dataset_scan.count} items, prompts ok, gates ok"))
         except ValidationFailed as exc:
             if exc.problems and "the dataset is empty" in exc.problems[-1]:
-                report.append(f"experiment {name}: dataset is empty")
+                path = project.datasets[project.config.experiments[name].dataset].path
+                report.append(("empty", f"experiment {name}: {path} has no items: `scoregate run {name}` stops on it; "
+                                        "add items to it first"))  # fmt: skip
                 continue
             problems.extend(exc.problems)
     problems.extend(missing.problems())
@@ -259,12 +266,12 @@ def validate_project(project: Project) -> list[str]:
 
         found = scan(ref.path, schema_check)
         problems.extend(found.problems)
-        report.append(f"dataset {ref.name}: {found.count} items")
+        report.append(("ok", f"dataset {ref.name}: {found.count} items"))
     try:
         from scoregate.catalog.dashboards import load_dashboards
 
         for _path, dashboard in load_dashboards(project.root).values():
-            report.append(f"dashboard {dashboard.name}: {len(dashboard.widgets)} widgets")
+            report.append(("ok", f"dashboard {dashboard.name}: {len(dashboard.widgets)} widgets"))
     except ValidationFailed as exc:
         problems.extend(exc.problems)
     if problems:

@@ -42,6 +42,13 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
         + (f" ({planned.cached_calls} answered from the response cache: free, instant)" if planned.cached_calls else "")
         + f", {basis}; each figure: expected (low to high, {level} interval); no model was called",
     )
+    if planned.forecast.calls == 0 and planned.cached_calls:
+        print_wrapped(
+            console,
+            f"no model call is needed: the response cache answers all {planned.items} item run(s) "
+            "(free, instant; `--no-cache` forecasts them as new calls)",
+        )
+        return
     unknown_cost = "unknown: no price for " + ", ".join(planned.forecast.unknown_cost)
     unknown_wall = (
         f"unknown without past runs: no call of {planned.model} measured yet; "
@@ -54,7 +61,8 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
 
     wall = _figure("wall time", data["wall_s"], duration_text, unknown_wall)  # type: ignore[arg-type]
     if planned.forecast.parallelism and data["wall_s"] is not None:
-        wall += f" at {planned.forecast.parallelism:.1f} calls in parallel"
+        in_flight = f"{planned.forecast.parallelism:.1f} calls in flight on average"  # an item makes several calls
+        wall += f" with {in_flight} (calls waiting for a connection included)"
     if planned.wall_basis and data["wall_s"] is not None:
         wall += f" — {planned.wall_basis}"
     print_wrapped(console, wall)

@@ -131,7 +131,9 @@ def _print_datasets(report: DatasetSyncReport) -> None:
     writes = sum(plan.writes for plan in report.plans)
     if report.applied:
         print_wrapped(
-            console, f"applied: {writes} writes, {report.requests} requests, {report.throttled_s:.1f} s throttled"
+            console,
+            f"applied: {writes} writes, {report.requests} requests, {report.throttled_s:.1f} s throttled: "
+            f"{report.pace()}",
         )
     else:
         print_wrapped(console, f"dry run: nothing written ({writes} writes planned)")

@@ -157,7 +157,9 @@ def run_metrics_fields(summary: RunSummary) -> list[str]:
     m = summary.run_metrics
     cached_task, task_calls = m.get("cached_task_calls") or 0, m.get("task_calls")
     cached_calls, calls = m.get("cached_calls") or 0, m.get("calls")
-    fields = [f"items {m['items']}", f"success {percent(m['success_rate'])}"]
+    repeats = summary.section("repeats")
+    each = f" × {repeats['k']} repeats (these figures: repeat 1)" if repeats else ""
+    fields = [f"items {m['items']}{each}", f"success {percent(m['success_rate'])}"]
     if cached_task or cached_calls:
         of_task = f"{cached_task}/{task_calls}" if task_calls is not None else str(cached_task)
         of_all = f"{cached_calls}/{calls}" if calls is not None else str(cached_calls)

@@ -29,8 +29,8 @@ def validate_files_command(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
     from scoregate.app import check_project
 
-    for line in check_project(project_root(project)):
-        print_wrapped(console, line, first="ok ", first_style="green")
+    for status, line in check_project(project_root(project)):
+        print_wrapped(console, line, first=f"{status} ", first_style="green" if status == "ok" else "yellow")
 
 
 def run(
@@ -136,7 +136,8 @@ def run(
         typer.Option(
             min=0.1,
             envvar="SCOREGATE_HEARTBEAT_S",
-            help="Without a terminal (CI logs): print a line at least every N seconds while the run waits.",
+            help="Without a terminal (CI logs): at most one progress line every N seconds (and the last one), and a "
+            "line at least every N seconds while the run waits.",
         ),
     ] = 30.0,
     project: ProjectOption = None,

@@ -25,7 +25,9 @@ def mlflow_sync(
 
     outcome = sync_stored_run(project_root(project), run_id, "mlflow", item_rows=eval_rows)
     mlflow = outcome.results["mlflow"]
-    if mlflow.report.link:
+    if mlflow.report.link and mlflow.report.created:
+        print_wrapped(console, f"mlflow: created run {mlflow.report.link} for {run_id}")
+    elif mlflow.report.link:
         print_wrapped(console, f"mlflow: run {mlflow.report.link} is up to date with {run_id}")
     outcome.raise_for("mlflow")
     rows, mlflow_run = mlflow.report.item_rows, mlflow.report.link

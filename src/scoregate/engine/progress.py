@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from scoregate.calls.activity import CallActivity
 
 HEARTBEAT_S = 30.0
-"""Without a terminal, the most seconds between two lines while a run waits (`run --heartbeat`)."""
+"""Without a terminal, the seconds between two lines (`run --heartbeat`): at most one progress line per interval
+(and the final one), and a heartbeat line when the run waited that long without one."""
 ECHO_ROOM = 2
 """Columns the bar leaves free at the right: the terminal echoes Ctrl-C as `^C` after it, and a bar as wide as the
 terminal would wrap that echo to a new line, leaving a second bar behind."""
@@ -45,12 +46,13 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.2g} s" if 0 < seconds < 0.05 else clock_text(seconds)
 
 
-def speed_text(rate: float) -> str:
+def speed_text(rate: float, unit: str = "item") -> str:
     """Return the speed readably: `31.4 items/s` at an item a second or more, below it the seconds per item
-    (`4.5 s/item`, `2m05s/item`: a slow run never reads `0.00 items/s`); `— s/item` before an item finished."""
+    (`4.5 s/item`, `2m05s/item`: a slow run never reads `0.00 items/s`); `— s/item` before an item finished.
+    `unit` names what is counted (`item run` for a repeated run)."""
     if rate >= 1:
-        return f"{rate:.1f} items/s"
-    return f"{clock_text(1 / rate)}/item" if rate > 0 else "— s/item"
+        return f"{rate:.1f} {unit}s/s"
+    return f"{clock_text(1 / rate)}/{unit}" if rate > 0 else f"— s/{unit}"
 
 
 class _Clock(ProgressColumn):
@@ -85,8 +87,8 @@ class _Bar(Progress):
 
 
 class RunProgress:
-    """A rich progress bar on a terminal; elsewhere (CI logs) a line every 10%, and a heartbeat line at least
-    every `heartbeat_s` while nothing else was printed."""
+    """A rich progress bar on a terminal; elsewhere (CI logs) at most one progress line every `heartbeat_s` and the
+    final one (a short run prints one line), and a heartbeat line when nothing was printed for `heartbeat_s`."""
 
     def __init__(
         self,
@@ -97,16 +99,19 @@ class RunProgress:
         clock: Callable[[], float] = time.monotonic,
         heartbeat_s: float = HEARTBEAT_S,
         activity: CallActivity | None = None,
+        repeat: int = 1,
     ) -> None:
         self.console = console or Console(stderr=True)
         self.total = total
+        self.repeat = repeat
+        """Each item runs `repeat` times: `total` counts item runs (items × repeat), and the lines say so."""
+        self.unit = "item" if repeat == 1 else "item run"
         self.done = already_done
         self.failed = 0
         self._clock = clock
         self._started = clock()
         self._last_line = self._started
         self._new = 0
-        self._next_step = self._step(already_done) + 1
         self.heartbeat_s = heartbeat_s
         self.activity = activity
         self.listeners: list[Callable[[ItemResult], None]] = []
@@ -126,7 +131,10 @@ class RunProgress:
             refresh_per_second=4,
             expand=True,
         )
-        self._task = self._bar.add_task("running", total=total, completed=already_done, speed=speed_text(0.0), failed=0)
+        running = "running" if repeat == 1 else f"running {total // repeat} items × {repeat}"
+        self._task = self._bar.add_task(
+            running, total=total, completed=already_done, speed=speed_text(0.0, self.unit), failed=0
+        )
 
     def __enter__(self) -> RunProgress:
         self._bar.start()
@@ -146,10 +154,6 @@ class RunProgress:
     def _beat(self) -> None:
         while not self._stop.wait(min(1.0, self.heartbeat_s / 2)):
             self.beat()
-
-    def _step(self, done: int) -> int:
-        """Which tenth of the run `done` items reach (0-10)."""
-        return done * 10 // self.total if self.total else 0
 
     @property
     def elapsed(self) -> float:
@@ -173,9 +177,15 @@ class RunProgress:
     def line(self) -> str:
         """The plain progress line for logs (under 80 columns): done/total, rate, failures, elapsed, ETA."""
         return (
-            f"  {self.done}/{self.total} items · {speed_text(self.rate)} · {self.failed} failed"
+            f"  {self.count()} · {speed_text(self.rate, self.unit)} · {self.failed} failed"
             f" · elapsed {clock_text(self.elapsed)} · ETA {clock_text(self.eta)}"
         )
+
+    def count(self) -> str:
+        """`3/6 items`, or for a repeated run `12/24 item runs (6 items × 4)`."""
+        if self.repeat == 1:
+            return f"{self.done}/{self.total} items"
+        return f"{self.done}/{self.total} item runs ({self.total // self.repeat} items × {self.repeat})"
 
     def heartbeat_line(self) -> str:
         """The line that says a waiting run is alive: items, calls finished, elapsed, the ETA once known, and the
@@ -183,7 +193,7 @@ class RunProgress:
         from scoregate.support.terminal_text import KEEP, keep
 
         calls, waiting = self.activity.snapshot() if self.activity is not None else (0, {})
-        fields = [f"{self.done}/{self.total} items", f"{calls} call{'' if calls == 1 else 's'} done"]
+        fields = [self.count(), f"{calls} call{'' if calls == 1 else 's'} done"]
         fields.append(f"elapsed {clock_text(self.elapsed)}")
         if (eta := self.eta) is not None and self._new:
             fields.append(f"ETA {clock_text(eta)}")
@@ -213,8 +223,7 @@ class RunProgress:
         self.done += 1
         self._new += 1
         self.failed += failed
-        self._bar.update(self._task, completed=self.done, speed=speed_text(self.rate), failed=self.failed)
-        step = self._step(self.done)
-        if not self.console.is_terminal and step >= self._next_step:
+        self._bar.update(self._task, completed=self.done, speed=speed_text(self.rate, self.unit), failed=self.failed)
+        due = self.done >= self.total or self._clock() - self._last_line >= self.heartbeat_s
+        if not self.console.is_terminal and due:
             self._print(self.line())
-            self._next_step = step + 1

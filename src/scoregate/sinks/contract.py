@@ -80,6 +80,8 @@ class SinkReport:
     """What is left undone though the sink ran (items the server did not confirm...): one line."""
     error: BaseException | None = None
     """What a command aimed at this sink alone raises for `problem` (with its hint), instead of printing it."""
+    created: bool = False
+    """This call made the tracker's copy of the run (it was not there before); False: it updated one."""
     item_rows: int | None = None
     """How many per-item rows were written, when `SinkContext.item_rows` asked for them."""
     detail: Any = None

@@ -119,12 +119,20 @@ class Receipts(Record):
 
 
 class StartOptions(Record):
-    """The options a run was started with (`scoregate run --limit/--concurrency/--no-cache/--repeat`)."""
+    """The options a run was started with (`scoregate run --limit/--concurrency/--no-cache/--repeat`, and since
+    `mirrors_off` the run's mirrors, report and evaluation rows); a resume keeps them."""
 
     limit: int | None = None
     concurrency: int | None = None
     cache: bool | None = None
     repeat: int = 1
+    mirrors_off: list[str] | None = None
+    """The sinks the run was started without (`mlflow` for --no-mlflow, `langfuse` for --no-langfuse); None: a run
+    from before this was recorded (a resume then mirrors as its own flags say)."""
+    report: bool | None = None
+    """Whether the run writes `runs/<id>/report.html` (False: --no-report); None: not recorded."""
+    eval_rows: bool | None = None
+    """Whether the run writes each item as an MLflow evaluation row (--eval-rows); None: not recorded."""
 
 
 class Manifest(Record):

@@ -5,8 +5,9 @@ The rule:
 - a word (a run of characters without a space: a path, a `file:line`, an id, a key, a URL) is never
   broken; a word wider than the line overflows it; a path under the project root is one word even
   when the root has a space in it (`keep_path`);
-- text in backticks (a command to type) and words joined with `KEEP` (a no-break space: a label and its
-  value, `cost $0.0012`, a count and its noun) are kept together as if they were one word;
+- text in backticks (a command to type), a number range (`[-0.375, +1.31]`) and words joined with `KEEP` (a
+  no-break space: a label and its value, `cost $0.0012`, a count and its noun) are kept together as if they
+  were one word;
 - each line of a text is laid out on its own; its continuation lines are indented two columns past its
   own indent, or aligned after its bullet (`- `, `* `, `+ `, `• `, `→ `), so a bullet and its first word
   always share a line and what follows reads as part of it;
@@ -42,6 +43,9 @@ KEEP = "\u00a0"
 """Joins words that must stay on one line; printed as a plain space."""
 
 _COMMAND = re.compile(r"`[^`\n]*`")
+_BOUND = r"[-+\u2212]?(?:\d|\.\d|inf|\u221e)[^\s\[\],]*"
+_INTERVAL = re.compile(rf"\[{_BOUND}, {_BOUND}\]")
+"""A number range as the CLI prints one (a CI, `[-0.375, +1.31]`): never split across lines."""
 _WORDS = re.compile(r"( *)([^ ]+)")
 _OPENER = re.compile(r"( *)((?:[-*+•→] (?=\S))?)")
 _WHOLE_PATHS: set[str] = set()
@@ -76,6 +80,7 @@ def wrap(text: str, width: int, *, first: str = "", indent: str = "  ") -> list[
     from rich.cells import cell_len
 
     text = _COMMAND.sub(lambda m: m.group().replace(" ", KEEP), text)
+    text = _INTERVAL.sub(lambda m: m.group().replace(" ", KEEP), text)
     lines: list[str] = []
     line, filled = first, False
     for gap, word in _WORDS.findall(text):

@@ -23,6 +23,7 @@ from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.integrations.langfuse.canonical import canonical, canonical_hash, parsed
 from scoregate.integrations.langfuse.client import require_settings
 from scoregate.integrations.langfuse.remote import Remote, path_part
+from scoregate.integrations.langfuse.throttle import DEFAULT_RPM, RPM_ENV
 
 ITEM_ID_NAMESPACE = uuid.UUID("6f1c3c1e-5b7a-4d2e-9a59-3c0de5ca1e01")
 LOCAL_ID_KEY = "scoregate_item_id"
@@ -108,6 +109,14 @@ class DatasetSyncReport:
     prune: bool
     requests: int = 0
     throttled_s: float = 0.0
+    rpm: float = DEFAULT_RPM
+    """The throttle's requests a minute (0: no limit), from SCOREGATE_LANGFUSE_RPM."""
+
+    def pace(self) -> str:
+        """What paces the requests, naming the setting that changes it: `at most 90 requests a minute (…)`."""
+        if self.rpm <= 0:
+            return f"no limit ({RPM_ENV}=0)"
+        return f"at most {self.rpm:g} requests a minute ({RPM_ENV})"
 
     def total(self, action: ItemAction) -> int:
         """Return the number of items with `action` across all datasets."""
@@ -265,4 +274,5 @@ def sync_datasets(
         prune=prune,
         requests=remote.requests,
         throttled_s=remote.throttle.waited_s,
+        rpm=remote.throttle.per_minute,
     )

@@ -57,7 +57,7 @@ def resolve_prompts(
     try:
         return {name: _resolve(remote, project, name, label, version) for name in names}
     except ScoregateError as exc:
-        if source == "auto" and label is None and version is None:
+        if source == "auto" and label is None and version is None and LOCAL_HINT not in (exc.hint or ""):
             exc.hint = f"{exc.hint}; {LOCAL_HINT}" if exc.hint else LOCAL_HINT
         raise
 
@@ -80,14 +80,19 @@ def _resolve(remote: Remote, project: Project, name: str, label: str | None, ver
                 break
         missing = f"prompt {name!r} has neither a 'candidate' nor a 'production' version in Langfuse"
     if found is None:
-        raise ScoregateError(
-            missing,
-            hint="upload it with `scoregate prompts sync --label candidate`, or run with the local files "
-            "(without --prompt-label/--prompt-version)",
-        )
+        raise ScoregateError(missing, hint=_missing_hint(label, version))
     spec, ignored = prompt_spec_from_langfuse(found, local=project.prompts.get(name))
     labels = tuple(found.labels or [])
     return ResolvedPrompt(spec, str(found.version), int(found.version), labels, chosen_by, ignored)
+
+
+def _missing_hint(label: str | None, version: int | None) -> str:
+    """What to do about a prompt version Langfuse lacks, naming only the option the user gave (if any)."""
+    upload = f"upload it with `scoregate prompts sync --label {label or 'candidate'}`"
+    given = f"--prompt-version {version}" if version is not None else f"--prompt-label {label}" if label else None
+    if given is None:
+        return f"{upload}, {LOCAL_HINT}"
+    return f"{upload}, or run the local prompt files: drop {given} and add `--prompt-source local`"
 
 
 def prompt_spec_from_langfuse(found: Any, *, local: PromptSpec | None = None) -> tuple[PromptSpec, tuple[str, ...]]:

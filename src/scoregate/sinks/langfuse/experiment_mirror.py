@@ -99,7 +99,7 @@ def mirror_run_to_langfuse(store: RunStore, project: Project, *, record: RunReco
 
 def _notes(session: MirrorClient, ctx: MirrorContext, report: MirrorReport) -> None:
     """What the report says besides the counts: how scores went, the dataset run, metadata left out."""
-    report.switched = session.scores.switched
+    report.switched, report.scores_form = session.scores.switched, session.scores.form
     if ctx.dataset_run is not None:
         posted = ctx.dataset_run.posted
         report.notes.append(f"dataset run: {posted} run item(s) posted by scoregate (SDK 5 on a server before v4.59)")

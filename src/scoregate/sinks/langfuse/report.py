@@ -39,6 +39,8 @@ class MirrorReport:
     """The server's generation as the mirror read it (None: it did not answer)."""
     switched: bool = False
     """The server refused a score array although its version said it takes one: scores went as events."""
+    scores_form: str | None = None
+    """The form the scores really went in (`array` or `ingestion`); None: as `server.scores` says (none sent)."""
     refused: bool = False
     """The server answered that it will not take what was sent (scores, or the keys): a retry alone will not do."""
 
@@ -52,8 +54,9 @@ class MirrorReport:
         """Scores sent that the server neither accepted nor rejected (no answer came)."""
         return self.scores_sent - self.scores_accepted - self.scores_rejected
 
-    def lines(self) -> list[str]:
-        """Return the report as the CLI prints it."""
+    def lines(self, *, problems: bool = True) -> list[str]:
+        """Return the report as the CLI prints it; `problems=False` leaves out the problem lines (a caller that
+        prints the problems itself, once)."""
         out = [
             f"langfuse: experiment {self.experiment_id or '-'} {self.experiment_url or ''}".rstrip(),
             f"  items: {self.items_confirmed}/{self.items_total} mirrored ({self.items_sent} traces sent now)",
@@ -61,13 +64,14 @@ class MirrorReport:
             f"{self.scores_unconfirmed} unanswered",
         ]
         if self.server is not None:
-            form = "batches" if self.server.scores == "array" else "score-create events"
+            used = self.scores_form or self.server.scores
+            form = "batches" if used == "array" else "score-create events"
             shown = "version not shown" if self.server.version == "unknown" else self.server.version
-            switched = " (it refused an array whatever its version said)" if self.switched else ""
+            switched = " (the server refused them as one array although its version takes one)" if self.switched else ""
             out.append(f"  server {shown}: scores posted as {form}{switched}")
         out += [f"  {n}" for n in self.notes]
         out += [f"  sdk: {w}" for w in self.warnings[:MAX_SDK_LINES]]
-        out += [f"  problem: {p}" for p in self.problems]
+        out += [f"  problem: {p}" for p in self.problems] if problems else []
         return out
 
     def problems_error(self) -> ScoregateError | None:

@@ -66,7 +66,8 @@ class LangfuseSink:
 
 
 def _as_sink_report(mirrored: MirrorReport) -> SinkReport:
-    """The contract's report of a Langfuse mirror: its lines, the experiment URL, and the problems when any."""
+    """The contract's report of a Langfuse mirror: its lines, the experiment URL, and the problems when any (as
+    `problem` alone: every caller prints it, so the lines leave it out)."""
     links = {}
     if mirrored.experiment_url:
         links = {"langfuse.experiment_url": mirrored.experiment_url}
@@ -74,7 +75,7 @@ def _as_sink_report(mirrored: MirrorReport) -> SinkReport:
     return SinkReport(
         link=mirrored.experiment_url,
         links=links,
-        lines=mirrored.lines(),
+        lines=mirrored.lines(problems=False),
         problem="; ".join(mirrored.problems) or None,
         error=mirrored.problems_error(),
         detail=mirrored,

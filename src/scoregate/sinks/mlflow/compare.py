@@ -111,7 +111,7 @@ def mirror_comparison(compared: Comparison, *, project_root: Path) -> MirroredCo
         earlier=earlier_experiment_name(project, "comparisons"),
     )  # fmt: skip
     key = f"{store_a.run_id}..{store_b.run_id}"
-    run_id = find_or_create_run(
+    run_id, _ = find_or_create_run(
         client,
         experiment_id,
         tag=COMPARISON_TAG,

@@ -134,8 +134,9 @@ def find_or_create_run(
     run_name: str,
     legacy_name: str | None = None,
     start_time: int | None = None,
-) -> str:
-    """Return the MLflow run tagged `tag=key`, adopting a half-made one named `legacy_name`, or create it.
+) -> tuple[str, bool]:
+    """Return the MLflow run tagged `tag=key`, adopting a half-made one named `legacy_name`, or create it; and
+    whether it was created by this call.
 
     The run is created with its identifying tag in the same call, so a kill can never leave a run the
     next mirror cannot find. A run named `legacy_name` (default `key`) without the tag (made by an older
@@ -144,7 +145,7 @@ def find_or_create_run(
     """
     found = client.search_runs([experiment_id], filter_string=f"tags.`{tag}` = '{key}'", max_results=1)
     if found:
-        return str(found[0].info.run_id)
+        return str(found[0].info.run_id), False
     named = client.search_runs(
         [experiment_id], filter_string=f"attributes.run_name = '{legacy_name or key}'", max_results=100,
         order_by=["attributes.start_time ASC"],
@@ -155,14 +156,19 @@ def find_or_create_run(
         client.set_tag(keep, tag, key)
         for run_id in extra:
             client.delete_run(run_id)
-        return str(keep)
+        return str(keep), False
     run = client.create_run(experiment_id, start_time=start_time, tags={tag: key}, run_name=run_name)
-    return str(run.info.run_id)
+    return str(run.info.run_id), True
 
 
 def mirror_run(store: RunStore, *, project_root: Path, record: RunRecord | None = None) -> str:
     """Create or update the MLflow run of a stored run; return the MLflow run id. `record`: the run's manifest
     and summary when the caller read them already (else they are read here, once)."""
+    return mirror_run_created(store, project_root=project_root, record=record)[0]
+
+
+def mirror_run_created(store: RunStore, *, project_root: Path, record: RunRecord | None = None) -> tuple[str, bool]:
+    """Create or update the MLflow run of a stored run; return the MLflow run id and whether this call created it."""
     from mlflow.entities import Metric, Param, RunTag
 
     from scoregate.sinks.mlflow.client import creation_lock, tracking_client
@@ -181,7 +187,7 @@ def mirror_run(store: RunStore, *, project_root: Path, record: RunRecord | None 
         client, experiment_name(project, experiment), uri=uri, project_root=project_root,
         earlier=earlier_experiment_name(project, experiment),
     )  # fmt: skip
-    run_id = find_or_create_run(
+    run_id, created = find_or_create_run(
         client,
         experiment_id,
         tag=RUN_ID_TAG,
@@ -221,4 +227,4 @@ def mirror_run(store: RunStore, *, project_root: Path, record: RunRecord | None 
         raise RuntimeError(f"MLflow run {run_id} does not hold run {store.run_id} after mirroring it to {uri}")
     store.set_link("mlflow_run_id", run_id)
     store.set_link("mlflow_experiment_id", experiment_id)
-    return run_id
+    return run_id, created

@@ -53,6 +53,7 @@ class MlflowSink:
             link=run_id,
             links={RUN_LINK: run_id},
             lines=[f"mlflow: run {run_id}  (browse with `make mlflow-ui`)"],
+            created=bool(done.get("created")),
         )
         if done["rows_error"] is not None:
             report.problem, report.error = done["rows_problem"], rebuilt(done["rows_error"])

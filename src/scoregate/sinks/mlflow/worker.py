@@ -66,12 +66,14 @@ def _rows_error(exc: Exception, run_id: str) -> BaseException:
 
 
 def mirror(request: dict[str, Any]) -> dict[str, Any]:
-    """Create or update the run's MLflow run (and its evaluation rows when asked); return its id and the rows' fate."""
-    from scoregate.sinks.mlflow.run_mirror import mirror_run
+    """Create or update the run's MLflow run (and its evaluation rows when asked); return its id, whether it was
+    created now, and the rows' fate."""
+    from scoregate.sinks.mlflow.run_mirror import mirror_run_created
 
     root, store = Path(request["project_root"]), RunStore(Path(request["run_dir"]))
-    run_id = mirror_run(store, project_root=root, record=_record(request["record"]))
-    answer: dict[str, Any] = {"run_id": run_id, "item_rows": None, "rows_problem": None, "rows_error": None}
+    run_id, created = mirror_run_created(store, project_root=root, record=_record(request["record"]))
+    answer: dict[str, Any] = {"run_id": run_id, "created": created}
+    answer.update(item_rows=None, rows_problem=None, rows_error=None)
     if request.get("item_rows"):
         from scoregate.sinks.mlflow.eval_rows import log_item_rows
 
