@@ -126,26 +126,50 @@ def test_the_run_entry_point_loads_no_execution_machinery() -> None:
 
 HEAVY_BEFORE_ITEMS = ("mlflow", "pandas", "scipy", "numpy", "langfuse", "openai")
 TRACK_SUMMARIES = ("scoregate.tracks.extraction.run_summary", "scoregate.tracks.tags.run_summary")
+NOT_BEFORE_THE_CHECK = (
+    "httpx",  # Langfuse's transport (the models' is httpx2): not loaded to learn that Langfuse is off
+    "rich",  # the terminal output starts once the check is out
+    "rapidfuzz",  # a counter's similarity: loaded at its first score
+    "scoregate.app.run_execution",
+    "scoregate.engine.progress",
+    "scoregate.analysis.summary",
+    "scoregate.report",
+    "scoregate.sinks",
+)
 RUN_WATCHING_REQUESTS = """
-import json, sys
+import json, os, sys, threading
 from pathlib import Path
-watched, port, seen = {HEAVY!r}, int(sys.argv[2]), []
+watched, port, seen, at_check = {HEAVY!r}, int(sys.argv[2]), [], []
+early = {EARLY!r}
+
+def loaded(names):
+    return sorted(m for m in names if any(k == m or k.startswith(m + ".") for k in list(sys.modules)))
 
 def at_request(event, args):
     if event == "socket.connect" and len(seen) < 2 and isinstance(args[1], tuple) and args[1][1:2] == (port,):
-        seen.append(sorted(m for m in watched if m in sys.modules))
+        seen.append(loaded(watched))
 
+start = threading.Thread.start
+
+def starting(thread):  # what the main thread has loaded when the models' check goes out
+    if thread.name == "scoregate-preflight":
+        at_check.append(loaded(early + watched))
+    start(thread)
+
+threading.Thread.start = starting
 sys.addaudithook(at_request)
+for key in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
+    os.environ.pop(key, None)
 from scoregate.app import RunOptions, run_experiment
-run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False))
-print(json.dumps({{"at_requests": seen, "at_exit": sorted(m for m in watched if m in sys.modules)}}))
+run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirror_mlflow=False, use_cache=False))
+print(json.dumps({{"at_check": at_check, "at_requests": seen, "at_exit": loaded(watched)}}))
 """
 
 
 def test_a_run_loads_no_heavy_library_before_its_first_requests(
     project_dir: Path, scripted_server: ScriptedOpenAI
 ) -> None:
-    code = RUN_WATCHING_REQUESTS.format(HEAVY=HEAVY_BEFORE_ITEMS + TRACK_SUMMARIES)
+    code = RUN_WATCHING_REQUESTS.format(HEAVY=HEAVY_BEFORE_ITEMS + TRACK_SUMMARIES, EARLY=NOT_BEFORE_THE_CHECK)
 
     done = subprocess.run(
         [sys.executable, "-c", code, str(project_dir), str(scripted_server.port)],
@@ -154,6 +178,7 @@ def test_a_run_loads_no_heavy_library_before_its_first_requests(
 
     assert done.returncode == 0, done.stderr[-3000:]
     said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["at_check"] == [[]]  # the models' check goes out before the run's output, scoring and end load
     assert said["at_requests"] == [[], []]  # at the models' one-token check, and at the first item's request
     assert "numpy" in said["at_exit"]  # loaded for the summary, after the items
     # no MLflow, no pandas; neither track's summary (jsonschema, for extraction) in a run without their evaluators

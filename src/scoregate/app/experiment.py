@@ -173,9 +173,11 @@ def _plan_check_and_run(
 ) -> RunOutcome:
     if options.mirror_langfuse:  # a server its mirror cannot write to is refused before any model call
         from scoregate.integrations.langfuse.client import LangfuseSettings
-        from scoregate.integrations.langfuse.server_generation import check_before_run
 
-        check_before_run(LangfuseSettings.from_env())
+        if (langfuse := LangfuseSettings.from_env()) is not None:  # its HTTP client loads only when it is set
+            from scoregate.integrations.langfuse.server_generation import check_before_run
+
+            check_before_run(langfuse)
     prompt_versions = _use_langfuse_prompts(
         project, experiment, options, resumed=resumed.manifest_record.receipts if resumed is not None else None
     )
@@ -187,11 +189,8 @@ def _plan_check_and_run(
         from scoregate.app.stop_early import plan_stop_early
 
         stop = plan_stop_early(project, plan, options)
-    from rich.console import Console
-
     from scoregate.app.budget_gate import refuse_over_budget
 
-    console = console or Console(stderr=True)
     unchecked = refuse_over_budget(project, plan, options, resumed, console)  # before any request, the check's too
 
     from scoregate.calls.breaker import CircuitBreaker
@@ -207,7 +206,6 @@ def _plan_check_and_run(
         prompt_versions = {
             name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
         }
-        print_wrapped(console, _prompt_source_line(prompt_versions, options))
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
             check_resumable(resumed, options, receipts)  # a refused resume spends no request either
@@ -219,25 +217,33 @@ def _plan_check_and_run(
             project_root=project.root,
             settings=project.config.settings,
         ).start()  # before the run directory exists: an unreachable URL leaves no run
+        out = console or _stderr_console()  # the run's output starts once the check is out
+        print_wrapped(out, _prompt_source_line(prompt_versions, options))
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
-        _say_what_providers_note(names, caller, console)
+        _say_what_providers_note(names, caller, out)
         from scoregate.app.run_execution import execute_run
 
-        check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(console, waited, what))
+        check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(out, waited, what))
         if unchecked is not None:  # a time budget no past run could check: the check's reply sets a floor
             from scoregate.app.budget_gate import refuse_below_check_floor
 
-            refuse_below_check_floor(project, unchecked, options, check.records, console)
+            refuse_below_check_floor(project, unchecked, options, check.records, out)
         store = _open_or_create(project, plan, options, receipts, resumed, check.records)
     except BaseException:
         if cache is not None:
             cache.close()
         raise
     if lock is not None:
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
     with RunLock(store.directory):
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
+
+
+def _stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def _say_check_waits(console: Console, waited: float, what: str) -> None:
