@@ -215,3 +215,89 @@ def test_an_ordinary_run_reads_its_results_no_extra_time_to_say_it_finished(
     monkeypatch.setattr(RunStore, "done_ids", no_extra_pass)
 
     assert stopped_status(store) == "finished"
+
+
+CLI_RUN_WATCHING_THE_COLLECTOR = """
+import gc, json, os, sys, threading
+passes, at_check, at_item = [], [], []
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+start = threading.Thread.start
+
+def starting(thread):  # the collector's passes so far, and whether it is on, when the models' check goes out
+    if thread.name == "scoregate-preflight":
+        at_check.append([len(passes), gc.isenabled()])
+    start(thread)
+
+def at_request(event, args):  # whether the collector is on at the first item's request
+    if event != "socket.connect" or not isinstance(args[1], tuple) or args[1][1:2] != ({port},):
+        return
+    if at_check and not at_item and threading.current_thread().name != "scoregate-preflight":
+        at_item.append(gc.isenabled())
+
+threading.Thread.start = starting
+sys.addaudithook(at_request)
+for key in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
+    os.environ.pop(key, None)
+sys.argv = ["scoregate", *sys.argv[1:]]
+import scoregate.cli
+passes.clear()  # from here on: the command's own start (the interpreter's and the CLI module's imports are before)
+try:
+    scoregate.cli.main()
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+print(json.dumps({{"at_check": at_check, "at_item": at_item, "at_exit": gc.isenabled()}}))
+"""
+
+
+def test_the_collector_makes_no_pass_while_a_run_starts_and_is_back_on_for_its_items(
+    project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    """`scoregate run` allocates ~100,000 objects that all live on before its first request (imports, the project,
+    the HTTP client); the collector's passes over them (~20 ms) find nothing, so it is off until the models' check
+    is out, then back on (what the start built is frozen: later passes skip it)."""
+    code = CLI_RUN_WATCHING_THE_COLLECTOR.format(port=scripted_server.port)
+    args = ["run", "counters", "--no-mlflow", "--no-cache", "--no-report", "-C", str(project_dir)]
+
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["at_check"] == [[0, False]]  # no pass since the command started, and none can start
+    assert said["at_item"] == [True] and said["at_exit"] is True
+
+
+@pytest.mark.parametrize("args", [["validate"], ["run"], ["run", "counters", "--dry-run"]])
+def test_commands_other_than_a_run_keep_the_collector_on(args: list[str], project_dir: Path) -> None:
+    code = "\n".join(
+        [
+            "import gc, sys",
+            f"sys.argv = ['scoregate', *{args!r}, '-C', {str(project_dir)!r}]",
+            "import scoregate.cli",
+            "try:",
+            "    scoregate.cli.main()",
+            "except SystemExit as exc:",
+            "    assert exc.code in (0, None), exc.code",
+            "print('collector on:', gc.isenabled())",
+        ]
+    )
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "collector on: True"
+
+
+def test_a_run_refused_before_its_check_leaves_the_collector_as_the_caller_had_it(
+    scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    """In one process (a test, a Python caller of `scoregate.cli.main`), a run that stops before its first request
+    leaves the collector on, with nothing frozen."""
+    import gc
+
+    with (project_dir / "datasets" / "smoke_v1.jsonl").open("a", encoding="utf-8") as dataset:
+        dataset.write("{not json\n")
+
+    result = scoregate("run", "smoke", "--no-mlflow")
+
+    assert result.code == 1 and scripted_server.requests == []
+    assert gc.isenabled() and gc.get_freeze_count() == 0

@@ -26,6 +26,7 @@ from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id, run_directory
 from scoregate.support.redaction import redact, register_secret_env
+from scoregate.support.start_gc import release_collector
 from scoregate.support.suggest import unknown_name
 from scoregate.support.terminal_text import print_wrapped
 from scoregate.tracks.project import load_project
@@ -118,6 +119,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         lock.acquire()
     try:
         if resumed is not None and options.shard is not None:
+            release_collector()  # a finished shard only mirrors, a resumed run may only mirror: no start to speed
             from scoregate.app.shards import finish_shard, finished_shard_note
 
             if (reason := finished_shard_note(resumed, project, options)) is not None:  # its Langfuse items again
@@ -125,6 +127,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
                 outcome.nothing_to_do = reason
                 return outcome
         elif resumed is not None:
+            release_collector()
             if (reason := nothing_to_resume(resumed, options)) is not None:
                 return finish_mirror(resumed, project, options, reason)
             experiment, options = resumed_options(resumed.manifest_record, options)
@@ -224,6 +227,7 @@ def _plan_check_and_run(
         _say_what_providers_note(names, caller, out)
         from scoregate.app.run_execution import execute_run
 
+        release_collector()  # held since the command started (`scoregate.cli.main`): the start is over
         check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(out, waited, what))
         if unchecked is not None:  # a time budget no past run could check: the check's reply sets a floor
             from scoregate.app.budget_gate import refuse_below_check_floor
