@@ -175,8 +175,9 @@ def main() -> None:
     import atexit
     import gc
 
-    # At exit the interpreter collects every object still alive, pydantic's validators and numpy's included: 0.15 s
-    # after a run. Frozen, they are left to the system (files are closed and streams flushed all the same).
+    # At exit the interpreter collects every object still alive, pydantic's validators and numpy's included: ~0.09 s
+    # after a 2,000-item run. Frozen, they are left to the system (the standard streams are flushed all the same;
+    # scoregate closes the files it writes, so none waits on a collection to be flushed).
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
     from scoregate.app import end_collector_hold, hold_collector
