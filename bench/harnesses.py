@@ -268,6 +268,13 @@ def _first_task_call(run_dir: Path) -> float:
         )
 
 
+def _first_request(manifest: dict[str, Any], first_item: float) -> float:
+    """When the endpoint got the run's first request: the models' one-token check (manifest `model_checks`) or,
+    if an item's request went out before it, that item's."""
+    checks = [_epoch(call["started_at"]) for call in manifest.get("model_checks") or [] if call.get("started_at")]
+    return min([first_item, *checks])
+
+
 def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tuple[Measurement, ChildRun]:
     """Run `scoregate run` on the bench project; the items phase is the manifest's started_at → finished_at."""
     runs = setup.project / "runs"
@@ -284,6 +291,7 @@ def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tup
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     started, finished = _epoch(manifest["started_at"]), _epoch(manifest["finished_at"])
+    first_item = _first_task_call(run_dir)
     scores = summary["scores"]
     progress = PROGRESS_LINE.findall(run.output)
     measurement = Measurement(
@@ -302,7 +310,8 @@ def run_scoregate(setup: BenchSetup, rep: int, *, keep_run: bool = False) -> tup
         detail={
             "items_phase": "manifest started_at -> finished_at (preflight, items, store close)",
             "startup_s": round(started - run.launched_at, 3),
-            "first_item_s": round(_first_task_call(run_dir) - run.launched_at, 3),
+            "first_request_s": round(_first_request(manifest, first_item) - run.launched_at, 3),
+            "first_item_s": round(first_item - run.launched_at, 3),
             "after_items_s": round(run.exited_at - finished, 3),
             "progress_items_per_s": float(progress[-1][2]) if progress else None,
             "errors": int(summary["run_metrics"]["error_count"]),

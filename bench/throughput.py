@@ -117,7 +117,9 @@ def _setup(args: argparse.Namespace, kit: Path, workdir: Path, n: int, port: int
 def _show(m: Measurement) -> None:
     extra = ""
     if m.harness == "scoregate":
-        extra = f"  first item {m.detail['first_item_s']:.2f}s  after {m.detail['after_items_s']:.1f}s"
+        d = m.detail
+        extra = f"  first request {d['first_request_s']:.2f}s  first item {d['first_item_s']:.2f}s"
+        extra += f"  after {d['after_items_s']:.2f}s"
     print(
         f"  rep {m.rep} {m.harness:17s} {m.items_per_s:7.1f} items/s (items phase)  {m.whole_per_s:7.1f} (whole)  "
         f"peak RSS {m.peak_rss_mb:6.1f} MB  CPU ms/item {m.items_cpu_ms_per_item:4.2f} (items) "
@@ -174,6 +176,7 @@ def _big_run(args: argparse.Namespace, kit: Path, workdir: Path) -> dict[str, An
         "wall_s": measurement.wall_s,
         "cpu_ms_per_item": round(measurement.cpu_ms_per_item, 3),
         "startup_s": measurement.detail["startup_s"],
+        "first_request_s": measurement.detail["first_request_s"],
         "first_item_s": measurement.detail["first_item_s"],
         "after_items_s": measurement.detail["after_items_s"],
         "items_cpu_ms_per_item": round(measurement.items_cpu_ms_per_item, 3),

@@ -122,3 +122,19 @@ def test_the_run_module_imports_neither_the_openai_sdk_nor_scipy_before_the_item
     """A run needs scipy only for the summary after its last item, and never the openai SDK (plain HTTP)."""
     imported = _imported_after("import scoregate.app.experiment, scoregate.providers.registry")
     assert imported["openai"] is False and imported["scipy"] is False
+
+
+def test_the_command_leaves_what_it_loaded_to_the_system_at_exit() -> None:
+    """At exit the interpreter collects every object still alive, the loaded libraries' included (~0.15 s after a
+    run); the command freezes them first, so that collection is skipped and the process ends at once."""
+    code = "\n".join(
+        [
+            "import atexit, gc",
+            "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))",  # runs after main's
+            _cli_code(["--version"]),
+        ]
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "frozen at exit: True"

@@ -108,3 +108,47 @@ def test_lines_cut_by_the_read_blocks_index_as_whole_lines(
     with pytest.raises(DamagedResults) as error:
         list(store.iter_results())
     assert error.value.line == 6
+
+
+def index_passes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record each index pass over a results.jsonl (the pass reads it unbuffered, in blocks)."""
+    passes: list[str] = []
+    path_open = Path.open
+
+    def counting(path: Path, mode: str = "r", buffering: int = -1, *args: Any, **kwargs: Any) -> Any:
+        if path.name == RESULTS and buffering == 0:
+            passes.append(path.parent.name)
+        return path_open(path, mode, buffering, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counting)
+    return passes
+
+
+def test_a_finished_run_indexes_its_results_once_for_its_summary_telemetry_and_report(
+    project_dir: Path, scripted_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the last item the summary, the telemetry (metrics.json/csv) and the report each read the results: the
+    file has not changed, so its index is made once, not three times (~12 ms each at 2,000 items)."""
+    from scoregate.app import RunOptions, run_experiment
+
+    passes = index_passes(monkeypatch)
+
+    outcome = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False))
+
+    assert (outcome.store.directory / "report.html").is_file() and (outcome.store.directory / "metrics.csv").is_file()
+    assert passes == [outcome.run_id]
+
+
+def test_an_index_is_made_again_once_the_results_change(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(3):
+        store.append(result(n, f"i{n}", 0.5))
+    passes = index_passes(monkeypatch)
+
+    assert values(store.iter_results()) == [("i0", 0.5), ("i1", 0.5), ("i2", 0.5)]
+    assert [r.item_id for r in store.iter_all_records()] == ["i0", "i1", "i2"]  # the same index serves both
+    store.append(result(1, "i1", 0.9))
+    assert values(store.iter_results()) == [("i0", 0.5), ("i1", 0.9), ("i2", 0.5)]
+    store.append(result(1, "i1", 0.7, repeat=2))
+    assert [(r.item_id, r.repeat) for r in store.iter_all_records()] == [("i0", 1), ("i2", 1), ("i1", 1), ("i1", 2)]
+    assert values(store.iter_results()) == [("i0", 0.5), ("i1", 0.9), ("i2", 0.5)]
+    assert len(passes) == 4  # once, then after each change; repeat 2 in the file: repeat 1 alone is indexed apart

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -123,3 +126,46 @@ def test_metrics_files_are_mirrored_to_mlflow(
     assert {"metrics.json", "metrics.csv"} <= names
     local = client.download_artifacts(links["mlflow_run_id"], "metrics.json")
     assert len(json.loads(Path(local).read_text())["rows"]) == 1 + 2  # the model check and the two task calls
+
+
+RUN_WITH_ONE_THREAD_AT_ITS_END = """
+import os, sys
+forks = []
+sys.addaudithook(lambda event, args: forks.append(os.getpid()) if event == "os.fork" else None)
+import scoregate.app.run_execution
+scoregate.app.run_execution.WARM_IMPORTS_AFTER_S = 3600.0  # no import thread: the end of the run is single-threaded
+sys.argv = ["scoregate", *sys.argv[1:]]
+import scoregate.cli
+try:
+    scoregate.cli.main()
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+print("forks:", len(forks))
+"""
+
+
+def test_the_telemetry_is_written_by_a_child_process_beside_the_summary_and_is_the_same(
+    project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs
+) -> None:
+    """After the last item a child process writes metrics.json and metrics.csv while the run computes its summary and
+    report (~75 ms at 2,000 items off the command's end on a machine with a second core); the files are those
+    the run would write itself."""
+    from scoregate.store.run_store import RunStore
+    from scoregate.store.telemetry import write_telemetry
+
+    args = ["run", "counters", "--no-mlflow", "--no-cache", "-C", str(project_dir)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LANGFUSE_")}
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_WITH_ONE_THREAD_AT_ITS_END, *args], capture_output=True, text=True, env=env,
+        timeout=300,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "forks: 1"
+    (run_id,) = runs.ids()
+    directory = runs.root / run_id
+    written = {name: (directory / name).read_bytes() for name in ("metrics.json", "metrics.csv")}
+    write_telemetry(RunStore.open(runs.root, run_id))
+    assert {name: (directory / name).read_bytes() for name in written} == written
+    requests = len(scripted_server.chat_requests()) + len(scripted_server.preflight_requests())
+    assert len(json.loads(written["metrics.json"])["rows"]) == requests  # no retry here: a row per request

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from scoregate.store.identity import RunOverview, manifest_run_name
     from scoregate.store.record import GateResult, RunSummary
     from scoregate.support.redaction import redact
+    from scoregate.support.start_gc import end_collector_hold, hold_collector, release_collector
     from scoregate.support.terminal_text import (
         KEEP,
         join_units,
@@ -147,6 +148,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
     "scoregate.store.record": ("GateResult", "RunSummary"),
     "scoregate.support.redaction": ("redact",),
+    "scoregate.support.start_gc": ("end_collector_hold", "hold_collector", "release_collector"),
     "scoregate.support.terminal_text": (
         "KEEP",
         "join_units",
@@ -201,12 +203,14 @@ __all__ = [
     "diff_stored_runs",
     "direction_arrow",
     "duration_text",
+    "end_collector_hold",
     "ending_line",
     "experiment_rows",
     "find_root",
     "flaky_report",
     "follow",
     "forecast_experiment",
+    "hold_collector",
     "import_scores",
     "invalidate_run",
     "join_units",
@@ -233,6 +237,7 @@ __all__ = [
     "rank_stored_runs",
     "reason_lines",
     "redact",
+    "release_collector",
     "report_runs",
     "rollback",
     "run_canaries",

@@ -68,15 +68,20 @@ def forecast_experiment(root: Path, experiment: str, options: RunOptions) -> Run
 
 
 def refuse_over_budget(
-    project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None, console: Console
+    project: Project, plan: ExperimentPlan, options: RunOptions, resumed: RunStore | None, console: Console | None
 ) -> RunForecast | None:
     """With a budget (options or scoregate.yaml), raise BudgetRefused when the forecast's upper end exceeds it;
-    return the forecast when its time budget could not be checked (no wall time: see `refuse_below_check_floor`)."""
+    return the forecast when its time budget could not be checked (no wall time: see `refuse_below_check_floor`).
+    Its notes go to `console`, else to standard error."""
     budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
     if not budget.any:
         return None
     planned = forecast_plan(project, plan, options, resumed)
     for note in check_forecast(planned, budget, plan.name):
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=True)
         print_wrapped(console, note, style="yellow")
     return planned if budget.minutes is not None and planned.forecast.wall_s is None else None
 

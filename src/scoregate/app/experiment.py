@@ -26,6 +26,7 @@ from scoregate.store.lock import RunLock
 from scoregate.store.records import CallRecord
 from scoregate.store.run_store import RunStore, new_run_id, run_directory
 from scoregate.support.redaction import redact, register_secret_env
+from scoregate.support.start_gc import release_collector
 from scoregate.support.suggest import unknown_name
 from scoregate.support.terminal_text import print_wrapped
 from scoregate.tracks.project import load_project
@@ -113,6 +114,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
         lock.acquire()
     try:
         if resumed is not None and options.shard is not None:
+            release_collector()  # a finished shard only mirrors, a resumed run may only mirror: no start to speed
             from scoregate.app.shards import finish_shard, finished_shard_note
 
             if (reason := finished_shard_note(resumed, project, options)) is not None:  # its Langfuse items again
@@ -120,6 +122,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
                 outcome.nothing_to_do = reason
                 return outcome
         elif resumed is not None:
+            release_collector()
             if (reason := nothing_to_resume(resumed, options)) is not None:
                 return finish_mirror(resumed, project, options, reason)
             experiment, options = resumed_options(resumed.manifest_record, options)
@@ -168,9 +171,11 @@ def _plan_check_and_run(
 ) -> RunOutcome:
     if options.mirror_langfuse:  # a server its mirror cannot write to is refused before any model call
         from scoregate.integrations.langfuse.client import LangfuseSettings
-        from scoregate.integrations.langfuse.server_generation import check_before_run
 
-        check_before_run(LangfuseSettings.from_env())
+        if (langfuse := LangfuseSettings.from_env()) is not None:  # its HTTP client loads only when it is set
+            from scoregate.integrations.langfuse.server_generation import check_before_run
+
+            check_before_run(langfuse)
     prompt_versions = _use_langfuse_prompts(
         project, experiment, options, resumed=resumed.manifest_record.receipts if resumed is not None else None
     )
@@ -182,11 +187,8 @@ def _plan_check_and_run(
         from scoregate.app.stop_early import plan_stop_early
 
         stop = plan_stop_early(project, plan, options)
-    from rich.console import Console
-
     from scoregate.app.budget_gate import refuse_over_budget
 
-    console = console or Console(stderr=True)
     unchecked = refuse_over_budget(project, plan, options, resumed, console)  # before any request, the check's too
 
     from scoregate.calls.breaker import CircuitBreaker
@@ -202,7 +204,6 @@ def _plan_check_and_run(
         prompt_versions = {
             name: prompt_versions.get(name) or local_prompt_version(spec) for name, spec in plan.prompts.items()
         }
-        print_wrapped(console, _prompt_source_line(prompt_versions, options))
         receipts = _receipts(project, plan, options, caller, prompt_versions) if resumed is not None else None
         if resumed is not None and receipts is not None:
             check_resumable(resumed, options, receipts)  # a refused resume spends no request either
@@ -214,25 +215,34 @@ def _plan_check_and_run(
             project_root=project.root,
             settings=project.config.settings,
         ).start()  # before the run directory exists: an unreachable URL leaves no run
+        out = console or _stderr_console()  # the run's output starts once the check is out
+        print_wrapped(out, _prompt_source_line(prompt_versions, options))
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
-        _say_what_providers_note(names, caller, console)
+        _say_what_providers_note(names, caller, out)
         from scoregate.app.run_execution import execute_run
 
-        check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(console, waited, what))
+        release_collector()  # held since the command started (`scoregate.cli.main`): the start is over
+        check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(out, waited, what))
         if unchecked is not None:  # a time budget no past run could check: the check's reply sets a floor
             from scoregate.app.budget_gate import refuse_below_check_floor
 
-            refuse_below_check_floor(project, unchecked, options, check.records, console)
+            refuse_below_check_floor(project, unchecked, options, check.records, out)
         store = _open_or_create(project, plan, options, receipts, resumed, check.records)
     except BaseException:
         if cache is not None:
             cache.close()
         raise
     if lock is not None:
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
     with RunLock(store.directory):
-        return execute_run(store, plan, project, options, caller, prompt_versions, console, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
+
+
+def _stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def _say_check_waits(console: Console, waited: float, what: str) -> None:

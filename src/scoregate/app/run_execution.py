@@ -41,6 +41,7 @@ from scoregate.store.records import DataType
 from scoregate.store.repeats import done_by_repeat, iter_all_results
 from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
+from scoregate.support.forked import call_forked
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
 from scoregate.tracks.registry import build_evaluator, take_gate_metrics, track_reports
@@ -221,12 +222,14 @@ def execute_run(
         from scoregate.app.shards import finish_shard
 
         return finish_shard(store, project, options)
+    telemetry = call_forked(lambda: write_telemetry(store))  # beside the summary and report, on another core
     summary = summarize_run(store, plan, project)
-    write_telemetry(store)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
     if options.write_report:
         _write_report(store, project, outcome)
-    _mirror(store, project, options, outcome)
+    if not telemetry.wait():  # the child failed: write it here, where its error is raised
+        write_telemetry(store)
+    _mirror(store, project, options, outcome)  # the MLflow mirror logs metrics.json and metrics.csv
     return outcome
 
 

@@ -143,8 +143,10 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app import RunOptions, parse_shard, run_experiment, run_models
+    from scoregate.app import RunOptions, parse_shard, release_collector, run_experiment, run_models
 
+    if (experiment is None and resume is None) or dry_run:  # no run starts: the collector is back on at once
+        release_collector()
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return

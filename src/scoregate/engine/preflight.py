@@ -47,8 +47,13 @@ class BackgroundPreflight:
         self._thread = threading.Thread(target=self._check, name="scoregate-preflight", daemon=True)
 
     def start(self) -> BackgroundPreflight:
-        """Start the check and return self."""
+        """Start the check and return self. The models' providers (their modules, their HTTP clients) are built
+        here, in the calling thread, like the transport: built in the check's thread, they would wait there for the
+        GIL behind the caller's imports (~0.1 s before its request went out). A provider that cannot be built
+        raises here, as it would from `wait()`."""
         load_http_transport()
+        for name in dict.fromkeys(self._names):
+            self._caller.provider(name)
         self._thread.start()
         return self
 

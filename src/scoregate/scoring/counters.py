@@ -38,8 +38,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from rapidfuzz.distance import Levenshtein
-
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import VALID_ROOTS, EvalContext, resolve_path
 from scoregate.scoring.echo import InstructionEcho, echo_comment
@@ -249,6 +247,8 @@ def _compression(source: str) -> CounterFn:
 
 def _similarity(source: str) -> CounterFn:
     def similarity(item: _Item) -> float:
+        from rapidfuzz.distance import Levenshtein  # at the first score: a run's models are checked before it loads
+
         return float(Levenshtein.normalized_similarity(item.text, _text_at(item, source)))
 
     return similarity

@@ -96,6 +96,8 @@ class ResultsIndex:
     offsets: np.ndarray
     lines: np.ndarray
     indices: np.ndarray
+    other_repeats: bool = False
+    """The file holds records of repeats 2..K (without them, the index of repeat 1 is the index of every repeat)."""
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -110,13 +112,31 @@ BLOCK = 1 << 18
 pass holds two blocks at most, whatever the size of the file."""
 
 
+_last: tuple[tuple[str, int, int, int], bool, ResultsIndex] | None = None
+"""The last index made, with the file's identity (path, inode, size, mtime) then: a finished run's summary, telemetry
+and report read the same unchanged file, and index it once."""
+
+
 def index_results(path: Path, *, repeats: bool) -> ResultsIndex:
     """Index the newest record of every item id (with `repeats`, of every (item id, repeat); else repeat 1 only).
 
     Complete lines only: a partial last line (a killed writer) ends the scan. Raise DamagedLine on a line
-    that is neither in scoregate's shape nor a JSON record with an `item_id`.
+    that is neither in scoregate's shape nor a JSON record with an `item_id`. The last index is kept while the
+    file is unchanged; a file with repeat 1 only has one index for both `repeats`.
     """
+    global _last
+    stat = path.stat()
+    identity = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if _last is not None and _last[0] == identity and (_last[1] == repeats or not _last[2].other_repeats):
+        return _last[2]
+    index = _index_file(path, repeats=repeats)
+    _last = (identity, repeats, index)
+    return index
+
+
+def _index_file(path: Path, *, repeats: bool) -> ResultsIndex:
     offsets, lines, indices, hashes = array("q"), array("q"), array("q"), array("q")
+    other_repeats = False
     head_of, tail_of = _HEAD.match, _TAIL.search
     number, base, carry = 0, 0, b""
     with path.open("rb", buffering=0) as handle:
@@ -131,6 +151,7 @@ def index_results(path: Path, *, repeats: bool) -> ResultsIndex:
                     index, item_id, repeat = int(head.group(1)), head.group(2), int(tail.group(1))
                 else:
                     index, item_id, repeat = _key(data, number, start, end)
+                other_repeats = other_repeats or repeat != 1
                 if repeats or repeat == 1:
                     offsets.append(base + start)
                     lines.append(number)
@@ -140,7 +161,7 @@ def index_results(path: Path, *, repeats: bool) -> ResultsIndex:
             carry, base = data[start:], base + start
     keep = _newest(path, np.frombuffer(hashes, dtype=np.int64), offsets, repeats=repeats)
     as_array = lambda values: np.frombuffer(values, dtype=np.int64)[keep]  # noqa: E731
-    return ResultsIndex(as_array(offsets), as_array(lines), as_array(indices))
+    return ResultsIndex(as_array(offsets), as_array(lines), as_array(indices), other_repeats)
 
 
 def _newest(path: Path, hashes: np.ndarray, offsets: array[int], *, repeats: bool) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
-from importlib.metadata import version
+from functools import cache
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -14,8 +14,27 @@ from scoregate.errors import ScoregateError
 if TYPE_CHECKING:
     from langfuse import Langfuse
 
-SDK_VERSION = version("langfuse")
-SDK_MAJOR = int(SDK_VERSION.split(".")[0])
+    SDK_VERSION: str
+    SDK_MAJOR: int
+
+
+@cache
+def _sdk_version() -> str:
+    from importlib.metadata import version
+
+    return version("langfuse")
+
+
+def __getattr__(name: str) -> object:
+    """`SDK_VERSION` and `SDK_MAJOR` of the installed langfuse package, read on first use: looking a version up scans
+    site-packages (~5 ms), which a run with Langfuse off does not need before its first request."""
+    if name == "SDK_VERSION":
+        return _sdk_version()
+    if name == "SDK_MAJOR":
+        return int(_sdk_version().split(".")[0])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 NOT_CONFIGURED = (
     "Langfuse is not configured: set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST (or LANGFUSE_BASE_URL)"
 )
