@@ -125,8 +125,7 @@ def test_resume_continues_a_stopped_run_to_the_full_dataset(
     project_dir: Path, scripted_server: ScriptedOpenAI, runs: Runs, reference: tuple[str, list[str]], mlflow_store: str
 ) -> None:
     ref, ids = reference
-    first = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--no-cache", "--no-mlflow",
-                 "--no-report")  # fmt: skip
+    first = _cli(project_dir, "run", "counters", "--stop-early", "--against", ref, "--no-cache", "--no-report")
     assert first.returncode == 0, _flat(first)
     run_id = runs.latest()
     n = runs.summary(run_id)["stop_early"]["items_run"]
