@@ -49,3 +49,16 @@ def installed_plugins() -> list[str]:
         for plugin in declared(group):
             by_package.setdefault(plugin.distribution, []).append(f"{what} {plugin.name}")
     return [f"{package}: {', '.join(added)}" for package, added in sorted(by_package.items())]
+
+
+def check_plugins() -> None:
+    """Load every installed plug-in once; raise PluginError naming the package of the first broken or duplicate
+    one. Without a plug-in package this only looks at the installed packages' entry-point files."""
+    if not installed_plugins():
+        return
+    from scoregate.providers.registry import REGISTRY as PROVIDERS
+    from scoregate.sinks.registry import REGISTRY as SINKS
+    from scoregate.tracks.registry import KINDS
+
+    for registry in (KINDS, SINKS, PROVIDERS):
+        registry.plugins()

@@ -162,6 +162,10 @@ def _main_options(
 ) -> None:
     """Decide, with evidence, whether a new prompt or model beats production."""
     set_global_project(project)
+    if ctx.invoked_subcommand is not None and not ctx.resilient_parsing:
+        from scoregate.app import check_plugins
+
+        check_plugins()  # a broken or duplicate plug-in package is named before any command starts
     if ctx.invoked_subcommand != "run":  # a run keeps the collector off until its first request is out
         from scoregate.app import release_collector
 
