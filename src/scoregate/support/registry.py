@@ -97,7 +97,7 @@ def load_plugin(plugin: Plugin) -> object:
             f"plug-in {plugin.name!r} of the package {plugin.distribution!r} fails to load "
             f"({plugin.where}): {type(exc).__name__}: {said}".rstrip(": "),
             hint=f"fix or reinstall {plugin.distribution}, or uninstall it: pip uninstall {plugin.distribution}",
-        ) from None
+        ) from exc
 
 
 class Registry(Generic[T]):
