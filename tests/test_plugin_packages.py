@@ -180,3 +180,66 @@ def test_a_broken_or_duplicate_plugin_is_one_clear_error_naming_its_package(
         assert "Traceback" not in refused.stderr
         assert " ".join(refused.stderr.split()).startswith(f"error: {said}"), refused.stderr
     assert not (project / "runs").exists()  # refused before the run started
+
+
+HELLO = '''
+import typer
+
+
+def hello(name: str = "you") -> None:
+    """Say hello from a plug-in package."""
+    typer.echo(f"hello {name}, from a plug-in")
+'''
+
+
+def test_a_plugin_command_is_listed_by_help_and_runs(tmp_path: Path) -> None:
+    points = {"scoregate.commands": {"hello": "hello_plugin.cmd:hello"}}
+    hello = install(package(tmp_path / "sources", "hello-plugin", points, {"cmd.py": HELLO}), tmp_path / "hello")
+
+    shown = scoregate(["--help"], tmp_path, hello)
+    said = scoregate(["hello", "--name", "Ada"], tmp_path, hello)
+
+    assert shown.returncode == 0, shown.stderr
+    assert "  hello            Say hello from a plug-in package." in shown.stdout
+    assert "  hello-plugin  command hello" in shown.stdout
+    assert said.returncode == 0, said.stderr
+    assert said.stdout == "hello Ada, from a plug-in\n"
+
+
+def test_a_plugin_command_cannot_take_a_built_in_command_name(tmp_path: Path) -> None:
+    points = {"scoregate.commands": {"run": "hello_plugin.cmd:hello"}}
+    hello = install(package(tmp_path / "sources", "hello-plugin", points, {"cmd.py": HELLO}), tmp_path / "hello")
+
+    refused = scoregate(["runs", "list"], tmp_path, hello)
+
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert " ".join(refused.stderr.split()).startswith(
+        "error: plug-in command 'run' of the package 'hello-plugin' takes the name of scoregate's built-in command"
+    )
+
+
+def test_a_plugin_provider_serves_a_model(project: Path, notes_package: Path, tmp_path: Path) -> None:
+    points = {"scoregate.providers": {"canned": "scoregate.providers.scripted:ScriptedProvider"}}
+    canned = install(package(tmp_path / "sources", "canned-plugin", points, {}), tmp_path / "canned")
+    config = project / "scoregate.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("provider: scripted", "provider: canned"), "utf-8")
+
+    ran = scoregate(["run", "calm", "--no-mlflow"], project, canned, notes_package)
+    refused = scoregate(["validate"], project, notes_package)
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "models.canned.provider: no provider 'canned'" in " ".join(refused.stdout.split() + refused.stderr.split())
+
+
+def test_a_plugin_provider_that_leaves_a_method_out_is_refused(project: Path, tmp_path: Path) -> None:
+    half = "from scoregate.providers.base import Provider\n\n\nclass HalfProvider(Provider):\n    pass\n"
+    points = {"scoregate.providers": {"half": "half_plugin.provider:HalfProvider"}}
+    plugin = install(package(tmp_path / "sources", "half-plugin", points, {"provider.py": half}), tmp_path / "half")
+
+    refused = scoregate(["validate"], project, plugin)
+
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert " ".join(refused.stderr.split()).startswith(
+        "error: plug-in provider 'half' of the package 'half-plugin' (scoregate.providers: half = "
+        "half_plugin.provider:HalfProvider) does not implement aclose, complete"
+    )
