@@ -283,11 +283,13 @@ def _make_docs_command() -> list[str]:
 
 
 def _site_copy(root: Path) -> Path:
-    """A copy of what the site is built from: mkdocs.yml, docs/, its hook and the page it includes."""
+    """A copy of what the site is built from: mkdocs.yml, docs/, its hook and the files it includes."""
     for part in ("mkdocs.yml", "tools/cli_reference.py", "bench/README.md"):
         (root / part).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / part, root / part)
     shutil.copytree(DOCS, root / "docs")
+    plugin = "tests/plugin_dist"  # the plug-in package docs/extending/plugins.md shows
+    shutil.copytree(REPO / plugin, root / plugin, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
     return root
 
 

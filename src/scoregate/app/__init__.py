@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
     from scoregate.app.merge import MergeOutcome, merge_run
     from scoregate.app.mirror_sync import sync_stored_run
+    from scoregate.app.plugin_listing import check_plugins, installed_plugins, plugin_commands
     from scoregate.app.project_info import check_project, experiment_rows, score_directions
     from scoregate.app.promotion import (
         NO_LANGFUSE,
@@ -125,6 +126,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
     "scoregate.app.shards": ("parse_shard",),
     "scoregate.app.stop_early": ("stop_line",),
+    "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins", "plugin_commands"),
     "scoregate.app.track_listing": ("track_commands",),
     # what the commands print, from the layers below (the CLI names none of them itself)
     "scoregate": ("__version__",),
@@ -197,6 +199,7 @@ __all__ = [
     "calibrate_file",
     "calibrate_stored_runs",
     "check_connection",
+    "check_plugins",
     "check_project",
     "clear_cache",
     "compare_stored_runs",
@@ -212,6 +215,7 @@ __all__ = [
     "forecast_experiment",
     "hold_collector",
     "import_scores",
+    "installed_plugins",
     "invalidate_run",
     "join_units",
     "keep",
@@ -228,6 +232,7 @@ __all__ = [
     "parse_margins",
     "parse_scale",
     "parse_shard",
+    "plugin_commands",
     "print_wrapped",
     "progress_line",
     "promote",

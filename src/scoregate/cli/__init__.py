@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer._click import Context, HelpFormatter
 
-from scoregate.app import redact, track_commands
+from scoregate.app import installed_plugins, plugin_commands, redact, track_commands
 from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
@@ -117,6 +118,21 @@ COMMANDS = _with_track_commands(COMMANDS, after="hardcases")
 class _ScoregateGroup(LazyTyperGroup):
     lazy_commands = COMMANDS
 
+    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """After the commands, the packages that add plug-ins and what each adds (read, not loaded)."""
+        super().format_epilog(ctx, formatter)
+        lines = installed_plugins()
+        if lines:
+            with formatter.section("Plug-ins"):
+                formatter.write_dl([(package, added) for package, _, added in (line.partition(": ") for line in lines)])
+
+
+def _with_plugin_commands() -> None:
+    """Add the commands of installed plug-in packages after the built-in ones (a PluginError when one is broken)."""
+    plugins = plugin_commands(list(COMMANDS))
+    if plugins:
+        _ScoregateGroup.lazy_commands = {**COMMANDS, **{name: LazyCommand(*entry) for name, entry in plugins.items()}}
+
 
 app = typer.Typer(
     cls=_ScoregateGroup,
@@ -146,6 +162,10 @@ def _main_options(
 ) -> None:
     """Decide, with evidence, whether a new prompt or model beats production."""
     set_global_project(project)
+    if ctx.invoked_subcommand is not None and not ctx.resilient_parsing:
+        from scoregate.app import check_plugins
+
+        check_plugins()  # a broken or duplicate plug-in package is named before any command starts
     if ctx.invoked_subcommand != "run":  # a run keeps the collector off until its first request is out
         from scoregate.app import release_collector
 
@@ -188,6 +208,7 @@ def main() -> None:
 
     err = lazy_console(stderr=True)
     try:
+        _with_plugin_commands()
         code = app(standalone_mode=False)
     except ScoregateError as exc:
         if _debug():

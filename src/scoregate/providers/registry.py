@@ -1,7 +1,8 @@
 """Every model provider by name, built lazily: a provider's module, and the SDK it imports, load only when a model
 of that provider is used, and a missing SDK is reported with what to install.
 
-A new provider is one module (a `Provider` subclass that sets its facts) and one line in `PROVIDERS`.
+A new provider is one module (a `Provider` subclass that sets its facts) and one line in `PROVIDERS`, or a plug-in:
+an entry point in the group `scoregate.providers` of another installed package (docs/extending/plugins.md).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 from scoregate.catalog.models import ModelSpec
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.providers.base import Provider, ProviderContext
+from scoregate.support.registry import Plugin, Registry
 from scoregate.support.suggest import unknown_name
 
 
@@ -34,6 +36,22 @@ PROVIDERS: dict[str, ProviderEntry] = {
 }
 
 
+def _adopt(loaded: object, plugin: Plugin) -> ProviderEntry:
+    """A plug-in provider's entry, once its class is found to implement every method of `Provider`."""
+    if not (isinstance(loaded, type) and issubclass(loaded, Provider)):
+        raise ValueError(f"is not a Provider subclass (scoregate/providers/base.py): {type(loaded).__name__}")
+    if loaded.__abstractmethods__:
+        raise ValueError(
+            f"does not implement {', '.join(sorted(loaded.__abstractmethods__))} "
+            f"(a Provider implements {', '.join(sorted(Provider.__abstractmethods__))})"
+        )
+    return ProviderEntry(plugin.value)
+
+
+REGISTRY: Registry[ProviderEntry] = Registry("scoregate.providers", "provider", lambda: PROVIDERS, _adopt)
+"""The built-in providers and the plug-ins of the entry-point group `scoregate.providers`."""
+
+
 class BrokenProvider(ScoregateError):
     """A registered provider that cannot be built: its module or class is missing, or it leaves a method out."""
 
@@ -41,7 +59,7 @@ class BrokenProvider(ScoregateError):
 def provider_class(provider: str) -> type[Provider]:
     """Import and return the class of a registered provider; raise ScoregateError naming what to install when its
     SDK is missing, and BrokenProvider when the class is missing or does not implement every method of `Provider`."""
-    entry = PROVIDERS[provider]
+    entry = REGISTRY[provider]
     module_name, _, class_name = entry.target.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -85,8 +103,8 @@ def model_problems(name: str, spec: ModelSpec) -> list[str]:
     The provider's module is imported, to check that its class implements every method a run calls.
     """
     where = f"scoregate.yaml: models.{name}"
-    if spec.provider not in PROVIDERS:
-        return [f"{where}.provider: no provider {spec.provider!r}{unknown_name(spec.provider, PROVIDERS)}"]
+    if spec.provider not in REGISTRY:
+        return [f"{where}.provider: no provider {spec.provider!r}{unknown_name(spec.provider, REGISTRY.names())}"]
     broken = _class_problem(spec.provider)
     if broken is not None:
         return [f"{where}.provider: {broken}"]

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import import_module
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from scoregate.analysis.track_metrics import TrackMetrics
-from scoregate.catalog.evaluators import EvaluatorKinds
+from scoregate.catalog.evaluators import EvaluatorKind, EvaluatorKinds, EvaluatorSpec
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.kinds import registry as scoring_kinds
 from scoregate.store.run_store import RunStore
+from scoregate.support.registry import Plugin, Registry
 from scoregate.tracks.base import Track, TrackSettings
 from scoregate.tracks.listing import TRACK_PACKAGES
 
@@ -19,10 +20,31 @@ TRACKS: tuple[Track, ...] = tuple(import_module(f"{package}.track").TRACK for pa
 """Every track, in `tracks/listing.py`'s order; a new track is a folder `tracks/<name>/` and a line there."""
 
 
+def _built_in_kinds() -> dict[str, EvaluatorKind[Any]]:
+    return {kind.name: kind for kind in [*scoring_kinds.KINDS, *(track.kind for track in TRACKS)]}
+
+
+def _adopt_kind(loaded: object, plugin: Plugin) -> EvaluatorKind[Any]:
+    """A plug-in's `EvaluatorKind`, once its name and its spec's `kind: Literal[...]` are found to match."""
+    if not isinstance(loaded, EvaluatorKind):
+        raise ValueError(f"is a {type(loaded).__name__}, not a scoregate.catalog.evaluators.EvaluatorKind")
+    if loaded.name != plugin.name:
+        raise ValueError(f"is the kind {loaded.name!r}: name the entry point {loaded.name!r}")
+    spec = loaded.spec
+    field = spec.model_fields.get("kind") if isinstance(spec, type) and issubclass(spec, EvaluatorSpec) else None
+    if field is None or get_origin(field.annotation) is not Literal or get_args(field.annotation) != (plugin.name,):
+        raise ValueError(f"needs a spec: an EvaluatorSpec subclass with `kind: Literal[{plugin.name!r}]`")
+    return loaded
+
+
+KINDS: Registry[EvaluatorKind[Any]] = Registry("scoregate.kinds", "evaluator kind", _built_in_kinds, _adopt_kind)
+"""Scoring's kinds, each track's, then the plug-ins of the entry-point group `scoregate.kinds`."""
+
+
 @cache
 def evaluator_kinds() -> EvaluatorKinds:
-    """Every evaluator kind a project file may name: scoring's kinds, then each track's."""
-    return EvaluatorKinds([*scoring_kinds.KINDS, *(track.kind for track in TRACKS)])
+    """Every evaluator kind a project file may name: scoring's kinds, each track's, then the plug-ins'."""
+    return EvaluatorKinds(KINDS.entries().values())
 
 
 def build_evaluator(spec: Any, *, default_judge_model: str | None) -> Evaluator:

@@ -1,0 +1,1 @@
+"""A scoregate plug-in package: the evaluator kind `shouts` and the sink `notes`."""
