@@ -296,6 +296,10 @@ def test_the_mirror_record_keeps_a_digest_per_item_and_still_reads_the_record_of
     assert len(set(score_ids(fake_langfuse))) == len(fake_langfuse.state.scores)
 
 
+def _sent(fake: FakeLangfuse) -> int:
+    return len(fake.state.spans) + len(fake.state.scores)
+
+
 def test_langfuse_sync_killed_9_at_any_moment_then_redone_leaves_each_span_and_score_once(
     judged_run: RunStore,
     project_dir: Path,
@@ -306,8 +310,13 @@ def test_langfuse_sync_killed_9_at_any_moment_then_redone_leaves_each_span_and_s
     langfuse_on()
     killed, cut_mid_send, delay = 0, 0, KILL_FIRST_AT_S
     while killed < KILL_AT_MOST:  # each try is killed a little later, until one finishes by itself
+        sent_before = _sent(fake_langfuse)
         process = start_scoregate("langfuse-sync", judged_run.run_id)
-        time.sleep(delay)
+        deadline = time.monotonic() + delay
+        while time.monotonic() < deadline and process.poll() is None:
+            if not cut_mid_send and _sent(fake_langfuse) > sent_before:  # one kill right after the first post lands
+                break
+            time.sleep(0.002)
         if process.poll() is not None:
             break
         os.kill(process.pid, signal.SIGKILL)
