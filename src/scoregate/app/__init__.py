@@ -40,18 +40,19 @@ if TYPE_CHECKING:
     )
     from scoregate.app.leaderboard import update_leaderboard
     from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
-    from scoregate.app.merge import MergeOutcome, merge_run
+    from scoregate.app.merge import merge_run
+    from scoregate.app.merge_outcome import MergeOutcome
     from scoregate.app.mirror_sync import sync_stored_run
     from scoregate.app.project_info import check_project, experiment_rows, score_directions
     from scoregate.app.promotion import (
         NO_LANGFUSE,
         PromotionRefused,
-        PromotionResult,
         promote,
         promotion_history,
         rollback,
     )
     from scoregate.app.promotion_evidence import version_label, version_name
+    from scoregate.app.promotion_result import PromotionResult
     from scoregate.app.ranking import rank_stored_runs
     from scoregate.app.response_cache import cache_stats, clear_cache
     from scoregate.app.run_options import RunOptions, RunOutcome
@@ -107,18 +108,19 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "scoregate.app.leaderboard": ("update_leaderboard",),
     "scoregate.app.local_model": ("local_model_status", "serve_local_model", "stop_local_model"),
-    "scoregate.app.merge": ("MergeOutcome", "merge_run"),
+    "scoregate.app.merge": ("merge_run",),
+    "scoregate.app.merge_outcome": ("MergeOutcome",),
     "scoregate.app.mirror_sync": ("sync_stored_run",),
     "scoregate.app.project_info": ("check_project", "experiment_rows", "score_directions"),
     "scoregate.app.promotion": (
         "NO_LANGFUSE",
         "PromotionRefused",
-        "PromotionResult",
         "promote",
         "promotion_history",
         "rollback",
     ),
     "scoregate.app.promotion_evidence": ("version_label", "version_name"),
+    "scoregate.app.promotion_result": ("PromotionResult",),
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
     "scoregate.app.run_options": ("RunOptions", "RunOutcome"),
