@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from scoregate.app.promotion_result import PromotionResult
     from scoregate.app.ranking import rank_stored_runs
     from scoregate.app.response_cache import cache_stats, clear_cache
-    from scoregate.app.run_options import RunOptions, RunOutcome
+    from scoregate.app.run_options import RunOptions, RunOutcome, check_run_flags
     from scoregate.app.runs import RunView, diff_stored_runs, listed_runs, run_item, run_view
     from scoregate.app.shards import parse_shard
     from scoregate.app.stop_early import stop_line
@@ -123,7 +123,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.promotion_result": ("PromotionResult",),
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
-    "scoregate.app.run_options": ("RunOptions", "RunOutcome"),
+    "scoregate.app.run_options": ("RunOptions", "RunOutcome", "check_run_flags"),
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
     "scoregate.app.shards": ("parse_shard",),
     "scoregate.app.stop_early": ("stop_line",),
@@ -200,6 +200,7 @@ __all__ = [
     "calibrate_stored_runs",
     "check_connection",
     "check_project",
+    "check_run_flags",
     "clear_cache",
     "compare_stored_runs",
     "diff_stored_runs",

@@ -96,8 +96,6 @@ def run_one(project: Project, experiment: str, options: RunOptions, *, console: 
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.stop_early or options.against is not None:
-        _stop_early_starts_one_run(options)
     if options.shard is not None:  # a re-run of a shard's index resumes it
         from scoregate.app.shards import prepare_shard
 
@@ -137,20 +135,6 @@ def _check_new_run_id(project: Project, run_id: str) -> None:
         raise ScoregateError(
             f"run {run_id} already exists in {directory}; --run-id names a new run",
             hint=f"resume it with `scoregate run --resume {run_id}`, or give another --run-id",
-        )
-
-
-def _stop_early_starts_one_run(options: RunOptions) -> None:
-    """Refuse `--stop-early` with `--resume` or `--shard`: it is one new run over the items in their order."""
-    if options.resume is not None:
-        raise ScoregateError(
-            "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
-            hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
-        )
-    if options.shard is not None:
-        raise ScoregateError(
-            "--stop-early runs the items in one seeded order, looking after each batch; it cannot be sharded",
-            hint="drop --shard, or drop --stop-early to split the run across machines",
         )
 
 

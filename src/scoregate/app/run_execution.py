@@ -1,6 +1,6 @@
 """A planned run in its store: execute the items (resumable), summarise, gate, write the report, mirror.
 
-`scoregate.app.experiment` sets a run up (plan, receipts, the models' check, the store) and imports this module
+`scoregate.app.one_run` sets a run up (plan, receipts, the models' check, the store) and imports this module
 while the check waits on the network: everything here is needed only once a run exists.
 """
 

@@ -12,7 +12,7 @@ import typer
 from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.errors import ExitCode
+from scoregate.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -143,65 +143,57 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app import RunOptions, parse_shard, release_collector, run_experiment, run_models
+    from scoregate.app import RunOptions, check_run_flags, parse_shard, release_collector, run_experiment, run_models
 
     if (experiment is None and resume is None) or dry_run:  # no run starts: the collector is back on at once
         release_collector()
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    if shard is None and (shards is not None or group is not None):
-        raise typer.BadParameter("--shards and --group belong to a sharded run: add --shard I/N or auto")
-    if run_id is not None and resume is not None:
-        raise typer.BadParameter("--resume names the run to continue; drop --run-id", param_hint="--run-id")
-    if run_id is not None and models is not None:
-        raise typer.BadParameter(
-            "--models starts one run per model, each with its own id; drop --run-id", param_hint="--run-id"
-        )
-    if shard is not None and (resume is not None or models is not None):
-        raise typer.BadParameter("--shard resumes by itself (run the same index again); drop --resume / --models")
-    if (retry_errors or quarantine) and resume is None and shard is None:
-        raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
-    if no_langfuse and prompt_source == "langfuse":
-        raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
-    for option, value in (("--budget-usd", budget_usd), ("--budget-minutes", budget_minutes)):
-        if value is not None and not value > 0:
-            raise typer.BadParameter(f"{value:g}: a budget must be more than 0 (0 allows no call)", param_hint=option)
-    if dry_run and (resume is not None or models is not None):
-        raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
-    if not stop_early and any(v is not None for v in (against, max_items, max_cost, stop_batch)):
-        raise typer.BadParameter("--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it")
     human = err_console if as_json else console
-    options = RunOptions(
-        limit=limit,
-        concurrency=concurrency,
-        model=model,
-        judge_model=judge_model,
-        model_from=_model_from(model),
-        use_cache=not no_cache,
-        resume=resume,
-        mirror_mlflow=not no_mlflow,
-        mirror_langfuse=not no_langfuse,
-        prompt_label=prompt_label,
-        prompt_version=prompt_version,
-        retry_errors=retry_errors,
-        quarantine=quarantine,
-        prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
-        eval_rows=eval_rows,
-        write_report=not no_report,
-        repeat=repeat,
-        budget_usd=budget_usd,
-        budget_minutes=budget_minutes,
-        shard=parse_shard(shard, shards=shards) if shard is not None else None,
-        run_id=run_id,
-        group=group,
-        stop_early=stop_early,
-        against=against,
-        max_items=max_items,
-        max_cost=max_cost,
-        stop_batch=stop_batch,
-        heartbeat_s=heartbeat,
-    )
+    try:
+        check_run_flags(
+            shard=shard,
+            shards=shards,
+            models=models.split(",") if models is not None else None,
+            run_id=run_id,
+            resume=resume,
+            dry_run=dry_run,
+            no_langfuse=no_langfuse,
+            prompt_source=prompt_source,
+        )
+        options = RunOptions(
+            limit=limit,
+            concurrency=concurrency,
+            model=model,
+            judge_model=judge_model,
+            model_from=_model_from(model),
+            use_cache=not no_cache,
+            resume=resume,
+            mirror_mlflow=not no_mlflow,
+            mirror_langfuse=not no_langfuse,
+            prompt_label=prompt_label,
+            prompt_version=prompt_version,
+            retry_errors=retry_errors,
+            quarantine=quarantine,
+            prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
+            eval_rows=eval_rows,
+            write_report=not no_report,
+            repeat=repeat,
+            budget_usd=budget_usd,
+            budget_minutes=budget_minutes,
+            shard=parse_shard(shard, shards=shards) if shard is not None else None,
+            run_id=run_id,
+            group=group,
+            stop_early=stop_early,
+            against=against,
+            max_items=max_items,
+            max_cost=max_cost,
+            stop_batch=stop_batch,
+            heartbeat_s=heartbeat,
+        )
+    except UsageError as exc:  # a contradiction the library found, said as Typer says a bad flag
+        raise typer.BadParameter(exc.message, param_hint=exc.option) from exc
     if dry_run:
         from scoregate.app import forecast_experiment
         from scoregate.cli.forecast_render import print_forecast
