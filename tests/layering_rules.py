@@ -250,3 +250,60 @@ def package_cycles(arrows: Iterable[Arrow]) -> list[str]:
 def root_modules(source_root: Path) -> list[str]:
     """The modules directly in the root package."""
     return sorted(path.name for path in (source_root / ROOT).glob("*.py"))
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of a graph with more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(components)
+
+
+def module_cycles(arrows: Iterable[Arrow]) -> list[str]:
+    """Each set of modules that import one another in a circle (any import: top level, in a function, under
+    TYPE_CHECKING, or named in a string), said as a line with the arrows that close it."""
+    edges: dict[str, set[str]] = {}
+    lines: dict[tuple[str, str], int] = {}
+    for arrow in arrows:
+        if arrow.importer != arrow.imported:
+            edges.setdefault(arrow.importer, set()).add(arrow.imported)
+            lines.setdefault((arrow.importer, arrow.imported), arrow.line)
+    problems = []
+    for component in strongly_connected(edges):
+        members = set(component)
+        inside = sorted(
+            f"{source}:{lines[source, target]} -> {target}"
+            for source in component
+            for target in edges.get(source, ())
+            if target in members
+        )
+        problems.append(f"{len(component)} modules in a circle: " + "; ".join(inside))
+    return problems

@@ -70,3 +70,13 @@ class RunInterrupted(ScoregateError):
     def __init__(self, message: str, *, hint: str | None = None, exit_code: ExitCode = ExitCode.INTERRUPTED) -> None:
         super().__init__(message, hint=hint)
         self.exit_code = exit_code
+
+
+class UsageError(ScoregateError):
+    """Options that contradict each other (exit code 2); `option` names the one to change, when one is to blame."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, message: str, *, option: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.option = option

@@ -40,22 +40,23 @@ if TYPE_CHECKING:
     )
     from scoregate.app.leaderboard import update_leaderboard
     from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
-    from scoregate.app.merge import MergeOutcome, merge_run
+    from scoregate.app.merge import merge_run
+    from scoregate.app.merge_outcome import MergeOutcome
     from scoregate.app.mirror_sync import sync_stored_run
     from scoregate.app.plugin_listing import check_plugins, installed_plugins, plugin_commands
     from scoregate.app.project_info import check_project, experiment_rows, score_directions
     from scoregate.app.promotion import (
         NO_LANGFUSE,
         PromotionRefused,
-        PromotionResult,
         promote,
         promotion_history,
         rollback,
     )
     from scoregate.app.promotion_evidence import version_label, version_name
+    from scoregate.app.promotion_result import PromotionResult
     from scoregate.app.ranking import rank_stored_runs
     from scoregate.app.response_cache import cache_stats, clear_cache
-    from scoregate.app.run_options import RunOptions, RunOutcome
+    from scoregate.app.run_options import RunOptions, RunOutcome, check_run_flags
     from scoregate.app.runs import RunView, diff_stored_runs, listed_runs, run_item, run_view
     from scoregate.app.shards import parse_shard
     from scoregate.app.stop_early import stop_line
@@ -108,21 +109,22 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "scoregate.app.leaderboard": ("update_leaderboard",),
     "scoregate.app.local_model": ("local_model_status", "serve_local_model", "stop_local_model"),
-    "scoregate.app.merge": ("MergeOutcome", "merge_run"),
+    "scoregate.app.merge": ("merge_run",),
+    "scoregate.app.merge_outcome": ("MergeOutcome",),
     "scoregate.app.mirror_sync": ("sync_stored_run",),
     "scoregate.app.project_info": ("check_project", "experiment_rows", "score_directions"),
     "scoregate.app.promotion": (
         "NO_LANGFUSE",
         "PromotionRefused",
-        "PromotionResult",
         "promote",
         "promotion_history",
         "rollback",
     ),
     "scoregate.app.promotion_evidence": ("version_label", "version_name"),
+    "scoregate.app.promotion_result": ("PromotionResult",),
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
-    "scoregate.app.run_options": ("RunOptions", "RunOutcome"),
+    "scoregate.app.run_options": ("RunOptions", "RunOutcome", "check_run_flags"),
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
     "scoregate.app.shards": ("parse_shard",),
     "scoregate.app.stop_early": ("stop_line",),
@@ -201,6 +203,7 @@ __all__ = [
     "check_connection",
     "check_plugins",
     "check_project",
+    "check_run_flags",
     "clear_cache",
     "compare_stored_runs",
     "diff_stored_runs",

@@ -8,11 +8,11 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.forecast import CallGroup, Forecast, PastCalls, forecast, observed_parallelism
+from scoregate.app.past_telemetry import call_spans, read_metrics, telemetry_number
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.catalog.project import Project
@@ -44,33 +44,6 @@ class _Past:
 
 def _prompt_name(prompt: str | None) -> str:
     return (prompt or "").split("@", 1)[0]
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def read_metrics(path: Path) -> dict[str, Any] | None:
-    """A run's metrics.json with its rows; None when it cannot be read (it is then no evidence)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None  # an unreadable past run is not evidence; the others still are
-    return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None
-
-
-def call_spans(rows: list[dict[str, Any]]) -> list[tuple[float, float]]:
-    """The (start, end) seconds of each telemetry row that has a time and a duration."""
-    spans = []
-    for row in rows:
-        duration = _number(row.get("duration_ms"))
-        try:
-            start = datetime.fromisoformat(str(row.get("timestamp"))).timestamp()
-        except ValueError:
-            continue
-        if duration is not None:
-            spans.append((start, start + duration / 1000))
-    return spans
 
 
 def _interrupted_calls(directory: Path, experiment: str, model: str) -> dict[str, Any] | None:
@@ -132,10 +105,10 @@ def read_past(runs_dir: Path, experiment: str, model: str) -> _Past:
                 continue  # a cached reply costs nothing and takes no time: it says nothing of a new call
             past = values[key]
             for name, column in (("tokens_in", "tokens_prompt"), ("tokens_out", "tokens_completion")):
-                if (number := _number(row.get(column))) is not None:
+                if (number := telemetry_number(row.get(column))) is not None:
                     getattr(past, name).append(number)
             for name in ("cost_usd", "duration_ms", "retries"):
-                if (number := _number(row.get(name))) is not None:
+                if (number := telemetry_number(row.get(name))) is not None:
                     getattr(past, name).append(number)
         if len(used) >= PAST_RUNS:
             break

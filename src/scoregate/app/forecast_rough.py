@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.forecast import CallGroup, Forecast, PastCalls, forecast, observed_parallelism
-from scoregate.app.forecast import call_spans, read_metrics
+from scoregate.app.past_telemetry import call_spans, read_metrics
 from scoregate.catalog.config_models import Settings
 from scoregate.store.telemetry import METRICS_JSON
 

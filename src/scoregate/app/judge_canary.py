@@ -28,6 +28,8 @@ from scoregate.app.calibration_runs import (
     read_calibrations,
 )
 from scoregate.app.calibration_sources import pairs_from_runs
+from scoregate.app.canary_score_key import judge_score_key
+from scoregate.app.judge_gates import judge_calibration_rows
 from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.plan import plan_experiment
@@ -57,13 +59,6 @@ class CanaryResult:
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
         return {**asdict(self), "drift": self.drift.to_dict(), "saved_to": str(self.saved_to)}
-
-
-def judge_score_key(project: Project, judge: str, spec: CanarySpec) -> str:
-    """Return the score key a canary compares: its `score_key`, else the judge's primary score."""
-    evaluator = as_llm_judge(project.evaluators[judge])
-    assert evaluator is not None, f"a canary watches an llm_judge, and {judge} is not one"
-    return spec.score_key or evaluator.score.key
 
 
 def _pin_problems(project: Project, judge: str, spec: CanarySpec) -> list[str]:
@@ -144,7 +139,7 @@ def run_canaries(
     root: Path, judges: list[str] | None = None, *, resamples: int | None = None, seed: int | None = None
 ) -> list[CanaryResult]:
     """Re-score each pinned judge's calibration set and compare its agreement with the stored calibration."""
-    from scoregate.app.experiment import run_experiment
+    from scoregate.app.one_run import run_one  # a canary is a run: its machinery loads only for one
     from scoregate.app.run_options import RunOptions
 
     project = load_project(root)
@@ -155,7 +150,7 @@ def run_canaries(
     )
     run_ids: dict[str, str] = {}
     for experiment in dict.fromkeys(spec.experiment for spec in chosen.values()):
-        run_ids[experiment] = run_experiment(root, experiment, options).run_id
+        run_ids[experiment] = run_one(project, experiment, options).run_id
     settings = project.config.settings
     n_resamples = resamples or settings.bootstrap_resamples
     seed = settings.seed if seed is None else seed
@@ -170,7 +165,6 @@ def run_canaries(
 
 def _record_in_run(project: Project, experiment: str, store: RunStore) -> None:
     """Put the canary's drift into the canary run's summary and report (they were written before it was known)."""
-    from scoregate.app.judge_gates import judge_calibration_rows  # it imports this module
     from scoregate.report.write import project_report_options, write_run_report
 
     summary = store.summary
@@ -241,8 +235,6 @@ def canary_on_change(project: Project, store: RunStore, console: Console | None)
     raised: the run it follows is stored and stays valid.
     """
     from rich.console import Console
-
-    from scoregate.app.judge_gates import judge_calibration_rows  # it imports this module
 
     receipts = store.manifest_record.receipts
     name = str(receipts.experiment)

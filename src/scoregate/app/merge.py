@@ -8,13 +8,12 @@ read; a second merge of the same shards writes nothing, and a merge cut off part
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from scoregate.app.merge_inputs import MERGE_HINT, ShardInput, gather_shards
+from scoregate.app.merge_outcome import MergeOutcome, incomplete_reason
 from scoregate.app.receipts import config_parts
 from scoregate.app.run_options import runs_dir
 from scoregate.app.shards import planned_ids as planned_ids_of
@@ -27,62 +26,6 @@ from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, run_directory
 from scoregate.store.shards import Shard, assign, newest_lines, write_manifest
 from scoregate.support.redaction import redact
 from scoregate.tracks.project import load_project
-
-SHOWN_MISSING = 20
-"""How many missing item ids a gate's detail names (summary.json's `incomplete` block lists them all)."""
-
-
-@dataclass
-class MergeOutcome:
-    """What a merge left behind."""
-
-    run_id: str
-    store: RunStore
-    summary: dict[str, Any]
-    shards: list[str]
-    missing_shards: list[str] = field(default_factory=list)
-    missing_items: list[str] = field(default_factory=list)
-    nothing_to_do: str | None = None
-    mirrors: dict[str, str] = field(default_factory=dict)
-    mirror_errors: dict[str, str] = field(default_factory=dict)
-    mirror_notes: list[str] = field(default_factory=list)
-    report: Path | None = None
-
-    @cached_property
-    def summary_record(self) -> RunSummary:
-        """`summary` as the typed record (validated once)."""
-        return RunSummary.model_validate(self.summary)
-
-    @property
-    def verdict(self) -> str:
-        """`pass`, `fail`, `incomplete` or `no_gates`."""
-        return str(self.summary_record.verdict)
-
-    @property
-    def missing_text(self) -> str:
-        """The missing items named (the first SHOWN_MISSING, then how many more): `a, b and 3 more`."""
-        return shown_items(self.missing_items)
-
-    @property
-    def incomplete_reason(self) -> str | None:
-        """What every gate's detail starts with when items are missing (a terminal says it once), else None."""
-        planned = (self.summary_record.section("incomplete") or {}).get("planned_items")
-        if not self.missing_items or not isinstance(planned, int):
-            return None
-        return incomplete_reason(self.missing_items, self.missing_shards, planned)
-
-
-def shown_items(items: list[str]) -> str:
-    """The first SHOWN_MISSING of `items`, then how many more."""
-    more = f" and {len(items) - SHOWN_MISSING} more" if len(items) > SHOWN_MISSING else ""
-    return ", ".join(items[:SHOWN_MISSING]) + more
-
-
-def incomplete_reason(missing: list[str], missing_shards: list[str], planned: int) -> str:
-    """Why every gate of a merge with holes is INCOMPLETE: how many of the planned items are missing, and which."""
-    where = f" (shards {', '.join(missing_shards)} missing)" if missing_shards else ""
-    shown = shown_items(missing)
-    return f"{len(missing)} of {planned} planned items missing{where}: {shown}; merge again once they are there"
 
 
 def _digest(inputs: list[ShardInput]) -> str:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from scoregate.store.shards import ShardStore
 
 if TYPE_CHECKING:
-    from scoregate.app.merge import MergeOutcome
     from scoregate.app.merge_inputs import ShardInput
+    from scoregate.app.merge_outcome import MergeOutcome
     from scoregate.catalog.project import Project
     from scoregate.store.run_store import RunStore
 

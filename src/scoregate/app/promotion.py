@@ -13,11 +13,9 @@ through the history.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 
-from scoregate.app.judge_gates import JudgeCheck, judge_checks
+from scoregate.app.judge_gates import judge_checks
 from scoregate.app.promotion_evidence import Evidence, gather_evidence, promotion_experiments, version_name
 from scoregate.app.promotion_log import (
     PROMOTIONS_LOG,
@@ -27,6 +25,7 @@ from scoregate.app.promotion_log import (
     promotion_history,
     recorded_holder,
 )
+from scoregate.app.promotion_result import PromotionResult
 from scoregate.catalog.project import Project
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
@@ -54,39 +53,6 @@ class PromotionRefused(ScoregateError):
     def __init__(self, message: str, *, hint: str | None = None, result: PromotionResult | None = None) -> None:
         super().__init__(message, hint=hint)
         self.result = result
-
-
-@dataclass
-class PromotionResult:
-    """What a promote or rollback found and did."""
-
-    action: Literal["promote", "rollback"]
-    prompt: str
-    label: str
-    version: int | str
-    """A Langfuse version, or a prompt file's `local-<hash>` (a dry run without Langfuse)."""
-    previous_version: int | str | None
-    evidence: list[Evidence] = field(default_factory=list)
-    forced: bool = False
-    applied: bool = False
-    unchanged: bool = False
-    mlflow_alias: int | None = None
-    record: dict[str, Any] | None = None
-    warnings: list[str] = field(default_factory=list)
-    undoes: str | None = None
-    """For a rollback: the time of the promotion it undoes."""
-    undone_runs: list[str] = field(default_factory=list)
-    """For a rollback: the MLflow evidence runs of the promotion it undoes (tagged with the rollback)."""
-    langfuse: bool = True
-    """False without Langfuse: a prompt file's version, the label held in promotions.jsonl alone."""
-    judges: list[JudgeCheck] = field(default_factory=list)
-    """The pinned judges deciding the gates: calibrated and undrifted, or why not (`canaries:`)."""
-
-    @property
-    def failures(self) -> list[str]:
-        """Each experiment whose gates did not pass, and each deciding judge that drifted, with why."""
-        gates = [f"{e.experiment}: {e.problem}" for e in self.evidence if not e.passed]
-        return gates + [f"{', '.join(j.gates)}: {j.problem}" for j in self.judges if j.problem]
 
 
 def _check_label(label: str) -> None:

@@ -20,7 +20,7 @@ from scoregate.app.promotion_evidence import experiment_gates_hash
 from scoregate.errors import ScoregateError
 
 if TYPE_CHECKING:
-    from scoregate.app.promotion import PromotionResult
+    from scoregate.app.promotion_result import PromotionResult
     from scoregate.catalog.project import Project
 
 

@@ -1,6 +1,6 @@
 """A planned run in its store: execute the items (resumable), summarise, gate, write the report, mirror.
 
-`scoregate.app.experiment` sets a run up (plan, receipts, the models' check, the store) and imports this module
+`scoregate.app.one_run` sets a run up (plan, receipts, the models' check, the store) and imports this module
 while the check waits on the network: everything here is needed only once a run exists.
 """
 
@@ -19,6 +19,7 @@ from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
 from scoregate.app.budget import BudgetExceeded, BudgetWatch, budget_of
 from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.score_columns import plan_evaluators, score_columns
 from scoregate.app.shards import resume_command, run_or_shard_label, shard_items, shard_members
 from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
@@ -32,33 +33,20 @@ from scoregate.engine.live import LiveProgress
 from scoregate.engine.progress import RunProgress
 from scoregate.engine.repeats import pipeline_for_repeat
 from scoregate.engine.runner import execute, pending_items
-from scoregate.engine.stages import stage_evaluators, stage_score_columns, staged_pipeline
+from scoregate.engine.stages import staged_pipeline
 from scoregate.engine.termination import Terminated, run_terminable, sigterm_as_interrupt
 from scoregate.errors import ExitCode, RunInterrupted, ScoregateError
-from scoregate.scoring.base import Evaluator
 from scoregate.store.invalidation import with_invalidation
-from scoregate.store.records import DataType
 from scoregate.store.repeats import done_by_repeat, iter_all_results
 from scoregate.store.run_store import RunStore
 from scoregate.store.telemetry import write_telemetry
 from scoregate.support.forked import call_forked
 from scoregate.support.redaction import redact
 from scoregate.tracks.base import TrackSettings
-from scoregate.tracks.registry import build_evaluator, take_gate_metrics, track_reports
+from scoregate.tracks.registry import take_gate_metrics, track_reports
 
 WARM_IMPORTS_AFTER_S = 0.1
 """The summary's imports start this long after the items do, once the first requests are out."""
-
-
-def _evaluators(plan: ExperimentPlan) -> list[Evaluator]:
-    return [build_evaluator(spec, default_judge_model=plan.judge_model_name) for spec in plan.evaluators.values()]
-
-
-def score_columns(evaluators: list[Evaluator], plan: ExperimentPlan) -> list[tuple[str, DataType]]:
-    """Return every score key a run of `plan` writes: pipeline stages', the evaluators', then composites."""
-    keys: list[tuple[str, DataType]] = stage_score_columns(stage_evaluators(plan))
-    keys += [k for e in evaluators for k in e.score_keys()]
-    return keys + [(name, "numeric") for name in plan.composites]
 
 
 def _every_item(plan: ExperimentPlan) -> bool:
@@ -74,7 +62,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     from scoregate.app.slice_gates import evaluate_slice_gate
 
     settings = project.config.settings
-    aggregator = RunAggregator(score_columns(_evaluators(plan), plan))
+    aggregator = RunAggregator(score_columns(plan_evaluators(plan), plan))
     for result in store.iter_results():
         aggregator.add(result)
     summary = aggregator.summary(
@@ -83,7 +71,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     track_settings = TrackSettings(
         settings.min_coverage, settings.confidence_level, settings.bootstrap_resamples, settings.seed
     )
-    tracks = track_reports(_evaluators(plan), store, summary, track_settings)
+    tracks = track_reports(plan_evaluators(plan), store, summary, track_settings)
     summary["scores"].update(take_gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
     for block in tracks.values():  # each label kind a track counts joins the run's coverage block
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
@@ -132,7 +120,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
     repeats = manifest.options.repeat
     if repeats > 1:
-        summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(_evaluators(plan), plan))
+        summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(plan_evaluators(plan), plan))
     if (stopped := stop_summary(store)) is not None:
         summary["stop_early"] = stopped
     summary = with_invalidation(store, summary)  # a run invalidated before it finished stays invalid
@@ -286,7 +274,7 @@ async def _execute(
             prompt_versions=prompt_versions,
             model_name=plan.model_name,
             caller=caller,
-            evaluators=_evaluators(plan),
+            evaluators=plan_evaluators(plan),
             composites=plan.composites,
             output_from=plan.spec.output_from,
         )

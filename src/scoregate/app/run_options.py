@@ -1,4 +1,6 @@
-"""How a run is asked for (RunOptions) and what it left behind (RunOutcome); where the run store lives."""
+"""How a run is asked for (RunOptions, which refuses options that contradict each other, and `check_run_flags` for
+what `scoregate run` asks beyond one run's options) and what it left behind (RunOutcome); where the run store lives.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.errors import ExitCode, ScoregateError
+from scoregate.errors import ExitCode, ScoregateError, UsageError
 
 if TYPE_CHECKING:
     from scoregate.catalog.project import Project
@@ -68,6 +70,9 @@ class RunOptions:
     heartbeat_s: float = 30.0
     """Without a terminal, the most seconds between two lines while the run waits (the models' check, an item)."""
 
+    def __post_init__(self) -> None:
+        _check_combinations(self)
+
     @property
     def skipped_sinks(self) -> frozenset[str]:
         """The sinks this run must not mirror to (`--no-mlflow`, `--no-langfuse`)."""
@@ -88,6 +93,70 @@ class RunOptions:
         if self.shard is None:
             options.update(mirrors_off=sorted(self.skipped_sinks), report=self.write_report, eval_rows=self.eval_rows)
         return options
+
+
+SHARD_ONLY = "--shards and --group belong to a sharded run: add --shard I/N or auto"
+SHARD_RESUMES = "--shard resumes by itself (run the same index again); drop --resume / --models"
+STOP_EARLY_ONLY = "--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it"
+
+
+def _check_combinations(options: RunOptions) -> None:
+    """Refuse options that contradict each other, with the error `scoregate run` prints for its flags."""
+    if options.shard is None and options.group is not None:
+        raise UsageError(SHARD_ONLY)
+    if options.run_id is not None and options.resume is not None:
+        raise UsageError("--resume names the run to continue; drop --run-id", option="--run-id")
+    if options.shard is not None and options.resume is not None:
+        raise UsageError(SHARD_RESUMES)
+    if (options.retry_errors or options.quarantine) and options.resume is None and options.shard is None:
+        raise UsageError("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
+    for option, value in (("--budget-usd", options.budget_usd), ("--budget-minutes", options.budget_minutes)):
+        if value is not None and not value > 0:
+            raise UsageError(f"{value:g}: a budget must be more than 0 (0 allows no call)", option=option)
+    stop_options = (options.against, options.max_items, options.max_cost, options.stop_batch)
+    if not options.stop_early and any(value is not None for value in stop_options):
+        raise UsageError(STOP_EARLY_ONLY)
+    if options.stop_early:
+        _check_stop_early_starts_one_run(options)
+
+
+def _check_stop_early_starts_one_run(options: RunOptions) -> None:
+    """Refuse `--stop-early` with `--resume` or `--shard`: it is one new run over the items in their order."""
+    if options.resume is not None:
+        raise ScoregateError(
+            "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
+            hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
+        )
+    if options.shard is not None:
+        raise ScoregateError(
+            "--stop-early runs the items in one seeded order, looking after each batch; it cannot be sharded",
+            hint="drop --shard, or drop --stop-early to split the run across machines",
+        )
+
+
+def check_run_flags(
+    *,
+    shard: str | None = None,
+    shards: int | None = None,
+    models: list[str] | None = None,
+    run_id: str | None = None,
+    resume: str | None = None,
+    dry_run: bool = False,
+    no_langfuse: bool = False,
+    prompt_source: str = "auto",
+) -> None:
+    """Refuse what `scoregate run` asks beyond one run's options when it contradicts itself (`--models`, `--dry-run`,
+    `--shards`, `--no-langfuse`); raise UsageError. `RunOptions` checks the rest when it is built."""
+    if shard is None and shards is not None:
+        raise UsageError(SHARD_ONLY)
+    if models is not None and run_id is not None:
+        raise UsageError("--models starts one run per model, each with its own id; drop --run-id", option="--run-id")
+    if shard is not None and models is not None:
+        raise UsageError(SHARD_RESUMES)
+    if no_langfuse and prompt_source == "langfuse":
+        raise UsageError("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    if dry_run and (resume is not None or models is not None):
+        raise UsageError("--dry-run forecasts one new run: drop --resume/--models", option="--dry-run")
 
 
 @dataclass

@@ -113,11 +113,9 @@ def _declared_range(spec: EvaluatorSpec, metric: str) -> tuple[float, float] | N
 
 
 def _score_columns(plan: ExperimentPlan) -> list[tuple[str, str]]:
-    from scoregate.app.run_execution import score_columns
-    from scoregate.tracks.registry import build_evaluator
+    from scoregate.app.score_columns import plan_evaluators, score_columns  # the evaluators load only when asked
 
-    evaluators = [build_evaluator(s, default_judge_model=plan.judge_model_name) for s in plan.evaluators.values()]
-    return list(score_columns(evaluators, plan))
+    return list(score_columns(plan_evaluators(plan), plan))
 
 
 def score_range(plan: ExperimentPlan, metric: str) -> tuple[float, float] | None:

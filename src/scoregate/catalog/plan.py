@@ -17,7 +17,6 @@ from scoregate.catalog.slice_fields import SliceFieldsSeen
 from scoregate.catalog.stages import live_variables, stage_models, stage_problems, stage_prompts
 from scoregate.catalog.templates import malformed_placeholders, prompt_texts, prompt_variables
 from scoregate.errors import ScoregateError, ValidationFailed
-from scoregate.store.vocabulary import GATE_RUN_METRICS
 from scoregate.support.suggest import unknown_name
 
 
@@ -43,15 +42,6 @@ class ExperimentPlan:
     def route(self) -> str | PromptRoute:
         """The experiment's prompt or prompt route."""
         return self.spec.prompt
-
-
-def known_metrics(project: Project, evaluators: list[str], composites: list[str]) -> set[str]:
-    """Return every metric name a gate of this experiment may name."""
-    names = set(GATE_RUN_METRICS) | set(composites)
-    for name in evaluators:
-        if name in project.evaluators:
-            names.update(project.evaluators[name].score_keys())
-    return names
 
 
 def _evaluator_problems(project: Project, name: str, spec: ExperimentSpec, judge: str) -> list[str]:

@@ -6,6 +6,7 @@ from scoregate.catalog.config_models import CompositeSpec, ExperimentSpec, GateS
 from scoregate.catalog.project import Project
 from scoregate.catalog.routing import route_prompts
 from scoregate.catalog.stages import stage_metric_names
+from scoregate.store.vocabulary import GATE_RUN_METRICS
 from scoregate.support.suggest import did_you_mean, unknown_name
 
 
@@ -15,10 +16,17 @@ def unknown_option_model(option: str, value: str, project: Project) -> str:
     return f"{named}: no such model under `models:` in scoregate.yaml" + unknown_name(value, project.config.models)
 
 
+def known_metrics(project: Project, evaluators: list[str], composites: list[str]) -> set[str]:
+    """Return every metric name a gate of this experiment may name."""
+    names = set(GATE_RUN_METRICS) | set(composites)
+    for name in evaluators:
+        if name in project.evaluators:
+            names.update(project.evaluators[name].score_keys())
+    return names
+
+
 def reference_problems(project: Project, name: str, spec: ExperimentSpec, model_name: str) -> list[str]:
     """Return what experiment `name` names that does not exist (dataset, prompts, models, evaluators, gates)."""
-    from scoregate.catalog.plan import known_metrics  # plan imports this module
-
     where = f"{project.config_path}: experiments.{name}"
     problems = []
     models = project.config.models

@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
+from scoregate.cli import run_flags
 from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.errors import ExitCode
+from scoregate.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.app import RunOutcome
+    from scoregate.app import RunOptions, RunOutcome
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -34,202 +35,150 @@ def validate_files_command(project: ProjectOption = None) -> None:
 
 
 def run(
-    experiment: Annotated[str | None, typer.Argument(help="Experiment name from scoregate.yaml.")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N items.")] = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, max=1000, help="Items in flight at once.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model name from scoregate.yaml to use instead.")] = None,
-    judge_model: Annotated[
-        str | None, typer.Option("--judge-model", help="Model name for judges that name none.")
-    ] = None,
-    models: Annotated[
-        str | None, typer.Option(help="Comma-separated model names: one run per model on the same items.")
-    ] = None,
-    resume: Annotated[str | None, typer.Option(help="Resume an interrupted run by its id.")] = None,
-    retry_errors: Annotated[
-        bool, typer.Option("--retry-errors", help="With --resume: run the items that failed again (newest wins).")
-    ] = False,
-    quarantine: Annotated[
-        bool,
-        typer.Option(
-            "--quarantine", help="With --resume: move damaged lines of results.jsonl aside (kept) and redo their items."
-        ),
-    ] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    fail_on_gates: Annotated[
-        bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")
-    ] = False,
-    no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow.")] = False,
-    no_langfuse: Annotated[
-        bool, typer.Option("--no-langfuse", help="No Langfuse: local prompt files, no mirror (keys may stay set).")
-    ] = False,
-    prompt_source: Annotated[
-        str,
-        typer.Option(help="Where prompts come from: langfuse, local (prompts/*.yaml) or auto (Langfuse if set)."),
-    ] = "auto",
-    prompt_label: Annotated[
-        str | None,
-        typer.Option(help="Run the Langfuse prompt version with this label (default: candidate, else production)."),
-    ] = None,
-    prompt_version: Annotated[int | None, typer.Option(min=1, help="Run this Langfuse prompt version.")] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the run id and summary as JSON on stdout (the rest on stderr).")
-    ] = False,
-    eval_rows: Annotated[
-        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
-    ] = False,
-    no_report: Annotated[
-        bool,
-        typer.Option("--no-report", help="Do not write runs/<id>/report.html (`scoregate report RUN` can)."),
-    ] = False,
-    repeat: Annotated[
-        int,
-        typer.Option(
-            min=1, max=100, help="Run each item K times (repeats 2..K bypass the cache) and report consistency."
-        ),
-    ] = 1,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Forecast the calls, tokens, cost and wall time; call no model.")
-    ] = False,
-    budget_usd: Annotated[
-        float | None, typer.Option(help="Refuse to start if the forecast may cost more (USD); stop at it.")
-    ] = None,
-    budget_minutes: Annotated[
-        float | None, typer.Option(help="Refuse to start if the forecast may take longer (minutes); stop at it.")
-    ] = None,
-    shard: Annotated[
-        str | None,
-        typer.Option(help="Run one shard: I/N (0-based) or auto (JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)."),
-    ] = None,
-    shards: Annotated[
-        int | None, typer.Option(min=1, help="With --shard auto: the shard count (else SCOREGATE_SHARDS).")
-    ] = None,
-    run_id: Annotated[
-        str | None,
-        typer.Option(
-            "--run-id",
-            help="The new run's id (letters, digits, _ - .), e.g. a CI job's; an existing one is refused (resume it "
-            "with --resume). With --shard: the id all shards share (default: derived).",
-        ),
-    ] = None,
-    group: Annotated[
-        str | None, typer.Option(help="With --shard: a name that sets one sharded run apart, e.g. the CI run id.")
-    ] = None,
-    stop_early: Annotated[
-        bool,
-        typer.Option(
-            "--stop-early",
-            help="Run the items in a seeded order; stop once the first gate's question against --against is settled.",
-        ),
-    ] = False,
-    against: Annotated[str | None, typer.Option(help="With --stop-early: the reference run's id.")] = None,
-    max_items: Annotated[
-        int | None, typer.Option(min=1, help="With --stop-early: stop, inconclusive, after N paired items.")
-    ] = None,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0, help="With --stop-early: stop, inconclusive, once USD is spent.")
-    ] = None,
-    stop_batch: Annotated[
-        int | None, typer.Option(min=1, help="With --stop-early: items between two looks (default 10).")
-    ] = None,
-    heartbeat: Annotated[
-        float,
-        typer.Option(
-            min=0.1,
-            envvar="SCOREGATE_HEARTBEAT_S",
-            help="Without a terminal (CI logs): at most one progress line every N seconds (and the last one), and a "
-            "line at least every N seconds while the run waits.",
-        ),
-    ] = 30.0,
+    experiment: run_flags.ExperimentArgument = None,
+    limit: run_flags.Limit = None,
+    concurrency: run_flags.Concurrency = None,
+    model: run_flags.Model = None,
+    judge_model: run_flags.JudgeModel = None,
+    models: run_flags.Models = None,
+    resume: run_flags.Resume = None,
+    retry_errors: run_flags.RetryErrors = False,
+    quarantine: run_flags.Quarantine = False,
+    no_cache: run_flags.NoCache = False,
+    fail_on_gates: run_flags.FailOnGates = False,
+    no_mlflow: run_flags.NoMlflow = False,
+    no_langfuse: run_flags.NoLangfuse = False,
+    prompt_source: run_flags.PromptSource = "auto",
+    prompt_label: run_flags.PromptLabel = None,
+    prompt_version: run_flags.PromptVersion = None,
+    as_json: run_flags.AsJson = False,
+    eval_rows: run_flags.EvalRows = False,
+    no_report: run_flags.NoReport = False,
+    repeat: run_flags.Repeat = 1,
+    dry_run: run_flags.DryRun = False,
+    budget_usd: run_flags.BudgetUsd = None,
+    budget_minutes: run_flags.BudgetMinutes = None,
+    shard: run_flags.Shard = None,
+    shards: run_flags.Shards = None,
+    run_id: run_flags.RunId = None,
+    group: run_flags.Group = None,
+    stop_early: run_flags.StopEarly = False,
+    against: run_flags.Against = None,
+    max_items: run_flags.MaxItems = None,
+    max_cost: run_flags.MaxCost = None,
+    stop_batch: run_flags.StopBatch = None,
+    heartbeat: run_flags.Heartbeat = 30.0,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app import RunOptions, parse_shard, release_collector, run_experiment, run_models
+    from scoregate.app import RunOptions, check_run_flags, parse_shard, release_collector
 
     if (experiment is None and resume is None) or dry_run:  # no run starts: the collector is back on at once
         release_collector()
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    if shard is None and (shards is not None or group is not None):
-        raise typer.BadParameter("--shards and --group belong to a sharded run: add --shard I/N or auto")
-    if run_id is not None and resume is not None:
-        raise typer.BadParameter("--resume names the run to continue; drop --run-id", param_hint="--run-id")
-    if run_id is not None and models is not None:
-        raise typer.BadParameter(
-            "--models starts one run per model, each with its own id; drop --run-id", param_hint="--run-id"
-        )
-    if shard is not None and (resume is not None or models is not None):
-        raise typer.BadParameter("--shard resumes by itself (run the same index again); drop --resume / --models")
-    if (retry_errors or quarantine) and resume is None and shard is None:
-        raise typer.BadParameter("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
-    if no_langfuse and prompt_source == "langfuse":
-        raise typer.BadParameter("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
-    for option, value in (("--budget-usd", budget_usd), ("--budget-minutes", budget_minutes)):
-        if value is not None and not value > 0:
-            raise typer.BadParameter(f"{value:g}: a budget must be more than 0 (0 allows no call)", param_hint=option)
-    if dry_run and (resume is not None or models is not None):
-        raise typer.BadParameter("--dry-run forecasts one new run: drop --resume/--models", param_hint="--dry-run")
-    if not stop_early and any(v is not None for v in (against, max_items, max_cost, stop_batch)):
-        raise typer.BadParameter("--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it")
     human = err_console if as_json else console
-    options = RunOptions(
-        limit=limit,
-        concurrency=concurrency,
-        model=model,
-        judge_model=judge_model,
-        model_from=_model_from(model),
-        use_cache=not no_cache,
-        resume=resume,
-        mirror_mlflow=not no_mlflow,
-        mirror_langfuse=not no_langfuse,
-        prompt_label=prompt_label,
-        prompt_version=prompt_version,
-        retry_errors=retry_errors,
-        quarantine=quarantine,
-        prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
-        eval_rows=eval_rows,
-        write_report=not no_report,
-        repeat=repeat,
-        budget_usd=budget_usd,
-        budget_minutes=budget_minutes,
-        shard=parse_shard(shard, shards=shards) if shard is not None else None,
-        run_id=run_id,
-        group=group,
-        stop_early=stop_early,
-        against=against,
-        max_items=max_items,
-        max_cost=max_cost,
-        stop_batch=stop_batch,
-        heartbeat_s=heartbeat,
-    )
+    try:
+        check_run_flags(
+            shard=shard,
+            shards=shards,
+            models=models.split(",") if models is not None else None,
+            run_id=run_id,
+            resume=resume,
+            dry_run=dry_run,
+            no_langfuse=no_langfuse,
+            prompt_source=prompt_source,
+        )
+        options = RunOptions(
+            limit=limit,
+            concurrency=concurrency,
+            model=model,
+            judge_model=judge_model,
+            model_from=_model_from(model),
+            use_cache=not no_cache,
+            resume=resume,
+            mirror_mlflow=not no_mlflow,
+            mirror_langfuse=not no_langfuse,
+            prompt_label=prompt_label,
+            prompt_version=prompt_version,
+            retry_errors=retry_errors,
+            quarantine=quarantine,
+            prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
+            eval_rows=eval_rows,
+            write_report=not no_report,
+            repeat=repeat,
+            budget_usd=budget_usd,
+            budget_minutes=budget_minutes,
+            shard=parse_shard(shard, shards=shards) if shard is not None else None,
+            run_id=run_id,
+            group=group,
+            stop_early=stop_early,
+            against=against,
+            max_items=max_items,
+            max_cost=max_cost,
+            stop_batch=stop_batch,
+            heartbeat_s=heartbeat,
+        )
+    except UsageError as exc:  # a contradiction the library found, said as Typer says a bad flag
+        raise typer.BadParameter(exc.message, param_hint=exc.option) from exc
+    root, name = project_root(project), experiment or ""
     if dry_run:
-        from scoregate.app import forecast_experiment
-        from scoregate.cli.forecast_render import print_forecast
+        _forecast(root, name, options, as_json=as_json)
+    elif models is not None:
+        _run_each_model(root, name, _model_names(models), options, human, as_json=as_json, fail_on_gates=fail_on_gates)
+    else:
+        _run_one(root, name, options, human, as_json=as_json, fail_on_gates=fail_on_gates)
 
-        planned = forecast_experiment(project_root(project), experiment or "", options)
-        if as_json:
-            typer.echo(json.dumps(planned.to_dict(), indent=2))
-        else:
-            print_forecast(console, planned)
-        return
-    if models is not None:
-        names = _model_names(models)
-        outcomes = run_models(project_root(project), experiment or "", names, options)
-        for outcome in outcomes:
-            _report(outcome, project_root(project), human)
-        ids = " ".join(o.run_id for o in outcomes)
-        print_wrapped(human, f"ranked: `scoregate rank {ids}`; on one page: `scoregate report {ids}`")
-        if as_json:
-            typer.echo(json.dumps([_outcome_json(o) for o in outcomes], indent=2, default=str))
-        if any(o.succeeded_items == 0 for o in outcomes):
-            empty = ", ".join(o.run_id for o in outcomes if o.succeeded_items == 0)
-            print_wrapped(human, f"no item succeeded in {empty}", first="error: ", first_style="bold red")
-            raise typer.Exit(int(ExitCode.ERROR))
-        if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
-            raise typer.Exit(int(ExitCode.GATES_FAILED))
-        mirror_exit(outcomes)
-        return
-    outcome = run_experiment(project_root(project), experiment or "", options)
+
+def _forecast(root: Path, experiment: str, options: RunOptions, *, as_json: bool) -> None:
+    """`run --dry-run`: the forecast of one new run, as a table or JSON; no model is called."""
+    from scoregate.app import forecast_experiment
+    from scoregate.cli.forecast_render import print_forecast
+
+    planned = forecast_experiment(root, experiment, options)
+    if as_json:
+        typer.echo(json.dumps(planned.to_dict(), indent=2))
+    else:
+        print_forecast(console, planned)
+
+
+def _run_each_model(
+    root: Path,
+    experiment: str,
+    names: list[str],
+    options: RunOptions,
+    human: Console,
+    *,
+    as_json: bool,
+    fail_on_gates: bool,
+) -> None:
+    """`run --models a,b`: one run per model, each reported, then how to rank them; exit as the worst run says."""
+    from scoregate.app import run_models
+
+    outcomes = run_models(root, experiment, names, options)
+    for outcome in outcomes:
+        _report(outcome, root, human)
+    ids = " ".join(o.run_id for o in outcomes)
+    print_wrapped(human, f"ranked: `scoregate rank {ids}`; on one page: `scoregate report {ids}`")
+    if as_json:
+        typer.echo(json.dumps([_outcome_json(o) for o in outcomes], indent=2, default=str))
+    if any(o.succeeded_items == 0 for o in outcomes):
+        empty = ", ".join(o.run_id for o in outcomes if o.succeeded_items == 0)
+        print_wrapped(human, f"no item succeeded in {empty}", first="error: ", first_style="bold red")
+        raise typer.Exit(int(ExitCode.ERROR))
+    if fail_on_gates and any(o.verdict != "pass" for o in outcomes):
+        raise typer.Exit(int(ExitCode.GATES_FAILED))
+    mirror_exit(outcomes)
+
+
+def _run_one(
+    root: Path, experiment: str, options: RunOptions, human: Console, *, as_json: bool, fail_on_gates: bool
+) -> None:
+    """One run (or shard, or resume): its report, JSON when asked; exit 1 when no item succeeded, 3 on gates."""
+    from scoregate.app import run_experiment
+
+    outcome = run_experiment(root, experiment, options)
     if outcome.nothing_to_do is not None:
         print_wrapped(human, outcome.nothing_to_do)
         for sink, error in outcome.mirror_errors.items():
@@ -238,7 +187,7 @@ def run(
     if outcome.shard is not None:
         _report_shard(outcome, human, as_json=as_json)
         return
-    _report(outcome, project_root(project), human)
+    _report(outcome, root, human)
     if as_json:
         typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
     if outcome.succeeded_items == 0:
