@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 WHEEL_DIR ?= $(HOME)/.cache/scoregate/wheels/llama-cpp-python-$(LLAMA_VERSION)-portable
 EXPERIMENT ?= smoke
 
-.PHONY: setup experiment test test-all test-langfuse-old test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas
+.PHONY: setup experiment test test-all test-langfuse-old test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas facade-stub
 
 setup: $(VENV)/.installed $(VENV)/.local-model  ## create .venv with scoregate, dev tools and the local model
 
@@ -81,6 +81,9 @@ docs: $(VENV)/.installed  ## build the docs site into site/ (warnings are errors
 
 docs-serve: $(VENV)/.installed  ## the docs site on http://127.0.0.1:8000 (DOCS_PORT), rebuilt on every change
 	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$${DOCS_PORT:-8000}
+
+facade-stub:  ## regenerate src/scoregate/app/__init__.pyi (the facade's types for mypy) from its table, `_HOMES`
+	$(BIN)/python tools/facade_stub.py
 
 schemas:  ## regenerate the JSON Schemas of the user file formats
 	$(BIN)/python -m scoregate.tracks.project schemas

@@ -4,28 +4,39 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import json
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import scoregate.app as facade
 
 FACADE_FILE = Path(facade.__file__)
+STUB_FILE = FACADE_FILE.with_suffix(".pyi")
+REPO = Path(__file__).resolve().parents[1]
+Homes = dict[str, tuple[str, ...]]
 
 
-def _type_checking_names() -> set[str]:
-    """The names the facade imports under `if TYPE_CHECKING:` (what mypy sees for each lazy name)."""
-    tree = ast.parse(FACADE_FILE.read_text(encoding="utf-8"))
-    block = next(
-        node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
-    )
+def _stub_tool() -> ModuleType:
+    """tools/facade_stub.py, which writes the type checker's view of the facade from its table (a script)."""
+    spec = importlib.util.spec_from_file_location("facade_stub", REPO / "tools" / "facade_stub.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _stub_names(text: str) -> set[str]:
+    """The names a stub imports (what mypy sees for each lazy name)."""
     return {
         alias.asname or alias.name
-        for node in ast.walk(block)
+        for node in ast.parse(text).body
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
@@ -35,7 +46,32 @@ def test_every_exported_name_is_typed_and_has_a_home() -> None:
     homes = {name for names in facade._HOMES.values() for name in names}
 
     assert len(facade.__all__) == len(set(facade.__all__))
-    assert set(facade.__all__) == homes == _type_checking_names()
+    assert set(facade.__all__) == homes == _stub_names(STUB_FILE.read_text(encoding="utf-8"))
+
+
+def test_the_type_checkers_view_is_the_one_generated_from_the_table() -> None:
+    written = STUB_FILE.read_text(encoding="utf-8")
+
+    assert written == _stub_tool().render(facade._HOMES), "run `make facade-stub` to regenerate app/__init__.pyi"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda homes: {**homes, "scoregate.app.merge": ("merge_run", "merge_plan")}, id="name added"),
+        pytest.param(lambda homes: {m: n for m, n in homes.items() if m != "scoregate.report.write"}, id="removed"),
+    ],
+)
+def test_a_table_the_stub_was_not_generated_from_is_caught(change: Callable[[Homes], Homes]) -> None:
+    written = STUB_FILE.read_text(encoding="utf-8")
+
+    assert written != _stub_tool().render(change(facade._HOMES))
+
+
+def test_each_name_is_spelled_once_in_the_facade_source() -> None:
+    source = FACADE_FILE.read_text(encoding="utf-8")
+
+    assert {name: source.count(f'"{name}"') for name in facade.__all__} == dict.fromkeys(facade.__all__, 1)
 
 
 @pytest.mark.parametrize("name", facade.__all__)
