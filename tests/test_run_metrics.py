@@ -43,7 +43,7 @@ def test_a_summary_without_metrics_reads_each_as_none_and_writes_none_of_them_ba
     assert summary.run_metrics.has("cost_usd_total") and not summary.run_metrics.has("tokens_in_cached")
     assert summary.run_metrics["cost_usd_total"] is None
     with pytest.raises(KeyError):
-        summary.run_metrics["latency_p50_ms"]  # noqa: B018 — a key the file did not write, as a dict says
+        summary.run_metrics["latency_p50_ms"]  # a key the file did not write, as a dict says
     assert RunSummary.model_validate({"run_id": "r"}).run_metrics.value("items") is None
 
 
