@@ -25,7 +25,7 @@ from scoregate.errors import ScoregateError
 from scoregate.support.key_digests import DIGEST_DTYPE, key_digest
 
 if TYPE_CHECKING:
-    from scoregate.store.record import Manifest, Receipts, RunSummary
+    from scoregate.store.record import Manifest, Receipts, RunMetrics, RunSummary
 
 
 @dataclass
@@ -63,11 +63,11 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _cached_tokens(store: RunSource, metrics: dict[str, Any]) -> int:
+def _cached_tokens(store: RunSource, metrics: RunMetrics) -> int:
     """Tokens (in + out) of the run's calls answered from the cache; counted from its results when the summary
     predates `tokens_in_cached`."""
-    if "tokens_in_cached" in metrics:
-        return int(metrics["tokens_in_cached"] or 0) + int(metrics.get("tokens_out_cached") or 0)
+    if metrics.has("tokens_in_cached"):
+        return int(metrics.value("tokens_in_cached") or 0) + int(metrics.value("tokens_out_cached") or 0)
     return sum(
         (call.tokens_in or 0) + (call.tokens_out or 0)
         for result in store.iter_results()
@@ -79,12 +79,12 @@ def _cached_tokens(store: RunSource, metrics: dict[str, Any]) -> int:
 def _add_usage(entry: _Entry, store: RunSource, summary: RunSummary) -> None:
     """Add what the run spent: tokens of uncached calls (cached ones apart) and its cost (cached calls are free)."""
     metrics = summary.run_metrics
-    tokens_in, tokens_out = metrics.get("tokens_in_total"), metrics.get("tokens_out_total")
+    tokens_in, tokens_out = metrics.value("tokens_in_total"), metrics.value("tokens_out_total")
     if tokens_in is not None and tokens_out is not None:
         cached = _cached_tokens(store, metrics)
-        entry.tokens = (entry.tokens or 0) + tokens_in + tokens_out - cached
+        entry.tokens = (entry.tokens or 0) + int(tokens_in + tokens_out) - cached
         entry.tokens_cached += cached
-    cost = metrics.get("cost_usd_total")
+    cost = metrics.value("cost_usd_total")
     if cost is None:
         entry.cost_unknown_runs += 1
     else:

@@ -206,7 +206,7 @@ def rank_runs(
     ranked: list[RankedRun] = []
     for r, s, rank in zip(runs, stats, ranks, strict=True):
         m = r.summary.run_metrics
-        cost = _number(m.get("cost_usd_total"))
+        cost = _number(m.value("cost_usd_total"))
         ranked.append(
             RankedRun(
                 label=r.label,
@@ -217,9 +217,9 @@ def rank_runs(
                 mean=s.mean,
                 ci_low=s.ci_low,
                 ci_high=s.ci_high,
-                latency_ms=_number(m.get(latency)),
+                latency_ms=_number(m.value(latency)),
                 cost_usd_per_item=cost / s.n_total if cost is not None and s.n_total else None,
-                success_rate=_number(m.get("success_rate")),
+                success_rate=_number(m.value("success_rate")),
                 rank=rank,
             )
         )
@@ -287,7 +287,7 @@ def _best_by_metric(
         if found is not None:
             out[key] = found
     for key in RUN_METRICS_COMPARED:
-        found = _best(runs, key, lambda r, k=key: _number(r.summary.run_metrics.get(k)), directions)
+        found = _best(runs, key, lambda r, k=key: _number(r.summary.run_metrics.value(k)), directions)
         if found is not None:
             out[key] = found
     as_files = [r.summary.to_dict() for r in runs] if tracks else []  # a track reads summary.json as written

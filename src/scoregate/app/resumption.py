@@ -67,7 +67,7 @@ def nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     summary = store.summary_record
     if store.manifest_record.status != "finished" or summary is None:
         return None
-    if store.needs_repair() or len(store.done_ids()) < int(summary.run_metrics.get("items") or 0):
+    if store.needs_repair() or len(store.done_ids()) < int(summary.run_metrics.value("items") or 0):
         return None  # damaged after it finished: resuming redoes what was lost
     run_id = store.run_id
     if not options.retry_errors:

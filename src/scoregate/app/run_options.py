@@ -203,7 +203,7 @@ class RunOutcome:
         return RunSummary.model_validate(self.summary)
 
     def _metric(self, name: str) -> int:
-        return int(self.summary_record.run_metrics.get(name) or 0)
+        return int(self.summary_record.run_metrics.value(name) or 0)
 
     @property
     def failed_items(self) -> int:

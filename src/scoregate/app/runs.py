@@ -50,7 +50,8 @@ def listed_runs(root: Path) -> list[ListedRun]:
             listed.append(ListedRun(store.run_id, None, exc.render()))
             continue
         invalid = (store.directory / INVALIDATION_FILE).is_file()
-        items = summary.run_metrics["items"] if summary else None
+        items = summary.run_metrics.value("items") if summary else None
+        items = int(items) if items is not None else None
         listed.append(ListedRun(store.run_id, overview, None, invalid, items, manifest.finished_at))
     return listed
 

@@ -155,28 +155,28 @@ def run_metrics_fields(summary: RunSummary) -> list[str]:
     calls only, and the tokens of cached calls are labelled as not spent by this run (they cost nothing).
     """
     m = summary.run_metrics
-    cached_task, task_calls = m.get("cached_task_calls") or 0, m.get("task_calls")
-    cached_calls, calls = m.get("cached_calls") or 0, m.get("calls")
+    cached_task, task_calls = m.value("cached_task_calls") or 0, m.value("task_calls")
+    cached_calls, calls = m.value("cached_calls") or 0, m.value("calls")
     repeats = summary.section("repeats")
     each = f" × {repeats['k']} repeats (these figures: repeat 1)" if repeats else ""
-    fields = [f"items {m['items']}{each}", f"success {percent(m['success_rate'])}"]
+    fields = [f"items {m.value('items')}{each}", f"success {percent(m.value('success_rate'))}"]
     if cached_task or cached_calls:
         of_task = f"{cached_task}/{task_calls}" if task_calls is not None else str(cached_task)
         of_all = f"{cached_calls}/{calls}" if calls is not None else str(cached_calls)
         fields.append(f"cached {of_task} task calls ({of_all} calls in all)")
-    if m["latency_p50_ms"] is None and cached_task and cached_task == task_calls:
+    if m.value("latency_p50_ms") is None and cached_task and cached_task == task_calls:
         fields.append("latency not measured (every task call was cached)")
     else:
-        fields.append(f"latency p50/p95 {duration(m['latency_p50_ms'])}/{duration(m['latency_p95_ms'])}")
-    tokens = f"tokens in/out {_num(m['tokens_in_total'])}/{_num(m['tokens_out_total'])}"
-    cached_in, cached_out = m.get("tokens_in_cached") or 0, m.get("tokens_out_cached") or 0
-    if (cached_in or cached_out) and m["tokens_in_total"] is not None:
-        every = (cached_in, cached_out) == (m["tokens_in_total"], m["tokens_out_total"])
+        fields.append(f"latency p50/p95 {duration(m.value('latency_p50_ms'))}/{duration(m.value('latency_p95_ms'))}")
+    tokens = f"tokens in/out {_num(m.value('tokens_in_total'))}/{_num(m.value('tokens_out_total'))}"
+    cached_in, cached_out = m.value("tokens_in_cached") or 0, m.value("tokens_out_cached") or 0
+    if (cached_in or cached_out) and m.value("tokens_in_total") is not None:
+        every = (cached_in, cached_out) == (m.value("tokens_in_total"), m.value("tokens_out_total"))
         tokens += " (all cached, not spent)" if every else f" ({cached_in}/{cached_out} cached, not spent)"
     fields.append(tokens)
-    cost = "unknown" if m["cost_usd_total"] is None else f"${m['cost_usd_total']:.4f}"
-    fields.append(f"cost {cost}" + (" spent" if cached_calls and m["cost_usd_total"] is not None else ""))
-    fields.append(f"retries {m['retries_total']}")
+    cost = "unknown" if m.value("cost_usd_total") is None else f"${m.value('cost_usd_total'):.4f}"
+    fields.append(f"cost {cost}" + (" spent" if cached_calls and m.value("cost_usd_total") is not None else ""))
+    fields.append(f"retries {m.value('retries_total')}")
     return fields
 
 

@@ -203,10 +203,8 @@ def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None
     from scoregate.cli.layout import keep
 
     metrics = outcome.summary_record.run_metrics
-    print_wrapped(
-        human,
-        f"shard {outcome.shard} of run {outcome.run_id}: {metrics['items']} item(s), {metrics['error_count']} failed",
-    )
+    items, failed = metrics.value("items"), metrics.value("error_count")
+    print_wrapped(human, f"shard {outcome.shard} of run {outcome.run_id}: {items} item(s), {failed} failed")
     print_wrapped(human, keep("stored in", str(outcome.store.directory)))
     print_wrapped(human, f"when every shard is done: `scoregate merge {outcome.run_id}`")
     for note in outcome.mirror_notes:
@@ -215,7 +213,7 @@ def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None
         print_wrapped(human, f"{sink} mirror failed: {error} — run this shard again to redo it", style="yellow")
     if as_json:
         typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
-    if metrics["items"] and outcome.succeeded_items == 0:
+    if items and outcome.succeeded_items == 0:
         print_wrapped(human, f"no item of shard {outcome.shard} succeeded", first="error: ", first_style="bold red")
         raise typer.Exit(int(ExitCode.ERROR))
     mirror_exit([outcome])

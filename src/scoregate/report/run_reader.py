@@ -289,7 +289,7 @@ class RunReader:
             "gates": self.gates,
             "flaky": s.section("flaky"),
             "judge_drift": s.section("judge_drift"),
-            "run_metrics": s.run_metrics,
+            "run_metrics": s.run_metrics.to_dict(),
             "tracks": {t.name: view for t in TRACKS if (view := t.report_view(s.section(t.name))) is not None},
             "score_keys": [list(key) for key in self.keys],
             "purposes": list(self.purposes),

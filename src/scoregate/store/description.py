@@ -131,12 +131,15 @@ class RunDescription:
         return lines
 
     def _run_metric_lines(self) -> list[str]:
-        m = self.summary.run_metrics if self.summary else {}
-        cost = m.get("cost_usd_total")
+        from scoregate.store.record import RunMetrics
+
+        m = self.summary.run_metrics if self.summary else RunMetrics()
+        cost = m.value("cost_usd_total")
+        price = "unknown" if cost is None else f"${cost:.4f}"
         return [
             "",
-            f"items {m.get('items')} · failed {m.get('error_count')} · latency p50/p95 {fmt(m.get('latency_p50_ms'))}/"
-            f"{fmt(m.get('latency_p95_ms'))} ms · cost {'unknown' if cost is None else f'${cost:.4f}'}",
+            f"items {m.value('items')} · failed {m.value('error_count')} · latency p50/p95 "
+            f"{fmt(m.value('latency_p50_ms'))}/{fmt(m.value('latency_p95_ms'))} ms · cost {price}",
             "",
             "The whole run: artifact `report.html` (opens in the browser), `summary.json`, `results.jsonl`.",
         ]

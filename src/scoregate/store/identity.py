@@ -116,7 +116,7 @@ def run_overview(store: RunStore) -> RunOverview:
     full = receipts.dataset.items if receipts.dataset else None
     total = min(limit, full) if limit is not None and isinstance(full, int) else full
     total = limit if total is None else total
-    done = int(summary.run_metrics["items"]) if summary else len(store.done_ids())
+    done = int(summary.run_metrics.value("items") or 0) if summary else len(store.done_ids())
     primary = mean = None
     scores = summary.scores if summary else {}
     for gate in receipts.gates if isinstance(receipts.gates, list) else []:

@@ -8,9 +8,12 @@ before `schema_version` existed reads as version 1.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, model_serializer, model_validator
+from pydantic_core.core_schema import SerializerFunctionWrapHandler, ValidatorFunctionWrapHandler
+
+from scoregate.store.vocabulary import RUN_METRICS, Direction
 
 SCHEMA_VERSION = 2
 """2: the files carry `schema_version`. 1: every file written before (read the same way)."""
@@ -221,6 +224,64 @@ class GateResult(Record):
         return f"{status} on {self.gated_items} of {self.total_items}, {kept}"
 
 
+class RunMetricsRecord(Record):
+    """summary.json `run_metrics`: a field per run metric of `RUN_METRICS` (None when the file lacks it), other
+    keys kept as written, and written back in the file's order."""
+
+    _order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        metrics = handler(data)
+        if isinstance(data, dict):
+            metrics._order = tuple(data)
+        return metrics
+
+    @model_serializer(mode="wrap")
+    def _in_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        return {key: out[key] for key in self._order if key in out} | out
+
+    def value(self, key: str) -> Number | None:
+        """A run metric's number (a key the table does not name too), or None when the run has none."""
+        found = getattr(self, key) if key in type(self).model_fields else (self.model_extra or {}).get(key)
+        return found if isinstance(found, int | float) and not isinstance(found, bool) else None
+
+    def __getitem__(self, key: str) -> Any:
+        """The value summary.json wrote for `key` (any JSON value); KeyError when it wrote none, as a dict would."""
+        if not self.has(key):
+            raise KeyError(key)
+        return getattr(self, key) if key in type(self).model_fields else (self.model_extra or {})[key]
+
+    def has(self, key: str) -> bool:
+        """Whether summary.json wrote `key` (null or not): a run summarised before a metric existed lacks it."""
+        return key in self.model_fields_set or key in (self.model_extra or {})
+
+    @classmethod
+    def direction(cls, key: str) -> Direction:
+        """Which way the metric `key` (a field) improves, as `RUN_METRICS` says."""
+        extra = cls.model_fields[key].json_schema_extra
+        assert isinstance(extra, dict)
+        return extra["direction"]  # type: ignore[return-value]
+
+
+if TYPE_CHECKING:
+    RunMetrics = RunMetricsRecord
+else:
+    RunMetrics = create_model(
+        "RunMetrics",
+        __base__=RunMetricsRecord,
+        __module__=__name__,
+        **{
+            m.key: (Number | None, Field(default=None, json_schema_extra={"direction": m.direction}))
+            for m in RUN_METRICS
+            if m.in_summary
+        },
+    )
+    RunMetrics.__doc__ = RunMetricsRecord.__doc__
+
+
 class RunSummary(Record):
     """`summary.json`: per-score statistics, run metrics, coverage, gates and the verdict (tracks add blocks)."""
 
@@ -231,7 +292,7 @@ class RunSummary(Record):
     prompts: dict[str, Any] = {}
     model: str | None = None
     scores: dict[str, ScoreStats] = {}
-    run_metrics: dict[str, Any] = {}
+    run_metrics: RunMetrics = RunMetrics()
     coverage: dict[str, Any] = {}
     gates: list[GateResult] = []
     verdict: str | None = None

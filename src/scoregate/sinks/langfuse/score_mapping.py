@@ -120,7 +120,7 @@ def run_scores(summary: RunSummary, mlflow_run_id: str | None) -> list[ScorePost
 
     posts = [p for key, stats in summary.scores.items() for p in _aggregate_posts(key, stats)]
     for key in LANGFUSE_RUN_METRICS:
-        value = _number(summary.run_metrics.get(key))
+        value = _number(summary.run_metrics.value(key))
         if value is not None:
             posts.append(ScorePost(key, value, "NUMERIC"))
     for gate in summary.gates:

@@ -46,7 +46,7 @@ def readable_metrics(summary: RunSummary) -> dict[str, float]:
         for stat in SCORE_STATS if numeric else ("coverage",):
             metrics[derived_key(key, stat)] = rounded(getattr(stats, stat))
     for key in MLFLOW_RUN_METRICS:
-        metrics[key] = rounded(summary.run_metrics.get(key))
+        metrics[key] = rounded(summary.run_metrics.value(key))
     for track, found in headline_metrics(summary.to_dict()).items():
         metrics.update(
             {f"{track}_{key}": rounded(value) for key, value in found.items() if not isinstance(value, bool)}
