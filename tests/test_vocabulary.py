@@ -8,6 +8,7 @@ from pathlib import Path
 from scoregate.catalog.directions import default_direction
 from scoregate.sinks.langfuse.score_mapping import run_scores
 from scoregate.sinks.mlflow.readable import readable_metrics
+from scoregate.store.gate_metrics import gated_metrics
 from scoregate.store.record import Manifest
 from scoregate.store.vocabulary import (
     GATE_RUN_METRICS,
@@ -15,7 +16,6 @@ from scoregate.store.vocabulary import (
     MLFLOW_RUN_METRICS,
     RUN_METRICS,
     derived_key,
-    gated_metrics,
     is_pipeline_call,
     stage_of,
 )

@@ -23,8 +23,8 @@ from scoregate.analysis.run_source import RunSource, recorded_gates
 from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
 from scoregate.catalog.models import Direction
 from scoregate.errors import ScoregateError
+from scoregate.store.gate_metrics import gated_metrics
 from scoregate.store.records import ItemResult
-from scoregate.store.vocabulary import gated_metrics
 
 if TYPE_CHECKING:
     from scoregate.store.record import Manifest

@@ -1,5 +1,5 @@
 """The run's vocabulary, written once: the run metrics with their directions, the derived score keys, a call's
-stage and the metrics a run's gates judge.
+stage (the metrics a run's gates judge: `store/gate_metrics.py`).
 
 Every place that names a run metric (gate validation, directions, the MLflow and Langfuse mirrors) reads
 `RUN_METRICS`; this module imports nothing of scoregate, so the catalog may read it too.
@@ -7,12 +7,8 @@ Every place that names a run metric (gate validation, directions, the MLflow and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from scoregate.store.record import Manifest
+from typing import Literal
 
 Direction = Literal["higher", "lower", "none"]
 """Which way a metric improves: `higher` or `lower` is better, `none` is described but never better or worse."""
@@ -80,14 +76,3 @@ def stage_of(purpose: str, final_stage: str | None) -> str:
 def is_pipeline_call(purpose: str) -> bool:
     """Return True for a call of the pipeline itself (the task or a stage), False for a judge or a check."""
     return purpose == "task" or purpose.startswith("stage:")
-
-
-def gated_metrics(manifests: Iterable[Manifest]) -> list[str]:
-    """Return the metrics the runs' recorded gates judge, in gate order (the default primary metrics)."""
-    seen: dict[str, None] = {}
-    for manifest in manifests:
-        gates = manifest.receipts.gates
-        for gate in gates if isinstance(gates, list) else []:
-            if gate.get("metric"):
-                seen[str(gate["metric"])] = None
-    return list(seen)
