@@ -129,6 +129,20 @@ BROKEN_SINK = "class HalfSink:\n    name = 'half'\n\n    def __init__(self, cont
 KIND_REF = "scoregate_notes.kind:KIND"
 
 
+MUTE_KIND = """
+from typing import Literal
+
+from scoregate.catalog.evaluators import EvaluatorKind, EvaluatorSpec
+
+
+class MuteSpec(EvaluatorSpec):
+    kind: Literal["mute"]
+
+
+KIND = EvaluatorKind("mute", MuteSpec, lambda spec, judge: None)
+"""
+
+
 @pytest.mark.parametrize(
     ("points", "modules", "said"),
     [
@@ -160,8 +174,14 @@ KIND_REF = "scoregate_notes.kind:KIND"
             "plug-in evaluator kind 'noisy' of the package 'bad-plugin' (scoregate.kinds: noisy = "
             "scoregate_notes.kind:KIND) is the kind 'shouts': name the entry point 'shouts'",
         ),
+        (
+            {"scoregate.kinds": {"mute": "bad_plugin.kind:KIND"}},
+            {"kind.py": MUTE_KIND},
+            "plug-in evaluator kind 'mute' of the package 'bad-plugin' (scoregate.kinds: mute = bad_plugin.kind:KIND) "
+            "needs a spec that says which scores it writes and which way they improve: define score_keys, directions",
+        ),
     ],
-    ids=["takes-a-built-in-name", "fails-to-import", "lacks-members", "duplicate", "misnamed"],
+    ids=["takes-a-built-in-name", "fails-to-import", "lacks-members", "duplicate", "misnamed", "spec-says-no-scores"],
 )
 def test_a_broken_or_duplicate_plugin_is_one_clear_error_naming_its_package(
     points: dict[str, dict[str, str]],

@@ -24,6 +24,10 @@ def _built_in_kinds() -> dict[str, EvaluatorKind[Any]]:
     return {kind.name: kind for kind in [*scoring_kinds.KINDS, *(track.kind for track in TRACKS)]}
 
 
+SPEC_ANSWERS = ("score_keys", "directions")
+"""What a kind's spec must define itself: EvaluatorSpec's own versions only raise."""
+
+
 def _adopt_kind(loaded: object, plugin: Plugin) -> EvaluatorKind[Any]:
     """A plug-in's `EvaluatorKind`, once its name and its spec's `kind: Literal[...]` are found to match."""
     if not isinstance(loaded, EvaluatorKind):
@@ -34,6 +38,11 @@ def _adopt_kind(loaded: object, plugin: Plugin) -> EvaluatorKind[Any]:
     field = spec.model_fields.get("kind") if isinstance(spec, type) and issubclass(spec, EvaluatorSpec) else None
     if field is None or get_origin(field.annotation) is not Literal or get_args(field.annotation) != (plugin.name,):
         raise ValueError(f"needs a spec: an EvaluatorSpec subclass with `kind: Literal[{plugin.name!r}]`")
+    unanswered = [m for m in SPEC_ANSWERS if getattr(spec, m) is getattr(EvaluatorSpec, m)]
+    if unanswered:
+        raise ValueError(
+            "needs a spec that says which scores it writes and which way they improve: define " + ", ".join(unanswered)
+        )
     return loaded
 
 
