@@ -24,7 +24,7 @@ from scoregate.store.lock import RunLock
 from scoregate.store.record import SCHEMA_VERSION, Manifest, Receipts, RunSummary
 from scoregate.store.results_index import DamagedLine
 from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, run_directory
-from scoregate.store.shards import Shard, assign, newest_lines, write_manifest
+from scoregate.store.shards import Shard, ShardStore, assign, newest_lines, write_manifest
 from scoregate.support.redaction import redact
 from scoregate.tracks.project import load_project
 
@@ -211,7 +211,6 @@ def _mirror(
     what the shards mirrored (nothing is sent twice), and the sinks that count items check the server has them."""
     from scoregate.sinks.contract import SinkContext
     from scoregate.sinks.mirror_all import AdoptShards, Mirror, mirror_all
-    from scoregate.store.shards import ShardStore
 
     context = SinkContext(project.root, loaded=project)
     shards = tuple(ShardStore(i.directory, store.run_id) for i in inputs)
