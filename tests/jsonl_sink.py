@@ -1,14 +1,16 @@
 """A throwaway tracker for the sink contract's tests: every call appends one JSON line to `<project>/tracker.jsonl`.
 
 It is what a new tracker is: this one file (a `RunSink`) and one registry line
-(`"jsonl": "jsonl_sink:JsonlSink"` in `scoregate.sinks.registry.SINKS`). `JSONL_SINK=off` switches it off.
+(`"jsonl": "jsonl_sink:JsonlSink"` in `scoregate.sinks.registry.SINKS`). `JSONL_SINK=off` switches it off. It has
+two optional abilities (`scoregate.sinks.contract`), each one method here: it streams a shard's items
+(`mirror_shard`) and adopts the shards at merge (`adopt_shards`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scoregate.sinks.contract import SinkContext, SinkReport
@@ -53,6 +55,16 @@ class JsonlSink:
     def link(self, store: RunStore, links: Mapping[str, str]) -> None:
         """Append the other mirrors' links."""
         self._write("link", store, links=dict(links))
+
+    def mirror_shard(self, store: RunStore) -> SinkReport:
+        """Append the shard's name (a shard's store carries the id of the run it belongs to)."""
+        self._write("mirror_shard", store, shard=store.directory.name)
+        return SinkReport(lines=[f"jsonl: shard {store.directory.name} of run {store.run_id} appended"])
+
+    def adopt_shards(self, store: RunStore, shards: Sequence[RunStore]) -> SinkReport:
+        """Append the names of the shards the merged run takes over."""
+        self._write("adopt_shards", store, shards=[shard.directory.name for shard in shards])
+        return SinkReport()
 
     def _write(self, call: str, store: RunStore, **data: Any) -> None:
         with self.path.open("a", encoding="utf-8") as handle:

@@ -119,7 +119,7 @@ def invalid_and_valid(project_dir: Path) -> tuple[str, str]:
 def test_compare_refuses_an_invalid_run(invalid_and_valid: tuple[str, str], project_dir: Path) -> None:
     old, new = invalid_and_valid
     with pytest.raises(ScoregateError) as refused:
-        compare_stored_runs(project_dir, new, old, CompareOptions(mirror_mlflow=False))
+        compare_stored_runs(project_dir, new, old, CompareOptions(no_mirror=frozenset({"mlflow"})))
     assert f"cannot compare run {old}: it was invalidated" in refused.value.message
     assert "judge prompt bug; superseded by" in refused.value.message and refused.value.hint == f"use {new} instead"
 

@@ -248,6 +248,50 @@ def test_mlflow_sync_mirrors_only_mlflow_and_hands_its_link_to_the_other_sinks(
     ]  # not mirrored: the command targets MLflow
 
 
+def test_a_plugin_tracker_gets_an_off_switch_a_resync_and_shard_adoption_without_an_edit_outside_its_file(
+    with_jsonl: None, scoregate: Callable[..., CliResult], project_dir: Path, mlflow_store: str
+) -> None:
+    runs_dir = project_dir / "runs"
+
+    def sharded(group: str) -> str:
+        before = set(runs_dir.glob("counters-shards-*"))
+        ran = scoregate("run", "counters", "--shard", "0/1", "--group", group)
+        assert ran.code == 0, ran.output
+        (run_dir,) = set(runs_dir.glob("counters-shards-*")) - before
+        return run_dir.name
+
+    adopted_run = sharded("on")
+    merged = scoregate("merge", adopted_run, "--no-mlflow")  # the old switch, an alias of --no-mirror mlflow
+
+    assert merged.code == 0, merged.output
+    assert f"jsonl: run {adopted_run} appended to {project_dir / jsonl_sink.FILE}" in merged.output
+    assert [(c["call"], c["run_id"], c.get("shard") or c.get("shards")) for c in jsonl_sink.calls(project_dir)] == [
+        ("mirror_shard", adopted_run, "0-of-1"),  # the shard streamed its items
+        ("adopt_shards", adopted_run, ["0-of-1"]),  # the merge took the shard over, then mirrored the run
+        ("mirror", adopted_run, None),
+    ]
+    assert "mlflow:" not in merged.output  # switched off by its alias
+
+    off_run = sharded("off")
+    switched_off = scoregate("merge", off_run, "--no-mirror", "jsonl", "--no-mirror", "mlflow")
+
+    assert switched_off.code == 0, switched_off.output
+    assert [c["call"] for c in jsonl_sink.calls(project_dir) if c["run_id"] == off_run] == ["mirror_shard"]
+    assert "jsonl:" not in switched_off.output
+
+    synced = scoregate("sync", off_run, "--to", "jsonl")
+
+    assert synced.code == 0, synced.output
+    assert f"jsonl: run {off_run} appended to {project_dir / jsonl_sink.FILE}" in synced.output
+    assert f"run {off_run} is mirrored to jsonl" in synced.output
+    assert [c["call"] for c in jsonl_sink.calls(project_dir) if c["run_id"] == off_run] == ["mirror_shard", "mirror"]
+
+    for command in (("sync", off_run, "--to", "wandb"), ("merge", off_run, "--no-mirror", "wandb")):
+        unknown = scoregate(*command)
+        assert unknown.code == 2, unknown.output
+        assert "wandb: no such sink; the sinks are mlflow, langfuse, jsonl" in " ".join(unknown.output.split())
+
+
 # ---------------------------------------------------------------- no sink imports another, at any distance
 PACKAGE = Path(scoregate.__file__).parent
 HIGHER_THAN_SINKS = ("scoregate.app", "scoregate.cli", "scoregate.report")  # report is a peer: no arrow either way

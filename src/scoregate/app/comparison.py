@@ -2,7 +2,7 @@
 
 The numbers are computed first (`scoregate.analysis.compare_runs`, no model and no sink), then, when
 asked, the pairwise judge (`scoregate.app.pairwise`) calls a model, and `scoregate.sinks.mirror_all` hands the
-outcome to the sinks that mirror comparisons (MLflow) — as `scoregate.app.run_execution` does for runs.
+outcome to the sinks that mirror comparisons (a `ComparisonSink`) — as `scoregate.app.run_execution` does for runs.
 """
 
 from __future__ import annotations
@@ -32,27 +32,42 @@ class CompareOptions:
     judge_model: str | None = None
     judge_evaluator: str = "ev_preference_v1"
     use_cache: bool = True
-    mirror_mlflow: bool = True
+    no_mirror: frozenset[str] = frozenset()
+    """The sinks not to mirror the comparison to (`--no-mirror NAME`)."""
     eval_rows: bool = False
 
 
 @dataclass
+class ComparisonMirror:
+    """What one sink that mirrors comparisons made of this one."""
+
+    link: str | None = None
+    """Where the comparison is in the tracker (MLflow's run id), when it was mirrored."""
+    lines: list[str] = field(default_factory=list)
+    """What it did, one printed line each (each starts with the sink's name)."""
+    warnings: list[str] = field(default_factory=list)
+    """What could not be mirrored, one line each."""
+
+
+@dataclass
 class CompareOutcome:
-    """A comparison with what was added to it: the pairwise preference and the MLflow mirror."""
+    """A comparison with what was added to it: the pairwise preference and its mirrors."""
 
     comparison: RunComparison
     preference: PreferenceResult | None = None
     """B's win rate by the pairwise judge, when it was asked."""
-    mlflow_run_id: str | None = None
-    mlflow_warnings: list[str] = field(default_factory=list)
+    mirrors: dict[str, ComparisonMirror] = field(default_factory=dict)
+    """Sink name → its mirror of the comparison, for each sink that mirrors comparisons and was asked."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form printed by `--json`."""
+        """Return the plain-dict form printed by `--json`: `<sink>_run_id` and `<sink>_warnings` per mirror."""
+        mirrored: dict[str, Any] = {}
+        for name, mirror in self.mirrors.items():
+            mirrored |= {f"{name}_run_id": mirror.link, f"{name}_warnings": mirror.warnings}
         return {
             **self.comparison.to_dict(),
             "preference": self.preference.to_dict() if self.preference is not None else None,
-            "mlflow_run_id": self.mlflow_run_id,
-            "mlflow_warnings": self.mlflow_warnings,
+            **mirrored,
         }
 
 
@@ -112,17 +127,18 @@ def compare_stored_runs(
 def _mirror(
     outcome: CompareOutcome, store_a: RunStore, store_b: RunStore, project: Project, options: CompareOptions
 ) -> None:
-    """Mirror the comparison to the sinks that mirror comparisons (MLflow, unless `--no-mlflow`); a failure there
+    """Mirror the comparison to the sinks that mirror comparisons (but those in `--no-mirror`); a failure there
     is a warning: the comparison is computed and printed all the same."""
     from scoregate.sinks.contract import Comparison, SinkContext  # mlflow imports slowly: only when used
     from scoregate.sinks.mirror_all import MirrorComparison, mirror_all
 
     compared = Comparison(store_a, store_b, outcome.comparison, outcome.to_dict())
     context = SinkContext(project.root, loaded=project, item_rows=options.eval_rows)
-    mirrored = mirror_all(MirrorComparison(compared), context, skip=() if options.mirror_mlflow else ("mlflow",))
-    result = mirrored.results.get("mlflow")
-    if result is not None:
-        outcome.mlflow_run_id = result.report.link
-        outcome.mlflow_warnings = list(result.report.warnings)
+    mirrored = mirror_all(MirrorComparison(compared), context, skip=options.no_mirror)
+    for name, result in mirrored.results.items():
+        report = result.report
+        mirror = outcome.mirrors[name] = ComparisonMirror(report.link, list(report.lines), list(report.warnings))
+        if report.skipped:
+            mirror.lines.append(report.skipped)
         if result.error:
-            outcome.mlflow_warnings.append(f"comparison not mirrored: {result.error}")
+            mirror.warnings.append(f"comparison not mirrored: {result.error}")

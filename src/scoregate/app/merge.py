@@ -8,6 +8,7 @@ read; a second merge of the same shards writes nothing, and a merge cut off part
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from scoregate.store.lock import RunLock
 from scoregate.store.record import SCHEMA_VERSION, Manifest, Receipts, RunSummary
 from scoregate.store.results_index import DamagedLine
 from scoregate.store.run_store import MANIFEST, RESULTS, RunStore, run_directory
-from scoregate.store.shards import Shard, assign, newest_lines, write_manifest
+from scoregate.store.shards import Shard, ShardStore, assign, newest_lines, write_manifest
 from scoregate.support.redaction import redact
 from scoregate.tracks.project import load_project
 
@@ -119,11 +120,11 @@ def merge_run(
     run_id: str,
     shard_dirs: list[Path] | None = None,
     *,
-    mirror_mlflow: bool = True,
-    mirror_langfuse: bool = True,
+    no_mirror: Collection[str] = (),
     write_report: bool = True,
 ) -> MergeOutcome:
-    """Merge the shards of run `run_id` into one run (idempotent, resumable); raise ScoregateError on bad input."""
+    """Merge the shards of run `run_id` into one run (idempotent, resumable), mirroring it to every sink not named
+    in `no_mirror`; raise ScoregateError on bad input."""
     from scoregate.catalog.plan import plan_experiment
 
     project = load_project(root)
@@ -148,7 +149,7 @@ def merge_run(
         store = RunStore(run_dir)
         previous = store.manifest_record if (run_dir / MANIFEST).is_file() else None
         names = [i.shard.name for i in inputs]
-        if previous is not None and _done(store, previous, digest, mirror_mlflow):
+        if previous is not None and _done(store, previous, digest, project, no_mirror):
             done = MergeOutcome(
                 run_id, store, store.summary or {}, names, missing_shards,
                 nothing_to_do=f"run {run_id} is already merged from these shards ({', '.join(names)}); nothing changed",
@@ -169,10 +170,7 @@ def merge_run(
         outcome = _summarise(store, plan, project, names, missing_shards, missing, len(planned_ids))
         if write_report:
             _write_report(store, project, outcome)
-        skip = [name for name, on in (("mlflow", mirror_mlflow), ("langfuse", mirror_langfuse)) if not on]
-        from scoregate.app.merge_langfuse import mirror_merged_run
-
-        mirror_merged_run(store, project, inputs, outcome, skip)
+        _mirror(store, project, inputs, outcome, no_mirror)
         if not outcome.mirror_errors:  # recorded last: a merge cut off before this point is redone in full
             store.update_manifest(merge={**(store.manifest_record.merge or {}), "inputs": digest})
         return outcome
@@ -196,11 +194,37 @@ def _check_project(project: Project, plan: Any, receipts: Receipts) -> None:
         )
 
 
-def _done(store: RunStore, previous: Manifest, digest: str, mirror_mlflow: bool) -> bool:
-    """True when the stored merge read exactly these shards and finished (its MLflow mirror included)."""
+def _done(store: RunStore, previous: Manifest, digest: str, project: Project, skip: Collection[str]) -> bool:
+    """True when the stored merge read exactly these shards and finished (no mirror of it cut short by a kill)."""
     if (previous.merge or {}).get("inputs") != digest or store.summary is None:
         return False
-    return not mirror_mlflow or "mlflow_run_id" in store.links
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import cut_short
+
+    return not cut_short(store, SinkContext(project.root, loaded=project), skip=skip)
+
+
+def _mirror(
+    store: RunStore, project: Project, inputs: list[ShardInput], outcome: MergeOutcome, skip: Collection[str]
+) -> None:
+    """Mirror the merged run to every sink not in `skip`, like any run: the sinks that adopt shards first take over
+    what the shards mirrored (nothing is sent twice), and the sinks that count items check the server has them."""
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import AdoptShards, Mirror, mirror_all
+
+    context = SinkContext(project.root, loaded=project)
+    shards = tuple(ShardStore(i.directory, store.run_id) for i in inputs)
+    adopted = mirror_all(AdoptShards(store, shards), context, skip=skip)
+    outcome.mirror_errors.update(adopted.troubles())
+    mirrored = mirror_all(Mirror(store, count_items=True), context, skip=[*skip, *adopted.troubles()])
+    for name, result in mirrored.results.items():
+        report = result.report
+        if report.link:
+            outcome.mirrors[name] = report.link
+        outcome.mirror_notes += [report.skipped] if report.skipped else report.lines
+        if result.trouble:
+            outcome.mirror_errors[name] = result.trouble
+    outcome.mirror_notes += mirrored.notes
 
 
 def _summarise(

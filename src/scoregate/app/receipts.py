@@ -11,6 +11,7 @@ from scoregate import __version__
 from scoregate.catalog.models import ModelSpec, PromptSpec
 from scoregate.catalog.plan import ExperimentPlan, models_used
 from scoregate.catalog.project import Project
+from scoregate.integrations.langfuse.prompt_choice import FILE_SOURCE, LANGFUSE_SOURCE
 from scoregate.support.git import git_commit
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def build_receipts(
         "prompts": {
             name: {
                 "version": prompt_versions[name],
-                "source": "langfuse" if prompt_versions[name].isdigit() else "file",
+                "source": LANGFUSE_SOURCE if prompt_versions[name].isdigit() else FILE_SOURCE,
                 "langfuse_version": int(prompt_versions[name]) if prompt_versions[name].isdigit() else None,
                 "fingerprint": prompt_fingerprint(spec),
                 "labels": spec.labels,

@@ -44,19 +44,23 @@ def check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, An
 
 
 def finish_mirror(store: RunStore, project: Project, options: RunOptions, reason: str) -> RunOutcome:
-    """A finished run has nothing to run; complete its MLflow mirror if a kill cut it short, else do nothing."""
+    """A finished run has nothing to run; complete the mirrors a kill cut short (on the sinks that can tell, and
+    that the run was not started without), else do nothing."""
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=store.summary or {}, nothing_to_do=reason)
-    if not kept_outputs(store.manifest_record, options).mirror_mlflow or "mlflow_run_id" in store.links:
-        return outcome
     from scoregate.sinks.contract import SinkContext
-    from scoregate.sinks.mirror_all import Mirror, mirror_all
+    from scoregate.sinks.mirror_all import FinishMirror, mirror_all
 
     context = SinkContext(project.root, loaded=project)  # the caller holds the run's lock
-    mirrored = mirror_all(Mirror(store), context, only="mlflow")  # a failure is reported; `mlflow-sync` redoes it
+    skip = kept_outputs(store.manifest_record, options).skipped_sinks
+    mirrored = mirror_all(FinishMirror(store), context, skip=skip)  # a failure is reported; `sync` redoes it
     outcome.mirrors.update(mirrored.links())
     outcome.mirror_errors.update(mirrored.troubles())
-    done = "completed its MLflow mirror" if "mlflow" in outcome.mirrors else "its MLflow mirror failed again"
-    outcome.nothing_to_do = f"{reason}\n{done} (it had not finished)"
+    done = [
+        f"completed its {name} mirror" if name in outcome.mirrors else f"its {name} mirror failed again"
+        for name in mirrored.results
+    ]
+    if done:
+        outcome.nothing_to_do = f"{reason}\n{'; '.join(done)} (it had not finished)"
     return outcome
 
 

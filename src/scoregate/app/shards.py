@@ -237,7 +237,7 @@ def finished_shard_note(store: RunStore, project: Project, options: RunOptions) 
 
 
 def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunOutcome:
-    """End a shard: per-call telemetry, its items' Langfuse traces; no summary, gates, report or MLflow."""
+    """End a shard: per-call telemetry, its items on the sinks that stream shards; no summary, gates or report."""
     from scoregate.store.telemetry import write_telemetry
 
     shard, run_id = options.shard, options.run_id
@@ -254,17 +254,15 @@ def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunO
         "verdict": "no_gates",
     }
     outcome = RunOutcome(run_id=run_id, store=store, summary=summary, shard=shard.name)
-    if options.mirror_langfuse:
-        _mirror_items(ShardStore(store.directory, run_id), project, outcome)
+    _mirror_items(ShardStore(store.directory, run_id), project, outcome, options.skipped_sinks)
     return outcome
 
 
-def _mirror_items(store: RunStore, project: Project, outcome: RunOutcome) -> None:
-    """Send the shard's items' traces and item scores to the run's one Langfuse experiment (when configured); the
-    other sinks mirror whole runs and so only the merged one."""
+def _mirror_items(store: RunStore, project: Project, outcome: RunOutcome, skip: frozenset[str]) -> None:
+    """Send the shard's items to the sinks that stream a shard's items (each when configured, and not in `skip`);
+    the other sinks mirror whole runs and so only the merged one."""
     from scoregate.sinks.contract import SinkContext
-    from scoregate.sinks.mirror_all import Mirror, mirror_all
-    from scoregate.sinks.registry import sink_names
+    from scoregate.sinks.mirror_all import MirrorShard, mirror_all
 
-    skip = [name for name in sink_names() if name != "langfuse"]
-    outcome.add_mirrors(mirror_all(Mirror(store), SinkContext(project.root, loaded=project), skip=skip))
+    context = SinkContext(project.root, loaded=project)
+    outcome.add_mirrors(mirror_all(MirrorShard(store), context, skip=skip))

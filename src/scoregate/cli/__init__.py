@@ -50,6 +50,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "merge",
         "Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent.",
     ),
+    "sync": _cmd(
+        "sync_cmd",
+        "sync",
+        "Mirror a stored run to its trackers again; updates each mirror, never a duplicate.",
+    ),
     "mlflow-sync": _cmd(
         "sync_cmd",
         "mlflow_sync",

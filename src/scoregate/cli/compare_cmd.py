@@ -11,6 +11,7 @@ import typer
 
 from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.layout import keep, print_wrapped, signed
+from scoregate.cli.mirror_flags import NoMirrorOption, mirrors_off
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
 
@@ -215,11 +216,12 @@ def print_outcome(outcome: CompareOutcome) -> None:
 
 
 def print_mirror(outcome: CompareOutcome) -> None:
-    """Print the comparison's MLflow run, and what could not be mirrored."""
-    if outcome.mlflow_run_id:
-        print_wrapped(console, f"mlflow: comparison run {outcome.mlflow_run_id}  (browse with `make mlflow-ui`)")
-    for warning in outcome.mlflow_warnings:
-        print_wrapped(console, warning, first="mlflow: ", first_style="yellow")
+    """Print where each sink mirrored the comparison, and what could not be mirrored."""
+    for name, mirror in outcome.mirrors.items():
+        for line in mirror.lines:
+            print_wrapped(console, line)
+        for warning in mirror.warnings:
+            print_wrapped(console, warning, first=f"{name}: ", first_style="yellow")
 
 
 def compare(
@@ -256,7 +258,10 @@ def compare(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not read or write the judge response cache.")
     ] = False,
-    no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the comparison to MLflow.")] = False,
+    no_mirror: NoMirrorOption = None,
+    no_mlflow: Annotated[
+        bool, typer.Option("--no-mlflow", help="Do not mirror the comparison to MLflow (= --no-mirror mlflow).")
+    ] = False,
     eval_rows: Annotated[
         bool, typer.Option("--eval-rows", help="Also log both runs' per-item scores as MLflow evaluation rows.")
     ] = False,
@@ -288,7 +293,7 @@ def compare(
         judge=judge,
         judge_model=judge_model,
         use_cache=not no_cache,
-        mirror_mlflow=not no_mlflow,
+        no_mirror=mirrors_off(no_mirror, no_mlflow=no_mlflow),
         eval_rows=eval_rows,
     )
     said: list[Callable[[], None]] = []

@@ -9,6 +9,7 @@ import typer
 
 from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import keep, print_wrapped
+from scoregate.cli.mirror_flags import NoMirrorOption, mirrors_off
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.errors import ExitCode
 
@@ -22,18 +23,21 @@ def merge(
         typer.Argument(help="Shard directories, or folders holding them (default: runs/RUN_ID/shards/*)."),
     ] = None,
     fail_on_gates: Annotated[bool, typer.Option("--fail-on-gates", help="Exit with code 3 when a gate fails.")] = False,
-    no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow.")] = False,
-    no_langfuse: Annotated[bool, typer.Option("--no-langfuse", help="Do not write the run's Langfuse scores.")] = False,
+    no_mirror: NoMirrorOption = None,
+    no_mlflow: Annotated[
+        bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow (= --no-mirror mlflow).")
+    ] = False,
+    no_langfuse: Annotated[
+        bool, typer.Option("--no-langfuse", help="Do not write the run's Langfuse scores (= --no-mirror langfuse).")
+    ] = False,
     no_report: Annotated[bool, typer.Option("--no-report", help="Do not write runs/RUN_ID/report.html.")] = False,
     project: ProjectOption = None,
 ) -> None:
     """Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent."""
     from scoregate.app import merge_run, score_directions
 
-    outcome = merge_run(
-        project_root(project), run_id, shard_dirs,
-        mirror_mlflow=not no_mlflow, mirror_langfuse=not no_langfuse, write_report=not no_report,
-    )  # fmt: skip
+    off = mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
+    outcome = merge_run(project_root(project), run_id, shard_dirs, no_mirror=off, write_report=not no_report)
     if outcome.nothing_to_do is not None:
         print_wrapped(console, outcome.nothing_to_do)
     else:

@@ -1,4 +1,5 @@
-"""`scoregate mlflow-sync` and `scoregate langfuse-sync`: mirror a stored run to one tracker again."""
+"""`scoregate sync RUN --to NAME`: mirror a stored run to some trackers again; `mlflow-sync` and `langfuse-sync`
+are its documented aliases (`sync RUN --to mlflow`, `sync RUN --to langfuse`), with their own words."""
 
 from __future__ import annotations
 
@@ -11,13 +12,49 @@ from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 
 console = lazy_console()
+EVAL_ROWS_HELP = "Also write each item as an MLflow evaluation row (~57 ms/item)."
+
+
+def sync(
+    run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
+    to: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--to",
+            metavar="NAME",
+            help="The sink to mirror to (mlflow, langfuse or a plug-in's; repeatable). Default: every configured one.",
+        ),
+    ] = None,
+    eval_rows: Annotated[bool, typer.Option("--eval-rows", help=EVAL_ROWS_HELP)] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Mirror a stored run to its trackers again; updates each mirror, never a duplicate."""
+    from scoregate.app import sync_stored_run
+
+    outcome = sync_stored_run(project_root(project), run_id, to, item_rows=eval_rows)
+    for result in outcome.results.values():
+        report = result.report
+        for line in [report.skipped] if report.skipped else report.lines:  # redacted by mirror_all
+            print_wrapped(console, line)
+        for warning in report.warnings:
+            print_wrapped(console, warning, style="yellow")
+    for note in outcome.notes:
+        print_wrapped(console, note, style="yellow")
+    for name in outcome.results:
+        outcome.raise_for(name)
+    troubles = {name: result.report.problem for name, result in outcome.results.items() if result.report.problem}
+    for name, problem in troubles.items():
+        print_wrapped(console, f"{name}: {problem}", style="yellow")
+    if troubles:
+        raise typer.Exit(1)
+    done = [name for name, result in outcome.results.items() if not result.report.skipped]
+    if done:
+        print_wrapped(console, f"run {run_id} is mirrored to {', '.join(done)}", style="green")
 
 
 def mlflow_sync(
     run_id: Annotated[str, typer.Argument(help="Run id from `scoregate runs list`.")],
-    eval_rows: Annotated[
-        bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
-    ] = False,
+    eval_rows: Annotated[bool, typer.Option("--eval-rows", help=EVAL_ROWS_HELP)] = False,
     project: ProjectOption = None,
 ) -> None:
     """Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate."""

@@ -8,10 +8,10 @@ and hands the links each sink made to the others (the cross-link), so no sink im
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from scoregate.analysis.compare_runs import RunComparison
@@ -134,3 +134,48 @@ class ComparisonSink(Protocol):
     def mirror_comparison(self, comparison: Comparison) -> SinkReport:
         """Create or update the mirror of a comparison; link it to both runs' mirrors."""
         ...
+
+
+@runtime_checkable
+class ShardStreamingSink(Protocol):
+    """A sink that mirrors a shard's items while the shard runs (Langfuse: traces and item scores into the run's
+    one experiment); a sink without it mirrors only the merged run."""
+
+    def mirror_shard(self, store: RunStore) -> SinkReport:
+        """Send a shard's items (`store` is the shard's store under the run's id); no run-level record."""
+        ...
+
+
+@runtime_checkable
+class ShardAdoptingSink(Protocol):
+    """A sink that takes over, at merge, what the shards mirrored themselves, so nothing is sent twice."""
+
+    def adopt_shards(self, store: RunStore, shards: Sequence[RunStore]) -> SinkReport:
+        """Record in the merged run's mirror state what each shard's mirror (`shards`, their stores) confirmed."""
+        ...
+
+
+@runtime_checkable
+class ResumableMirrorSink(Protocol):
+    """A sink that can tell a mirror a kill cut short: a finished run resumed completes it (MLflow)."""
+
+    def cut_short(self, store: RunStore) -> bool:
+        """True when this sink's mirror of the finished run never completed (its id was never recorded)."""
+        ...
+
+
+@runtime_checkable
+class ItemCountingSink(Protocol):
+    """A sink that can check the server holds every item of the run (Langfuse: the experiment's item count)."""
+
+    def missing_items(self, report: SinkReport) -> str | None:
+        """What is missing on the server after the mirror that gave `report` (one line), or None."""
+        ...
+
+
+Ability = TypeVar("Ability")
+
+
+def ability(sink: RunSink, kind: Callable[..., Ability]) -> Ability | None:
+    """`sink` as the optional ability `kind` (a protocol above, or `ComparisonSink`), or None when it lacks it."""
+    return sink if isinstance(sink, kind) else None  # type: ignore[arg-type,return-value]  # runtime_checkable

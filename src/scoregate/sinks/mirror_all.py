@@ -1,5 +1,9 @@
-"""`mirror_all`: the only caller of sinks. Every command that mirrors (run, resume, invalidate, compare,
-`mlflow-sync`, `langfuse-sync`) asks it, with the action and, where a command targets one sink, `only`.
+"""`mirror_all`: the only caller of sinks. Every command that mirrors (run, resume, invalidate, compare, merge,
+`sync`) asks it, with the action and, where a command targets some sinks, `only`.
+
+An action that needs an optional ability (`scoregate.sinks.contract`: streaming a shard's items, adopting shards,
+finishing a mirror a kill cut short, counting the server's items) is asked of every sink that has it, and the
+others do not take part: the app never names a tracker.
 
 Each sink is asked on its own: one that raises is reported (its error redacted) and never stops the others or
 the command. After a mirror, the links each sink made are handed to the other sinks (MLflow tags its run with
@@ -12,7 +16,18 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scoregate.sinks.contract import Comparison, ComparisonSink, RunSink, SinkContext, SinkReport
+from scoregate.sinks.contract import (
+    Comparison,
+    ComparisonSink,
+    ItemCountingSink,
+    ResumableMirrorSink,
+    RunSink,
+    ShardAdoptingSink,
+    ShardStreamingSink,
+    SinkContext,
+    SinkReport,
+    ability,
+)
 from scoregate.sinks.registry import build_sink, sink_names
 from scoregate.support.redaction import redact
 
@@ -23,6 +38,30 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Mirror:
     """Create or update every mirror of a finished run."""
+
+    store: RunStore
+    count_items: bool = False
+    """Then check, on the sinks that can count them, that the server holds every item of the run (a merge)."""
+
+
+@dataclass(frozen=True)
+class MirrorShard:
+    """Send a shard's items, on the sinks that stream shards (the others mirror only the merged run)."""
+
+    store: RunStore
+
+
+@dataclass(frozen=True)
+class AdoptShards:
+    """Before a merged run's mirror: take over what its shards mirrored, on the sinks that adopt shards."""
+
+    store: RunStore
+    shards: tuple[RunStore, ...]
+
+
+@dataclass(frozen=True)
+class FinishMirror:
+    """Complete the mirrors of a finished run that a kill cut short, on the sinks that can tell."""
 
     store: RunStore
 
@@ -50,7 +89,7 @@ class MirrorComparison:
     comparison: Comparison
 
 
-Action = Mirror | MarkInvalid | Forget | MirrorComparison
+Action = Mirror | MarkInvalid | Forget | MirrorComparison | MirrorShard | AdoptShards | FinishMirror
 
 
 @dataclass
@@ -98,25 +137,44 @@ class MirrorOutcome:
 
 
 def mirror_all(
-    action: Action, context: SinkContext, *, only: str | None = None, skip: Collection[str] = ()
+    action: Action, context: SinkContext, *, only: str | Collection[str] | None = None, skip: Collection[str] = ()
 ) -> MirrorOutcome:
-    """Ask every registered sink (or `only` that one), except those in `skip`, to do `action`; never raises
+    """Ask every registered sink (or those `only` names), except those in `skip`, to do `action`; never raises
     for a sink. A sink that is off (`configured()`) is skipped before a mirror, unless `only` names it: the
     command targets it, so it is asked and its own error says what is missing."""
-    if only is not None and only not in sink_names():
-        raise ValueError(f"no sink {only!r}; the sinks are {', '.join(sink_names())}")
+    named = None if only is None else {only} if isinstance(only, str) else set(only)
+    unknown = sorted((named or set()) - set(sink_names()))
+    if unknown:
+        raise ValueError(f"no sink {unknown[0]!r}; the sinks are {', '.join(sink_names())}")
     outcome = MirrorOutcome()
     context.records.clear()  # a context used again reads the run's files again: they may have changed since
     built: dict[str, RunSink] = {}
     for name in sink_names():
-        if name in skip or (only is not None and name != only):
+        if name in skip or (named is not None and name not in named):
             continue
-        result = _ask(name, action, context, built, explicit=only is not None)
+        result = _ask(name, action, context, built, explicit=named is not None)
         if result is not None:
             outcome.results[name] = result
-    if isinstance(action, Mirror | MarkInvalid):
+    if isinstance(action, Mirror | MarkInvalid | FinishMirror):
         _cross_link(action.store, context, outcome, built, skip)
     return outcome
+
+
+def cut_short(store: RunStore, context: SinkContext, *, skip: Collection[str] = ()) -> list[str]:
+    """The sinks (not in `skip`, and on) whose mirror of finished run `store` a kill cut short; a sink that cannot
+    tell, or fails to, is not named (the next mirror redoes it anyway)."""
+    names = []
+    for name in sink_names():
+        if name in skip:
+            continue
+        try:
+            sink = build_sink(name, context)
+            resumes = ability(sink, ResumableMirrorSink)
+            if resumes is not None and sink.configured() is None and resumes.cut_short(store):
+                names.append(name)
+        except Exception:  # asking is a courtesy: a failing sink says so when it mirrors
+            continue
+    return names
 
 
 def _ask(
@@ -127,11 +185,27 @@ def _ask(
     try:
         sink = built[name] = build_sink(name, context)
         if isinstance(action, MirrorComparison):
-            if not isinstance(sink, ComparisonSink):
+            if (compares := ability(sink, ComparisonSink)) is None:
                 return None
-            result.report = _checked(sink, explicit) or sink.mirror_comparison(action.comparison)
+            result.report = _checked(sink, explicit) or compares.mirror_comparison(action.comparison)
+        elif isinstance(action, MirrorShard):
+            if (streams := ability(sink, ShardStreamingSink)) is None:
+                return None
+            result.report = _checked(sink, explicit) or streams.mirror_shard(action.store)
+        elif isinstance(action, AdoptShards):
+            if (adopts := ability(sink, ShardAdoptingSink)) is None:
+                return None
+            result.report = _checked(sink, explicit) or adopts.adopt_shards(action.store, action.shards)
+        elif isinstance(action, FinishMirror):
+            resumes = ability(sink, ResumableMirrorSink)
+            if resumes is None or sink.configured() is not None or not resumes.cut_short(action.store):
+                return None
+            result.report = sink.mirror(action.store)
         elif isinstance(action, Mirror):
             result.report = _checked(sink, explicit) or sink.mirror(action.store)
+            counts = ability(sink, ItemCountingSink)
+            if action.count_items and counts is not None and result.report.skipped is None:
+                result.report.problem = result.report.problem or counts.missing_items(result.report)
         elif isinstance(action, MarkInvalid):  # the sink says itself whether it holds a mirror to mark
             result.report = sink.mark_invalid(action.store, action.record)
         else:  # forgetting concerns what an earlier mirror recorded: asked even when the sink is off now

@@ -5,7 +5,11 @@ from __future__ import annotations
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.client import LangfuseSettings, require_settings
 
-PROMPT_SOURCES = ("auto", "langfuse", "local")
+LANGFUSE_SOURCE = "langfuse"
+"""The prompt source that reads Langfuse (`--prompt-source langfuse`; a prompt receipt's `source` when it did)."""
+FILE_SOURCE = "file"
+"""A prompt receipt's `source` when the prompt was read from its local file."""
+PROMPT_SOURCES = ("auto", LANGFUSE_SOURCE, "local")
 
 
 def choose_prompt_source(

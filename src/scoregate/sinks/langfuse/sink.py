@@ -7,7 +7,7 @@ imported only when a mirror runs, and nothing heavy when Langfuse is off (a run 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
@@ -21,7 +21,8 @@ MARKED = "langfuse: the run's `run_valid` score is `invalid`, with the reason in
 
 
 class LangfuseSink:
-    """Mirror runs to Langfuse as experiments; the other mirrors' ids go into the experiment's metadata."""
+    """Mirror runs to Langfuse as experiments; the other mirrors' ids go into the experiment's metadata. Its
+    abilities: it streams a shard's items, adopts the shards' mirrors at merge and counts the server's items."""
 
     name = "langfuse"
 
@@ -58,6 +59,26 @@ class LangfuseSink:
     def link(self, store: RunStore, links: Mapping[str, str]) -> None:
         """Nothing to do afterwards: the experiment's metadata and its `mlflow_run_id` score carry the MLflow run
         id, read from the run's links when the experiment is mirrored (MLflow mirrors first)."""
+
+    def mirror_shard(self, store: RunStore) -> SinkReport:
+        """Send a shard's items' traces and item scores to the run's one experiment (the merge sends the rest)."""
+        return self.mirror(store)  # a shard's manifest names its shard: only its items are sent
+
+    def adopt_shards(self, store: RunStore, shards: Sequence[RunStore]) -> SinkReport:
+        """Take over in the merged run's mirror record what the shards' mirrors confirmed (nothing is sent twice)."""
+        from scoregate.sinks.langfuse.shard_adoption import adopt_shard_mirrors
+
+        settings = LangfuseSettings.from_env()
+        if settings is not None:
+            adopt_shard_mirrors(store, shards, settings.host)
+        return SinkReport()
+
+    def missing_items(self, report: SinkReport) -> str | None:
+        """How many of the run's items the experiment lacks after the mirror that gave `report`, or None."""
+        mirrored = report.detail
+        if mirrored is None or mirrored.items_confirmed == mirrored.items_total:
+            return None
+        return f"the experiment holds {mirrored.items_confirmed} of the run's {mirrored.items_total} items"
 
     def _mirrored(self, store: RunStore) -> MirrorReport:
         from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse  # the SDK: only when used

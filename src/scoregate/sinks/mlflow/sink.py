@@ -21,7 +21,8 @@ RUN_LINK = "mlflow_run_id"
 
 
 class MlflowSink:
-    """Mirror runs and comparisons to MLflow; tag the run with the other mirrors' links."""
+    """Mirror runs and comparisons to MLflow; tag the run with the other mirrors' links. Its abilities: it mirrors
+    comparisons and tells a mirror a kill cut short (a resume of the finished run completes it)."""
 
     name = "mlflow"
 
@@ -62,6 +63,10 @@ class MlflowSink:
             report.lines.append(f"mlflow: {report.item_rows} evaluation rows (one per item) on the run")
         return report
 
+    def cut_short(self, store: RunStore) -> bool:
+        """True when the run's MLflow run id was never recorded: its mirror was killed before it finished."""
+        return RUN_LINK not in store.links
+
     def mark_invalid(self, store: RunStore, record: Mapping[str, Any]) -> SinkReport:
         """Tag the run's MLflow run `scoregate.valid=false` with the reason (skipped when it was never mirrored)."""
         run_id = store.links.get(RUN_LINK)
@@ -91,7 +96,11 @@ class MlflowSink:
 
         root = self.context.project_root
         mirrored = mirror_comparison(comparison, project_root=root)
-        report = SinkReport(link=mirrored.run_id, warnings=list(mirrored.warnings))
+        report = SinkReport(
+            link=mirrored.run_id,
+            lines=[f"mlflow: comparison run {mirrored.run_id}  (browse with `make mlflow-ui`)"],
+            warnings=list(mirrored.warnings),
+        )
         if self.context.item_rows:
             for store in (comparison.run_a, comparison.run_b):
                 try:
