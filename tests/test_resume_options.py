@@ -66,7 +66,7 @@ def test_a_finished_no_mlflow_run_resumed_gets_no_mlflow_mirror(scoregate: Cli, 
 
     assert again.code == 0, again.output
     assert "already finished; nothing to resume" in again.output
-    assert "mlflow mirror" not in again.output.lower()  # not "completed its mlflow mirror (it had not finished)"
+    assert "MLflow mirror" not in again.output  # not "completed its MLflow mirror (it had not finished)"
     assert "mlflow_run_id" not in _links(runs, run_id)
 
 

@@ -119,7 +119,7 @@ def test_run_killed_9_during_its_mirror_then_resumed_leaves_one_mlflow_run_each_
     assert only.info.status == "FINISHED"
     assert_each_metric_once(only.info.run_id)
     again = scoregate("run", "--resume", run_id)
-    assert "completed its mlflow mirror" not in again.output.lower()  # now a pure no-op
+    assert "completed its MLflow mirror" not in again.output  # now a pure no-op
     assert len(mlflow_runs_of()) == 1
 
 

@@ -56,8 +56,10 @@ def finish_mirror(store: RunStore, project: Project, options: RunOptions, reason
     outcome.mirrors.update(mirrored.links())
     outcome.mirror_errors.update(mirrored.troubles())
     done = [
-        f"completed its {name} mirror" if name in outcome.mirrors else f"its {name} mirror failed again"
-        for name in mirrored.results
+        f"completed its {result.title or name} mirror"
+        if name in outcome.mirrors
+        else f"its {result.title or name} mirror failed again"
+        for name, result in mirrored.results.items()
     ]
     if done:
         outcome.nothing_to_do = f"{reason}\n{'; '.join(done)} (it had not finished)"

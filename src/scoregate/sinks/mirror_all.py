@@ -97,6 +97,8 @@ class SinkResult:
     """One sink's answer: its report, or the (redacted) error it raised."""
 
     name: str
+    title: str = ""
+    """How a sentence names the sink (its `title`, e.g. "MLflow"; else its registry name)."""
     report: SinkReport = field(default_factory=SinkReport)
     error: str | None = None
     """`Type: message` of what the sink raised, redacted."""
@@ -184,6 +186,7 @@ def _ask(
     result = SinkResult(name)
     try:
         sink = built[name] = build_sink(name, context)
+        result.title = getattr(sink, "title", name)
         if isinstance(action, MirrorComparison):
             if (compares := ability(sink, ComparisonSink)) is None:
                 return None

@@ -25,6 +25,7 @@ class LangfuseSink:
     abilities: it streams a shard's items, adopts the shards' mirrors at merge and counts the server's items."""
 
     name = "langfuse"
+    title = "Langfuse"
 
     def __init__(self, context: SinkContext) -> None:
         self.context = context

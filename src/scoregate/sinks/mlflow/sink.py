@@ -25,6 +25,7 @@ class MlflowSink:
     comparisons and tells a mirror a kill cut short (a resume of the finished run completes it)."""
 
     name = "mlflow"
+    title = "MLflow"
 
     def __init__(self, context: SinkContext) -> None:
         self.context = context
