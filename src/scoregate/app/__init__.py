@@ -56,7 +56,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins", "plugin_commands"),
     "scoregate.app.track_listing": ("track_commands",),
     # what the commands print, from the layers below (the CLI names none of them itself)
-    "scoregate": ("__version__",),
     "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),
     "scoregate.analysis.items": ("output_text",),
     "scoregate.analysis.judge_calibration": ("parse_scale",),
@@ -75,20 +74,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.integrations.langfuse.scores_import": ("ImportReport", "import_scores"),
     "scoregate.report.write": ("report_runs",),
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
-    "scoregate.store.record": ("GateResult", "RunSummary"),
-    "scoregate.support.redaction": ("redact",),
-    "scoregate.support.start_gc": ("end_collector_hold", "hold_collector", "release_collector"),
-    "scoregate.support.terminal_text": (
-        "KEEP",
-        "join_units",
-        "keep",
-        "keep_name",
-        "keep_path",
-        "layout",
-        "neutralize",
-        "print_wrapped",
-        "wrap",
-    ),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 

@@ -10,10 +10,11 @@ from typing import Annotated
 import typer
 from typer._click import Context, HelpFormatter
 
-from scoregate.app import installed_plugins, plugin_commands, redact, track_commands
+from scoregate.app import installed_plugins, plugin_commands, track_commands
 from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
 from scoregate.cli.options import PROJECT_HELP, set_global_project
 from scoregate.errors import ExitCode, ScoregateError
+from scoregate.support.redaction import redact
 
 
 def _cmd(module: str, attribute: str, help: str) -> LazyCommand:
@@ -146,7 +147,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from scoregate.app import __version__
+        from scoregate import __version__
 
         typer.echo(f"scoregate {__version__}")
         raise typer.Exit()
@@ -167,7 +168,7 @@ def _main_options(
 
         check_plugins()  # a broken or duplicate plug-in package is named before any command starts
     if ctx.invoked_subcommand != "run":  # a run keeps the collector off until its first request is out
-        from scoregate.app import release_collector
+        from scoregate.support.start_gc import release_collector
 
         release_collector()
 
@@ -200,11 +201,11 @@ def main() -> None:
     # scoregate closes the files it writes, so none waits on a collection to be flushed).
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
-    from scoregate.app import end_collector_hold, hold_collector
+    from scoregate.support.start_gc import end_collector_hold, hold_collector
 
     hold_collector()  # until a run's first request is out; any other command turns it back on as it starts
-    from scoregate.cli.console import lazy_console
     from scoregate.cli.layout import print_wrapped
+    from scoregate.support.console import lazy_console
 
     err = lazy_console(stderr=True)
     try:

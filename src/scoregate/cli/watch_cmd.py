@@ -26,7 +26,7 @@ def watch(
 
     from scoregate.app import ending_line, follow, progress_line, run_to_watch
     from scoregate.cli.layout import print_wrapped
-    from scoregate.cli.line_ends import trim_line_ends
+    from scoregate.support.line_ends import trim_line_ends
 
     console = trim_line_ends(Console(emoji=False, highlight=False))
     runs_dir = project_root(project) / "runs"
