@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from conftest import copy_shipped, write_yaml
-from plugin_track_brevity.track import TRACK
 from scoregate.analysis.model_ranking import rank_runs
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.directions import project_directions
 from scoregate.errors import ValidationFailed
 from scoregate.sinks.mlflow.readable import readable_metrics
-from scoregate.tracks import registry
+from scoregate.tracks import listing, registry
 from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
@@ -58,7 +57,7 @@ def brevity_project(tmp_path: Path, scripted_server: ScriptedOpenAI) -> Path:
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The track's one registry line, added for this test only."""
-    monkeypatch.setattr(registry, "TRACKS", (*registry.TRACKS, TRACK))
+    monkeypatch.setattr(listing, "TRACK_PACKAGES", [*listing.TRACK_PACKAGES, "plugin_track_brevity"])
     registry.evaluator_kinds.cache_clear()
     yield
     registry.evaluator_kinds.cache_clear()

@@ -9,6 +9,7 @@ GROUPS: dict[str, str] = {
     "scoregate.kinds": "evaluator kind",
     "scoregate.sinks": "sink",
     "scoregate.providers": "provider",
+    "scoregate.tracks": "track",
 }
 """Every entry-point group scoregate reads → what a plug-in of it adds (docs/extending/plugins.md)."""
 
@@ -58,7 +59,7 @@ def check_plugins() -> None:
         return
     from scoregate.providers.registry import REGISTRY as PROVIDERS
     from scoregate.sinks.registry import REGISTRY as SINKS
-    from scoregate.tracks.registry import KINDS
+    from scoregate.tracks.registry import KINDS, TRACKS
 
-    for registry in (KINDS, SINKS, PROVIDERS):
+    for registry in (TRACKS, KINDS, SINKS, PROVIDERS):
         registry.plugins()
