@@ -116,7 +116,7 @@ def test_a_track_command_is_listed_from_its_folder_and_runs() -> None:
 
 
 def test_the_shipped_tracks_commands_come_from_their_folders() -> None:
-    from scoregate.cli import COMMANDS
+    from scoregate.cli.commands import COMMANDS
 
     assert {name: COMMANDS[name].module for name in ("extraction", "connection-test", "gold")} == {
         "extraction": "scoregate.tracks.extraction.cli",
@@ -126,7 +126,7 @@ def test_the_shipped_tracks_commands_come_from_their_folders() -> None:
 
 
 def test_a_track_command_cannot_take_a_built_in_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scoregate.cli as cli
+    import scoregate.cli.commands as cli
 
     built_in = {"run": cli.LazyCommand("scoregate.cli.run_cmd", "run", "Run."), "runs": cli.COMMANDS["runs"]}
     offered = {"run": ("plugin.cli", "run", "Mine."), "words": ("plugin.cli", "words", "Count.")}

@@ -53,7 +53,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
     "scoregate.app.shards": ("parse_shard",),
     "scoregate.app.stop_early": ("stop_line",),
-    "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins", "plugin_commands"),
+    "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins"),
     "scoregate.app.track_listing": ("track_commands",),
     # what the commands print, from the layers below (the CLI names none of them itself)
     "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),

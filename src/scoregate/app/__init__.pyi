@@ -28,7 +28,7 @@ from scoregate.app.local_model import local_model_status, serve_local_model, sto
 from scoregate.app.merge import merge_run
 from scoregate.app.merge_outcome import MergeOutcome
 from scoregate.app.mirror_sync import sync_stored_run
-from scoregate.app.plugin_listing import check_plugins, installed_plugins, plugin_commands
+from scoregate.app.plugin_listing import check_plugins, installed_plugins
 from scoregate.app.project_info import check_project, experiment_rows, score_directions
 from scoregate.app.promotion import NO_LANGFUSE, PromotionRefused, promote, promotion_history, rollback
 from scoregate.app.promotion_evidence import version_label, version_name
@@ -109,7 +109,6 @@ __all__ = [
     "parse_margins",
     "parse_scale",
     "parse_shard",
-    "plugin_commands",
     "progress_line",
     "promote",
     "promotion_history",
