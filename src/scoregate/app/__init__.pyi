@@ -6,6 +6,7 @@ from scoregate.analysis.judge_calibration import parse_scale
 from scoregate.analysis.model_ranking import ModelRanking
 from scoregate.analysis.null_reasons import reason_lines
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
+from scoregate.app.annotation import pull_scores, queue_run
 from scoregate.app.budget_gate import forecast_experiment
 from scoregate.app.calibration_runs import calibrate_stored_runs
 from scoregate.app.calibration_sources import calibrate_file
@@ -23,6 +24,7 @@ from scoregate.app.langfuse_catalog import (
     sync_project_prompts,
     sync_score_configs,
 )
+from scoregate.app.langfuse_check import check_connection
 from scoregate.app.leaderboard import update_leaderboard
 from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
 from scoregate.app.merge import merge_run
@@ -36,20 +38,18 @@ from scoregate.app.promotion_result import PromotionResult
 from scoregate.app.ranking import rank_stored_runs
 from scoregate.app.response_cache import cache_stats, clear_cache
 from scoregate.app.run_options import RunOptions, RunOutcome, check_run_flags
+from scoregate.app.run_watch import watch_run
 from scoregate.app.runs import RunView, diff_stored_runs, listed_runs, run_item, run_view
+from scoregate.app.scores_import import ImportReport, import_scores
 from scoregate.app.shards import parse_shard
 from scoregate.app.stop_early import stop_line
 from scoregate.app.track_listing import track_commands
 from scoregate.catalog.directions import direction_arrow
 from scoregate.catalog.project import find_root
 from scoregate.engine.progress import duration_text
-from scoregate.engine.watch import ending_line, follow, progress_line, run_to_watch
-from scoregate.integrations.langfuse.annotation import pull_scores, queue_run
-from scoregate.integrations.langfuse.check import check_connection
 from scoregate.integrations.langfuse.datasets_sync import DatasetSyncReport
 from scoregate.integrations.langfuse.prompts_sync import PromptPlan, PromptSyncReport
 from scoregate.integrations.langfuse.score_configs import ScoreConfigReport
-from scoregate.integrations.langfuse.scores_import import ImportReport, import_scores
 from scoregate.report.write import report_runs
 from scoregate.store.identity import RunOverview, manifest_run_name
 
@@ -91,11 +91,9 @@ __all__ = [
     "diff_stored_runs",
     "direction_arrow",
     "duration_text",
-    "ending_line",
     "experiment_rows",
     "find_root",
     "flaky_report",
-    "follow",
     "forecast_experiment",
     "import_scores",
     "installed_plugins",
@@ -109,7 +107,6 @@ __all__ = [
     "parse_margins",
     "parse_scale",
     "parse_shard",
-    "progress_line",
     "promote",
     "promotion_history",
     "pull_scores",
@@ -122,7 +119,6 @@ __all__ = [
     "run_experiment",
     "run_item",
     "run_models",
-    "run_to_watch",
     "run_view",
     "score_directions",
     "serve_local_model",
@@ -137,4 +133,5 @@ __all__ = [
     "update_leaderboard",
     "version_label",
     "version_name",
+    "watch_run",
 ]
