@@ -168,6 +168,21 @@ class MuteSpec(EvaluatorSpec):
 KIND = EvaluatorKind("mute", MuteSpec, lambda spec, judge: None)
 """
 
+COPYCAT_TRACK = """
+from scoregate.scoring.kinds.counters import KIND
+from scoregate.tracks.base import Track
+
+TRACK = Track(name="copycat", kind=KIND, report=lambda *args: {}, title="Copycat")
+"""
+
+TWIN_TRACK = """
+from dataclasses import replace
+
+from scoregate_notes.track import TRACK as TERSE
+
+TRACK = replace(TERSE, name="twin")
+"""
+
 
 @pytest.mark.parametrize(
     ("points", "modules", "said"),
@@ -218,6 +233,18 @@ KIND = EvaluatorKind("mute", MuteSpec, lambda spec, judge: None)
             "is a EvaluatorKind, not a scoregate.tracks.base.Track",
         ),
         (
+            {"scoregate.tracks": {"copycat": "bad_plugin.track:TRACK"}},
+            {"track.py": COPYCAT_TRACK},
+            "plug-in track 'copycat' of the package 'bad-plugin' (scoregate.tracks: copycat = bad_plugin.track:TRACK) "
+            "brings the evaluator kind 'counters', which is scoregate's built-in kind",
+        ),
+        (
+            {"scoregate.tracks": {"twin": "bad_plugin.track:TRACK"}},
+            {"track.py": TWIN_TRACK},
+            "two tracks bring the evaluator kind 'terse': 'terse' and 'twin' (packages 'scoregate-notes' and "
+            "'bad-plugin')",
+        ),
+        (
             {"scoregate.tracks": {"terse": "scoregate_notes.track:TRACK"}},
             {},
             "two packages declare the plug-in track 'terse': 'bad-plugin' and 'scoregate-notes'",
@@ -232,6 +259,8 @@ KIND = EvaluatorKind("mute", MuteSpec, lambda spec, judge: None)
         "spec-says-no-scores",
         "track-takes-a-built-in-name",
         "track-is-not-a-track",
+        "track-kind-takes-a-built-in-name",
+        "two-tracks-bring-one-kind",
         "duplicate-track",
     ],
 )

@@ -13,7 +13,7 @@ from scoregate.catalog.evaluators import EvaluatorKind, EvaluatorKinds, Evaluato
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.kinds import registry as scoring_kinds
 from scoregate.store.run_store import RunStore
-from scoregate.support.registry import Plugin, Registry
+from scoregate.support.registry import Plugin, PluginError, Registry
 from scoregate.tracks import listing
 from scoregate.tracks.base import Track, TrackSettings
 
@@ -30,6 +30,9 @@ def _adopt_track(loaded: object, plugin: Plugin) -> Track:
         raise ValueError(f"is a {type(loaded).__name__}, not a scoregate.tracks.base.Track")
     if loaded.name != plugin.name:
         raise ValueError(f"is the track {loaded.name!r}: name the entry point {loaded.name!r}")
+    built_in_kinds = {kind.name for kind in scoring_kinds.KINDS} | {t.kind.name for t in _built_in_tracks().values()}
+    if loaded.kind.name in built_in_kinds:
+        raise ValueError(f"brings the evaluator kind {loaded.kind.name!r}, which is scoregate's built-in kind")
     return loaded
 
 
@@ -44,7 +47,20 @@ def all_tracks() -> list[Track]:
 
 
 def _built_in_kinds() -> dict[str, EvaluatorKind[Any]]:
-    return {kind.name: kind for kind in [*scoring_kinds.KINDS, *(track.kind for track in all_tracks())]}
+    """Scoring's kinds, then each track's; two tracks that bring one kind are a PluginError naming both packages."""
+    kinds: dict[str, EvaluatorKind[Any]] = {kind.name: kind for kind in scoring_kinds.KINDS}
+    brought: dict[str, str] = {}
+    for track in all_tracks():
+        name = track.kind.name
+        if name in brought:
+            raise PluginError(
+                f"two tracks bring the evaluator kind {name!r}: {brought[name]!r} and {track.name!r} "
+                f"(packages {TRACKS.distribution(brought[name])!r} and {TRACKS.distribution(track.name)!r})",
+                hint="uninstall one of them, or rename the kind in one",
+            )
+        brought[name] = track.name
+        kinds[name] = track.kind
+    return kinds
 
 
 SPEC_ANSWERS = ("score_keys", "directions")
