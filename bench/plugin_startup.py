@@ -24,7 +24,8 @@ HELP = (
 )
 VARIANTS = {
     "without": "import scoregate.app.plugin_listing as p\np.installed_plugins = lambda: []\n"
-    "p.plugin_commands = lambda taken: {}\n" + HELP,
+    "import scoregate.app.track_listing as t\nt.declared = lambda group: []\n"
+    "import scoregate.cli.commands as c\nc.COMMANDS.plugins = lambda: {}\n" + HELP,
     "now": HELP,
     "metadata": "import scoregate.support.registry as r\nr._may_declare = lambda prefix: True\n" + HELP,
 }

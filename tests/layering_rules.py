@@ -11,7 +11,6 @@ from pathlib import Path
 LAYERS_MARK = "<!-- layers:"
 NEVERS_MARK = "<!-- nevers:"
 ROOT = "scoregate"
-CLI_OF_A_TRACK = re.compile(r"^scoregate\.tracks\.[a-z_]+\.cli$")
 LAZY_IMPORT = re.compile(r"^scoregate(\.[a-z_][a-z0-9_]*)+(:[A-Za-z_][A-Za-z0-9_]*)?$")
 
 
@@ -136,9 +135,7 @@ def own_arrows(source_root: Path) -> list[Arrow]:
 
 
 def package_of(module: str) -> str:
-    """The layers-table package a module belongs to (`cli` for a track's CLI sub-app)."""
-    if CLI_OF_A_TRACK.match(module):
-        return "cli"
+    """The layers-table package a module belongs to: the folder it is in (a track's CLI sub-app is its track's)."""
     parts = module.split(".")
     if len(parts) == 1:
         return ROOT
@@ -174,13 +171,6 @@ def up_arrows(arrows: Iterable[Arrow], layers: dict[str, Layer]) -> list[str]:
 
 
 def _allows(source: Layer, target: Layer, arrow: Arrow) -> bool:
-    if CLI_OF_A_TRACK.match(arrow.importer):
-        own_track = ".".join(arrow.importer.split(".")[:3])
-        return (
-            target.package in {"app", "errors"}
-            or arrow.imported.startswith(own_track)
-            or arrow.imported.startswith(f"{ROOT}.cli.")
-        )
     if source.may_import == ("lower",):
         return target.number < source.number
     # an entry is a package (`store`) or one module of it (`store.vocabulary`: that module and no other)

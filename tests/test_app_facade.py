@@ -87,6 +87,30 @@ def test_no_exported_name_is_shadowed_by_a_module_of_the_package() -> None:
     assert modules & set(facade.__all__) == set()
 
 
+def test_the_cli_calls_no_outside_system_itself() -> None:
+    """What the facade hands the CLI from `integrations/` is a result type to print, never a function to call: the
+    Langfuse connection check, score import and annotation are use cases in `app/`."""
+    calls = sorted(
+        name
+        for module, names in facade._HOMES.items()
+        if module.startswith("scoregate.integrations.")
+        for name in names
+        if not isinstance(getattr(facade, name), type)
+    )
+
+    assert calls == []
+
+
+def test_the_facade_holds_few_names_and_passes_through_none_the_cli_may_import_itself() -> None:
+    passed = {
+        name for module, names in facade._HOMES.items() for name in names if not module.startswith("scoregate.app")
+    }
+    itself = ("scoregate.support", "scoregate.store.record")
+
+    assert [name for name in passed if facade._HOME_OF[name].startswith(itself)] == []
+    assert len(facade.__all__) <= 80
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'compare_runs'"):
         facade.compare_runs  # noqa: B018

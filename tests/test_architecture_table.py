@@ -34,6 +34,7 @@ def test_every_package_has_one_row_and_every_row_a_package() -> None:
 
 
 def test_no_import_points_up_or_sideways(arrows: list) -> None:
+    """The house drawn from the imports, each module in its folder's layer, has no arrow back up."""
     layers, _ = read_rules(ARCHITECTURE)
     assert up_arrows(arrows, layers) == []
 
@@ -82,6 +83,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
         (root / "scoregate" / name / "__init__.py").write_text("")
     (root / "scoregate" / "errors.py").write_text("")
     for name, text in files.items():
+        (root / "scoregate" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "scoregate" / name).write_text(textwrap.dedent(text))
     architecture = tmp_path / "architecture.md"
     architecture.write_text(RULES)
@@ -120,8 +122,12 @@ def test_the_checker_passes_a_tree_that_follows_the_rules(tmp_path: Path) -> Non
         ({"store/a.py": "from ..catalog import c\n", "catalog/c.py": ""}, "store (layer 2) may not import catalog"),
         ({"cli/main.py": "from scoregate.store import run_store\n", "store/run_store.py": ""}, "cli (layer 5) may not"),
         ({"store/a.py": 'TARGET = "scoregate.app.run:main"\n', "app/run.py": ""}, "store (layer 2) may not import app"),
+        (
+            {"analysis/track/cli.py": "from scoregate.cli import main\n", "analysis/track/__init__.py": ""},
+            "analysis (layer 3) may not import cli (layer 5)",
+        ),
     ],
-    ids=["in-a-function", "type-checking", "relative", "cli-past-app", "lazy-string"],
+    ids=["in-a-function", "type-checking", "relative", "cli-past-app", "lazy-string", "a-plug-in-cli-back-up"],
 )
 def test_the_checker_finds_each_kind_of_up_arrow(tmp_path: Path, files: dict[str, str], expected: str) -> None:
     problems = _problems(tmp_path, files)

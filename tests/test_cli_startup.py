@@ -79,12 +79,12 @@ def test_a_track_command_imports_its_own_module_only(command: str, module: str) 
 
 def test_the_registry_matches_every_command() -> None:
     """Root help shows the registry's one-line helps: each must be its command's own, under its own name."""
-    from scoregate.cli import COMMANDS, app
+    from scoregate.cli.commands import COMMANDS, app
 
     group = typer.main.get_command(app)
     ctx = typer.Context(group)
     assert group.list_commands(ctx) == list(COMMANDS)
-    for name, entry in COMMANDS.items():
+    for name, entry in COMMANDS.entries().items():
         command = group.get_command(ctx, name)
         assert command is not None and command.name == name
         assert entry.help == command.get_short_help_str(limit=sys.maxsize), name
@@ -107,7 +107,7 @@ def test_a_typo_suggests_the_command_meant(args: list[str], suggestion: str) -> 
     [("scoregate ru", ["run", "runs"]), ("scoregate runs ", ["list", "show", "invalidate", "watch"])],
 )
 def test_shell_completion_lists_command_names_with_their_help(words: str, names: list[str]) -> None:
-    from scoregate.cli import COMMANDS
+    from scoregate.cli.commands import COMMANDS
 
     env = {**os.environ, "_SCOREGATE_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": words}
     code = "import sys\nsys.argv = ['scoregate']\nfrom scoregate.cli import main\nmain()"

@@ -12,10 +12,10 @@ import yaml
 
 from conftest import REPO, CliResult
 from fake_langfuse import FakeLangfuse
+from scoregate.app.annotation import mirrored_traces
 from scoregate.app.experiment import RunOptions, run_experiment
-from scoregate.integrations.langfuse.annotation import mirrored_traces
+from scoregate.app.scores_import import load_feedback
 from scoregate.integrations.langfuse.score_configs import wanted_configs
-from scoregate.integrations.langfuse.scores_import import load_feedback
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 from scoregate.store.run_store import RunStore
 from scoregate.tracks.project import load_project

@@ -21,10 +21,10 @@ from langfuse import Langfuse, propagate_attributes
 from conftest import REPO, write_yaml
 from fake_langfuse import FakeLangfuse
 from fake_langfuse.tiles import number_tile_text
+from scoregate.app.annotation import mirrored_traces
 from scoregate.app.experiment import RunOptions, run_experiment
-from scoregate.integrations.langfuse.annotation import mirrored_traces
+from scoregate.app.scores_import import import_scores
 from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
-from scoregate.integrations.langfuse.scores_import import import_scores
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore

@@ -263,7 +263,7 @@ def test_no_printed_line_ends_in_spaces_in_a_log(
 def test_a_console_made_at_one_width_follows_columns_when_a_later_command_sets_another(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from scoregate.cli.console import lazy_console
+    from scoregate.support.console import lazy_console
 
     console = lazy_console()
     monkeypatch.setenv("COLUMNS", "250")

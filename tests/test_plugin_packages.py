@@ -1,4 +1,5 @@
-"""A plug-in package adds an evaluator kind and a sink, no edit in scoregate: `--help`, `validate` and `run` see both.
+"""A plug-in package adds an evaluator kind, a sink and a track, no edit in scoregate: `--help`, `validate` and `run`
+see them.
 
 The package is `tests/plugin_dist/` (the one docs/extending/plugins.md shows). Each test installs it, or a broken
 package built beside it, into a temporary folder (setuptools writes its metadata from pyproject.toml, offline) that
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import copy_shipped, write_yaml
 
@@ -99,7 +101,8 @@ def test_help_names_the_package_and_what_it_adds(notes_package: Path, tmp_path: 
 
     assert shown.returncode == 0, shown.stderr
     assert "Plug-ins:" in shown.stdout
-    assert "scoregate-notes  evaluator kind shouts, sink notes" in shown.stdout
+    assert "scoregate-notes  evaluator kind shouts, sink notes, track terse" in shown.stdout
+    assert "  terse            Count the words of a reply as kind: terse does." in shown.stdout  # the track's command
     assert "Plug-ins:" not in scoregate(["--help"], tmp_path).stdout  # nothing installed, nothing listed
 
 
@@ -125,6 +128,29 @@ def test_run_scores_with_the_plugin_kind_and_mirrors_to_the_plugin_sink(notes_pa
     assert f"notes: run {note['run_id']} noted in" in " ".join(ran.stdout.split())
 
 
+def test_validate_and_run_see_the_plugin_track_and_its_command_runs(notes_package: Path, project: Path) -> None:
+    write_yaml(project / "evaluators" / "brief_v1.yaml", {"kind": "terse", "name": "brief_v1", "version": 1})
+    config = yaml.safe_load((project / "scoregate.yaml").read_text(encoding="utf-8"))
+    config["experiments"]["calm"]["evaluators"] = ["brief_v1"]
+    config["gates"] = [{"name": "calm", "metric": "words_per_reply_run", "op": "<=", "threshold": 10}]
+    write_yaml(project / "scoregate.yaml", config)
+
+    checked = scoregate(["validate"], project, notes_package)
+    ran = scoregate(["run", "calm", "--no-mlflow", "--json"], project, notes_package)
+    counted = scoregate(["terse", "Refund SENT by FRIDAY"], project, notes_package)
+
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "ok experiment calm: 3 items, prompts ok, gates ok" in checked.stdout  # the gate names the track's metric
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    run_id = json.loads(ran.stdout)["run_id"]
+    summary = json.loads((project / "runs" / run_id / "summary.json").read_text(encoding="utf-8"))
+    assert summary["terse"]["metrics"] == {"words_per_reply": 5.0}  # "Refund SENT by FRIDAY today", every reply
+    assert [(gate["name"], gate["status"]) for gate in summary["gates"]] == [("calm", "pass")]
+    assert (counted.returncode, counted.stdout) == (0, "4 words\n"), counted.stderr
+    refused = scoregate(["validate"], project)
+    assert refused.returncode != 0 and "'terse'" in refused.stdout + refused.stderr  # without the package
+
+
 BROKEN_SINK = "class HalfSink:\n    name = 'half'\n\n    def __init__(self, context):\n        pass\n"
 KIND_REF = "scoregate_notes.kind:KIND"
 
@@ -140,6 +166,21 @@ class MuteSpec(EvaluatorSpec):
 
 
 KIND = EvaluatorKind("mute", MuteSpec, lambda spec, judge: None)
+"""
+
+COPYCAT_TRACK = """
+from scoregate.scoring.kinds.counters import KIND
+from scoregate.tracks.base import Track
+
+TRACK = Track(name="copycat", kind=KIND, report=lambda *args: {}, title="Copycat")
+"""
+
+TWIN_TRACK = """
+from dataclasses import replace
+
+from scoregate_notes.track import TRACK as TERSE
+
+TRACK = replace(TERSE, name="twin")
 """
 
 
@@ -180,8 +221,48 @@ KIND = EvaluatorKind("mute", MuteSpec, lambda spec, judge: None)
             "plug-in evaluator kind 'mute' of the package 'bad-plugin' (scoregate.kinds: mute = bad_plugin.kind:KIND) "
             "needs a spec that says which scores it writes and which way they improve: define score_keys, directions",
         ),
+        (
+            {"scoregate.tracks": {"extraction": "bad_plugin.track:TRACK"}},
+            {"track.py": "TRACK = None\n"},
+            "plug-in track 'extraction' of the package 'bad-plugin' takes the name of scoregate's built-in track",
+        ),
+        (
+            {"scoregate.tracks": {"loose": KIND_REF}},
+            {},
+            "plug-in track 'loose' of the package 'bad-plugin' (scoregate.tracks: loose = scoregate_notes.kind:KIND) "
+            "is a EvaluatorKind, not a scoregate.tracks.base.Track",
+        ),
+        (
+            {"scoregate.tracks": {"copycat": "bad_plugin.track:TRACK"}},
+            {"track.py": COPYCAT_TRACK},
+            "plug-in track 'copycat' of the package 'bad-plugin' (scoregate.tracks: copycat = bad_plugin.track:TRACK) "
+            "brings the evaluator kind 'counters', which is scoregate's built-in kind",
+        ),
+        (
+            {"scoregate.tracks": {"twin": "bad_plugin.track:TRACK"}},
+            {"track.py": TWIN_TRACK},
+            "two tracks bring the evaluator kind 'terse': 'terse' and 'twin' (packages 'scoregate-notes' and "
+            "'bad-plugin')",
+        ),
+        (
+            {"scoregate.tracks": {"terse": "scoregate_notes.track:TRACK"}},
+            {},
+            "two packages declare the plug-in track 'terse': 'bad-plugin' and 'scoregate-notes'",
+        ),
     ],
-    ids=["takes-a-built-in-name", "fails-to-import", "lacks-members", "duplicate", "misnamed", "spec-says-no-scores"],
+    ids=[
+        "takes-a-built-in-name",
+        "fails-to-import",
+        "lacks-members",
+        "duplicate",
+        "misnamed",
+        "spec-says-no-scores",
+        "track-takes-a-built-in-name",
+        "track-is-not-a-track",
+        "track-kind-takes-a-built-in-name",
+        "two-tracks-bring-one-kind",
+        "duplicate-track",
+    ],
 )
 def test_a_broken_or_duplicate_plugin_is_one_clear_error_naming_its_package(
     points: dict[str, dict[str, str]],

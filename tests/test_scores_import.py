@@ -12,10 +12,10 @@ import pytest
 
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse
+from scoregate.app.scores_import import import_scores, load_feedback
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings
 from scoregate.integrations.langfuse.mirror_state import STATE_FILE
 from scoregate.integrations.langfuse.remote import Remote
-from scoregate.integrations.langfuse.scores_import import import_scores, load_feedback
 from scoregate.integrations.langfuse.throttle import Throttle
 from test_langfuse_check import LANGFUSE_VARS, langfuse_env_fixture  # noqa: F401
 

@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from conftest import copy_shipped, write_yaml
-from plugin_track_brevity.track import TRACK
 from scoregate.analysis.model_ranking import rank_runs
 from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.catalog.directions import project_directions
 from scoregate.errors import ValidationFailed
 from scoregate.sinks.mlflow.readable import readable_metrics
-from scoregate.tracks import registry
+from scoregate.tracks import listing, registry
 from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
@@ -58,7 +57,7 @@ def brevity_project(tmp_path: Path, scripted_server: ScriptedOpenAI) -> Path:
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The track's one registry line, added for this test only."""
-    monkeypatch.setattr(registry, "TRACKS", (*registry.TRACKS, TRACK))
+    monkeypatch.setattr(listing, "TRACK_PACKAGES", [*listing.TRACK_PACKAGES, "plugin_track_brevity"])
     registry.evaluator_kinds.cache_clear()
     yield
     registry.evaluator_kinds.cache_clear()
@@ -117,7 +116,7 @@ def test_a_track_command_is_listed_from_its_folder_and_runs() -> None:
 
 
 def test_the_shipped_tracks_commands_come_from_their_folders() -> None:
-    from scoregate.cli import COMMANDS
+    from scoregate.cli.commands import COMMANDS
 
     assert {name: COMMANDS[name].module for name in ("extraction", "connection-test", "gold")} == {
         "extraction": "scoregate.tracks.extraction.cli",
@@ -127,7 +126,7 @@ def test_the_shipped_tracks_commands_come_from_their_folders() -> None:
 
 
 def test_a_track_command_cannot_take_a_built_in_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scoregate.cli as cli
+    import scoregate.cli.commands as cli
 
     built_in = {"run": cli.LazyCommand("scoregate.cli.run_cmd", "run", "Run."), "runs": cli.COMMANDS["runs"]}
     offered = {"run": ("plugin.cli", "run", "Mine."), "words": ("plugin.cli", "words", "Count.")}

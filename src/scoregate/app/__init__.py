@@ -1,11 +1,11 @@
-"""The use cases (run, compare, rank, leaderboard, calibrate, hard cases, invalidate, promote, shard, merge) and the
-facade.
+"""The use cases (run, compare, rank, leaderboard, calibrate, hard cases, invalidate, promote, shard, merge, the
+Langfuse connection check, score import and annotation) and the facade.
 
-The facade is what the CLI imports, and all it imports past itself besides `scoregate.errors`: every function
-and result type a command needs, by name. A name loads its module on first use (PEP 562), so `import
-scoregate.app` and `scoregate --help` import none of them. Each name is spelled once, in `_HOMES` (where it
-loads from); `__init__.pyi`, what mypy reads for its type, is generated from that table by `make facade-stub`
-(tests/test_app_facade.py fails until the stub is regenerated).
+The facade is what the CLI imports of the layers below it, besides `scoregate.errors`, `scoregate.support` and the
+run record's types (`scoregate.store.record`): every use case and result type a command needs, by name. A name
+loads its module on first use (PEP 562), so `import scoregate.app` and `scoregate --help` import none of them.
+Each name is spelled once, in `_HOMES` (where it loads from); `__init__.pyi`, what mypy reads for its type, is
+generated from that table by `make facade-stub` (tests/test_app_facade.py fails until the stub is regenerated).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 _HOMES: dict[str, tuple[str, ...]] = {
     # the use cases
+    "scoregate.app.annotation": ("pull_scores", "queue_run"),
     "scoregate.app.budget_gate": ("forecast_experiment",),
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
@@ -25,6 +26,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.judge_canary": ("CanaryResult", "run_canaries"),
+    "scoregate.app.langfuse_check": ("check_connection",),
     "scoregate.app.langfuse_catalog": (
         "langfuse_configured",
         "sync_project_dashboards",
@@ -50,13 +52,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
     "scoregate.app.run_options": ("RunOptions", "RunOutcome", "check_run_flags"),
+    "scoregate.app.run_watch": ("watch_run",),
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
+    "scoregate.app.scores_import": ("ImportReport", "import_scores"),
     "scoregate.app.shards": ("parse_shard",),
     "scoregate.app.stop_early": ("stop_line",),
-    "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins", "plugin_commands"),
+    "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins"),
     "scoregate.app.track_listing": ("track_commands",),
-    # what the commands print, from the layers below (the CLI names none of them itself)
-    "scoregate": ("__version__",),
+    # what the commands print or parse, from the layers below app, support and the record (the CLI may import those
+    # two itself); no outside system: the CLI reaches one only through a use case
     "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),
     "scoregate.analysis.items": ("output_text",),
     "scoregate.analysis.judge_calibration": ("parse_scale",),
@@ -66,29 +70,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.catalog.directions": ("direction_arrow",),
     "scoregate.catalog.project": ("find_root",),
     "scoregate.engine.progress": ("duration_text",),
-    "scoregate.engine.watch": ("ending_line", "follow", "progress_line", "run_to_watch"),
-    "scoregate.integrations.langfuse.annotation": ("pull_scores", "queue_run"),
-    "scoregate.integrations.langfuse.check": ("check_connection",),
     "scoregate.integrations.langfuse.datasets_sync": ("DatasetSyncReport",),
     "scoregate.integrations.langfuse.prompts_sync": ("PromptPlan", "PromptSyncReport"),
     "scoregate.integrations.langfuse.score_configs": ("ScoreConfigReport",),
-    "scoregate.integrations.langfuse.scores_import": ("ImportReport", "import_scores"),
     "scoregate.report.write": ("report_runs",),
     "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
-    "scoregate.store.record": ("GateResult", "RunSummary"),
-    "scoregate.support.redaction": ("redact",),
-    "scoregate.support.start_gc": ("end_collector_hold", "hold_collector", "release_collector"),
-    "scoregate.support.terminal_text": (
-        "KEEP",
-        "join_units",
-        "keep",
-        "keep_name",
-        "keep_path",
-        "layout",
-        "neutralize",
-        "print_wrapped",
-        "wrap",
-    ),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 

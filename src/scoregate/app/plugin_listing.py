@@ -1,45 +1,18 @@
-"""The plug-ins other installed packages add to scoregate: their commands, and one line per package for `--help`."""
+"""The plug-ins other installed packages add to scoregate: one line per package for `--help`, and all of them loaded
+and checked before a command starts (the plug-in commands are loaded by the CLI's registry, `cli/commands.py`)."""
 
 from __future__ import annotations
 
-from scoregate.support.registry import Plugin, Registry, declared
+from scoregate.support.registry import declared
 
 GROUPS: dict[str, str] = {
     "scoregate.commands": "command",
     "scoregate.kinds": "evaluator kind",
     "scoregate.sinks": "sink",
     "scoregate.providers": "provider",
+    "scoregate.tracks": "track",
 }
 """Every entry-point group scoregate reads → what a plug-in of it adds (docs/extending/plugins.md)."""
-
-
-def _adopt_command(loaded: object, plugin: Plugin) -> tuple[str, str, str]:
-    """(module, attribute, one-line help) of a plug-in command: a function with a docstring, or a Typer app with
-    a help."""
-    help = getattr(getattr(loaded, "info", None), "help", None)
-    if not isinstance(help, str):
-        help = getattr(loaded, "__doc__", None) if callable(loaded) else None
-    line = (help or "").strip().splitlines()[0] if (help or "").strip() else ""
-    if not line:
-        raise ValueError("has no help: give the function a docstring, or the Typer app a help=")
-    module, _, attribute = plugin.value.partition(":")
-    if not attribute:
-        raise ValueError("names a module, not a function or a Typer app: write `module:attribute`")
-    return (module.strip(), attribute.strip(), line)
-
-
-COMMANDS: Registry[tuple[str, str, str]] = Registry("scoregate.commands", "command", dict, _adopt_command)
-"""The plug-in commands (the built-in ones are listed by the CLI itself)."""
-
-
-def plugin_commands(taken: list[str]) -> dict[str, tuple[str, str, str]]:
-    """Command name → (module, attribute, help) of every plug-in command; a PluginError when one is broken or takes
-    a name in `taken` (the built-in commands)."""
-    commands = COMMANDS.plugins()
-    for name, (plugin, _) in commands.items():
-        if name in taken:
-            raise COMMANDS.collision(plugin)
-    return {name: value for name, (_, value) in commands.items()}
 
 
 def installed_plugins() -> list[str]:
@@ -58,7 +31,7 @@ def check_plugins() -> None:
         return
     from scoregate.providers.registry import REGISTRY as PROVIDERS
     from scoregate.sinks.registry import REGISTRY as SINKS
-    from scoregate.tracks.registry import KINDS
+    from scoregate.tracks.registry import KINDS, TRACKS
 
-    for registry in (KINDS, SINKS, PROVIDERS):
+    for registry in (TRACKS, KINDS, SINKS, PROVIDERS):
         registry.plugins()

@@ -1,180 +1,18 @@
-"""The `scoregate` command: thin Typer commands over the library, one error handler, distinct exit codes."""
+"""The `scoregate` command: one error handler and distinct exit codes around the app of `cli/commands.py` (the
+composition root: every command, its registry and the Typer app)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Annotated
 
 import typer
-from typer._click import Context, HelpFormatter
 
-from scoregate.app import installed_plugins, plugin_commands, redact, track_commands
-from scoregate.cli.lazy_group import LazyCommand, LazyTyperGroup
-from scoregate.cli.options import PROJECT_HELP, set_global_project
+from scoregate.cli.commands import COMMANDS, app
 from scoregate.errors import ExitCode, ScoregateError
+from scoregate.support.redaction import redact
 
-
-def _cmd(module: str, attribute: str, help: str) -> LazyCommand:
-    return LazyCommand(f"scoregate.cli.{module}", attribute, help)
-
-
-def _with_track_commands(commands: dict[str, LazyCommand], *, after: str) -> dict[str, LazyCommand]:
-    """`commands` with every track's commands (`tracks/<name>/commands.py`) inserted after the command `after`;
-    a track cannot take the name of a built-in command."""
-    names = list(commands)
-    at = names.index(after) + 1
-    tracks = {
-        name: LazyCommand(module, attribute, help)
-        for name, (module, attribute, help) in track_commands().items()
-        if name not in commands
-    }
-    return {name: commands.get(name) or tracks[name] for name in [*names[:at], *tracks, *names[at:]]}
-
-
-# Every command, in help order: where it lives and its one-line help (tests check it against the docstring).
-COMMANDS: dict[str, LazyCommand] = {
-    "validate": _cmd(
-        "run_cmd",
-        "validate_files_command",
-        "Check every dataset, prompt, evaluator and experiment; no model is called.",
-    ),
-    "run": _cmd(
-        "run_cmd",
-        "run",
-        "Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments.",
-    ),
-    "merge": _cmd(
-        "merge_cmd",
-        "merge",
-        "Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent.",
-    ),
-    "sync": _cmd(
-        "sync_cmd",
-        "sync",
-        "Mirror a stored run to its trackers again; updates each mirror, never a duplicate.",
-    ),
-    "mlflow-sync": _cmd(
-        "sync_cmd",
-        "mlflow_sync",
-        "Mirror a stored run to MLflow again; updates the same MLflow run, never a duplicate.",
-    ),
-    "rank": _cmd(
-        "rank_cmd",
-        "rank",
-        "Rank runs: paired tests, win-rate matrix, Pareto fronts (accuracy vs latency and cost), best by metric.",
-    ),
-    "calibrate": _cmd(
-        "calibrate_cmd",
-        "calibrate_command",
-        "Measure how well a judge agrees with human ratings: correlations, kappa, agreement, MAE, with 95% CIs.",
-    ),
-    "compare": _cmd(
-        "compare_cmd",
-        "compare",
-        "Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several.",
-    ),
-    "diff": _cmd(
-        "diff_cmd",
-        "diff",
-        "Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff.",
-    ),
-    "report": _cmd(
-        "report_cmd",
-        "report",
-        "Write an HTML report of a run, a comparison of two runs, or a ranking of several; print its path.",
-    ),
-    "leaderboard": _cmd(
-        "leaderboard_cmd",
-        "leaderboard",
-        "Rank models and prompt versions over all valid runs; write runs/leaderboard.json.",
-    ),
-    "langfuse-sync": _cmd(
-        "sync_cmd",
-        "langfuse_sync",
-        "Mirror a stored run to Langfuse as an experiment; sends only what Langfuse has not confirmed yet.",
-    ),
-    "promote": _cmd(
-        "promote_cmd",
-        "promote_command",
-        "Move a label to a prompt version whose gates passed (or roll it back); audited in promotions.jsonl.",
-    ),
-    "promotions": _cmd(
-        "promote_cmd", "promotions_command", "List the promotion history (promotions.jsonl), oldest first."
-    ),
-    "hardcases": _cmd("hardcases_cmd", "app", "Keep known failures as a dataset every experiment can include."),
-    "runs": _cmd("runs_cmd", "app", "Inspect the local run store (runs/)."),
-    "items": _cmd("items_cmd", "app", "Items across the runs of an experiment."),
-    "model": _cmd("model_cmd", "app", "The embedded local model (llama.cpp serving SmolLM2-135M-Instruct)."),
-    "cache": _cmd("cache_cmd", "app", "The response cache (.scoregate/cache.sqlite)."),
-    "langfuse": _cmd(
-        "langfuse_cmd", "langfuse_app", "The Langfuse connection (LANGFUSE_PUBLIC_KEY, _SECRET_KEY, _HOST)."
-    ),
-    "datasets": _cmd("langfuse_cmd", "datasets_app", "Datasets in Langfuse: sync datasets/ as plan and apply."),
-    "prompts": _cmd("langfuse_cmd", "prompts_app", "Prompts in Langfuse: a version per real change."),
-    "scores": _cmd("langfuse_cmd", "scores_app", "Human ratings and online feedback as Langfuse scores."),
-    "dashboards": _cmd("langfuse_cmd", "dashboards_app", "Langfuse dashboards from dashboards/*.yaml."),
-    "annotate": _cmd("langfuse_cmd", "annotate_app", "Human rating in Langfuse's annotation queues."),
-}
-COMMANDS = _with_track_commands(COMMANDS, after="hardcases")
-
-
-class _ScoregateGroup(LazyTyperGroup):
-    lazy_commands = COMMANDS
-
-    def format_epilog(self, ctx: Context, formatter: HelpFormatter) -> None:
-        """After the commands, the packages that add plug-ins and what each adds (read, not loaded)."""
-        super().format_epilog(ctx, formatter)
-        lines = installed_plugins()
-        if lines:
-            with formatter.section("Plug-ins"):
-                formatter.write_dl([(package, added) for package, _, added in (line.partition(": ") for line in lines)])
-
-
-def _with_plugin_commands() -> None:
-    """Add the commands of installed plug-in packages after the built-in ones (a PluginError when one is broken)."""
-    plugins = plugin_commands(list(COMMANDS))
-    if plugins:
-        _ScoregateGroup.lazy_commands = {**COMMANDS, **{name: LazyCommand(*entry) for name, entry in plugins.items()}}
-
-
-app = typer.Typer(
-    cls=_ScoregateGroup,
-    name="scoregate",
-    help="Decide, with evidence, whether a new prompt or model beats production.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from scoregate.app import __version__
-
-        typer.echo(f"scoregate {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main_options(
-    ctx: typer.Context,
-    project: Annotated[Path | None, typer.Option("--project", "-C", help=PROJECT_HELP)] = None,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """Decide, with evidence, whether a new prompt or model beats production."""
-    set_global_project(project)
-    if ctx.invoked_subcommand is not None and not ctx.resilient_parsing:
-        from scoregate.app import check_plugins
-
-        check_plugins()  # a broken or duplicate plug-in package is named before any command starts
-    if ctx.invoked_subcommand != "run":  # a run keeps the collector off until its first request is out
-        from scoregate.app import release_collector
-
-        release_collector()
+__all__ = ["app", "main", "os_error_text"]
 
 
 def _debug() -> bool:
@@ -205,15 +43,15 @@ def main() -> None:
     # scoregate closes the files it writes, so none waits on a collection to be flushed).
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
-    from scoregate.app import end_collector_hold, hold_collector
+    from scoregate.support.start_gc import end_collector_hold, hold_collector
 
     hold_collector()  # until a run's first request is out; any other command turns it back on as it starts
-    from scoregate.cli.console import lazy_console
     from scoregate.cli.layout import print_wrapped
+    from scoregate.support.console import lazy_console
 
     err = lazy_console(stderr=True)
     try:
-        _with_plugin_commands()
+        COMMANDS.plugins()  # the plug-in commands, loaded for their help (a PluginError when one is broken)
         code = app(standalone_mode=False)
     except ScoregateError as exc:
         if _debug():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
 
 app = typer.Typer(help="The response cache (.scoregate/cache.sqlite).", no_args_is_help=True)
 console = lazy_console()

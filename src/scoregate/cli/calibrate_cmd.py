@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
+from scoregate.support.console import lazy_console
 
 console = lazy_console()
 

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.layout import keep, print_wrapped, signed
 from scoregate.cli.mirror_flags import NoMirrorOption, mirrors_off
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import print_ranking, print_table_or_lines, run_label
+from scoregate.support.console import escape, lazy_console
 
 if TYPE_CHECKING:
     from rich.table import Table

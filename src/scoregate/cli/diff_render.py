@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scoregate.cli.console import escape
 from scoregate.cli.layout import KEEP, keep, print_table, print_wrapped
 from scoregate.cli.render import _score_text, _under
+from scoregate.support.console import escape
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from scoregate.cli.console import escape
 from scoregate.cli.layout import join_units, keep, print_table, print_wrapped, signed
+from scoregate.support.console import escape
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.app import GateResult, RunSummary
+    from scoregate.store.record import GateResult, RunSummary
 
 SLICE_STYLE = {"pass": ("green", "PASS"), "fail": ("red", "FAIL"), "too_small": ("yellow", "TOO SMALL")}
 SHOWN_FLAKY = 10

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
 
 if TYPE_CHECKING:
     from scoregate.app import HardcasesReport

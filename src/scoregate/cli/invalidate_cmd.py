@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)

@@ -28,8 +28,8 @@ def print_item_table(console: Console, table_data: Any, directions: Mapping[str,
     from rich.table import Table
 
     from scoregate.app import direction_arrow
-    from scoregate.cli.console import escape
     from scoregate.cli.layout import print_table, print_wrapped
+    from scoregate.support.console import escape
 
     rows, shown, width = iter(table_data.rows), 0, 0
     while page := list(islice(rows, ITEM_PAGE_ROWS)):

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.gate_view import print_flaky_history
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
 
 app = typer.Typer(help="Items across the runs of an experiment.", no_args_is_help=True)
 console = lazy_console()

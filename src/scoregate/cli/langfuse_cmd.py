@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
+from scoregate.support.console import escape, lazy_console
 
 if TYPE_CHECKING:
     from scoregate.app import DatasetSyncReport, ImportReport, PromptPlan, PromptSyncReport, ScoreConfigReport

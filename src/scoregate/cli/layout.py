@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app import KEEP, join_units, keep, keep_name, keep_path, layout, print_wrapped, wrap
+from scoregate.support.terminal_text import KEEP, join_units, keep, keep_name, keep_path, layout, print_wrapped, wrap
 
 if TYPE_CHECKING:
     from rich.console import Console

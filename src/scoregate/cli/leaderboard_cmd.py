@@ -26,8 +26,8 @@ def leaderboard(
 ) -> None:
     """Rank models and prompt versions over all valid runs; write runs/leaderboard.json."""
     from scoregate.app import update_leaderboard
-    from scoregate.cli.console import lazy_console
     from scoregate.cli.layout import print_wrapped
+    from scoregate.support.console import lazy_console
 
     written = update_leaderboard(
         project_root(project), experiment=experiment, metric=metric, lower_is_better=lower_is_better
@@ -44,8 +44,8 @@ def print_leaderboard(console: Console, board: dict[str, Any], *, lower_is_bette
     """Print the entries as a table (identifiers whole, one prompt per line), else as plain lines; then notes."""
     from rich.table import Table
 
-    from scoregate.cli.console import escape
     from scoregate.cli.layout import keep, print_table, print_wrapped
+    from scoregate.support.console import escape
 
     direction = "lower is better" if lower_is_better else "higher is better"
     table = Table(title=escape(f"{board['metric']} ({direction}), best per item"), title_justify="left")

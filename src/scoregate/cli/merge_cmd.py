@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import keep, print_wrapped
 from scoregate.cli.mirror_flags import NoMirrorOption, mirrors_off
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.errors import ExitCode
+from scoregate.support.console import lazy_console
 
 console = lazy_console()
 

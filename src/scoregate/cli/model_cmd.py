@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
 
 app = typer.Typer(help="The embedded local model (llama.cpp serving SmolLM2-135M-Instruct).", no_args_is_help=True)
 console = lazy_console()

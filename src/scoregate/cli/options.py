@@ -1,32 +1,19 @@
-"""Options shared by several commands."""
+"""Options shared by several commands: the `--project` option (`support/command_line.py`) and the project root."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+from scoregate.support.command_line import (
+    PROJECT_HELP,
+    ProjectOption,
+    chosen_directory,
+    global_project,
+    project_path,
+    set_global_project,
+)
 
-PROJECT_HELP = "Project directory (default: the nearest with scoregate.yaml)."
-ProjectOption = Annotated[Path | None, typer.Option("--project", "-C", help=PROJECT_HELP)]
-
-_global_project: list[Path | None] = [None]
-
-
-def set_global_project(project: Path | None) -> None:
-    """Remember `scoregate -C DIR` (given before the subcommand) as every command's default project."""
-    _global_project[0] = project
-
-
-def global_project() -> Path | None:
-    """Return the project given before the subcommand, if any."""
-    return _global_project[0]
-
-
-def project_path(project: Path | None, path: Path) -> Path:
-    """Return `path`, read relative to `-C DIR` when one was given (as `git -C` and `make -C` do)."""
-    base = project or global_project()
-    return path if path.is_absolute() or base is None else base / path
+__all__ = ["PROJECT_HELP", "ProjectOption", "global_project", "project_path", "project_root", "set_global_project"]
 
 
 def project_root(project: Path | None) -> Path:
@@ -35,18 +22,8 @@ def project_root(project: Path | None) -> Path:
     `-C` must name an existing directory: a missing one never falls back to a parent project.
     """
     from scoregate.app import find_root
+    from scoregate.support.terminal_text import keep_path
 
-    chosen = project or global_project()
-    if chosen is not None and not chosen.is_dir():
-        from scoregate.errors import ScoregateError
-
-        what = "is not a directory" if chosen.exists() else "does not exist"
-        raise ScoregateError(
-            f"-C/--project {chosen} {what}",
-            hint="pass the directory that holds scoregate.yaml (a missing one never falls back to a parent project)",
-        )
-    from scoregate.cli.layout import keep_path
-
-    root = find_root((chosen or Path.cwd()).resolve())
+    root = find_root(chosen_directory(project))
     keep_path(str(root))  # a path under it is one word even where the root has a space
     return root

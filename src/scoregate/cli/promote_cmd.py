@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.console import escape, lazy_console
 from scoregate.cli.layout import keep, print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE
+from scoregate.support.console import escape, lazy_console
 
 if TYPE_CHECKING:
     from scoregate.app import PromotionResult

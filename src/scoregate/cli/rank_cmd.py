@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
 
 console = lazy_console()
 

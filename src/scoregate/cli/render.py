@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from scoregate.cli.console import escape
 from scoregate.cli.gate_view import print_gate_notes
 from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped, signed
+from scoregate.support.console import escape
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from scoregate.app import GateResult, ModelRanking, RunSummary
+    from scoregate.app import ModelRanking
+    from scoregate.store.record import GateResult, RunSummary
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim", "invalid": "red"}
 RATE_METRICS = frozenset({"success_rate", "coverage"})

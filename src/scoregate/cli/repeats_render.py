@@ -7,8 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from scoregate.cli.console import escape
 from scoregate.cli.layout import print_table, print_wrapped
+from scoregate.support.console import escape
 
 
 def _fmt(value: Any) -> str:

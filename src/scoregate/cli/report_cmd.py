@@ -35,8 +35,8 @@ def report(
         output = project_path(project, output)
         if output.is_dir():
             raise typer.BadParameter(f"{output} is a folder; name the file to write, e.g. report.html", param_hint="-o")
-    from scoregate.cli.console import lazy_console
     from scoregate.cli.layout import keep, print_wrapped
+    from scoregate.support.console import lazy_console
 
     path = report_runs(project_root(project), run_ids, output=output, metric=metric)
     print_wrapped(lazy_console(), keep("report:", str(path)))

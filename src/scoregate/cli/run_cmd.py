@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from scoregate.cli import run_flags
-from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.errors import ExitCode, UsageError
+from scoregate.support.console import lazy_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -71,7 +71,8 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app import RunOptions, check_run_flags, parse_shard, release_collector
+    from scoregate.app import RunOptions, check_run_flags, parse_shard
+    from scoregate.support.start_gc import release_collector
 
     if (experiment is None and resume is None) or dry_run:  # no run starts: the collector is back on at once
         release_collector()

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from scoregate.cli import invalidate_cmd, watch_cmd
-from scoregate.cli.console import lazy_console
 from scoregate.cli.gate_view import print_run_flaky
 from scoregate.cli.item_pages import print_item_lines, print_item_table
 from scoregate.cli.layout import join_units, keep_name, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.cli.render import STATUS_STYLE, print_item_detail, print_summary
 from scoregate.errors import ExitCode
+from scoregate.support.console import lazy_console
 
 if TYPE_CHECKING:
     from scoregate.app import RunOverview

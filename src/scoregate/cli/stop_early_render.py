@@ -9,7 +9,7 @@ from rich.console import Console
 from scoregate.cli.layout import print_wrapped
 
 if TYPE_CHECKING:
-    from scoregate.app import RunSummary
+    from scoregate.store.record import RunSummary
 
 
 def print_stop_early(console: Console, summary: RunSummary, run_id: str) -> None:

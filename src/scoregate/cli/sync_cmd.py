@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
 
 console = lazy_console()
 EVAL_ROWS_HELP = "Also write each item as an MLflow evaluation row (~57 ms/item)."

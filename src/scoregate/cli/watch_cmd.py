@@ -24,14 +24,13 @@ def watch(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn
 
-    from scoregate.app import ending_line, follow, progress_line, run_to_watch
+    from scoregate.app import watch_run
     from scoregate.cli.layout import print_wrapped
-    from scoregate.cli.line_ends import trim_line_ends
+    from scoregate.support.line_ends import trim_line_ends
 
     console = trim_line_ends(Console(emoji=False, highlight=False))
-    runs_dir = project_root(project) / "runs"
-    run = run_to_watch(runs_dir, run_id)
-    print_wrapped(console, f"watching run {run}")
+    watched = watch_run(project_root(project), run_id, interval_s=interval, stale_after_s=stale_after)
+    print_wrapped(console, f"watching run {watched.run_id}")
     bar = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(bar_width=24),
@@ -43,18 +42,16 @@ def watch(
     last_counts: tuple[object, ...] | None = None
     ended = None
     with bar:
-        for state in follow(runs_dir, run, interval_s=interval, stale_after_s=stale_after):
-            snapshot = state.snapshot
-            line = progress_line(snapshot)
-            bar.update(task, completed=snapshot.get("done") or 0, total=snapshot.get("total"), line=line)
-            counts = (snapshot.get("done"), snapshot.get("failed"), snapshot.get("total"))
-            if not console.is_terminal and counts != last_counts and state.ended is None:
-                print_wrapped(console, line, first="  ")  # a log line per finished item, not per tick of the ETA
+        for tick in watched.ticks:
+            bar.update(task, completed=tick.done or 0, total=tick.total, line=tick.line)
+            counts = (tick.done, tick.failed, tick.total)
+            if not console.is_terminal and counts != last_counts and tick.ended is None:
+                print_wrapped(console, tick.line, first="  ")  # a log line per finished item, not per tick of the ETA
             last_counts = counts
-            ended = state
+            ended = tick
     assert ended is not None
     if not console.is_terminal:
-        print_wrapped(console, progress_line(ended.snapshot), first="  ")
-    print_wrapped(console, ending_line(ended))
+        print_wrapped(console, ended.line, first="  ")
+    print_wrapped(console, ended.ending)
     if ended.ended != "finished":
         raise typer.Exit(int(ExitCode.ERROR))

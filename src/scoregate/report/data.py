@@ -23,7 +23,7 @@ from scoregate.report.run_reader import (
 )
 from scoregate.store.run_labels import with_labels
 from scoregate.store.run_store import RunStore
-from scoregate.tracks.registry import TRACKS
+from scoregate.tracks.registry import all_tracks
 
 
 def _ranking_metric(readers: Sequence[RunReader], asked: str | None) -> str:
@@ -86,7 +86,7 @@ def build_report(stores: Sequence[RunStore], options: ReportOptions | None = Non
         "comparison": None,
         "ranking": None,
         "leaderboard": None,
-        "track_titles": {t.name: t.title for t in TRACKS},
+        "track_titles": {t.name: t.title for t in all_tracks()},
         "notes": notes,
     }
     if len(readers) == 1:

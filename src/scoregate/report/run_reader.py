@@ -20,7 +20,7 @@ from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import stop_line
-from scoregate.tracks.registry import TRACKS
+from scoregate.tracks.registry import all_tracks
 
 if TYPE_CHECKING:
     from scoregate.store.record import Manifest, RunSummary
@@ -290,7 +290,7 @@ class RunReader:
             "flaky": s.section("flaky"),
             "judge_drift": s.section("judge_drift"),
             "run_metrics": s.run_metrics.to_dict(),
-            "tracks": {t.name: view for t in TRACKS if (view := t.report_view(s.section(t.name))) is not None},
+            "tracks": {t.name: view for t in all_tracks() if (view := t.report_view(s.section(t.name))) is not None},
             "score_keys": [list(key) for key in self.keys],
             "purposes": list(self.purposes),
             "models": list(self.models),

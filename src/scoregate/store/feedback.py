@@ -1,6 +1,6 @@
 """The local store of imported human feedback (`feedback/scores.jsonl`) and where run items' traces are linked.
 
-Read by judge calibration; written by `scoregate scores import` (scoregate.integrations.langfuse.scores_import),
+Read by judge calibration; written by `scoregate scores import` (scoregate.app.scores_import),
 which posts the same scores to Langfuse. Reading needs no Langfuse: it is a local file, like the run store.
 """
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from scoregate.errors import ScoregateError
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
+    from importlib.metadata import EntryPoint, EntryPoints
 
 T = TypeVar("T")
 BUILT_IN = "scoregate"
@@ -74,10 +74,24 @@ def declared(group: str) -> list[Plugin]:
     """Every entry point of `group` in the installed distributions, none loaded, by name."""
     if not _may_declare(group.split(".")[0] + "."):
         return []
-    from importlib.metadata import entry_points
-
-    found = [_plugin(point) for point in entry_points(group=group)]
+    found = [_plugin(point) for point in _entry_points().select(group=group)]
     return sorted(found, key=lambda plugin: (plugin.name, plugin.distribution))
+
+
+@cache
+def _entry_points() -> EntryPoints:
+    """Every entry point of the installed distributions, read once: a scan reads each one's metadata, and `--help`
+    asks for several groups."""
+    from importlib.metadata import EntryPoints, distributions
+
+    seen: set[str] = set()
+    points: list[EntryPoint] = []
+    for dist in distributions():  # the first of each name on sys.path, as `entry_points()` reads them
+        name = getattr(dist, "_normalized_name", None) or dist.metadata["Name"]
+        if name not in seen:
+            seen.add(name)
+            points.extend(dist.entry_points)
+    return EntryPoints(points)
 
 
 def _plugin(point: EntryPoint) -> Plugin:
@@ -181,3 +195,4 @@ class Registry(Generic[T]):
         """Read the plug-ins again on next use (after an install in the same process)."""
         self._plugins = None
         _may_declare.cache_clear()
+        _entry_points.cache_clear()

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from scoregate.catalog.project import Project, read_project
-from scoregate.tracks.registry import TRACKS, evaluator_kinds
+from scoregate.tracks.registry import all_tracks, evaluator_kinds
 
 
 def load_project(root: Path) -> Project:
@@ -19,7 +19,7 @@ def write_project_schemas(directory: Path) -> list[Path]:
     """Write the JSON Schema of every project file format, and of each track's own files; return the paths."""
     from scoregate.catalog.json_schemas import write_schemas  # `make schemas` only: keep loading a project light
 
-    extra = {name: schema for track in TRACKS for name, schema in track.schemas().items()}
+    extra = {name: schema for track in all_tracks() for name, schema in track.schemas().items()}
     return write_schemas(directory, evaluator_kinds(), extra)
 
 

@@ -1,4 +1,5 @@
-"""The tracks, one line each, and what the rest of scoregate asks them: kinds, run blocks, gate metrics."""
+"""The tracks (built-ins, one line each, and plug-ins) and what the rest of scoregate asks them: kinds, run blocks,
+gate metrics."""
 
 from __future__ import annotations
 
@@ -12,16 +13,54 @@ from scoregate.catalog.evaluators import EvaluatorKind, EvaluatorKinds, Evaluato
 from scoregate.scoring.base import Evaluator
 from scoregate.scoring.kinds import registry as scoring_kinds
 from scoregate.store.run_store import RunStore
-from scoregate.support.registry import Plugin, Registry
+from scoregate.support.registry import Plugin, PluginError, Registry
+from scoregate.tracks import listing
 from scoregate.tracks.base import Track, TrackSettings
-from scoregate.tracks.listing import TRACK_PACKAGES
 
-TRACKS: tuple[Track, ...] = tuple(import_module(f"{package}.track").TRACK for package in TRACK_PACKAGES)
-"""Every track, in `tracks/listing.py`'s order; a new track is a folder `tracks/<name>/` and a line there."""
+
+def _built_in_tracks() -> dict[str, Track]:
+    """Each package of `tracks/listing.py`'s list, by its track's name (a package is imported once)."""
+    found = (import_module(f"{package}.track").TRACK for package in listing.TRACK_PACKAGES)
+    return {track.name: track for track in found}
+
+
+def _adopt_track(loaded: object, plugin: Plugin) -> Track:
+    """A plug-in's `Track`, once its name is found to be the entry point's."""
+    if not isinstance(loaded, Track):
+        raise ValueError(f"is a {type(loaded).__name__}, not a scoregate.tracks.base.Track")
+    if loaded.name != plugin.name:
+        raise ValueError(f"is the track {loaded.name!r}: name the entry point {loaded.name!r}")
+    built_in_kinds = {kind.name for kind in scoring_kinds.KINDS} | {t.kind.name for t in _built_in_tracks().values()}
+    if loaded.kind.name in built_in_kinds:
+        raise ValueError(f"brings the evaluator kind {loaded.kind.name!r}, which is scoregate's built-in kind")
+    return loaded
+
+
+TRACKS: Registry[Track] = Registry("scoregate.tracks", "track", _built_in_tracks, _adopt_track)
+"""Every track: `tracks/listing.py`'s (a folder `tracks/<name>/` and a line there), then the plug-ins of the
+entry-point group `scoregate.tracks`."""
+
+
+def all_tracks() -> list[Track]:
+    """Every track, the built-ins in `tracks/listing.py`'s order, then the plug-ins by name."""
+    return list(TRACKS.entries().values())
 
 
 def _built_in_kinds() -> dict[str, EvaluatorKind[Any]]:
-    return {kind.name: kind for kind in [*scoring_kinds.KINDS, *(track.kind for track in TRACKS)]}
+    """Scoring's kinds, then each track's; two tracks that bring one kind are a PluginError naming both packages."""
+    kinds: dict[str, EvaluatorKind[Any]] = {kind.name: kind for kind in scoring_kinds.KINDS}
+    brought: dict[str, str] = {}
+    for track in all_tracks():
+        name = track.kind.name
+        if name in brought:
+            raise PluginError(
+                f"two tracks bring the evaluator kind {name!r}: {brought[name]!r} and {track.name!r} "
+                f"(packages {TRACKS.distribution(brought[name])!r} and {TRACKS.distribution(track.name)!r})",
+                hint="uninstall one of them, or rename the kind in one",
+            )
+        brought[name] = track.name
+        kinds[name] = track.kind
+    return kinds
 
 
 SPEC_ANSWERS = ("score_keys", "directions")
@@ -67,7 +106,7 @@ def track_reports(
 ) -> dict[str, Any]:
     """Return every track block of a run (`{}` when it has no track evaluator)."""
     blocks: dict[str, Any] = {}
-    for track in TRACKS:
+    for track in all_tracks():
         blocks.update(track.report(evaluators, store, summary, settings))
     return blocks
 
@@ -83,9 +122,9 @@ def take_gate_metrics(blocks: dict[str, Any]) -> dict[str, Any]:
 
 def headline_metrics(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Track name → its run-level metrics in a summary.json, by key (only the tracks the run has)."""
-    return {track.name: found for track in TRACKS if (found := track.headline(summary))}
+    return {track.name: found for track in all_tracks() if (found := track.headline(summary))}
 
 
 def ranked_metrics() -> list[TrackMetrics]:
     """What a ranking compares of each track beside the per-item scores: its run-level metrics and their labels."""
-    return [TrackMetrics(track.name, track.headline, track.label) for track in TRACKS]
+    return [TrackMetrics(track.name, track.headline, track.label) for track in all_tracks()]

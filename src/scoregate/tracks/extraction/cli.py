@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
-from scoregate.cli.layout import print_wrapped
-from scoregate.cli.options import ProjectOption, project_path, project_root
 from scoregate.errors import ExitCode
+from scoregate.support.command_line import ProjectOption, chosen_directory, project_path
+from scoregate.support.console import lazy_console
+from scoregate.support.terminal_text import print_wrapped
 
 if TYPE_CHECKING:
     from scoregate.tracks.extraction.connection import StructuredOutputStyle
@@ -130,10 +130,11 @@ def _dataset_file(project: Path | None, dataset: str) -> Path:
     path = project_path(project, Path(dataset))
     if path.is_file() or path.suffix == ".jsonl" or "/" in dataset:
         return path
+    from scoregate.catalog.project import find_root
     from scoregate.errors import ScoregateError
 
     try:
-        named = project_root(project) / "datasets" / f"{dataset}.jsonl"
+        named = find_root(chosen_directory(project)) / "datasets" / f"{dataset}.jsonl"
     except ScoregateError:
         return path
     return named if named.is_file() else path

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from scoregate.cli.console import lazy_console
-from scoregate.cli.layout import print_wrapped
-from scoregate.cli.options import ProjectOption, project_path
 from scoregate.errors import ExitCode
+from scoregate.support.command_line import ProjectOption, project_path
+from scoregate.support.console import lazy_console
+from scoregate.support.terminal_text import print_wrapped
 
 app = typer.Typer(help="Gold labels of the semantic tags track: validate and build.", no_args_is_help=True)
 console = lazy_console()

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scoregate.app.scores_import import feedback_path, load_feedback
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.mirror_state import recorded_state
 from scoregate.integrations.langfuse.public_api import PublicApi
 from scoregate.integrations.langfuse.score_configs import setup_score_configs
 from scoregate.integrations.langfuse.scores_file import SCORE_KEYS
-from scoregate.integrations.langfuse.scores_import import feedback_path, load_feedback
 from scoregate.store.repeats import iter_all_results, repeat_key
 from scoregate.store.run_lookup import closest
 from scoregate.store.run_store import RUN_ID, RunStore, list_runs

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, cast
 
-from scoregate.app import neutralize
+from scoregate.support.terminal_text import neutralize
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,7 +30,7 @@ class _LazyConsole:
         if self._console is None or columns != self._columns:
             from rich.console import Console
 
-            from scoregate.cli.line_ends import trim_line_ends
+            from scoregate.support.line_ends import trim_line_ends
 
             self._console, self._columns = trim_line_ends(Console(**self._kwargs)), columns
         return getattr(self._console, name)
@@ -38,7 +38,7 @@ class _LazyConsole:
 
 def lazy_console(**kwargs: Any) -> Console:
     """Return a Console (same arguments; emoji codes and highlighting off) built only when first used; off a
-    terminal no line it prints ends in spaces (`scoregate.cli.line_ends`)."""
+    terminal no line it prints ends in spaces (`scoregate.support.line_ends`)."""
     return cast("Console", _LazyConsole(**{"emoji": False, "highlight": False, **kwargs}))
 
 
