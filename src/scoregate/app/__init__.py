@@ -38,7 +38,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.local_model": ("local_model_status", "serve_local_model", "stop_local_model"),
     "scoregate.app.merge": ("merge_run",),
     "scoregate.app.merge_outcome": ("MergeOutcome",),
-    "scoregate.app.mirror_sync": ("sink_choice", "sync_stored_run"),
+    "scoregate.app.mirror_sync": ("sync_stored_run",),
     "scoregate.app.project_info": ("check_project", "experiment_rows", "score_directions"),
     "scoregate.app.promotion": (
         "NO_LANGFUSE",

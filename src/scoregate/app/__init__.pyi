@@ -29,7 +29,7 @@ from scoregate.app.leaderboard import update_leaderboard
 from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
 from scoregate.app.merge import merge_run
 from scoregate.app.merge_outcome import MergeOutcome
-from scoregate.app.mirror_sync import sink_choice, sync_stored_run
+from scoregate.app.mirror_sync import sync_stored_run
 from scoregate.app.plugin_listing import check_plugins, installed_plugins
 from scoregate.app.project_info import check_project, experiment_rows, score_directions
 from scoregate.app.promotion import NO_LANGFUSE, PromotionRefused, promote, promotion_history, rollback
@@ -122,7 +122,6 @@ __all__ = [
     "run_view",
     "score_directions",
     "serve_local_model",
-    "sink_choice",
     "stop_line",
     "stop_local_model",
     "sync_project_dashboards",

@@ -33,8 +33,13 @@ class CompareOptions:
     judge_evaluator: str = "ev_preference_v1"
     use_cache: bool = True
     no_mirror: frozenset[str] = frozenset()
-    """The sinks not to mirror the comparison to (`--no-mirror NAME`)."""
+    """The sinks not to mirror the comparison to (`--no-mirror NAME`; an unknown name is refused)."""
     eval_rows: bool = False
+
+    def __post_init__(self) -> None:
+        from scoregate.app.mirror_sync import sink_choice
+
+        sink_choice(self.no_mirror, "--no-mirror")
 
 
 @dataclass

@@ -125,8 +125,10 @@ def merge_run(
 ) -> MergeOutcome:
     """Merge the shards of run `run_id` into one run (idempotent, resumable), mirroring it to every sink not named
     in `no_mirror`; raise ScoregateError on bad input."""
+    from scoregate.app.mirror_sync import sink_choice
     from scoregate.catalog.plan import plan_experiment
 
+    no_mirror = sink_choice(no_mirror, "--no-mirror")
     project = load_project(root)
     run_dir = run_directory(runs_dir(project), run_id)
     inputs = gather_shards(run_dir, list(shard_dirs or []))

@@ -18,9 +18,7 @@ NoMirrorOption = Annotated[
 
 
 def mirrors_off(no_mirror: list[str] | None, *, no_mlflow: bool = False, no_langfuse: bool = False) -> frozenset[str]:
-    """The sinks a command must not mirror to: each `--no-mirror NAME` (checked against the registered sinks),
-    plus the aliases `--no-mlflow` (= `--no-mirror mlflow`) and `--no-langfuse` (= `--no-mirror langfuse`)."""
-    from scoregate.app import sink_choice
-
+    """The sinks a command must not mirror to: each `--no-mirror NAME` (the use case checks them against the
+    registered sinks), plus the aliases `--no-mlflow` (= `--no-mirror mlflow`) and `--no-langfuse`."""
     aliases = [name for name, off in (("mlflow", no_mlflow), ("langfuse", no_langfuse)) if off]
-    return sink_choice([*(no_mirror or []), *aliases], "--no-mirror")
+    return frozenset([*(no_mirror or []), *aliases])
