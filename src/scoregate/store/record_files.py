@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from scoregate.store.record import Manifest, Record, RunSummary
-from scoregate.store.run_store import RESTART_HINT, SUMMARY, DamagedRun, read_run_json
+from scoregate.store.run_files import RESTART_HINT, SUMMARY, DamagedRun, read_run_json
 from scoregate.store.summary_hint import made_again
 
 
