@@ -151,13 +151,13 @@ def validity_posts(summary: RunSummary) -> list[ScorePost]:
 
 def stop_early_posts(summary: RunSummary) -> list[ScorePost]:
     """A stop-early run's `stop_early` score: its verdict, "stopped at n of N" and the bounds, the rule in metadata."""
-    block = summary.section("stop_early")
-    if not block:
+    block = summary.stop_early
+    if block is None:
         return []
     keys = ("progress", "items_run", "items_total", "paired_differences", "lower", "upper", "mean_difference",
             "stop_reason", "against", "gate", "metric")  # fmt: skip
-    meta = {**{k: block.get(k) for k in keys}, "rule": block["rule"]}
-    return [ScorePost("stop_early", str(block["verdict"]), "CATEGORICAL", _clip(stop_line(block)), meta)]
+    meta = {**{k: getattr(block, k) for k in keys}, "rule": block.rule.to_dict()}
+    return [ScorePost("stop_early", str(block.verdict), "CATEGORICAL", _clip(stop_line(block)), meta)]
 
 
 def digest(posts: list[ScorePost], target: str) -> str:
