@@ -131,3 +131,19 @@ def test_a_wrong_type_in_a_section_names_the_run_file_and_field(
 
 def _read_path(path: Path) -> Manifest | RunSummary:
     return read_manifest(path) if path.name == "manifest.json" else read_summary(path)
+
+
+OLD_RUNS = Path(__file__).parent / "runs_before_schema_version"
+
+
+def test_a_repeated_run_and_an_invalidated_run_read_as_types_and_as_plain_sections() -> None:
+    repeated = read_summary(OLD_RUNS / "smoke-repeat-2" / "summary.json")
+    invalidated = read_summary(OLD_RUNS / "counters-invalidated" / "summary.json")
+    raw = json.loads((OLD_RUNS / "smoke-repeat-2" / "summary.json").read_text(encoding="utf-8"))["repeats"]
+
+    assert repeated.repeats is not None
+    assert (repeated.repeats.k, repeated.repeats.failed_records, repeated.repeats.items) == (2, 0, raw["items"])
+    assert repeated.section("repeats") == raw  # the plain block, as a reader without the type sees it
+    assert (invalidated.valid, invalidated.invalid_reason) == (False, "judge prompt was wrong")
+    assert invalidated.superseded_by is None and invalidated.section("valid") is False
+    assert repeated.valid is None and repeated.section("valid") is None  # never marked: no key, no value

@@ -18,6 +18,7 @@ from scoregate.store.sections import (
     FlakySection,
     IncompleteBlock,
     MergeBlock,
+    RepeatsSection,
     ShardBlock,
     SliceRow,
     StopEarlyRecord,
@@ -287,6 +288,14 @@ class RunSummary(Record):
     """For a merged run with holes: what is missing (every gate is then INCOMPLETE)."""
     shard: ShardBlock | None = None
     """For one shard's own summary: which shard."""
+    repeats: RepeatsSection | None = None
+    """For a `run --repeat K` run: how consistent its repeats were."""
+    valid: bool | None = None
+    """False once the run was invalidated (`scoregate runs invalidate`); None: never marked."""
+    invalid_reason: str | None = None
+    invalidated_at: str | None = None
+    superseded_by: str | None = None
+    """The run to use instead of an invalidated one, when one was named."""
 
     def score(self, key: str) -> ScoreStats | None:
         """One score's statistics, or None when the run has no such score."""
@@ -298,7 +307,13 @@ class RunSummary(Record):
         return "; ".join(kept) or None
 
     def section(self, name: str) -> Any:
-        """A block the record has no field for, as plain data (`stages`, `repeats`, an unknown track's...), or None.
+        """A block of summary.json as plain data, as the file holds it (`stages`, an unknown track's...), or None.
 
-        A known track's block reads through the track's model: `scoregate.tracks.registry.track_section`."""
-        return (self.model_extra or {}).get(name)
+        A block with a field here reads better through it (`summary.repeats.k`); a known track's block reads through
+        the track's model: `scoregate.tracks.registry.track_section`."""
+        if name not in type(self).model_fields:
+            return (self.model_extra or {}).get(name)
+        if name not in self.model_fields_set:
+            return None
+        value = getattr(self, name)
+        return value.to_dict() if isinstance(value, Record) else value

@@ -183,3 +183,18 @@ class SliceRow(Record):
     def name(self) -> str:
         """`field=value`."""
         return f"{self.field}={self.value}"
+
+
+class RepeatsSection(Record):
+    """summary.json `repeats` of a `run --repeat K` run (`analysis.consistency`): how consistent the repeats were."""
+
+    k: int
+    items: int | None = None
+    items_complete: int | None = None
+    """Items whose K repeats all have a record."""
+    failed_records: int | None = None
+    """Records (of every repeat) whose newest version failed; None in a run summarised before it was counted."""
+    exact_match_rate: Number | None = None
+    modal_agreement_mean: Number | None = None
+    scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Each numeric score's spread over the repeats (`std_mean`, `std_max`, pass@k...)."""

@@ -143,10 +143,11 @@ def run_scores(summary: RunSummary, mlflow_run_id: str | None) -> list[ScorePost
 
 def validity_posts(summary: RunSummary) -> list[ScorePost]:
     """The run's `run_valid` score when it was invalidated (`scoregate runs invalidate`): reason in the metadata."""
-    if summary.section("valid") is not False:
+    if summary.valid is not False:
         return []
-    meta = {k: summary.section(k) for k in ("invalid_reason", "invalidated_at", "superseded_by")}
-    return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.section("invalid_reason")), meta)]
+    meta = {"invalid_reason": summary.invalid_reason, "invalidated_at": summary.invalidated_at}
+    meta["superseded_by"] = summary.superseded_by
+    return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.invalid_reason), meta)]
 
 
 def stop_early_posts(summary: RunSummary) -> list[ScorePost]:
