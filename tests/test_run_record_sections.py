@@ -16,7 +16,9 @@ from scoregate.store.record import Manifest, RunSummary
 from scoregate.store.record_files import read_manifest, read_summary
 
 RUNS = Path(__file__).parent / "runs_with_sections"
+OLD_RUNS = Path(__file__).parent / "runs_before_schema_version"
 FILES = sorted(path.relative_to(RUNS).as_posix() for path in RUNS.glob("*/*.json"))
+OLD_FILES = sorted(path.relative_to(OLD_RUNS).as_posix() for path in OLD_RUNS.glob("*/*.json"))
 
 
 def _read(name: str) -> Manifest | RunSummary:
@@ -29,6 +31,14 @@ def test_a_run_with_sections_writes_back_byte_for_byte(name: str) -> None:
     text = (RUNS / name).read_text(encoding="utf-8")
 
     assert json.dumps(_read(name).to_dict(), indent=2, ensure_ascii=False) == text
+
+
+@pytest.mark.parametrize("name", OLD_FILES)
+def test_a_run_from_before_schema_version_writes_back_byte_for_byte(name: str) -> None:
+    path = OLD_RUNS / name
+    record = read_manifest(path) if path.name == "manifest.json" else read_summary(path)
+
+    assert json.dumps(record.to_dict(), indent=2, ensure_ascii=False) == path.read_text(encoding="utf-8")
 
 
 def _raw(name: str) -> dict[str, object]:
@@ -131,9 +141,6 @@ def test_a_wrong_type_in_a_section_names_the_run_file_and_field(
 
 def _read_path(path: Path) -> Manifest | RunSummary:
     return read_manifest(path) if path.name == "manifest.json" else read_summary(path)
-
-
-OLD_RUNS = Path(__file__).parent / "runs_before_schema_version"
 
 
 def test_a_repeated_run_and_an_invalidated_run_read_as_types_and_as_plain_sections() -> None:
