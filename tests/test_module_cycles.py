@@ -21,13 +21,6 @@ KNOWN_CIRCLES = {
     ("scoregate.scoring.judge", "scoregate.scoring.kinds.llm_judge"),
     ("scoregate.tracks.extraction.kind", "scoregate.tracks.extraction.spec"),
     ("scoregate.tracks.tags.kind", "scoregate.tracks.tags.run_summary", "scoregate.tracks.tags.spec"),
-    # the run store and the files split off it (issue 27, item 5)
-    (
-        "scoregate.store.record_files",
-        "scoregate.store.run_lookup",
-        "scoregate.store.run_store",
-        "scoregate.store.summary_hint",
-    ),
     # page reads its assets through `resources.files("scoregate.report")`, the package whose __init__ imports it
     ("scoregate.report", "scoregate.report.page", "scoregate.report.write"),
 }

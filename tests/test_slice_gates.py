@@ -83,12 +83,13 @@ def test_a_gate_fails_when_one_slice_regresses_although_the_mean_improves(tmp_pa
 
     assert whole.status == "pass" and whole.slices is None  # the mean improves: the plain gate passes
     assert sliced.status == "fail"
-    rows = {row["value"]: row for row in sliced.slices}
+    assert sliced.slices is not None
+    rows = {row.value: row for row in sliced.slices}
     assert set(rows) == {"cloud", "data", "devtools", "security"}
-    assert rows["security"]["status"] == "fail" and rows["security"]["verdict"] == "worse"
-    assert rows["security"]["ci_high"] < -0.2
-    assert {rows[f]["status"] for f in ("data", "devtools")} == {"pass"}
-    assert rows["cloud"]["status"] == "too_small" and rows["cloud"]["n"] == 3 and rows["cloud"]["diff"] is None
+    assert rows["security"].status == "fail" and rows["security"].verdict == "worse"
+    assert rows["security"].ci_high < -0.2
+    assert {rows[f].status for f in ("data", "devtools")} == {"pass"}
+    assert rows["cloud"].status == "too_small" and rows["cloud"].n == 3 and rows["cloud"].diff is None
     assert "1 slice worse by more than the margin 0.2: feed_category=security (n=12)" in sliced.detail
     assert "1 slice too small to test (< 10 paired items): feed_category=cloud (n=3)" in sliced.detail
 
@@ -101,12 +102,12 @@ def test_no_slice_regressing_keeps_the_whole_run_verdict_and_the_table(tmp_path:
     result = judge(tmp_path, current, gate(slices=["feed_category", "metadata.episode_kind"], min_slice_items=4))
 
     assert result.status == "pass"
-    names = [f"{row['field']}={row['value']}" for row in result.slices]
+    names = [f"{row.field}={row.value}" for row in result.slices]
     assert names == [
         "feed_category=cloud", "feed_category=data", "feed_category=devtools", "feed_category=security",
         "metadata.episode_kind=interview", "metadata.episode_kind=news",
     ]  # fmt: skip
-    assert [row["status"] for row in result.slices] == ["too_small"] + ["pass"] * 5
+    assert [row.status for row in result.slices] == ["too_small"] + ["pass"] * 5
     assert "5 slices tested (Holm across them)" in result.detail
 
 

@@ -123,7 +123,10 @@ def with_slices(overall: GateResult, slices: list[SliceResult], *, min_items: in
         parts.append(_named(small, f"too small to test (< {min_items} paired items)"))
     detail = f"{overall.detail}; " + "; ".join(parts)
     status = "fail" if failed else overall.status
-    return overall.model_copy(update={"status": status, "detail": detail, "slices": [s.to_dict() for s in slices]})
+    from scoregate.store.sections import SliceRow  # pydantic: only once a slice gate is judged
+
+    rows = [SliceRow.model_validate(s.to_dict()) for s in slices]
+    return overall.model_copy(update={"status": status, "detail": detail, "slices": rows})
 
 
 _UNSAFE = re.compile(r"[^\w.\- /]")

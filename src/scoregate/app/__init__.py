@@ -17,6 +17,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # the use cases
     "scoregate.app.annotation": ("pull_scores", "queue_run"),
     "scoregate.app.budget_gate": ("forecast_experiment",),
+    "scoregate.app.calibration_request": ("CalibrationRequest",),
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),

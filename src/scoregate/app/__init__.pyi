@@ -8,6 +8,7 @@ from scoregate.analysis.null_reasons import reason_lines
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
 from scoregate.app.annotation import pull_scores, queue_run
 from scoregate.app.budget_gate import forecast_experiment
+from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_runs import calibrate_stored_runs
 from scoregate.app.calibration_sources import calibrate_file
 from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_stored_runs
@@ -57,6 +58,7 @@ __all__ = [
     "NO_LANGFUSE",
     "VERDICT_RULE",
     "WILCOXON_VARIANT",
+    "CalibrationRequest",
     "CanaryResult",
     "CompareOptions",
     "CompareOutcome",

@@ -20,11 +20,12 @@ from typing import Any, Literal, get_args
 
 from scoregate import __version__
 from scoregate.analysis.judge_calibration import CalibrationReport, ScorePairs, compute
+from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_sources import pairs_from_runs
 from scoregate.app.receipts import sha256_text
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
-from scoregate.errors import ScoregateError
+from scoregate.errors import ScoregateError, UsageError
 from scoregate.scoring.kinds.llm_judge import as_llm_judge
 from scoregate.store.record import EvaluatorReceipt, ModelReceipt
 from scoregate.store.run_store import RunStore
@@ -163,61 +164,37 @@ def _default_scale(project: Project, judge_key: str) -> tuple[int, int] | None:
     return None
 
 
-def calibrate_runs(
-    project: Project,
-    run_ids: Sequence[str],
-    judge_key: str,
-    human_key: str,
-    *,
-    document_key: str | None = None,
-    scale: tuple[int, int] | None = None,
-    resamples: int | None = None,
-    seed: int | None = None,
-    save: bool = False,
-) -> RunCalibration:
+def calibrate_runs(project: Project, request: CalibrationRequest) -> RunCalibration:
     """Return how well a stored judge score agrees with human ratings of the same items; `save` binds it to the judge.
 
     `scale` defaults to the judge key's integer range in its evaluator file.
     """
-    if not run_ids:
-        raise ScoregateError("name at least one run", hint="scoregate calibrate --run RUN_ID ...")
-    stores = [RunStore.open(project.root / "runs", run_id) for run_id in dict.fromkeys(run_ids)]
-    identity = judge_identity(project, stores, judge_key) if save else None
-    pairs = pairs_from_runs(stores, project.root, judge_key, human_key, document_key=document_key)
+    if not request.runs:
+        raise UsageError("name at least one run: scoregate calibrate --run RUN_ID ...", option="--run")
+    judge_key, human_key = request.judge_key, request.human_key
+    stores = [RunStore.open(project.root / "runs", run_id) for run_id in dict.fromkeys(request.runs)]
+    identity = judge_identity(project, stores, judge_key) if request.save else None
+    pairs = pairs_from_runs(stores, project.root, judge_key, human_key, document_key=request.document_key)
     settings = project.config.settings
     report = compute(
         pairs,
         judge_key,
         human_key,
-        document_key=document_key or ("item_id" if len(stores) > 1 else None),
-        scale=scale or _default_scale(project, judge_key),
-        resamples=resamples or settings.bootstrap_resamples,
-        seed=settings.seed if seed is None else seed,
+        document_key=request.document_key or ("item_id" if len(stores) > 1 else None),
+        scale=request.scale or _default_scale(project, judge_key),
+        resamples=request.resamples or settings.bootstrap_resamples,
+        seed=settings.seed if request.seed is None else request.seed,
     )
     runs = [s.run_id for s in stores]
     saved_to = save_calibration(project, report, identity, stores, pairs=item_pairs(pairs)) if identity else None
     return RunCalibration(report, runs, identity, saved_to)
 
 
-def calibrate_stored_runs(
-    root: Path,
-    run_ids: Sequence[str],
-    judge_key: str,
-    human_key: str,
-    *,
-    document_key: str | None = None,
-    scale: tuple[int, int] | None = None,
-    resamples: int | None = None,
-    seed: int | None = None,
-    save: bool = False,
-) -> RunCalibration:
+def calibrate_stored_runs(root: Path, request: CalibrationRequest) -> RunCalibration:
     """`calibrate_runs` for the project at `root` (the `scoregate calibrate --run` entry point)."""
     from scoregate.tracks.project import load_project
 
-    return calibrate_runs(
-        load_project(root), run_ids, judge_key, human_key, document_key=document_key, scale=scale,
-        resamples=resamples, seed=seed, save=save,
-    )  # fmt: skip
+    return calibrate_runs(load_project(root), request)
 
 
 def item_pairs(pairs: ScorePairs) -> dict[str, list[float | None]] | None:

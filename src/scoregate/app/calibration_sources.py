@@ -18,7 +18,8 @@ from scoregate.analysis.judge_calibration import (
     pairs_from_records,
     require_human_ratings,
 )
-from scoregate.errors import ScoregateError
+from scoregate.app.calibration_request import CalibrationRequest
+from scoregate.errors import ScoregateError, UsageError
 from scoregate.store.feedback import TRACE_LINKS_KEY, load_feedback
 from scoregate.store.run_store import RunStore
 from scoregate.support.json_errors import Unit, json_problem
@@ -70,19 +71,16 @@ def pairs_from_file(path: Path, judge_key: str, human_key: str, *, document_key:
     return pairs_from_records(iter_records(path), str(path), judge_key, human_key, document_key=document_key)
 
 
-def calibrate_file(
-    path: Path,
-    judge_key: str,
-    human_key: str,
-    *,
-    document_key: str | None = None,
-    scale: tuple[int, int] | None = None,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> CalibrationReport:
-    """Return how well the judge column of a score file agrees with its human column."""
-    pairs = pairs_from_file(path, judge_key, human_key, document_key=document_key)
-    return compute(pairs, judge_key, human_key, document_key=document_key, scale=scale, resamples=resamples, seed=seed)
+def calibrate_file(request: CalibrationRequest) -> CalibrationReport:
+    """Return how well the judge column of the request's score file agrees with its human column."""
+    if request.file is None:
+        raise UsageError("a file calibration reads --file FILE; for stored runs use `calibrate_runs`", option="--file")
+    judge_key, human_key, document_key = request.judge_key, request.human_key, request.document_key
+    pairs = pairs_from_file(request.file, judge_key, human_key, document_key=document_key)
+    return compute(
+        pairs, judge_key, human_key, document_key=document_key, scale=request.scale,
+        resamples=request.resamples or 2000, seed=request.seed or 0,
+    )  # fmt: skip
 
 
 def pairs_from_runs(

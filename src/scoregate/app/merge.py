@@ -156,8 +156,8 @@ def merge_run(
                 run_id, store, store.summary or {}, names, missing_shards,
                 nothing_to_do=f"run {run_id} is already merged from these shards ({', '.join(names)}); nothing changed",
             )  # fmt: skip
-            incomplete = done.summary_record.section("incomplete") or {}
-            done.missing_items = list(incomplete.get("missing_items", []))
+            incomplete = done.summary_record.incomplete
+            done.missing_items = list(incomplete.missing_items) if incomplete is not None else []
             return done
         planned_ids = planned_ids_of(plan.dataset.path, options.limit)
         present = _join(inputs, assign(planned_ids, count), run_dir / RESULTS)
@@ -174,7 +174,8 @@ def merge_run(
             _write_report(store, project, outcome)
         _mirror(store, project, inputs, outcome, no_mirror)
         if not outcome.mirror_errors:  # recorded last: a merge cut off before this point is redone in full
-            store.update_manifest(merge={**(store.manifest_record.merge or {}), "inputs": digest})
+            merged = store.manifest_record.merge
+            store.update_manifest(merge={**(merged.to_dict() if merged is not None else {}), "inputs": digest})
         return outcome
 
 
@@ -198,7 +199,7 @@ def _check_project(project: Project, plan: Any, receipts: Receipts) -> None:
 
 def _done(store: RunStore, previous: Manifest, digest: str, project: Project, skip: Collection[str]) -> bool:
     """True when the stored merge read exactly these shards and finished (no mirror of it cut short by a kill)."""
-    if (previous.merge or {}).get("inputs") != digest or store.summary is None:
+    if previous.merge is None or previous.merge.inputs != digest or store.summary is None:
         return False
     from scoregate.sinks.contract import SinkContext
     from scoregate.sinks.mirror_all import cut_short

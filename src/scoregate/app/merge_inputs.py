@@ -93,15 +93,15 @@ def _read(directory: Path, run_id: str) -> ShardInput:
             where=str(directory / MANIFEST),
             hint=MERGE_HINT,
         )
-    if block.get("run_id") != run_id:
+    if block.run_id != run_id:
         raise ScoregateError(
-            f"this shard belongs to run {block.get('run_id')!r}, not {run_id!r}",
+            f"this shard belongs to run {block.run_id!r}, not {run_id!r}",
             where=str(directory),
             hint="merge each run's own shards; give the run id the shards were started with",
         )
     try:
-        shard = Shard(int(block["index"]), int(block["count"]))
-    except (KeyError, TypeError, ValueError, ScoregateError):
+        shard = Shard(block.index, block.count)
+    except ScoregateError:  # an index out of its count
         raise ScoregateError(
             "damaged `shard` block in the manifest", where=str(directory / MANIFEST), hint=MERGE_HINT
         ) from None

@@ -48,7 +48,8 @@ class MergeOutcome:
     @property
     def incomplete_reason(self) -> str | None:
         """What every gate's detail starts with when items are missing (a terminal says it once), else None."""
-        planned = (self.summary_record.section("incomplete") or {}).get("planned_items")
+        incomplete = self.summary_record.incomplete
+        planned = incomplete.planned_items if incomplete is not None else None
         if not self.missing_items or not isinstance(planned, int):
             return None
         return incomplete_reason(self.missing_items, self.missing_shards, planned)

@@ -73,7 +73,7 @@ def _open_or_create(
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
     stored = store.manifest_record
     changes["model_checks"] = list(stored.model_checks or []) + checked
-    if stored.stop_early:  # a stopped-early run goes on to the full dataset
+    if stored.stop_early is not None:  # a stopped-early run goes on to the full dataset
         from scoregate.app.stop_early import continued_changes
 
         changes.update(continued_changes(stored))

@@ -108,9 +108,9 @@ def _local_flaw(store: RunStore, manifest: Manifest, summary: RunSummary | None)
     if status == "finished" and (mark := invalid_reason(manifest)):  # a mark from before invalidation.json
         return Flaw("invalidated", f"was {mark}")
     if status == STOPPED_EARLY:
-        block = summary.section("stop_early") if summary is not None else None
-        if block and block.get("items_run") is not None and block.get("items_total") is not None:
-            return _stopped(f"at {block['items_run']} of {block['items_total']} items")
+        block = summary.stop_early if summary is not None else None
+        if block is not None and block.items_run is not None and block.items_total is not None:
+            return _stopped(f"at {block.items_run} of {block.items_total} items")
         return _stopped("(status stopped_early)")
     if status != "finished":
         return Flaw("unfinished", f"did not finish (status {status})")

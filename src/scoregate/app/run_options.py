@@ -209,9 +209,9 @@ class RunOutcome:
     def failed_items(self) -> int:
         """How many records of the run failed in their newest version (what `--retry-errors` runs again): of
         repeat 1 (the run's record), and with `--repeat K` of every repeat."""
-        repeats = self.summary_record.section("repeats") or {}
-        if "failed_records" in repeats:
-            return int(repeats["failed_records"])
+        repeats = self.summary_record.repeats
+        if repeats is not None and repeats.failed_records is not None:
+            return repeats.failed_records
         return self._metric("error_count")
 
     @property

@@ -142,7 +142,8 @@ def prepare_shard(project: Project, experiment: str, options: RunOptions) -> tup
     if not (directory / "manifest.json").is_file():
         return options, None
     store = RunStore(directory)
-    if (store.manifest_record.shard or {}).get("run_id") != run_id:
+    stored = store.manifest_record.shard
+    if stored is None or stored.run_id != run_id:
         raise ScoregateError(f"{directory} is not shard {shard.name} of run {run_id}", where=str(directory))
     return options, store
 

@@ -21,6 +21,7 @@ from scoregate.errors import ScoregateError
 from scoregate.store.record import DatasetReceipt, Manifest
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
+from scoregate.store.sections import StopDecisionRecord, StopEarlyRecord
 from scoregate.store.stop_record import STOPPED_EARLY, stop_line
 
 __all__ = [
@@ -288,36 +289,34 @@ def stopped_status(store: RunStore) -> str:
     return _status(store, store.manifest_record.stop_early)
 
 
-def _status(store: RunStore, block: dict[str, Any] | None) -> str:
-    block = block or {}
-    decision = block.get("decision") or {}
-    ended = decision.get("stop") and decision.get("stop_reason") != "all items" and block.get("continued_at") is None
-    if not ended:
+def _status(store: RunStore, block: StopEarlyRecord | None) -> str:
+    if block is None or not block.ended_early():
         return "finished"  # an ordinary run reads its results no extra time
-    return STOPPED_EARLY if len(store.done_ids()) < int(block.get("items") or 0) else "finished"
+    return STOPPED_EARLY if len(store.done_ids()) < (block.items or 0) else "finished"
 
 
 def stop_summary(store: RunStore) -> dict[str, Any] | None:
     """The summary's `stop_early` block: "stopped at n of N", the bounds, the verdict and the rule; None otherwise."""
     block = store.manifest_record.stop_early
-    if not block or block.get("continued_at") is not None:
+    if block is None or block.continued_at is not None:
         return None  # an ordinary run, or a stopped run continued to the full dataset: its summary is the full run's
-    decision = block.get("decision") or {}
-    run, total = len(store.done_ids()), int(block["items"])  # the items the run holds, looked at or not
+    decision = block.decision or StopDecisionRecord()
+    run, total = len(store.done_ids()), block.items or 0  # the items the run holds, looked at or not
     stopped = _status(store, block) == STOPPED_EARLY
+    plan = block.to_dict()
     return {
-        **{k: block[k] for k in ("against", "gate", "metric", "rule", "order_seed", "batch")},
+        **{k: plan[k] for k in ("against", "gate", "metric", "rule", "order_seed", "batch")},
         "stopped": stopped,
         "items_run": run,
         "items_total": total,
         "progress": f"{'stopped' if stopped else 'ran'} at {run} of {total}",
-        "paired_differences": decision.get("n"),
-        "verdict": decision.get("verdict", "inconclusive"),
-        "stop_reason": decision.get("stop_reason"),
-        "lower": decision.get("lower"),
-        "upper": decision.get("upper"),
-        "mean_difference": decision.get("mean"),
-        "cost_usd": decision.get("cost"),
+        "paired_differences": decision.n,
+        "verdict": decision.verdict or "inconclusive",
+        "stop_reason": decision.stop_reason,
+        "lower": decision.lower,
+        "upper": decision.upper,
+        "mean_difference": decision.mean,
+        "cost_usd": decision.cost,
     }
 
 
@@ -325,8 +324,8 @@ def continued_changes(manifest: Manifest) -> dict[str, Any]:
     """The manifest changes of `run --resume` on a stop-early run (stopped or interrupted): it goes on to the full
     dataset, so its summary becomes the full run's."""
     block = manifest.stop_early
-    if not block or block.get("continued_at") is not None:
+    if block is None or block.continued_at is not None:
         return {}  # an interrupted stop-early run goes on to the full dataset too
     from datetime import UTC, datetime
 
-    return {"stop_early": {**block, "continued_at": datetime.now(UTC).isoformat()}}
+    return {"stop_early": {**block.to_dict(), "continued_at": datetime.now(UTC).isoformat()}}

@@ -10,6 +10,7 @@ import typer
 
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
+from scoregate.errors import UsageError
 from scoregate.support.console import lazy_console
 
 console = lazy_console()
@@ -147,38 +148,26 @@ def calibrate_command(
         return
     if judge_key is None or human_key is None:
         raise typer.BadParameter("give --judge-key and --human-key (or --canary)", param_hint="--judge-key")
-    from scoregate.app import calibrate_file, calibrate_stored_runs, parse_scale
+    from scoregate.app import CalibrationRequest, calibrate_file, calibrate_stored_runs, parse_scale
 
-    if (run is None) == (file is None):
-        raise typer.BadParameter("give either --run RUN_ID (repeatable) or --file FILE", param_hint="--run/--file")
-    if save and file is not None:
-        raise typer.BadParameter("--save binds a calibration to a judge: use it with --run", param_hint="--save")
-    rating_scale = parse_scale(scale) if scale else None
-    if file is not None:
-        report = calibrate_file(
-            project_path(project, file),
+    try:
+        request = CalibrationRequest(
             judge_key,
             human_key,
+            runs=tuple(run or ()),
+            file=project_path(project, file) if file is not None else None,
             document_key=document_key,
-            scale=rating_scale,
-            resamples=resamples or 2000,
-            seed=seed or 0,
-        )
-        data = report.to_dict()
-    else:
-        assert run is not None
-        result = calibrate_stored_runs(
-            project_root(project),
-            run,
-            judge_key,
-            human_key,
-            document_key=document_key,
-            scale=rating_scale,
+            scale=parse_scale(scale) if scale else None,
             resamples=resamples,
             seed=seed,
             save=save,
         )
-        data = result.to_dict()
+    except UsageError as exc:  # a contradiction the library found, said as Typer says a bad flag
+        raise typer.BadParameter(exc.message, param_hint=exc.option) from exc
+    if request.file is not None:
+        data = calibrate_file(request).to_dict()
+    else:
+        data = calibrate_stored_runs(project_root(project), request).to_dict()
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return

@@ -22,34 +22,35 @@ def print_slice_table(console: Console, gate: GateResult) -> None:
     from rich.table import Table
 
     slices = gate.slices or []
-    margin = slices[0]["margin"]
+    margin = slices[0].margin or 0
     title = f"slices of {gate.name} (Δ = candidate − reference; Holm across slices; fails below −{margin:g})"
     table = Table(title=escape(title), title_justify="left")
     for header, justify in (("slice", "left"), ("n", "right"), ("status", "left"), ("verdict", "left"),
                             ("Δ", "right"), ("Holm CI of Δ", "right"), ("p Holm", "right")):  # fmt: skip
         table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for s in slices:
-        style, word = SLICE_STYLE.get(s["status"], ("dim", s["status"]))
-        ci = "—" if s["ci_low"] is None else f"[{signed(s['ci_low'])}, {signed(s['ci_high'])}] {s['ci_level']:.1%}"
-        p = "—" if s["p_holm"] is None else f"{s['p_holm']:.3g}"
+        status = str(s.status)
+        style, word = SLICE_STYLE.get(status, ("dim", status))
+        ci = "—" if s.ci_low is None else f"[{signed(s.ci_low)}, {signed(s.ci_high)}] {s.ci_level or 0:.1%}"
+        p = "—" if s.p_holm is None else f"{s.p_holm:.3g}"
         table.add_row(
-            escape(f"{s['field']}={s['value']}"), str(s["n"]), f"[{style}]{word}[/]", escape(s["verdict"] or "—"),
-            signed(s["diff"]), ci, p,
+            escape(s.name), str(s.n), f"[{style}]{word}[/]", escape(s.verdict or "—"),
+            signed(s.diff), ci, p,
         )  # fmt: skip
     print_table(console, table)
 
 
 def flaky_line(summary: RunSummary) -> str | None:
     """One line naming the flaky items kept out of the every_item gates, or None when there are none."""
-    flaky = summary.section("flaky") or {}
-    items = flaky.get("items") or []
-    if not items:
+    flaky = summary.flaky
+    if flaky is None or not flaky.items:
         return None
-    named = [keep(f"{i['item_id']} ({i['gate']}, {i['flips']}/{i['comparisons']} flips)") for i in items]
+    items = flaky.items
+    named = [keep(f"{i.item_id} ({i.gate}, {i.flips}/{i.comparisons} flips)") for i in items]
     more = f", … (+{len(named) - SHOWN_FLAKY} more)" if len(named) > SHOWN_FLAKY else ""
     return (
-        f"flaky: {len(items)} item verdict(s) flip between runs and repeats (rate above {flaky['threshold']:.0%} over "
-        f"{flaky['runs']} run(s)), kept out of the every_item gates: {', '.join(named[:SHOWN_FLAKY])}{more}; "
+        f"flaky: {len(items)} item verdict(s) flip between runs and repeats (rate above {flaky.threshold or 0:.0%} "
+        f"over {flaky.runs} run(s)), kept out of the every_item gates: {', '.join(named[:SHOWN_FLAKY])}{more}; "
         f"`scoregate runs show {summary.run_id} --flaky` shows their history"
     )
 
@@ -86,13 +87,14 @@ def print_flaky_history(console: Console, flaky: Mapping[str, Any], items: Seque
 
 def print_run_flaky(console: Console, summary: RunSummary | None) -> None:
     """`runs show RUN --flaky`: the run's flaky items with their history, or why there are none."""
-    flaky = summary.section("flaky") if summary is not None else None
+    flaky = summary.flaky if summary is not None else None
     if summary is None:
         print_wrapped(console, "no summary yet: the flaky check runs when the run is summarised (resume it)")
     elif flaky is None:
         print_wrapped(console, "no flaky check in this run: its experiment has no every_item gate (or it predates it)")
-    elif not flaky["items"]:
-        rule = f"flip rate above {flaky['threshold']:.0%}, at least {flaky['min_observations']} observations"
-        print_wrapped(console, f"no flaky items ({rule}) over {flaky['runs']} run(s) of {flaky['experiment']}")
+    elif not flaky.items:
+        rule = f"flip rate above {flaky.threshold or 0:.0%}, at least {flaky.min_observations} observations"
+        print_wrapped(console, f"no flaky items ({rule}) over {flaky.runs} run(s) of {flaky.experiment}")
     else:
-        print_flaky_history(console, flaky, flaky["items"])
+        block = flaky.to_dict()
+        print_flaky_history(console, block, block["items"])

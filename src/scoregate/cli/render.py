@@ -158,8 +158,8 @@ def run_metrics_fields(summary: RunSummary) -> list[str]:
     m = summary.run_metrics
     cached_task, task_calls = m.value("cached_task_calls") or 0, m.value("task_calls")
     cached_calls, calls = m.value("cached_calls") or 0, m.value("calls")
-    repeats = summary.section("repeats")
-    each = f" × {repeats['k']} repeats (these figures: repeat 1)" if repeats else ""
+    repeats = summary.repeats
+    each = f" × {repeats.k} repeats (these figures: repeat 1)" if repeats is not None else ""
     fields = [f"items {m.value('items')}{each}", f"success {percent(m.value('success_rate'))}"]
     if cached_task or cached_calls:
         of_task = f"{cached_task}/{task_calls}" if task_calls is not None else str(cached_task)

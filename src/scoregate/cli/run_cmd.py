@@ -285,16 +285,15 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     from scoregate.cli.stop_early_render import print_stop_early
 
     print_stop_early(console, summary, outcome.run_id)
-    repeats = summary.section("repeats")
-    if repeats is not None:
+    if summary.repeats is not None:
         from scoregate.cli.repeats_render import print_consistency
 
-        print_consistency(console, repeats)
+        print_consistency(console, summary.repeats.to_dict())
     name = manifest_run_name(outcome.store.manifest_record)
     print_wrapped(console, f"run {outcome.run_id} ({keep_name(name)})")
     print_wrapped(console, keep("stored in", str(outcome.store.directory)))
     if outcome.failed_items:
-        each = " (counting each repeat)" if repeats is not None else ""
+        each = " (counting each repeat)" if summary.repeats is not None else ""
         print_wrapped(
             console,
             f"{outcome.failed_items} item(s) failed{each} — retry them with "

@@ -177,10 +177,9 @@ def show_command(
     print_wrapped(console, join_units([data, limited, commit]))
     for line in mirror_lines(view.links, view.mlflow_ui()):
         print_wrapped(console, line)
-    if summary is not None and summary.section("valid") is False:
-        superseded = summary.section("superseded_by")
-        better = f"; superseded by {superseded}" if superseded else ""
-        print_wrapped(console, f"{summary.section('invalid_reason')}{better}", first="INVALID: ", first_style="red")
+    if summary is not None and summary.valid is False:
+        better = f"; superseded by {summary.superseded_by}" if summary.superseded_by else ""
+        print_wrapped(console, f"{summary.invalid_reason}{better}", first="INVALID: ", first_style="red")
     if summary is None:
         print_wrapped(console, f"no summary yet: resume with `scoregate run --resume {run_id}`")
         return

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
 
 def print_stop_early(console: Console, summary: RunSummary, run_id: str) -> None:
     """Print the summary's stop-early verdict and, for a stopped run, how to continue it; nothing otherwise."""
-    block = summary.section("stop_early")
-    if not block:
+    block = summary.stop_early
+    if block is None:
         return
     from scoregate.app import stop_line
 
     print_wrapped(console, stop_line(block), first="stop early: ", first_style="bold")
-    if block.get("stopped"):
+    if block.stopped:
         print_wrapped(console, f"to run the other items too: `scoregate run --resume {run_id}`")

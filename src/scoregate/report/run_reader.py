@@ -20,10 +20,11 @@ from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import stop_line
-from scoregate.tracks.registry import all_tracks
+from scoregate.tracks.registry import all_tracks, track_section
 
 if TYPE_CHECKING:
     from scoregate.store.record import Manifest, RunSummary
+    from scoregate.tracks.base import Track
 
 TEXT_BUDGET = 6_000_000
 """Characters of item text (inputs, outputs, references, judge reasoning) one report embeds at most."""
@@ -246,6 +247,11 @@ class RunReader:
             **({"f": clip(facts)} if facts else {}),
         }
 
+    def _track_view(self, track: Track) -> dict[str, Any] | None:
+        """What the report shows of the run's block of `track`, read through the track's model; None: no section."""
+        block = track_section(self.store, self.summary, track)
+        return track.report_view(block.to_dict() if block is not None else None)
+
     def header(self) -> dict[str, Any]:
         """Return the run's identity, verdict, ordered score statistics, gates and run metrics (after the rows:
         `items` counts the items the run holds, of the dataset's `dataset_items`, `limit` its `--limit`)."""
@@ -284,13 +290,13 @@ class RunReader:
             "git_commit": r.git_commit(),
             "verdict": s.verdict,
             "verdict_words": verdict_words(s),
-            "stop_early": stop_line(stop) if (stop := s.section("stop_early")) else None,
+            "stop_early": stop_line(stop) if (stop := s.stop_early) is not None else None,
             "scores": scores,
             "gates": self.gates,
-            "flaky": s.section("flaky"),
+            "flaky": s.flaky.to_dict() if s.flaky is not None else None,
             "judge_drift": s.section("judge_drift"),
             "run_metrics": s.run_metrics.to_dict(),
-            "tracks": {t.name: view for t in all_tracks() if (view := t.report_view(s.section(t.name))) is not None},
+            "tracks": {t.name: view for t in all_tracks() if (view := self._track_view(t)) is not None},
             "score_keys": [list(key) for key in self.keys],
             "purposes": list(self.purposes),
             "models": list(self.models),

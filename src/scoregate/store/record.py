@@ -1,5 +1,6 @@
 """The run record as types: `manifest.json` (a `Manifest` holding the `Receipts`) and `summary.json` (a `RunSummary`
-holding `ScoreStats` and `GateResult`s).
+holding `ScoreStats` and `GateResult`s); the blocks a feature adds (shard, merge, stop-early, flaky, slices) are
+`store/sections.py`, the base every part shares is `store/record_base.py`.
 
 Each type reads every file a released scoregate wrote: a key it does not name is kept as it was, a key it names is
 written back only if the file had it, so `to_dict(from_dict(x)) == x` for old runs as for new ones. A file written
@@ -10,27 +11,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, model_serializer, model_validator
-from pydantic_core.core_schema import SerializerFunctionWrapHandler, ValidatorFunctionWrapHandler
+from pydantic import Field, create_model
 
+from scoregate.store.record_base import Number, Record
+from scoregate.store.sections import (
+    FlakySection,
+    IncompleteBlock,
+    MergeBlock,
+    RepeatsSection,
+    ShardBlock,
+    SliceRow,
+    StopEarlyRecord,
+    StopEarlySection,
+)
 from scoregate.store.vocabulary import RUN_METRICS, Direction
 
 SCHEMA_VERSION = 2
 """2: the files carry `schema_version`. 1: every file written before (read the same way)."""
 
 GateStatus = Literal["pass", "fail", "incomplete"]
-Number = int | float
-"""A JSON number as the file wrote it (an int stays an int)."""
-
-
-class Record(BaseModel):
-    """A part of the run record: unknown keys kept, only the keys it was given written back."""
-
-    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object as written to the run's file."""
-        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class DatasetReceipt(Record):
@@ -48,7 +47,7 @@ class PromptReceipt(Record):
     source: str | None = None
     langfuse_version: int | None = None
     fingerprint: str | None = None
-    labels: list[str] = []
+    labels: list[str] = Field(default_factory=list)
     temperature: Number | None = None
     max_tokens: int | None = None
 
@@ -89,11 +88,11 @@ class Receipts(Record):
     project: str | None = None
     experiment: str | None = None
     dataset: DatasetReceipt | None = None
-    prompts: dict[str, PromptReceipt] = {}
+    prompts: dict[str, PromptReceipt] = Field(default_factory=dict)
     output_from: str | None = None
     model: ModelReceipt | None = None
     judge_model: ModelReceipt | None = None
-    evaluators: dict[str, EvaluatorReceipt] = {}
+    evaluators: dict[str, EvaluatorReceipt] = Field(default_factory=dict)
     composites: dict[str, Any] | None = None
     gates: list[Any] | dict[str, Any] | None = None
     gates_hash: str | None = None
@@ -153,11 +152,11 @@ class Manifest(Record):
     resumed_at: str | None = None
     failure: str | None = None
     stopped_because: str | None = None
-    stop_early: dict[str, Any] | None = None
+    stop_early: StopEarlyRecord | None = None
     """The sequential test's record when the run was started with `--stop-early` (`scoregate.app.stop_early`)."""
-    shard: dict[str, Any] | None = None
+    shard: ShardBlock | None = None
     """For one shard of a run: its index, count, the whole run's id and group (`scoregate.app.shards`)."""
-    merge: dict[str, Any] | None = None
+    merge: MergeBlock | None = None
     """For a merged run: the shards it was made of and their digest (`scoregate.app.merge`)."""
     merged_at: str | None = None
     revision: int | None = None
@@ -180,7 +179,7 @@ class ScoreStats(Record):
     ci_method: str | None = None
     data_type: str | None = None
     categories: dict[str, int] | None = None
-    null_reasons: dict[str, int] = {}
+    null_reasons: dict[str, int] = Field(default_factory=dict)
     value: Number | str | None = None
     reason: str | None = None
     samples_measured: int | None = None
@@ -203,7 +202,7 @@ class GateResult(Record):
     """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
     quarantined: list[str] | None = None
     """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`), counted unmeasured."""
-    slices: list[dict[str, Any]] | None = None
+    slices: list[SliceRow] | None = None
     """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
     quarantined_breaking: list[str] | None = None
     """Of `quarantined`: the items whose value in this run broke the rule (the verdict rests on leaving them out)."""
@@ -227,21 +226,6 @@ class GateResult(Record):
 class RunMetricsRecord(Record):
     """summary.json `run_metrics`: a field per run metric of `RUN_METRICS` (None when the file lacks it), other
     keys kept as written, and written back in the file's order."""
-
-    _order: tuple[str, ...] = PrivateAttr(default=())
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _keep_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        metrics = handler(data)
-        if isinstance(data, dict):
-            metrics._order = tuple(data)
-        return metrics
-
-    @model_serializer(mode="wrap")
-    def _in_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        return {key: out[key] for key in self._order if key in out} | out
 
     def value(self, key: str) -> Number | None:
         """A run metric's number (a key the table does not name too), or None when the run has none."""
@@ -289,13 +273,29 @@ class RunSummary(Record):
     run_id: str
     experiment: str | None = None
     dataset: str | None = None
-    prompts: dict[str, Any] = {}
+    prompts: dict[str, Any] = Field(default_factory=dict)
     model: str | None = None
-    scores: dict[str, ScoreStats] = {}
+    scores: dict[str, ScoreStats] = Field(default_factory=dict)
     run_metrics: RunMetrics = RunMetrics()
-    coverage: dict[str, Any] = {}
-    gates: list[GateResult] = []
+    coverage: dict[str, Any] = Field(default_factory=dict)
+    gates: list[GateResult] = Field(default_factory=list)
     verdict: str | None = None
+    stop_early: StopEarlySection | None = None
+    """Where a stop-early run stopped and what it found; None for an ordinary run or one continued to the end."""
+    flaky: FlakySection | None = None
+    """The flaky items of the experiment, kept out of its `every_item` gates."""
+    incomplete: IncompleteBlock | None = None
+    """For a merged run with holes: what is missing (every gate is then INCOMPLETE)."""
+    shard: ShardBlock | None = None
+    """For one shard's own summary: which shard."""
+    repeats: RepeatsSection | None = None
+    """For a `run --repeat K` run: how consistent its repeats were."""
+    valid: bool | None = None
+    """False once the run was invalidated (`scoregate runs invalidate`); None: never marked."""
+    invalid_reason: str | None = None
+    invalidated_at: str | None = None
+    superseded_by: str | None = None
+    """The run to use instead of an invalidated one, when one was named."""
 
     def score(self, key: str) -> ScoreStats | None:
         """One score's statistics, or None when the run has no such score."""
@@ -307,5 +307,13 @@ class RunSummary(Record):
         return "; ".join(kept) or None
 
     def section(self, name: str) -> Any:
-        """A block a track or a feature adds (`extraction`, `stages`, `repeats`...), or None."""
-        return (self.model_extra or {}).get(name)
+        """A block of summary.json as plain data, as the file holds it (`stages`, an unknown track's...), or None.
+
+        A block with a field here reads better through it (`summary.repeats.k`); a known track's block reads through
+        the track's model: `scoregate.tracks.registry.track_section`."""
+        if name not in type(self).model_fields:
+            return (self.model_extra or {}).get(name)
+        if name not in self.model_fields_set:
+            return None
+        value = getattr(self, name)
+        return value.to_dict() if isinstance(value, Record) else value

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from scoregate.store.record import Manifest, Record, RunSummary
-from scoregate.store.run_store import RESTART_HINT, SUMMARY, DamagedRun, read_run_json
-from scoregate.store.summary_hint import made_again
+from scoregate.store.record import Manifest, RunSummary
+from scoregate.store.record_base import Record
+from scoregate.store.run_files import RESTART_HINT, SUMMARY, DamagedRun, read_run_json
+from scoregate.store.summary_hint import made_again, summary_hint
+
+R = TypeVar("R", bound=Record)
 
 
 def _read(path: Path, kind: type[Record], hint: str) -> Any:
@@ -23,7 +26,7 @@ def _validate(data: dict[str, Any], kind: type[Record], path: Path, hint: str) -
         raise DamagedRun(f"damaged run file: {_first_problem(exc, data)}", where=str(path), hint=hint) from None
 
 
-def _first_problem(exc: ValidationError, data: Any) -> str:
+def _first_problem(exc: ValidationError, data: Any, at: tuple[str, ...] = ()) -> str:
     """The first field the file gets wrong, by its path in the file, and what was expected there.
 
     A field that may take several types (a number: int or float) fails once per type; pydantic names each type in
@@ -34,7 +37,7 @@ def _first_problem(exc: ValidationError, data: Any) -> str:
     where = _in_file(errors[0]["loc"], data)
     same = [e for e in errors if _in_file(e["loc"], data) == where]
     tags = [str(e["loc"][len(where)]) for e in same if len(e["loc"]) > len(where)]
-    field = ".".join(str(part) for part in where)
+    field = ".".join(str(part) for part in (*at, *where))
     if len(tags) > 1:
         return f"`{field}`: {same[0]['input']!r} is not {' or '.join(tags)}"
     return f"`{field}`: {errors[0]['msg']}"
@@ -50,6 +53,19 @@ def _in_file(loc: tuple[int | str, ...], data: Any) -> tuple[int | str, ...]:
         node, kept = node[part], kept + 1
     missing = kept == len(loc) - 1 and isinstance(node, dict)  # a required key the file lacks: name it
     return loc[: kept + 1] if missing else loc[:kept]
+
+
+def read_section(summary: RunSummary, name: str, model: type[R], path: Path) -> R | None:
+    """The block `name` of a summary read from `path`, through `model` (a track's own), or None when it has none;
+    a block the model cannot read is a DamagedRun naming the file, the field and how to make the summary again."""
+    block = summary.section(name)
+    if block is None:
+        return None
+    try:
+        return model.model_validate(block)
+    except ValidationError as exc:
+        problem = _first_problem(exc, block, at=(name,))
+        raise DamagedRun(f"damaged run file: {problem}", where=str(path), hint=summary_hint(path.parent)) from None
 
 
 def read_manifest(path: Path, *, hint: str = RESTART_HINT) -> Manifest:

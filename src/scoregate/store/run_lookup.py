@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scoregate.errors import ScoregateError
-from scoregate.store.run_store import MANIFEST, run_directory
+from scoregate.store.run_files import MANIFEST, run_directory
 from scoregate.support.suggest import did_you_mean
 
 LIST_HINT = "list runs with `scoregate runs list`"

@@ -1,113 +1,40 @@
-"""The local run store `runs/<run_id>/`: manifest, append-only results, summary — the system of record."""
+"""The local run store `runs/<run_id>/`: manifest, append-only results, summary — the system of record.
+
+The files' names, the run id and the JSON reads and writes are `store/run_files.py`; a results line is
+`store/result_lines.py`. Their names are imported here too, where every caller has always found them.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import re
-import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
-from scoregate.support.json_errors import json_position, json_problem
-from scoregate.support.redaction import redact, redact_optional
-from scoregate.support.storable import number_note, storable, surrogate_note
+from scoregate.store.result_lines import json_line as json_line
+from scoregate.store.result_lines import redact_result
+from scoregate.store.run_files import LINKS as LINKS
+from scoregate.store.run_files import MANIFEST as MANIFEST
+from scoregate.store.run_files import QUARANTINE as QUARANTINE
+from scoregate.store.run_files import RESTART_HINT as RESTART_HINT
+from scoregate.store.run_files import RESULTS as RESULTS
+from scoregate.store.run_files import RUN_ID as RUN_ID
+from scoregate.store.run_files import SUMMARY as SUMMARY
+from scoregate.store.run_files import DamagedResults as DamagedResults
+from scoregate.store.run_files import DamagedRun as DamagedRun
+from scoregate.store.run_files import StoreWriteError as StoreWriteError
+from scoregate.store.run_files import new_run_id as new_run_id
+from scoregate.store.run_files import read_run_json as read_run_json
+from scoregate.store.run_files import run_directory as run_directory
+from scoregate.store.run_files import write_run_json
 
 if TYPE_CHECKING:
     from scoregate.store.record import Manifest, RunSummary
     from scoregate.store.results_index import ResultsIndex
-
-MANIFEST = "manifest.json"
-RESULTS = "results.jsonl"
-SUMMARY = "summary.json"
-LINKS = "links.json"
-QUARANTINE = "results.quarantined.jsonl"
-
-
-RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,254}")
-"""A run id: one file name (an experiment name, a time, 4 hex digits), never a path."""
-
-
-def run_directory(runs_dir: Path, run_id: str) -> Path:
-    """Return `runs_dir/run_id`; raise ScoregateError when `run_id` is not a run id (`..`, a `/`, too long...)."""
-    if not RUN_ID.fullmatch(run_id):
-        shown = run_id if len(run_id) <= 80 else run_id[:80] + "…"
-        raise ScoregateError(
-            f"not a run id: {shown!r}",
-            hint="a run id is one name of letters, digits, '_', '-' and '.' (e.g. smoke-20260101-120000-a1b2), "
-            "never a path; list runs with `scoregate runs list`",
-        )
-    return runs_dir / run_id
-
-
-def new_run_id(experiment: str, now: datetime | None = None) -> str:
-    """Return a sortable, unique run id like `smoke-20260101-120000-a1b2`."""
-    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
-    return f"{experiment}-{stamp}-{secrets.token_hex(2)}"
-
-
-class StoreWriteError(ScoregateError):
-    """The run store could not be written (read-only, full disk...); what was stored before is intact."""
-
-    def __init__(self, path: Path, error: OSError, run_id: str | None = None) -> None:
-        reason = error.strerror or str(error)
-        fix = "free disk space or make it writable"
-        then = f", then resume with `scoregate run --resume {run_id}`" if run_id else ", then run again"
-        super().__init__(f"cannot write {path}: {reason}", hint=f"nothing stored before is lost; {fix}{then}")
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise StoreWriteError(path, exc, path.parent.name) from None
-
-
-class DamagedRun(ScoregateError):
-    """A run file (manifest.json, summary.json...) that is not valid JSON: truncated or overwritten."""
-
-
-RESTART_HINT = "the run cannot be resumed from it; its results.jsonl is kept. Start a new run"
-
-
-def read_run_json(path: Path, *, hint: str = RESTART_HINT) -> dict[str, Any]:
-    """Read a run's JSON file; raise DamagedRun naming the file, line and column when it is not valid."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise DamagedRun(f"damaged run file: cannot read it ({exc.strerror})", where=str(path), hint=hint) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DamagedRun(
-            f"damaged run file (truncated or overwritten): {json_problem(exc, unit='file', located=False)}",
-            where="{}:{}:{}".format(path, *json_position(exc)),
-            hint=hint,
-        ) from None
-    if not isinstance(data, dict):
-        raise DamagedRun("damaged run file: not a JSON object", where=str(path), hint=hint)
-    return data
-
-
-class DamagedResults(ScoregateError):
-    """A line of results.jsonl that is not a result record (not a partial last line, which is repaired)."""
-
-    def __init__(self, path: Path, line: int, detail: str) -> None:
-        self.path, self.line = path, line
-        super().__init__(
-            f"damaged result record ({detail})",
-            where=f"{path}:{line}",
-            hint=f"resume with `scoregate run --resume {path.parent.name} --quarantine`: damaged lines move to "
-            f"{QUARANTINE} (kept) and their items run again",
-        )
 
 
 class RunStore:
@@ -131,7 +58,7 @@ class RunStore:
 
         manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, **manifest}
         Manifest.model_validate(manifest)  # a manifest the record cannot read is never written
-        _write_json(directory / MANIFEST, manifest)
+        write_run_json(directory / MANIFEST, manifest)
         try:
             (directory / RESULTS).touch()
         except OSError as exc:
@@ -165,7 +92,7 @@ class RunStore:
 
     def update_manifest(self, **changes: Any) -> None:
         """Merge `changes` into the manifest (status, finish time...)."""
-        _write_json(self.directory / MANIFEST, {**self.manifest, **changes})
+        write_run_json(self.directory / MANIFEST, {**self.manifest, **changes})
 
     def needs_repair(self) -> bool:
         """True when results.jsonl ends in a partial line (a process was killed while writing)."""
@@ -280,7 +207,7 @@ class RunStore:
 
     def append(self, result: ItemResult) -> None:
         """Write one result line and hand it to the OS at once, so a killed run keeps it."""
-        _redact_result(result)
+        redact_result(result)
         line = json_line(result)
         try:
             if self._handle is None:
@@ -304,7 +231,7 @@ class RunStore:
         version = self.manifest.get("schema_version")
         data = {"schema_version": version, **summary} if version is not None else summary
         RunSummary.model_validate(data)  # a summary the record cannot read is never written (key order kept)
-        _write_json(self.directory / SUMMARY, data)
+        write_run_json(self.directory / SUMMARY, data)
 
     @property
     def summary(self) -> dict[str, Any] | None:
@@ -331,26 +258,7 @@ class RunStore:
 
     def set_link(self, key: str, value: Any) -> None:
         """Record a mirror's id (mutable, unlike the manifest's receipts)."""
-        _write_json(self.directory / LINKS, {**self.links, key: value})
-
-
-def json_line(result: ItemResult) -> str:
-    """One results.jsonl line: strict JSON in UTF-8. A lone UTF-16 surrogate (legal in JSON, not Unicode) becomes
-    U+FFFD and an infinite or NaN number null (`scoregate.support.storable`); the record's `notes` say so."""
-    row = result.to_json_dict()
-    try:
-        line = json.dumps(row, ensure_ascii=False, allow_nan=False, default=str)
-        line.encode("utf-8")
-    except ValueError:  # UnicodeEncodeError is one
-        counts: dict[str, int] = {}
-        row = storable(row, counts)
-        if counts.get("surrogates"):
-            result.notes.append(surrogate_note(counts["surrogates"]))
-        if counts.get("numbers"):
-            result.notes.append(number_note(counts["numbers"]))
-        row["notes"] = list(result.notes)
-        line = json.dumps(row, ensure_ascii=False, allow_nan=False, default=str)
-    return line + "\n"
+        write_run_json(self.directory / LINKS, {**self.links, key: value})
 
 
 class OrderedResults:
@@ -369,18 +277,6 @@ class OrderedResults:
     def at(self, positions: Sequence[int]) -> Iterator[ItemResult]:
         """Yield the items at `positions` (0 = the first in dataset order), in the order given."""
         return self._store._read(self._index, [int(self._order[p]) for p in positions])
-
-
-def _redact_result(result: ItemResult) -> None:
-    """Mask known secrets in every error text of a result (an endpoint may echo the key back)."""
-    result.error = redact_optional(result.error)
-    if result.error is not None and result.raw_output is not None:
-        result.raw_output = redact(result.raw_output)
-    for call in result.calls:
-        call.error = redact_optional(call.error)
-    for score in result.scores:
-        score.reason = redact_optional(score.reason)
-        score.comment = redact_optional(score.comment)
 
 
 def list_runs(runs_dir: Path) -> list[RunStore]:

@@ -88,9 +88,9 @@ def newest_lines(path: Path) -> Iterator[tuple[str, int, bytes]]:
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     """Write a merged run's manifest.json whole (atomically), creating or replacing it."""
-    from scoregate.store.run_store import MANIFEST, _write_json
+    from scoregate.store.run_files import MANIFEST, write_run_json
 
-    _write_json(directory / MANIFEST, manifest)
+    write_run_json(directory / MANIFEST, manifest)
 
 
 class ShardStore(RunStore):

@@ -3,27 +3,28 @@ and the flat fields every mirror records (`stop_fields`). The run itself: `score
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scoregate.store.record import Manifest, RunSummary
+    from scoregate.store.sections import StopEarlySection
 
 STOPPED_EARLY = "stopped_early"
 """The manifest status of a run the stop rule (or a cap) ended before its last item; `run --resume` continues it."""
 
 
-def stop_line(block: Mapping[str, Any]) -> str:
+def stop_line(block: StopEarlySection) -> str:
     """The summary's `stop_early` block in one line: where it stopped, why, the verdict and the sequence's bounds."""
-    reason = block.get("stop_reason") or "no paired difference"
-    low, high = block.get("lower"), block.get("upper")
-    alpha = float(block["rule"]["alpha"])
-    bounds = "no bounds" if low is None else f"{1 - alpha:.0%} confidence sequence [{low:.3g}, {high:.3g}]"
+    reason = block.stop_reason or "no paired difference"
+    low, high = block.lower, block.upper
+    bounds = (
+        "no bounds" if low is None else f"{1 - float(block.rule.alpha):.0%} confidence sequence [{low:.3g}, {high:.3g}]"
+    )
     return (
-        f"{block['progress']} ({reason}): {block['verdict']} against run {block['against']} on {block['metric']} "
-        f"(gate {block['gate']}); {bounds} for the mean paired difference over "
-        f"{block.get('paired_differences') or 0} item(s); items not run count as nothing"
+        f"{block.progress} ({reason}): {block.verdict} against run {block.against} on {block.metric} "
+        f"(gate {block.gate}); {bounds} for the mean paired difference over "
+        f"{block.paired_differences or 0} item(s); items not run count as nothing"
     )
 
 
@@ -45,31 +46,31 @@ def stop_fields(manifest: Manifest, summary: RunSummary) -> StopFields:
     record = manifest.stop_early
     if not record:
         return StopFields()
-    rule = record["rule"]
+    rule = record.rule
     params = {
-        "stop_early.against": str(record["against"]), "stop_early.gate": str(record["gate"]),
-        "stop_early.metric": str(record["metric"]), "stop_early.question": str(rule["question"]),
-        "stop_early.margin": str(rule["margin"]), "stop_early.alpha": str(rule["alpha"]),
-        "stop_early.method": str(rule["method"]), "stop_early.batch": str(record["batch"]),
-        "stop_early.order_seed": str(record["order_seed"]), "stop_early.max_items": str(rule["max_items"]),
-        "stop_early.max_cost": str(rule["max_cost"]),
+        "stop_early.against": str(record.against), "stop_early.gate": str(record.gate),
+        "stop_early.metric": str(record.metric), "stop_early.question": str(rule.question),
+        "stop_early.margin": str(rule.margin), "stop_early.alpha": str(rule.alpha),
+        "stop_early.method": str(rule.method), "stop_early.batch": str(record.batch),
+        "stop_early.order_seed": str(record.order_seed), "stop_early.max_items": str(rule.max_items),
+        "stop_early.max_cost": str(rule.max_cost),
     }  # fmt: skip
-    block = summary.section("stop_early")
+    block = summary.stop_early
     if block is None:
-        decision = record.get("decision") or {}
-        was = f"stopped at {decision.get('items_run')} of {record['items']}"
+        items_run = record.decision.items_run if record.decision is not None else None
+        was = f"stopped at {items_run} of {record.items}"
         return StopFields(params, {}, {"stop_early": f"continued to the full dataset after it {was}"})
-    metrics = {
-        f"stop_early.{key}": float(block[key])
-        for key in ("items_run", "items_total", "paired_differences", "lower", "upper", "mean_difference")
-        if isinstance(block.get(key), int | float)
-    }
+    figures = {
+        "items_run": block.items_run, "items_total": block.items_total, "paired_differences": block.paired_differences,
+        "lower": block.lower, "upper": block.upper, "mean_difference": block.mean_difference,
+    }  # fmt: skip
+    metrics = {f"stop_early.{key}": float(value) for key, value in figures.items() if value is not None}
     tags = {
-        "stop_early": str(block["progress"]),
-        "stop_early.verdict": str(block["verdict"]),
-        "stop_early.reason": str(block.get("stop_reason") or "no paired difference"),
+        "stop_early": str(block.progress),
+        "stop_early.verdict": str(block.verdict),
+        "stop_early.reason": str(block.stop_reason or "no paired difference"),
         "stop_early.summary": stop_line(block),
-        "stop_early.rule": str(rule["rule"]),
-        "stop_early.method_reference": str(rule["method_reference"]),
+        "stop_early.rule": str(rule.rule),
+        "stop_early.method_reference": str(rule.method_reference),
     }
     return StopFields(params, metrics, tags)

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from scoregate.errors import ScoregateError
-from scoregate.store.run_store import MANIFEST, DamagedRun, read_run_json
+from scoregate.store.run_files import MANIFEST, DamagedRun, read_run_json
 
 
 @contextmanager

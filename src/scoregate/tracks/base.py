@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoregate.catalog.evaluators import EvaluatorKind
 from scoregate.scoring.base import Evaluator
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
+
+if TYPE_CHECKING:
+    from scoregate.store.record_base import Record
 
 MAX_LISTED = 100
 """Items listed by id (unscorable, failed calls); beyond this only the count is kept."""
@@ -62,6 +65,9 @@ class Track:
     in `tracks/extraction/report_view.py`), or None: no section."""
     schemas: Callable[[], dict[str, dict[str, Any]]] = dict
     """File name → JSON Schema of the track's own files (`make schemas` publishes them beside the project's)."""
+    section: Callable[[], type[Record]] | None = None
+    """The model of the track's block in summary.json (a `Record`), imported when a block is read
+    (`tracks.registry.track_section`); None: the block is read as plain data."""
 
 
 def measured(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import import_module
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from scoregate.analysis.track_metrics import TrackMetrics
 from scoregate.catalog.evaluators import EvaluatorKind, EvaluatorKinds, EvaluatorSpec
@@ -16,6 +16,10 @@ from scoregate.store.run_store import RunStore
 from scoregate.support.registry import Plugin, PluginError, Registry
 from scoregate.tracks import listing
 from scoregate.tracks.base import Track, TrackSettings
+
+if TYPE_CHECKING:
+    from scoregate.store.record import RunSummary
+    from scoregate.store.record_base import Record
 
 
 def _built_in_tracks() -> dict[str, Track]:
@@ -123,6 +127,17 @@ def take_gate_metrics(blocks: dict[str, Any]) -> dict[str, Any]:
 def headline_metrics(summary: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Track name → its run-level metrics in a summary.json, by key (only the tracks the run has)."""
     return {track.name: found for track in all_tracks() if (found := track.headline(summary))}
+
+
+def track_section(store: RunStore, summary: RunSummary, track: Track) -> Record | None:
+    """The track's block of the run's summary.json read through the track's model (plain data without one), or None
+    when the run has none; a block the model cannot read is a DamagedRun naming the file and the field."""
+    from scoregate.store.record_base import Record
+    from scoregate.store.record_files import read_section
+    from scoregate.store.run_files import SUMMARY
+
+    model = track.section() if track.section is not None else Record
+    return read_section(summary, track.name, model, store.directory / SUMMARY)
 
 
 def ranked_metrics() -> list[TrackMetrics]:

@@ -143,21 +143,22 @@ def run_scores(summary: RunSummary, mlflow_run_id: str | None) -> list[ScorePost
 
 def validity_posts(summary: RunSummary) -> list[ScorePost]:
     """The run's `run_valid` score when it was invalidated (`scoregate runs invalidate`): reason in the metadata."""
-    if summary.section("valid") is not False:
+    if summary.valid is not False:
         return []
-    meta = {k: summary.section(k) for k in ("invalid_reason", "invalidated_at", "superseded_by")}
-    return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.section("invalid_reason")), meta)]
+    meta = {"invalid_reason": summary.invalid_reason, "invalidated_at": summary.invalidated_at}
+    meta["superseded_by"] = summary.superseded_by
+    return [ScorePost("run_valid", "invalid", "CATEGORICAL", str(summary.invalid_reason), meta)]
 
 
 def stop_early_posts(summary: RunSummary) -> list[ScorePost]:
     """A stop-early run's `stop_early` score: its verdict, "stopped at n of N" and the bounds, the rule in metadata."""
-    block = summary.section("stop_early")
-    if not block:
+    block = summary.stop_early
+    if block is None:
         return []
     keys = ("progress", "items_run", "items_total", "paired_differences", "lower", "upper", "mean_difference",
             "stop_reason", "against", "gate", "metric")  # fmt: skip
-    meta = {**{k: block.get(k) for k in keys}, "rule": block["rule"]}
-    return [ScorePost("stop_early", str(block["verdict"]), "CATEGORICAL", _clip(stop_line(block)), meta)]
+    meta = {**{k: getattr(block, k) for k in keys}, "rule": block.rule.to_dict()}
+    return [ScorePost("stop_early", str(block.verdict), "CATEGORICAL", _clip(stop_line(block)), meta)]
 
 
 def digest(posts: list[ScorePost], target: str) -> str:

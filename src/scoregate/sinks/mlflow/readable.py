@@ -51,7 +51,7 @@ def readable_metrics(summary: RunSummary) -> dict[str, float]:
         metrics.update(
             {f"{track}_{key}": rounded(value) for key, value in found.items() if not isinstance(value, bool)}
         )
-    stages, repeats = summary.section("stages"), summary.section("repeats")
+    stages, repeats = summary.section("stages"), summary.repeats
     if stages is not None:
         from scoregate.analysis.stage_summary import stage_metrics
 
@@ -59,7 +59,7 @@ def readable_metrics(summary: RunSummary) -> dict[str, float]:
     if repeats is not None:
         from scoregate.analysis.consistency import consistency_metrics
 
-        metrics.update({key: rounded(value) for key, value in consistency_metrics(repeats).items()})
+        metrics.update({key: rounded(value) for key, value in consistency_metrics(repeats.to_dict()).items()})
     gates = summary.gates
     for gate in gates:
         metrics[f"gate_{gate.name}"] = 1.0 if gate.status == "pass" else 0.0

@@ -12,6 +12,7 @@ from scoregate.tracks.extraction.spec import KIND
 
 if TYPE_CHECKING:
     from scoregate.scoring.base import Evaluator
+    from scoregate.store.record_base import Record
     from scoregate.store.run_store import RunStore
 
 
@@ -30,6 +31,12 @@ def headline(summary: Mapping[str, Any]) -> dict[str, Any]:
     return dict((summary.get("extraction") or {}).get("metrics") or {})
 
 
+def _section() -> type[Record]:
+    from scoregate.tracks.extraction.section import ExtractionSection  # pydantic: only when a block is read
+
+    return ExtractionSection
+
+
 TRACK = Track(
     name="extraction",
     kind=KIND,
@@ -38,4 +45,5 @@ TRACK = Track(
     headline=headline,
     label=labelled,
     report_view=extraction_view,
+    section=_section,
 )

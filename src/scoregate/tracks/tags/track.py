@@ -10,6 +10,7 @@ from scoregate.tracks.tags.spec import KIND
 
 if TYPE_CHECKING:
     from scoregate.scoring.base import Evaluator
+    from scoregate.store.record_base import Record
     from scoregate.store.run_store import RunStore
 
 
@@ -29,4 +30,10 @@ def _schemas() -> dict[str, dict[str, Any]]:
     return {SCHEMA_FILE: GOLD_SCHEMA}
 
 
-TRACK = Track(name="tags", kind=KIND, report=_report, title="Semantic tags", schemas=_schemas)
+def _section() -> type[Record]:
+    from scoregate.tracks.tags.section import TagsSection  # pydantic: only when a block is read
+
+    return TagsSection
+
+
+TRACK = Track(name="tags", kind=KIND, report=_report, title="Semantic tags", schemas=_schemas, section=_section)

@@ -1,0 +1,43 @@
+"""One judge calibration asked for: which scores to pair, from stored runs or a score file, and how to measure them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoregate.errors import UsageError
+
+MIN_RESAMPLES = 100
+
+
+@dataclass(frozen=True)
+class CalibrationRequest:
+    """A calibration of `judge_key` against `human_key` over stored `runs` or one score `file`; checks itself.
+
+    `scale`, `resamples` and `seed` left as None take the project's (or, for a file, the library's) defaults;
+    `save` binds the result to the judge, so it needs runs.
+    """
+
+    judge_key: str
+    human_key: str
+    runs: tuple[str, ...] = ()
+    file: Path | None = None
+    document_key: str | None = None
+    scale: tuple[int, int] | None = None
+    resamples: int | None = None
+    seed: int | None = None
+    save: bool = False
+
+    def __post_init__(self) -> None:
+        for option, key in (("--judge-key", self.judge_key), ("--human-key", self.human_key)):
+            if not key:
+                raise UsageError(f"{option} is empty: name a score key or a column", option=option)
+        if bool(self.runs) == (self.file is not None):
+            raise UsageError("give either --run RUN_ID (repeatable) or --file FILE", option="--run/--file")
+        if self.save and self.file is not None:
+            raise UsageError("--save binds a calibration to a judge: use it with --run", option="--save")
+        if self.scale is not None and not self.scale[0] < self.scale[1]:
+            low, high = self.scale
+            raise UsageError(f"--scale {low},{high}: LOW must be below HIGH", option="--scale", hint="e.g. --scale 1,5")
+        if self.resamples is not None and self.resamples < MIN_RESAMPLES:
+            raise UsageError(f"--resamples {self.resamples}: at least {MIN_RESAMPLES}", option="--resamples")
