@@ -9,7 +9,7 @@ import pytest
 
 from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_sources import calibrate_file
-from scoregate.errors import ExitCode, UsageError
+from scoregate.errors import ExitCode, ScoregateError, UsageError
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,11 @@ def test_the_request_is_frozen_and_a_file_calibration_reads_it(tmp_path: Path) -
 
     assert (report["judge_key"], report["human_key"], report["n_pairs"], report["scale"]) == ("j", "h", 4, (1, 3))
     assert report["pooled"]["qwk"]["value"] == pytest.approx(0.8)  # hand-worked in test_calibration.py
+
+
+def test_the_scale_as_typed_is_parsed_by_the_request_and_a_bad_one_says_how_to_write_it() -> None:
+    assert CalibrationRequest("j", "h", runs=("r1",), scale_text="1, 5").scale == (1, 5)
+    with pytest.raises(ScoregateError) as refused:
+        CalibrationRequest("j", "h", runs=("r1",), scale_text="one to five")
+    assert "--scale 'one to five' is not two integers" in refused.value.message
+    assert "LOW,HIGH" in (refused.value.hint or "")

@@ -64,7 +64,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # two itself); no outside system: the CLI reaches one only through a use case
     "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),
     "scoregate.analysis.items": ("output_text",),
-    "scoregate.analysis.judge_calibration": ("parse_scale",),
     "scoregate.analysis.model_ranking": ("ModelRanking",),
     "scoregate.analysis.null_reasons": ("reason_lines",),
     "scoregate.analysis.verdicts": ("VERDICT_RULE", "WILCOXON_VARIANT"),

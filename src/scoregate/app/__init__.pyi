@@ -2,7 +2,6 @@
 
 from scoregate.analysis.compare_runs import RunSide, ScoreComparison, parse_margins
 from scoregate.analysis.items import output_text
-from scoregate.analysis.judge_calibration import parse_scale
 from scoregate.analysis.model_ranking import ModelRanking
 from scoregate.analysis.null_reasons import reason_lines
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
@@ -107,7 +106,6 @@ __all__ = [
     "merge_run",
     "output_text",
     "parse_margins",
-    "parse_scale",
     "parse_shard",
     "promote",
     "promotion_history",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 
 from scoregate.errors import UsageError
@@ -27,8 +27,14 @@ class CalibrationRequest:
     resamples: int | None = None
     seed: int | None = None
     save: bool = False
+    scale_text: InitVar[str | None] = None
+    """`--scale` as typed (`LOW,HIGH`), parsed into `scale`; a bad one is refused with how to write it."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, scale_text: str | None) -> None:
+        if scale_text:
+            from scoregate.analysis.judge_calibration import parse_scale
+
+            object.__setattr__(self, "scale", parse_scale(scale_text))
         for option, key in (("--judge-key", self.judge_key), ("--human-key", self.human_key)):
             if not key:
                 raise UsageError(f"{option} is empty: name a score key or a column", option=option)

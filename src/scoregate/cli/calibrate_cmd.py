@@ -148,7 +148,7 @@ def calibrate_command(
         return
     if judge_key is None or human_key is None:
         raise typer.BadParameter("give --judge-key and --human-key (or --canary)", param_hint="--judge-key")
-    from scoregate.app import CalibrationRequest, calibrate_file, calibrate_stored_runs, parse_scale
+    from scoregate.app import CalibrationRequest, calibrate_file, calibrate_stored_runs
 
     try:
         request = CalibrationRequest(
@@ -157,7 +157,7 @@ def calibrate_command(
             runs=tuple(run or ()),
             file=project_path(project, file) if file is not None else None,
             document_key=document_key,
-            scale=parse_scale(scale) if scale else None,
+            scale_text=scale,
             resamples=resamples,
             seed=seed,
             save=save,
