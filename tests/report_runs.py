@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from conftest import DATASET_IDS, REPO, copy_shipped, project_config, write_yaml
-from scoregate.app.experiment import RunOptions, RunOutcome, run_experiment
+from scoregate.app.run.experiment import RunOptions, RunOutcome, run_experiment
 from scripted_openai import ScriptedOpenAI, json_for_schema, markdown_summary, request_schema
 
 MODELS = {"small": (0.0, 0.05), "medium": (0.01, 0.4), "large": (0.03, 2.0)}

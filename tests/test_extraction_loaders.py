@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import EvalContext

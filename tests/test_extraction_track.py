@@ -12,7 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from conftest import copy_shipped, write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem, PromptSpec
 from scoregate.catalog.plan import plan_experiment

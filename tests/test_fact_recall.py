@@ -16,7 +16,7 @@ import yaml
 
 from conftest import copy_shipped, write_yaml
 from headless_chromium import Chromium, find_chromium
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.plan import plan_experiment
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.scoring.base import EvalContext, ModelCallFailed

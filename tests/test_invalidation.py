@@ -14,11 +14,11 @@ from mlflow.tracking import MlflowClient
 from conftest import CliResult, Runs
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.app.comparison import CompareOptions, compare_stored_runs
-from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.app.hardcases import add_hardcases
 from scoregate.app.invalidation import invalidate_run
 from scoregate.app.promotion import PromotionRefused, promote
 from scoregate.app.ranking import rank_stored_runs
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.errors import ScoregateError
 from scoregate.store.invalidation import INVALIDATION_FILE
 from test_promotion import PROMPT, logged_run, project  # noqa: F401

@@ -10,7 +10,7 @@ import pytest
 
 import plugin_kind_exclaims
 from conftest import copy_shipped, write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.directions import project_directions
 from scoregate.catalog.plan import models_used, plan_experiment
 from scoregate.errors import ValidationFailed

@@ -12,7 +12,7 @@ import yaml
 
 from conftest import REPO, CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.annotation import mirrored_traces
 from scoregate.integrations.langfuse.score_configs import wanted_configs
 from scoregate.integrations.langfuse.scores_import import load_feedback

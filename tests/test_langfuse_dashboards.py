@@ -21,7 +21,7 @@ from langfuse import Langfuse, propagate_attributes
 from conftest import REPO, write_yaml
 from fake_langfuse import FakeLangfuse
 from fake_langfuse.tiles import number_tile_text
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.annotation import mirrored_traces
 from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
 from scoregate.integrations.langfuse.scores_import import import_scores

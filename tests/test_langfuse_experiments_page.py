@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fake_langfuse import FakeLangfuse
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 from scoregate.store.description import RunDescription
 from scoregate.tracks.project import load_project

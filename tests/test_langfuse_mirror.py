@@ -24,7 +24,7 @@ import scoregate.cli as scoregate_cli
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from langfuse_sync import sync_run
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
 from scoregate.cli import promote_cmd, sync_cmd
 from scoregate.errors import ScoregateError

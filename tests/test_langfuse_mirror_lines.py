@@ -11,7 +11,7 @@ import pytest
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from langfuse_sync import sync_run
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import DATASET_IDS, REPO, CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.check import CHECK_TIMEOUT_S
 from scoregate.integrations.langfuse.client import SDK_MAJOR
 from scoregate.integrations.langfuse.datasets_sync import langfuse_item_id, sync_datasets

@@ -21,9 +21,9 @@ from mlflow.tracking import MlflowClient
 import scoregate.cli as scoregate_cli
 from conftest import ALL_GATES, CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.app.promotion import AUDIT_TAG, PROMOTIONS_LOG, PromotionRefused, promote, promotion_history, rollback
 from scoregate.app.promotion_evidence import experiment_gates_hash
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
 from scoregate.cli import promote_cmd, sync_cmd
 from scoregate.errors import ExitCode, ScoregateError

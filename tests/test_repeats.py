@@ -16,7 +16,7 @@ from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse
 from langfuse_sync import sync_run
 from scoregate.analysis.consistency import consistency
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.integrations.langfuse.mirror_state import trace_seed
 from scoregate.store.records import ItemResult, Score

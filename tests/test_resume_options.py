@@ -114,8 +114,8 @@ def test_an_old_manifest_without_the_recorded_options_resumes_as_before(
 
 
 def test_resumed_options_keep_the_evaluation_rows_and_ignore_what_an_old_manifest_did_not_record() -> None:
-    from scoregate.app.resumption import resumed_options
-    from scoregate.app.run_options import RunOptions
+    from scoregate.app.run.resumption import resumed_options
+    from scoregate.app.run.run_options import RunOptions
     from scoregate.store.record import Manifest
 
     receipts = {"experiment": "counters", "model": {"name": "scripted"}}

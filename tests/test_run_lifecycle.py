@@ -18,7 +18,7 @@ from mlflow.tracking import MlflowClient
 
 from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.errors import ExitCode
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.integrations.langfuse.mirror_state import trace_seed

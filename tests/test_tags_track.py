@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import CliResult, copy_shipped, write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.plan import plan_experiment
 from scoregate.tracks.project import load_project, write_project_schemas

@@ -13,7 +13,7 @@ import pytest
 from conftest import copy_shipped, write_yaml
 from plugin_track_brevity.track import TRACK
 from scoregate.analysis.model_ranking import rank_runs
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.directions import project_directions
 from scoregate.errors import ValidationFailed
 from scoregate.sinks.mlflow.readable import readable_metrics

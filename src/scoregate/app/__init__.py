@@ -15,16 +15,16 @@ from typing import Any
 
 _HOMES: dict[str, tuple[str, ...]] = {
     # the use cases
-    "scoregate.app.budget_gate": ("forecast_experiment",),
+    "scoregate.app.run.budget_gate": ("forecast_experiment",),
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),
-    "scoregate.app.experiment": ("run_experiment", "run_models"),
-    "scoregate.app.flaky_items": ("FlakyReport", "flaky_report"),
+    "scoregate.app.run.experiment": ("run_experiment", "run_models"),
+    "scoregate.app.run.flaky_items": ("FlakyReport", "flaky_report"),
     "scoregate.app.forecast": ("RunForecast",),
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
     "scoregate.app.invalidation": ("invalidate_run",),
-    "scoregate.app.judge_canary": ("CanaryResult", "run_canaries"),
+    "scoregate.app.run.judge_canary": ("CanaryResult", "run_canaries"),
     "scoregate.app.langfuse_catalog": (
         "langfuse_configured",
         "sync_project_dashboards",
@@ -49,10 +49,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.promotion_result": ("PromotionResult",),
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
-    "scoregate.app.run_options": ("RunOptions", "RunOutcome", "check_run_flags"),
+    "scoregate.app.run.run_options": ("RunOptions", "RunOutcome", "check_run_flags"),
     "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
-    "scoregate.app.shards": ("parse_shard",),
-    "scoregate.app.stop_early": ("stop_line",),
+    "scoregate.app.run.shards": ("parse_shard",),
+    "scoregate.app.run.stop_early": ("stop_line",),
     "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins", "plugin_commands"),
     "scoregate.app.track_listing": ("track_commands",),
     # what the commands print, from the layers below (the CLI names none of them itself)

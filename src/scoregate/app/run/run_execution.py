@@ -1,6 +1,6 @@
 """A planned run in its store: execute the items (resumable), summarise, gate, write the report, mirror.
 
-`scoregate.app.one_run` sets a run up (plan, receipts, the models' check, the store) and imports this module
+`scoregate.app.run.one_run` sets a run up (plan, receipts, the models' check, the store) and imports this module
 while the check waits on the network: everything here is needed only once a run exists.
 """
 
@@ -17,11 +17,11 @@ from rich.console import Console
 
 from scoregate.analysis.consistency import consistency
 from scoregate.analysis.gates import GateResult, evaluate_gate, overall_verdict
-from scoregate.app.budget import BudgetExceeded, BudgetWatch, budget_of
-from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
-from scoregate.app.score_columns import plan_evaluators, score_columns
-from scoregate.app.shards import resume_command, run_or_shard_label, shard_items, shard_members
-from scoregate.app.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
+from scoregate.app.run.budget import BudgetExceeded, BudgetWatch, budget_of
+from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.run.score_columns import plan_evaluators, score_columns
+from scoregate.app.run.shards import resume_command, run_or_shard_label, shard_items, shard_members
+from scoregate.app.run.stop_early import StopEarlyPlan, run_stop_early, stop_summary, stopped_status
 from scoregate.calls.breaker import CircuitOpen
 from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
@@ -57,9 +57,9 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     """Aggregate the stored results, judge the gates, write and return summary.json."""
     from scoregate.analysis.regression import is_regression_gate
     from scoregate.analysis.summary import RunAggregator
-    from scoregate.app.flaky_items import find_flaky, quarantine_hint
     from scoregate.app.regression_gate import evaluate_regression_gate
-    from scoregate.app.slice_gates import evaluate_slice_gate
+    from scoregate.app.run.flaky_items import find_flaky, quarantine_hint
+    from scoregate.app.run.slice_gates import evaluate_slice_gate
 
     settings = project.config.settings
     aggregator = RunAggregator(score_columns(plan_evaluators(plan), plan))
@@ -110,7 +110,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     summary.update(tracks)
     if flaky is not None:
         summary["flaky"] = flaky.to_dict()
-    from scoregate.app.judge_gates import judge_calibration_rows
+    from scoregate.app.run.judge_gates import judge_calibration_rows
 
     if judges := judge_calibration_rows(project, list(plan.evaluators), plan.judge_model_name):
         summary["judge_drift"] = judges
@@ -207,7 +207,7 @@ def execute_run(
     store.close()
     store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
     if options.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
-        from scoregate.app.shards import finish_shard
+        from scoregate.app.run.shards import finish_shard
 
         return finish_shard(store, project, options)
     telemetry = call_forked(lambda: write_telemetry(store))  # beside the summary and report, on another core
@@ -237,10 +237,10 @@ def warm_summary_imports() -> None:
     def load() -> None:
         import scoregate.analysis.summary
         import scoregate.app.calibration_runs
-        import scoregate.app.flaky_items
-        import scoregate.app.judge_gates
         import scoregate.app.regression_gate
-        import scoregate.app.slice_gates
+        import scoregate.app.run.flaky_items
+        import scoregate.app.run.judge_gates
+        import scoregate.app.run.slice_gates
         import scoregate.report.write
         import scoregate.sinks.mirror_all  # noqa: F401
 

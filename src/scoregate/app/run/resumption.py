@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app.receipts import resume_conflicts
-from scoregate.app.run_options import RunOptions, RunOutcome
+from scoregate.app.run.receipts import resume_conflicts
+from scoregate.app.run.run_options import RunOptions, RunOutcome
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore

@@ -30,7 +30,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from scoregate.analysis.sequential_stop import StopDecision, StopRule
-    from scoregate.app.run_options import RunOptions
+    from scoregate.app.run.run_options import RunOptions
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.catalog.plan import ExperimentPlan
     from scoregate.catalog.project import Project
@@ -69,7 +69,7 @@ def _error(message: str, hint: str) -> ScoregateError:
 
 
 def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> RunStore:
-    from scoregate.app.run_options import runs_dir
+    from scoregate.app.run.run_options import runs_dir
 
     store = RunStore.open(runs_dir(project), run_id)
     manifest = store.manifest_record
@@ -113,7 +113,7 @@ def _declared_range(spec: EvaluatorSpec, metric: str) -> tuple[float, float] | N
 
 
 def _score_columns(plan: ExperimentPlan) -> list[tuple[str, str]]:
-    from scoregate.app.score_columns import plan_evaluators, score_columns  # the evaluators load only when asked
+    from scoregate.app.run.score_columns import plan_evaluators, score_columns  # the evaluators load only when asked
 
     return list(score_columns(plan_evaluators(plan), plan))
 

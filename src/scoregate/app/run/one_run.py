@@ -1,8 +1,8 @@
 """Run (or resume) one experiment: plan, check the models, open the store, then execute.
 
 The models' one-token check is sent only once every file check has passed (and a resumed run's lock is held),
-so a rejected run spends no request; it runs in a thread while the imports of `scoregate.app.run_execution` go on.
-The steps that follow a finished run (a judge's canary) are `scoregate.app.experiment`'s.
+so a rejected run spends no request; it runs in a thread while the imports of `scoregate.app.run.run_execution` go on.
+The steps that follow a finished run (a judge's canary) are `scoregate.app.run.experiment`'s.
 """
 
 from __future__ import annotations
@@ -12,9 +12,15 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app.receipts import build_receipts, local_prompt_version
-from scoregate.app.resumption import check_resumable, finish_mirror, forget_mirrored, nothing_to_resume, resumed_options
-from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.run.receipts import build_receipts, local_prompt_version
+from scoregate.app.run.resumption import (
+    check_resumable,
+    finish_mirror,
+    forget_mirrored,
+    nothing_to_resume,
+    resumed_options,
+)
+from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
 from scoregate.catalog.project import Project
@@ -59,7 +65,7 @@ def _open_or_create(
             "model_checks": checked,
         }
         if options.shard is not None:
-            from scoregate.app.shards import create_shard_store
+            from scoregate.app.run.shards import create_shard_store
 
             return create_shard_store(project, options, manifest)
         run_id = options.run_id or new_run_id(plan.name)
@@ -74,7 +80,7 @@ def _open_or_create(
     stored = store.manifest_record
     changes["model_checks"] = list(stored.model_checks or []) + checked
     if stored.stop_early:  # a stopped-early run goes on to the full dataset
-        from scoregate.app.stop_early import continued_changes
+        from scoregate.app.run.stop_early import continued_changes
 
         changes.update(continued_changes(stored))
     if options.retry_errors:
@@ -97,7 +103,7 @@ def run_one(project: Project, experiment: str, options: RunOptions, *, console: 
     resumed: RunStore | None = None
     lock: RunLock | None = None
     if options.shard is not None:  # a re-run of a shard's index resumes it
-        from scoregate.app.shards import prepare_shard
+        from scoregate.app.run.shards import prepare_shard
 
         options, resumed = prepare_shard(project, experiment, options)
     elif options.resume is not None:
@@ -110,7 +116,7 @@ def run_one(project: Project, experiment: str, options: RunOptions, *, console: 
     try:
         if resumed is not None and options.shard is not None:
             release_collector()  # a finished shard only mirrors, a resumed run may only mirror: no start to speed
-            from scoregate.app.shards import finish_shard, finished_shard_note
+            from scoregate.app.run.shards import finish_shard, finished_shard_note
 
             if (reason := finished_shard_note(resumed, project, options)) is not None:  # its Langfuse items again
                 outcome = finish_shard(resumed, project, options)
@@ -161,10 +167,10 @@ def _plan_check_and_run(
     )
     stop = None
     if options.stop_early or options.against is not None:  # a bad stop-early request is refused before any call
-        from scoregate.app.stop_early import plan_stop_early
+        from scoregate.app.run.stop_early import plan_stop_early
 
         stop = plan_stop_early(project, plan, options)
-    from scoregate.app.budget_gate import refuse_over_budget
+    from scoregate.app.run.budget_gate import refuse_over_budget
 
     unchecked = refuse_over_budget(project, plan, options, resumed, console)  # before any request, the check's too
 
@@ -197,12 +203,12 @@ def _plan_check_and_run(
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
         _say_what_providers_note(names, caller, out)
-        from scoregate.app.run_execution import execute_run
+        from scoregate.app.run.run_execution import execute_run
 
         release_collector()  # held since the command started (`scoregate.cli.main`): the start is over
         check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(out, waited, what))
         if unchecked is not None:  # a time budget no past run could check: the check's reply sets a floor
-            from scoregate.app.budget_gate import refuse_below_check_floor
+            from scoregate.app.run.budget_gate import refuse_below_check_floor
 
             refuse_below_check_floor(project, unchecked, options, check.records, out)
         store = _open_or_create(project, plan, options, receipts, resumed, check.records)

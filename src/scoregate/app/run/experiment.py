@@ -1,4 +1,4 @@
-"""Run an experiment end to end, the library entry point: the run itself (`scoregate.app.one_run`), then the
+"""Run an experiment end to end, the library entry point: the run itself (`scoregate.app.run.one_run`), then the
 steps that follow a finished run (a changed judge's canary); or one run per model."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scoregate.app.one_run import run_one
-from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.run.one_run import run_one
+from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.errors import ScoregateError
 from scoregate.support.suggest import unknown_name
 from scoregate.tracks.project import load_project
@@ -29,7 +29,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     project = load_project(root)
     outcome = run_one(project, experiment, options, console=console)
     if options.canary_on_change and options.shard is None and project.config.canaries:
-        from scoregate.app.judge_canary import canary_on_change  # the calibration statistics load only here
+        from scoregate.app.run.judge_canary import canary_on_change  # the calibration statistics load only here
 
         canary_on_change(project, outcome.store, console)
     return outcome

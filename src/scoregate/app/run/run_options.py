@@ -50,15 +50,15 @@ class RunOptions:
     """Refuse to start above this forecast wall time, stop at it (default: `settings.budget.minutes`)."""
     canary_on_change: bool = True
     """After a full run, re-score the calibration set of each pinned judge of it that changed since its last
-    calibration or canary (`scoregate.app.judge_canary`); a canary's own runs set it False."""
+    calibration or canary (`scoregate.app.run.judge_canary`); a canary's own runs set it False."""
     shard: Shard | None = None
-    """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.shards`)."""
+    """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.run.shards`)."""
     run_id: str | None = None
     """The new run's id (refused when it exists); None: `<experiment>-<time>-<4 hex>`. A sharded run's id is every
     shard's; None there: derived from the plan, dataset and `group`."""
     group: str | None = None
     stop_early: bool = False
-    """Run the items in a seeded order and stop once the gate's question is settled (see `app.stop_early`)."""
+    """Run the items in a seeded order and stop once the gate's question is settled (see `app.run.stop_early`)."""
     against: str | None = None
     """The reference run of a stop-early run."""
     max_items: int | None = None
@@ -66,7 +66,7 @@ class RunOptions:
     max_cost: float | None = None
     """Stop-early cost cap (USD): stop, inconclusive, once the run has spent this much."""
     stop_batch: int | None = None
-    """Items between two looks of a stop-early run (default `app.stop_early.DEFAULT_BATCH`)."""
+    """Items between two looks of a stop-early run (default `app.run.stop_early.DEFAULT_BATCH`)."""
     heartbeat_s: float = 30.0
     """Without a terminal, the most seconds between two lines while the run waits (the models' check, an item)."""
 

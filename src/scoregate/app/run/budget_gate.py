@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scoregate.app.budget import budget_of, check_forecast
-from scoregate.app.run_options import RunOptions, runs_dir
+from scoregate.app.run.budget import budget_of, check_forecast
+from scoregate.app.run.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project
 from scoregate.store.run_store import RunStore
@@ -46,7 +46,7 @@ def forecast_plan(
     items = planned_items(plan, limit=options.limit, repeat=options.repeat, done=_done(resumed, options))
     members = None
     if options.shard is not None:  # a shard runs its own items only
-        from scoregate.app.shards import shard_members
+        from scoregate.app.run.shards import shard_members
 
         members = shard_members(plan.dataset.path, options.limit, options.shard)
         items = max(0, len(members) * options.repeat - _done(resumed, options))
@@ -92,8 +92,8 @@ def refuse_below_check_floor(
     """A time budget the forecast could not check: the models' one-token check just measured how long the least
     reply takes. Say the wall time that sets (rough: each call about that long or longer), and raise BudgetRefused
     when even that exceeds the budget."""
-    from scoregate.app.budget import BudgetRefused, duration_and_minutes
     from scoregate.app.forecast_rough import check_floor_s
+    from scoregate.app.run.budget import BudgetRefused, duration_and_minutes
     from scoregate.engine.progress import duration_text
 
     minutes = budget_of(project.config.settings, options.budget_usd, options.budget_minutes).minutes

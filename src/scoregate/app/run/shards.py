@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app.receipts import config_parts, prompt_fingerprint, sha256_text
-from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.run.receipts import config_parts, prompt_fingerprint, sha256_text
+from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.catalog.datasets import decode_line, parse_line
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore, run_directory
