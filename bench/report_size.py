@@ -68,7 +68,9 @@ def make_run(base: Path, items: int) -> tuple[Path, RunStore]:
     server = ScriptedOpenAI()
     try:
         project = summarization_project(base / "project", server)
-        seed = run_experiment(project, "smoke", RunOptions(mirror_mlflow=False, mirror_langfuse=False))
+        seed = run_experiment(
+            project, "smoke", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+        )
     finally:
         server.close()
     source = sorted(seed.store.iter_results(), key=lambda r: r.index)

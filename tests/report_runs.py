@@ -21,7 +21,7 @@ from scripted_openai import ScriptedOpenAI, json_for_schema, markdown_summary, r
 
 MODELS = {"small": (0.0, 0.05), "medium": (0.01, 0.4), "large": (0.03, 2.0)}
 """Extraction models: name → (seconds each reply waits, USD per million tokens in and out)."""
-OPTIONS = RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+OPTIONS = RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})), use_cache=False)
 
 
 def summarization_project(root: Path, server: ScriptedOpenAI) -> Path:

@@ -98,7 +98,9 @@ def test_a_run_sends_each_items_schema_and_scores_every_metric_or_says_why_not(
     extraction_project: Path, scripted_server: ScriptedOpenAI
 ) -> None:
     outcome = run_experiment(
-        extraction_project, "extraction", RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+        extraction_project,
+        "extraction",
+        RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})), use_cache=False),
     )
 
     requests = scripted_server.task_requests()

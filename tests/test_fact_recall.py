@@ -28,7 +28,11 @@ from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
-NO_RUN = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+NO_RUN = RunOptions(
+    selection=RunOptions.Selection(limit=3),
+    mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    use_cache=False,
+)
 FACTS = [
     {"subject": "agent", "predicate": "refunds", "object": "240 dollars", "verdict": "both"},
     {"subject": "agent", "predicate": "sends", "object": "corrected invoice", "verdict": "both"},

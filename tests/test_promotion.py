@@ -83,7 +83,9 @@ def holder(fake: FakeLangfuse, label: str = "production") -> int | None:
 
 def tracked_run(root: Path, experiment: str) -> str:
     """Run an experiment for real on the Langfuse prompts (candidate, else production), mirrored to MLflow."""
-    outcome = run_experiment(root, experiment, RunOptions(use_cache=False, mirror_langfuse=False))
+    outcome = run_experiment(
+        root, experiment, RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"langfuse"})), use_cache=False)
+    )
     assert outcome.store.manifest["receipts"]["prompts"][PROMPT]["version"] == "2"
     return outcome.mirrors["mlflow"]
 

@@ -169,7 +169,8 @@ sys.addaudithook(at_request)
 for key in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
     os.environ.pop(key, None)
 from scoregate.app import RunOptions, run_experiment
-run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirror_mlflow=False, use_cache=False))
+off = RunOptions.Mirrors(off=frozenset({{"mlflow"}}))
+run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirrors=off, use_cache=False))
 print(json.dumps({{"at_check": at_check, "at_requests": seen, "at_exit": loaded(watched)}}))
 """
 

@@ -22,7 +22,11 @@ from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
-NO_MIRRORS = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+NO_MIRRORS = RunOptions(
+    selection=RunOptions.Selection(limit=3),
+    mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    use_cache=False,
+)
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     """
     project = load_project(root)
     outcome = run_one(project, experiment, options, console=console)
-    if options.canary_on_change and options.shard is None and project.config.canaries:
+    if options.canary_on_change and options.sharding.shard is None and project.config.canaries:
         from scoregate.app.run.judge_canary import canary_on_change  # the calibration statistics load only here
 
         canary_on_change(project, outcome.store, console)
@@ -39,9 +39,9 @@ def run_models(
     root: Path, experiment: str, models: list[str], options: RunOptions, *, console: Console | None = None
 ) -> list[RunOutcome]:
     """Run one experiment once per model, on the same items, one after another; return the outcomes in order."""
-    if options.resume is not None or options.retry_errors:
+    if options.resume.run_id is not None or options.resume.retry_errors:
         raise ScoregateError("--models starts new runs; resume each run by its id instead")
-    if options.run_id is not None:
+    if options.selection.run_id is not None:
         raise ScoregateError("--models starts one run per model, each with its own id; drop --run-id")
     known = load_project(root).config.models
     unknown = [name for name in models if name not in known]
@@ -51,4 +51,7 @@ def run_models(
             + unknown_name(unknown[0], known),
             hint="every name is checked before the first run starts; fix the list and run again",
         )
-    return [run_experiment(root, experiment, replace(options, model=name), console=console) for name in models]
+    return [
+        run_experiment(root, experiment, replace(options, models=replace(options.models, model=name)), console=console)
+        for name in models
+    ]

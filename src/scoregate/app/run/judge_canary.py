@@ -140,13 +140,18 @@ def run_canaries(
 ) -> list[CanaryResult]:
     """Re-score each pinned judge's calibration set and compare its agreement with the stored calibration."""
     from scoregate.app.run.one_run import run_one  # a canary is a run: its machinery loads only for one
+    from scoregate.app.run.option_groups import Mirrors, PromptSource
     from scoregate.app.run.run_options import RunOptions
+    from scoregate.sinks.registry import sink_names
 
     project = load_project(root)
     chosen = check_canaries(project, judges)
     baselines = {j: _baseline(project, j, judge_score_key(project, j, s)) for j, s in chosen.items()}
     options = RunOptions(
-        use_cache=False, mirror_mlflow=False, mirror_langfuse=False, prompt_source="local", canary_on_change=False
+        use_cache=False,
+        mirrors=Mirrors(off=frozenset(sink_names())),
+        prompts=PromptSource("local"),
+        canary_on_change=False,
     )
     run_ids: dict[str, str] = {}
     for experiment in dict.fromkeys(spec.experiment for spec in chosen.values()):

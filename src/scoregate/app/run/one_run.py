@@ -12,6 +12,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from scoregate.app.run.option_groups import PROMPT_SERVER
 from scoregate.app.run.receipts import build_receipts, local_prompt_version
 from scoregate.app.run.resumption import (
     check_resumable,
@@ -64,16 +65,16 @@ def _open_or_create(
             "pid": os.getpid(),
             "model_checks": checked,
         }
-        if options.shard is not None:
+        if options.sharding.shard is not None:
             from scoregate.app.run.shards import create_shard_store
 
             return create_shard_store(project, options, manifest)
-        run_id = options.run_id or new_run_id(plan.name)
+        run_id = options.selection.run_id or new_run_id(plan.name)
         manifest = {**manifest, "run_id": run_id}
         return RunStore.create(runs_dir(project), run_id, manifest)
     store = resumed
     store.repair()
-    if options.quarantine:
+    if options.resume.quarantine:
         store.quarantine()
     store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
@@ -83,7 +84,7 @@ def _open_or_create(
         from scoregate.app.run.stop_early import continued_changes
 
         changes.update(continued_changes(stored))
-    if options.retry_errors:
+    if options.resume.retry_errors:
         from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
@@ -102,19 +103,19 @@ def run_one(project: Project, experiment: str, options: RunOptions, *, console: 
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.shard is not None:  # a re-run of a shard's index resumes it
+    if options.sharding.shard is not None:  # a re-run of a shard's index resumes it
         from scoregate.app.run.shards import prepare_shard
 
         options, resumed = prepare_shard(project, experiment, options)
-    elif options.resume is not None:
-        resumed = RunStore.open(runs_dir(project), options.resume)
-    elif options.run_id is not None:
-        _check_new_run_id(project, options.run_id)
+    elif options.resume.run_id is not None:
+        resumed = RunStore.open(runs_dir(project), options.resume.run_id)
+    elif options.selection.run_id is not None:
+        _check_new_run_id(project, options.selection.run_id)
     if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
-        if resumed is not None and options.shard is not None:
+        if resumed is not None and options.sharding.shard is not None:
             release_collector()  # a finished shard only mirrors, a resumed run may only mirror: no start to speed
             from scoregate.app.run.shards import finish_shard, finished_shard_note
 
@@ -152,7 +153,7 @@ def _plan_check_and_run(
     lock: RunLock | None,
     console: Console | None,
 ) -> RunOutcome:
-    if options.mirror_langfuse:  # a server its mirror cannot write to is refused before any model call
+    if "langfuse" not in options.mirrors.off:  # a server its mirror cannot write to is refused before any model call
         from scoregate.integrations.langfuse.client import LangfuseSettings
 
         if (langfuse := LangfuseSettings.from_env()) is not None:  # its HTTP client loads only when it is set
@@ -163,10 +164,16 @@ def _plan_check_and_run(
         project, experiment, options, resumed=resumed.manifest_record.receipts if resumed is not None else None
     )
     plan = plan_experiment(
-        project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
+        project,
+        experiment,
+        model=options.models.model,
+        judge_model=options.models.judge_model,
+        model_from=options.models.model_from,
     )
     stop = None
-    if options.stop_early or options.against is not None:  # a bad stop-early request is refused before any call
+    if (
+        options.stop_early.on or options.stop_early.against is not None
+    ):  # a bad stop-early request is refused before any call
         from scoregate.app.run.stop_early import plan_stop_early
 
         stop = plan_stop_early(project, plan, options)
@@ -255,7 +262,7 @@ def _receipts(
     names = [plan.model_name, *models_used(plan)]
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys(names)}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
-    receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
+    receipts.update(repeats_receipt(options.selection.repeat, use_cache=options.use_cache))
     receipts.update(stages_receipt(plan, prompt_versions))
     return receipts
 
@@ -269,9 +276,9 @@ def _use_langfuse_prompts(
     """
     from scoregate.integrations.langfuse.prompt_choice import choose_prompt_source
 
-    asked = {"--prompt-label": options.prompt_label, "--prompt-version": options.prompt_version}
+    asked = {"--prompt-label": options.prompts.label, "--prompt-version": options.prompts.version}
     given = next((f"{flag} {value}" for flag, value in asked.items() if value is not None), None)
-    local_by = "--prompt-source local" if options.mirror_langfuse else "--no-langfuse"
+    local_by = "--no-langfuse" if PROMPT_SERVER in options.mirrors.off else "--prompt-source local"
     spec = project.config.experiments.get(experiment)
     versions = {n: p.langfuse_version for n, p in (resumed.prompts if resumed else {}).items()}
     from_langfuse = choose_prompt_source(
@@ -290,7 +297,7 @@ def _use_langfuse_prompts(
             resolved.update(resolve_prompts(project, [name], label=None, version=versions.get(name)))
     else:
         resolved = resolve_prompts(
-            project, names, label=options.prompt_label, version=options.prompt_version, source=options.prompt_source
+            project, names, label=options.prompts.label, version=options.prompts.version, source=options.prompt_source
         )
     for name, found in resolved.items():
         project.prompts[name] = found.spec

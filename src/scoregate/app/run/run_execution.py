@@ -206,14 +206,14 @@ def execute_run(
             cache.close()
     store.close()
     store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
-    if options.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
+    if options.sharding.shard is not None:  # a shard writes no summary, gates, report or MLflow: `scoregate merge` does
         from scoregate.app.run.shards import finish_shard
 
         return finish_shard(store, project, options)
     telemetry = call_forked(lambda: write_telemetry(store))  # beside the summary and report, on another core
     summary = summarize_run(store, plan, project)
     outcome = RunOutcome(run_id=store.run_id, store=store, summary=summary)
-    if options.write_report:
+    if options.mirrors.report:
         _write_report(store, project, outcome)
     if not telemetry.wait():  # the child failed: write it here, where its error is raised
         write_telemetry(store)
@@ -226,8 +226,8 @@ def _mirror(store: RunStore, project: Project, options: RunOptions, outcome: Run
     from scoregate.sinks.contract import SinkContext  # the sinks load only when a run mirrors
     from scoregate.sinks.mirror_all import Mirror, mirror_all
 
-    context = SinkContext(project.root, loaded=project, item_rows=options.eval_rows)
-    outcome.add_mirrors(mirror_all(Mirror(store), context, skip=options.skipped_sinks))
+    context = SinkContext(project.root, loaded=project, item_rows=options.mirrors.eval_rows)
+    outcome.add_mirrors(mirror_all(Mirror(store), context, skip=options.mirrors.off))
 
 
 def warm_summary_imports() -> None:
@@ -280,25 +280,33 @@ async def _execute(
         )
         if plan.spec.stages:
             pipeline = staged_pipeline(pipeline, plan)
-        done = store.done_ids(retry_errors=options.retry_errors)
-        per_repeat = min(plan.dataset_scan.count, options.limit) if options.limit else plan.dataset_scan.count
-        members = shard_members(plan.dataset.path, options.limit, options.shard) if options.shard else None
+        done = store.done_ids(retry_errors=options.resume.retry_errors)
+        per_repeat = (
+            min(plan.dataset_scan.count, options.selection.limit)
+            if options.selection.limit
+            else plan.dataset_scan.count
+        )
+        members = (
+            shard_members(plan.dataset.path, options.selection.limit, options.sharding.shard)
+            if options.sharding.shard
+            else None
+        )
         per_repeat = per_repeat if members is None else len(members)
         concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
         later = (
-            done_by_repeat(store, retry_errors=options.retry_errors) if options.repeat > 1 else {}
+            done_by_repeat(store, retry_errors=options.resume.retry_errors) if options.selection.repeat > 1 else {}
         )  # repeats 2..K resume on their own
-        done_by = {1: done, **{r: later.get(r, set()) for r in range(2, options.repeat + 1)}}
-        total, already = per_repeat * options.repeat, sum(len(ids) for ids in done_by.values())
+        done_by = {1: done, **{r: later.get(r, set()) for r in range(2, options.selection.repeat + 1)}}
+        total, already = per_repeat * options.selection.repeat, sum(len(ids) for ids in done_by.values())
         final_stage = plan.spec.stages[-1].name if plan.spec.stages else None
         live = LiveProgress(
             store, runs_dir(project), experiment=plan.name, total=total, already_done=already, final_stage=final_stage
         )
-        budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
+        budget = budget_of(project.config.settings, options.budget.usd, options.budget.minutes)
         watch = BudgetWatch(budget)
         progress = RunProgress(
             total, already_done=already, console=console, heartbeat_s=options.heartbeat_s, activity=caller.activity,
-            repeat=options.repeat,
+            repeat=options.selection.repeat,
         )  # fmt: skip
         with progress, live:
             progress.listeners.append(live.observe)
@@ -310,11 +318,13 @@ async def _execute(
                     stop, pipeline, plan, store, concurrency=concurrency, progress=progress, breaker=caller.breaker
                 )
                 return
-            for repeat in range(1, options.repeat + 1):
+            for repeat in range(1, options.selection.repeat + 1):
                 async with _time_budget(watch):
                     await execute(
                         pipeline_for_repeat(pipeline, repeat),
-                        shard_items(pending_items(plan.dataset.path, done_by[repeat], options.limit), members),
+                        shard_items(
+                            pending_items(plan.dataset.path, done_by[repeat], options.selection.limit), members
+                        ),
                         store,
                         concurrency=concurrency,
                         progress=progress,
