@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from headless_chromium import Chromium, find_chromium  # noqa: E402
 from report_runs import summarization_project  # noqa: E402
 from scoregate.app.run.experiment import RunOptions, run_experiment  # noqa: E402
-from scoregate.app.run.run_execution import summarize_run  # noqa: E402
+from scoregate.app.run.summary import summarize_run  # noqa: E402
 from scoregate.catalog.plan import plan_experiment  # noqa: E402
 from scoregate.report import write_run_report  # noqa: E402
 from scoregate.store.records import ItemResult  # noqa: E402

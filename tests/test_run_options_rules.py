@@ -40,8 +40,12 @@ RETRY_ONLY = "--retry-errors and --quarantine work on a stored run: add --resume
         ),
         (lambda: Opt(resume=Opt.ResumeFrom(retry_errors=True)), RETRY_ONLY, None),
         (lambda: Opt(resume=Opt.ResumeFrom(quarantine=True)), RETRY_ONLY, None),
-        (lambda: Opt(budget=Opt.Budget(usd=0.0)), "0: a budget must be more than 0 (0 allows no call)", "--budget-usd"),
-        (lambda: Opt(budget=Opt.Budget(minutes=-1.5)), "-1.5: a budget must be more than 0", "--budget-minutes"),
+        (
+            lambda: Opt(budget=Opt.BudgetLimit(usd=0.0)),
+            "0: a budget must be more than 0 (0 allows no call)",
+            "--budget-usd",
+        ),
+        (lambda: Opt(budget=Opt.BudgetLimit(minutes=-1.5)), "-1.5: a budget must be more than 0", "--budget-minutes"),
         (lambda: Opt(stop_early=Opt.StopEarly(against="ref")), STOP_ONLY, None),
         (lambda: Opt(stop_early=Opt.StopEarly(max_items=3)), STOP_ONLY, None),
         (lambda: Opt(stop_early=Opt.StopEarly(max_cost=0.5)), STOP_ONLY, None),
@@ -63,7 +67,7 @@ def test_contradictory_options_are_a_usage_error(build: Callable[[], object], me
 
 def test_a_group_checks_itself_before_it_joins_the_options() -> None:
     with pytest.raises(UsageError, match="a budget must be more than 0"):
-        Opt.Budget(usd=0.0)
+        Opt.BudgetLimit(usd=0.0)
     with pytest.raises(UsageError, match="belong to --stop-early"):
         Opt.StopEarly(against="ref")
     with pytest.raises(UsageError, match="belong to a sharded run"):
@@ -90,7 +94,7 @@ def test_options_that_agree_are_built() -> None:
     options = RunOptions(
         selection=RunOptions.Selection(run_id="r"),
         resume=RunOptions.ResumeFrom(retry_errors=True),
-        budget=RunOptions.Budget(usd=0.5),
+        budget=RunOptions.BudgetLimit(usd=0.5),
         sharding=RunOptions.ShardSpec(shard=SHARD, group="ci-7"),
     )
     assert options.sharding.shard == SHARD and options.resume.retry_errors

@@ -213,7 +213,7 @@ def _summarise(
     planned: int,
 ) -> MergeOutcome:
     """Summary, CIs and gates of the merged records, as a run computes them; INCOMPLETE where items are missing."""
-    from scoregate.app.run.run_execution import summarize_run
+    from scoregate.app.run.summary import summarize_run
     from scoregate.store.telemetry import write_telemetry
 
     summary = summarize_run(store, plan, project)

@@ -91,7 +91,7 @@ def run(
             resume=Options.ResumeFrom(resume, retry_errors, quarantine),
             prompts=Options.PromptSource(prompt_source, prompt_label, prompt_version),
             mirrors=Options.Mirrors(off, eval_rows, report=not no_report),
-            budget=Options.Budget(budget_usd, budget_minutes),
+            budget=Options.BudgetLimit(budget_usd, budget_minutes),
             sharding=Options.ShardSpec(parse_shard(shard, shards=shards) if shard is not None else None, group),
             stop_early=Options.StopEarly(stop_early, against, max_items, max_cost, stop_batch),
             concurrency=concurrency, use_cache=not no_cache, heartbeat_s=heartbeat,

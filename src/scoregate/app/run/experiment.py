@@ -26,13 +26,7 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     the models' one-token check, so a rejected or refused run never spends a model request. After the run, a
     judge of it that changed since its calibration re-scores its canary set (`--canary-on-change`).
     """
-    project = load_project(root)
-    outcome = run_one(project, experiment, options, console=console)
-    if options.canary_on_change and options.sharding.shard is None and project.config.canaries:
-        from scoregate.app.run.judge_canary import canary_on_change  # the calibration statistics load only here
-
-        canary_on_change(project, outcome.store, console)
-    return outcome
+    return run_one(load_project(root), experiment, options, console=console)
 
 
 def run_models(

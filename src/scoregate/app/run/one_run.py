@@ -8,6 +8,7 @@ The steps that follow a finished run (a judge's canary) are `scoregate.app.run.e
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ from scoregate.support.terminal_text import print_wrapped
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from scoregate.app.run.finished_run import PostRunStep
     from scoregate.store.record import Receipts
 
 __all__ = ["run_one"]
@@ -94,8 +96,16 @@ def _open_or_create(
     return store
 
 
-def run_one(project: Project, experiment: str, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
-    """Run (or resume) one experiment, without the steps after a run; return its outcome; raise ScoregateError.
+def run_one(
+    project: Project,
+    experiment: str,
+    options: RunOptions,
+    *,
+    console: Console | None = None,
+    post_run: Sequence[PostRunStep] = (),
+) -> RunOutcome:
+    """Run (or resume) one experiment, with the post-run steps given (`steps.POST_RUN_STEPS`, none by default);
+    return its outcome; raise ScoregateError.
 
     Order: a resumed run's lock first (a run in use is refused at once), then every check of the files, then
     the models' one-token check, so a rejected or refused run never spends a model request.
@@ -128,7 +138,7 @@ def run_one(project: Project, experiment: str, options: RunOptions, *, console: 
             if (reason := nothing_to_resume(resumed, options)) is not None:
                 return finish_mirror(resumed, project, options, reason)
             experiment, options = resumed_options(resumed.manifest_record, options)
-        outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console)
+        outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console, post_run)
     finally:
         if lock is not None:
             lock.release()
@@ -152,6 +162,7 @@ def _plan_check_and_run(
     resumed: RunStore | None,
     lock: RunLock | None,
     console: Console | None,
+    post_run: Sequence[PostRunStep],
 ) -> RunOutcome:
     if "langfuse" not in options.mirrors.off:  # a server its mirror cannot write to is refused before any model call
         from scoregate.integrations.langfuse.client import LangfuseSettings
@@ -224,9 +235,9 @@ def _plan_check_and_run(
             cache.close()
         raise
     if lock is not None:
-        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop, post_run)
     with RunLock(store.directory):
-        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop, post_run)
 
 
 def _stderr_console() -> Console:

@@ -84,7 +84,7 @@ class Mirrors:
 
 
 @dataclass(frozen=True)
-class Budget:
+class BudgetLimit:
     """Refuse to start above these forecasts, stop at them (None: `settings.budget`)."""
 
     usd: float | None = None

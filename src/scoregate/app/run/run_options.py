@@ -32,7 +32,7 @@ class RunOptions:
     ResumeFrom: ClassVar[type[groups.ResumeFrom]] = groups.ResumeFrom
     PromptSource: ClassVar[type[groups.PromptSource]] = groups.PromptSource
     Mirrors: ClassVar[type[groups.Mirrors]] = groups.Mirrors
-    Budget: ClassVar[type[groups.Budget]] = groups.Budget
+    BudgetLimit: ClassVar[type[groups.BudgetLimit]] = groups.BudgetLimit
     ShardSpec: ClassVar[type[groups.ShardSpec]] = groups.ShardSpec
     StopEarly: ClassVar[type[groups.StopEarly]] = groups.StopEarly
 
@@ -41,7 +41,7 @@ class RunOptions:
     resume: groups.ResumeFrom = field(default_factory=groups.ResumeFrom)
     prompts: groups.PromptSource = field(default_factory=groups.PromptSource)
     mirrors: groups.Mirrors = field(default_factory=groups.Mirrors)
-    budget: groups.Budget = field(default_factory=groups.Budget)
+    budget: groups.BudgetLimit = field(default_factory=groups.BudgetLimit)
     sharding: groups.ShardSpec = field(default_factory=groups.ShardSpec)
     stop_early: groups.StopEarly = field(default_factory=groups.StopEarly)
     concurrency: int | None = None

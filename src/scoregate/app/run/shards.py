@@ -11,6 +11,7 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -199,7 +200,7 @@ def shard_members(path: Path, limit: int | None, shard: Shard) -> set[str]:
 
 
 def shard_items(
-    items: Iterator[tuple[int, DatasetItem]], members: set[str] | None
+    items: Iterator[tuple[int, DatasetItem]], members: AbstractSet[str] | None
 ) -> Iterator[tuple[int, DatasetItem]]:
     """The items of `items` whose id is in `members` (all of them when None: the run is not sharded)."""
     if members is None:
