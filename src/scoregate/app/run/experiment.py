@@ -1,5 +1,5 @@
-"""Run an experiment end to end, the library entry point: the run itself (`scoregate.app.run.one_run`), then the
-steps that follow a finished run (a changed judge's canary); or one run per model."""
+"""Run an experiment end to end, the library entry point: one run with its post-run steps (`steps.py` writes the
+run's order); or one run per model."""
 
 from __future__ import annotations
 
@@ -23,10 +23,12 @@ def run_experiment(root: Path, experiment: str, options: RunOptions, *, console:
     """Run (or resume) one experiment and return its outcome; raise ScoregateError on bad input.
 
     Order: a resumed run's lock first (a run in use is refused at once), then every check of the files, then
-    the models' one-token check, so a rejected or refused run never spends a model request. After the run, a
-    judge of it that changed since its calibration re-scores its canary set (`--canary-on-change`).
+    the models' one-token check, so a rejected or refused run never spends a model request. After the summary,
+    the post-run steps (`steps.POST_RUN_STEPS`: a changed judge re-scores its canary set) run before the mirrors.
     """
-    return run_one(load_project(root), experiment, options, console=console)
+    from scoregate.app.run.steps import POST_RUN_STEPS  # read at each run: a test may add a step
+
+    return run_one(load_project(root), experiment, options, console=console, post_run=tuple(POST_RUN_STEPS))
 
 
 def run_models(
