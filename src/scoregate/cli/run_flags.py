@@ -45,7 +45,7 @@ NoMirror = Annotated[
     typer.Option(
         "--no-mirror",
         metavar="NAME",
-        help="Do not mirror the run to this sink (repeatable; `scoregate plugins` lists the sinks).",
+        help="Do not mirror the run to this sink, e.g. mlflow (repeatable; an unknown name lists the sinks).",
     ),
 ]
 
@@ -153,8 +153,8 @@ Heartbeat = Annotated[
 def mirrors_off(names: list[str] | None, *, no_mlflow: bool, no_langfuse: bool) -> frozenset[str]:
     """The sinks `--no-mirror NAME` names, with the aliases `--no-mlflow` and `--no-langfuse` (checked as the run's
     `Mirrors` group is built)."""
-    aliases = {"mlflow": no_mlflow, "langfuse": no_langfuse}
-    return frozenset([*(names or ()), *(name for name, asked in aliases.items() if asked)])
+    aliases = {"--no-mlflow": no_mlflow, "--no-langfuse": no_langfuse}  # each is `--no-mirror` of the sink it names
+    return frozenset([*(names or ()), *(flag.removeprefix("--no-") for flag, asked in aliases.items() if asked)])
 
 
 @contextmanager

@@ -12,7 +12,7 @@ SHARD_ONLY = "--shards and --group belong to a sharded run: add --shard I/N or a
 STOP_EARLY_ONLY = "--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it"
 MIRROR_ALIASES = {"--no-mlflow": "mlflow", "--no-langfuse": "langfuse"}
 """The switches `scoregate run` kept from before `--no-mirror NAME`: each is `--no-mirror` of one sink."""
-PROMPT_SERVER = "langfuse"
+PROMPT_SERVER = MIRROR_ALIASES["--no-langfuse"]
 """The prompt source that is also a mirror: with its mirror off, `--prompt-source auto` reads the local files."""
 
 
