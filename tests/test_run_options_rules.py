@@ -103,20 +103,13 @@ def test_options_that_agree_are_built() -> None:
     assert RunOptions(resume=RunOptions.ResumeFrom(run_id="r", quarantine=True, retry_errors=True)).resume.quarantine
 
 
-def test_the_prompt_servers_mirror_off_reads_the_local_prompts_unless_a_source_is_named() -> None:
-    off = RunOptions.Mirrors(off=frozenset({"langfuse"}))
-    assert RunOptions(mirrors=off).prompt_source == "local"
-    assert RunOptions(mirrors=off, prompts=RunOptions.PromptSource("langfuse")).prompt_source == "langfuse"
-    assert RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"}))).prompt_source == "auto"
-
-
 @pytest.mark.parametrize(
     ("flags", "message", "option"),
     [
         ({"shards": 3}, "--shards and --group belong to a sharded run: add --shard I/N or auto", None),
         ({"models": ["a", "b"], "run_id": "x"}, "--models starts one run per model, each with its own id", "--run-id"),
         ({"models": ["a"], "shard": "0/2"}, "--shard resumes by itself (run the same index again)", None),
-        ({"mirrors_off": {"langfuse"}, "prompt_source": "langfuse"}, "--no-langfuse runs without Langfuse", None),
+        ({"no_langfuse": True, "prompt_source": "langfuse"}, "--no-langfuse runs without Langfuse", None),
         ({"dry_run": True, "resume": "y"}, "--dry-run forecasts one new run: drop --resume/--models", "--dry-run"),
         ({"dry_run": True, "models": ["a"]}, "--dry-run forecasts one new run: drop --resume/--models", "--dry-run"),
     ],
@@ -130,5 +123,5 @@ def test_contradictory_run_flags_are_a_usage_error(flags: dict[str, Any], messag
 
 def test_run_flags_that_agree_pass() -> None:
     check_run_flags(shard="auto", shards=4, models=None, run_id="r", dry_run=False)
-    check_run_flags(models=["a", "b"], mirrors_off={"langfuse"}, prompt_source="auto")
+    check_run_flags(models=["a", "b"], no_langfuse=True, prompt_source="auto")
     check_run_flags(dry_run=True, prompt_source="langfuse")

@@ -81,15 +81,16 @@ def run(
         _list_experiments(project, as_json=as_json)
         return
     off = run_flags.mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
+    source = run_flags.prompts_from(prompt_source, no_langfuse)
     named = models.split(",") if models is not None else None
     with run_flags.usage_as_bad_parameter():
         check_run_flags(shard=shard, shards=shards, models=named, run_id=run_id, resume=resume, dry_run=dry_run,
-                        mirrors_off=off, prompt_source=prompt_source)  # fmt: skip
+                        no_langfuse=no_langfuse, prompt_source=prompt_source)  # fmt: skip
         options = Options(
             selection=Options.Selection(limit, repeat, run_id),
             models=Options.Models(model, judge_model, _model_from(model)),
             resume=Options.ResumeFrom(resume, retry_errors, quarantine),
-            prompts=Options.PromptSource(prompt_source, prompt_label, prompt_version),
+            prompts=Options.PromptSource(source, prompt_label, prompt_version),
             mirrors=Options.Mirrors(off, eval_rows, report=not no_report),
             budget=Options.BudgetLimit(budget_usd, budget_minutes),
             sharding=Options.ShardSpec(parse_shard(shard, shards=shards) if shard is not None else None, group),

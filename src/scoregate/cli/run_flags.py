@@ -55,7 +55,7 @@ NoLangfuse = Annotated[
     bool,
     typer.Option(
         "--no-langfuse",
-        help="No Langfuse: local prompt files, no mirror (= --no-mirror langfuse; keys may stay set).",
+        help="No Langfuse: local prompt files and --no-mirror langfuse (keys may stay set).",
     ),
 ]
 
@@ -155,6 +155,11 @@ def mirrors_off(names: list[str] | None, *, no_mlflow: bool, no_langfuse: bool) 
     `Mirrors` group is built)."""
     aliases = {"--no-mlflow": no_mlflow, "--no-langfuse": no_langfuse}  # each is `--no-mirror` of the sink it names
     return frozenset([*(names or ()), *(flag.removeprefix("--no-") for flag, asked in aliases.items() if asked)])
+
+
+def prompts_from(source: str, no_langfuse: bool) -> str:
+    """`--no-langfuse` is `--no-mirror langfuse` that also reads the local prompt files (unless a source is named)."""
+    return "local" if no_langfuse and source == "auto" else source
 
 
 @contextmanager

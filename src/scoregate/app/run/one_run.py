@@ -293,7 +293,7 @@ def _use_langfuse_prompts(
     spec = project.config.experiments.get(experiment)
     versions = {n: p.langfuse_version for n, p in (resumed.prompts if resumed else {}).items()}
     from_langfuse = choose_prompt_source(
-        options.prompt_source, asked=given, resumed=any(versions.values()), local_by=local_by
+        options.prompts.source, asked=given, resumed=any(versions.values()), local_by=local_by
     )
     if not from_langfuse or spec is None:
         return {}
@@ -308,7 +308,7 @@ def _use_langfuse_prompts(
             resolved.update(resolve_prompts(project, [name], label=None, version=versions.get(name)))
     else:
         resolved = resolve_prompts(
-            project, names, label=options.prompts.label, version=options.prompts.version, source=options.prompt_source
+            project, names, label=options.prompts.label, version=options.prompts.version, source=options.prompts.source
         )
     for name, found in resolved.items():
         project.prompts[name] = found.spec
@@ -320,4 +320,4 @@ def _prompt_source_line(versions: dict[str, str], options: RunOptions) -> str:
     langfuse = {n: v for n, v in versions.items() if v.isdigit()}
     if langfuse:
         return "prompts: from Langfuse " + ", ".join(f"{n} v{v}" for n, v in langfuse.items())
-    return f"prompts: local files (prompt source {options.prompt_source})"
+    return f"prompts: local files (prompt source {options.prompts.source})"

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from scoregate.app.run.option_groups import PROMPT_SERVER
 from scoregate.app.run.receipts import resume_conflicts
 from scoregate.app.run.run_options import RunOptions, RunOutcome
 from scoregate.catalog.project import Project
@@ -88,10 +89,12 @@ def kept_outputs(manifest: Manifest, options: RunOptions) -> RunOptions:
     """`options` with what the run recorded of its mirrors, report and evaluation rows: a mirror it was started
     without stays off (a flag on the resume can turn one off too), and so does its report; evaluation rows it
     asked for are written. A run from before these were recorded keeps the resume's own flags."""
-    saved, mirrors = manifest.options, options.mirrors
+    saved, mirrors, prompts = manifest.options, options.mirrors, options.prompts
     off = mirrors.off | _registered(saved.mirrors_off or ())
+    server_off = PROMPT_SERVER in off - mirrors.off  # started without it, as `--no-langfuse` does: its prompts too
     return replace(
         options,
+        prompts=replace(prompts, source="local") if server_off and prompts.source == "auto" else prompts,
         mirrors=replace(
             mirrors,
             off=off,

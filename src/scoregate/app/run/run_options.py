@@ -4,7 +4,6 @@ what `scoregate run` asks beyond one run's options) and what it left behind (Run
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -54,12 +53,6 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         _check_combinations(self)
-
-    @property
-    def prompt_source(self) -> str:
-        """Where the prompts come from: `--prompt-source auto` with the prompt server's mirror off reads the files."""
-        source = self.prompts.source
-        return "local" if source == "auto" and PROMPT_SERVER in self.mirrors.off else source
 
     def recorded(self) -> dict[str, Any]:
         """The manifest's `options`: what a resume keeps (`StartOptions`). The rest holds for one invocation: the
@@ -117,23 +110,19 @@ def check_run_flags(
     run_id: str | None = None,
     resume: str | None = None,
     dry_run: bool = False,
-    mirrors_off: Iterable[str] = (),
+    no_langfuse: bool = False,
     prompt_source: str = "auto",
 ) -> None:
     """Refuse what `scoregate run` asks beyond one run's options when it contradicts itself (`--models`, `--dry-run`,
-    `--shards`, the prompt server's mirror off with prompts from it); raise UsageError. `RunOptions` checks the
-    rest when it is built."""
+    `--shards`, `--no-langfuse`); raise UsageError. `RunOptions` checks the rest when it is built."""
     if shard is None and shards is not None:
         raise UsageError(SHARD_ONLY)
     if models is not None and run_id is not None:
         raise UsageError("--models starts one run per model, each with its own id; drop --run-id", option="--run-id")
     if shard is not None and models is not None:
         raise UsageError(SHARD_RESUMES)
-    if PROMPT_SERVER in mirrors_off and prompt_source == PROMPT_SERVER:
-        raise UsageError(
-            f"--no-{PROMPT_SERVER} runs without Langfuse; drop it (or --no-mirror {PROMPT_SERVER}) "
-            f"or --prompt-source {PROMPT_SERVER}"
-        )
+    if no_langfuse and prompt_source == PROMPT_SERVER:
+        raise UsageError(f"--no-langfuse runs without Langfuse; drop it or --prompt-source {PROMPT_SERVER}")
     if dry_run and (resume is not None or models is not None):
         raise UsageError("--dry-run forecasts one new run: drop --resume/--models", option="--dry-run")
 
