@@ -124,7 +124,7 @@ def test_resumed_options_keep_the_evaluation_rows_and_ignore_what_an_old_manifes
     old = Manifest.model_validate({"run_id": "r", "receipts": receipts, "options": {"limit": 2, "repeat": 1}})
 
     _, kept = resumed_options(new, RunOptions(resume=RunOptions.ResumeFrom(run_id="r")))
-    assert (kept.mirrors.eval_rows, kept.prompt_source, kept.mirrors.off) == (True, "local", {"langfuse"})
+    assert (kept.mirrors.eval_rows, kept.prompts.source, kept.mirrors.off) == (True, "local", {"langfuse"})
     _, as_before = resumed_options(
         old, RunOptions(resume=RunOptions.ResumeFrom(run_id="r"), mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"})))
     )
