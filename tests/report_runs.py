@@ -109,4 +109,6 @@ def extraction_project(root: Path, server: ScriptedOpenAI) -> Path:
 def extraction_runs(root: Path, server: ScriptedOpenAI) -> list[RunOutcome]:
     """Run the extraction experiment once per model, on the same items."""
     project = extraction_project(root, server)
-    return [run_experiment(project, "extraction", replace(OPTIONS, model=name)) for name in MODELS]
+    return [
+        run_experiment(project, "extraction", replace(OPTIONS, models=RunOptions.Models(model=name))) for name in MODELS
+    ]

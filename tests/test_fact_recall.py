@@ -311,7 +311,7 @@ def test_changing_the_model_a_fact_recall_judge_calls_blocks_resume_and_names_it
     scripted_server.clear_requests()
 
     with pytest.raises(ScoregateError) as refused:
-        run_experiment(facts_project, "fact_recall", replace(NO_RUN, resume=store.run_id))
+        run_experiment(facts_project, "fact_recall", replace(NO_RUN, resume=RunOptions.ResumeFrom(store.run_id)))
 
     assert f"cannot resume {store.run_id}: scoregate.yaml changed where this run reads it (models.facts-judge)" in (
         refused.value.message
