@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 from report_runs import summarization_project  # noqa: E402
-from scoregate.app.experiment import RunOptions, run_experiment  # noqa: E402
+from scoregate.app.run.experiment import RunOptions, run_experiment  # noqa: E402
 from scoregate.sinks.mlflow.eval_rows import log_item_rows  # noqa: E402
 from scripted_openai import ScriptedOpenAI  # noqa: E402
 
@@ -48,7 +48,9 @@ def main() -> None:
                 for n in range(args.items):
                     item = dict(seeds[n % len(seeds)], id=f"{seeds[n % len(seeds)]['id']}-{n:05d}")
                     handle.write(json.dumps(item, ensure_ascii=False) + "\n")
-            options = RunOptions(mirror_langfuse=False, use_cache=False, concurrency=8)
+            options = RunOptions(
+                mirrors=RunOptions.Mirrors(off=frozenset({"langfuse"})), use_cache=False, concurrency=8
+            )
             start = time.perf_counter()
             outcome = run_experiment(project, "smoke", options)
             run_s = time.perf_counter() - start

@@ -27,8 +27,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from headless_chromium import Chromium, find_chromium  # noqa: E402
 from report_runs import summarization_project  # noqa: E402
-from scoregate.app.experiment import RunOptions, run_experiment  # noqa: E402
-from scoregate.app.run_execution import summarize_run  # noqa: E402
+from scoregate.app.run.experiment import RunOptions, run_experiment  # noqa: E402
+from scoregate.app.run.summary import summarize_run  # noqa: E402
 from scoregate.catalog.plan import plan_experiment  # noqa: E402
 from scoregate.report import write_run_report  # noqa: E402
 from scoregate.store.records import ItemResult  # noqa: E402
@@ -68,7 +68,9 @@ def make_run(base: Path, items: int) -> tuple[Path, RunStore]:
     server = ScriptedOpenAI()
     try:
         project = summarization_project(base / "project", server)
-        seed = run_experiment(project, "smoke", RunOptions(mirror_mlflow=False, mirror_langfuse=False))
+        seed = run_experiment(
+            project, "smoke", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+        )
     finally:
         server.close()
     source = sorted(seed.store.iter_results(), key=lambda r: r.index)

@@ -208,7 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     setup = _setup(args, kit, workdir, args.n, args.port)
     # Not measured: loads every harness's imports once so no first run pays for a cold page cache.
     subprocess.run(
-        [str(args.python), "-c", "import httpx, httpx2, langfuse, rapidfuzz, scoregate.app.experiment, scipy.stats"],
+        [
+            str(args.python),
+            "-c",
+            "import httpx, httpx2, langfuse, rapidfuzz, scoregate.app.run.experiment, scipy.stats",
+        ],
         check=True,
     )
     try:

@@ -342,7 +342,9 @@ def main(argv: list[str] | None = None) -> int:
         kit_data = generate_kit_data(kit, args.n, workdir / f"kit-data-{args.n}.jsonl")
         project = write_project(workdir / "project", kit=kit, kit_data=kit_data, args=args)
         bytecode = use_bytecode_cache(args.python, REPO / "src")
-        subprocess.run([str(args.python), "-c", "import httpx, scoregate.app.experiment"], check=True)  # warm the cache
+        subprocess.run(
+            [str(args.python), "-c", "import httpx, scoregate.app.run.experiment"], check=True
+        )  # warm the cache
         measurements: list[Measurement] = []
         with W2Mock(workdir / "mock", args.port, args.latency_ms):
             for rep in range(args.repeats):

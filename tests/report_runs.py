@@ -16,12 +16,12 @@ from typing import Any
 import yaml
 
 from conftest import DATASET_IDS, REPO, copy_shipped, project_config, write_yaml
-from scoregate.app.experiment import RunOptions, RunOutcome, run_experiment
+from scoregate.app.run.experiment import RunOptions, RunOutcome, run_experiment
 from scripted_openai import ScriptedOpenAI, json_for_schema, markdown_summary, request_schema
 
 MODELS = {"small": (0.0, 0.05), "medium": (0.01, 0.4), "large": (0.03, 2.0)}
 """Extraction models: name → (seconds each reply waits, USD per million tokens in and out)."""
-OPTIONS = RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+OPTIONS = RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})), use_cache=False)
 
 
 def summarization_project(root: Path, server: ScriptedOpenAI) -> Path:
@@ -109,4 +109,6 @@ def extraction_project(root: Path, server: ScriptedOpenAI) -> Path:
 def extraction_runs(root: Path, server: ScriptedOpenAI) -> list[RunOutcome]:
     """Run the extraction experiment once per model, on the same items."""
     project = extraction_project(root, server)
-    return [run_experiment(project, "extraction", replace(OPTIONS, model=name)) for name in MODELS]
+    return [
+        run_experiment(project, "extraction", replace(OPTIONS, models=RunOptions.Models(model=name))) for name in MODELS
+    ]

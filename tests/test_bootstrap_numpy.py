@@ -215,8 +215,9 @@ def test_the_run_summary_and_regression_gate_import_no_scipy() -> None:
     # a run's end reads its judges' calibration state: scipy.stats would add ~60 MB to every run
     code = (
         "import sys, scoregate.analysis.summary, scoregate.app.regression_gate, scoregate.tracks.registry, "
-        "scoregate.tracks.extraction.run_summary, scoregate.tracks.tags.run_summary, scoregate.app.run_execution, "
-        "scoregate.app.judge_gates, scoregate.app.flaky_items, scoregate.app.slice_gates, "
+        "scoregate.tracks.extraction.run_summary, scoregate.tracks.tags.run_summary, scoregate.app.run.run_execution, "
+        "scoregate.app.run.summary, "
+        "scoregate.app.run.judge_gates, scoregate.app.run.flaky_items, scoregate.app.run.slice_gates, "
         "scoregate.app.calibration_runs; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
     )

@@ -120,7 +120,7 @@ def test_shell_completion_lists_command_names_with_their_help(words: str, names:
 
 def test_the_run_module_imports_neither_the_openai_sdk_nor_scipy_before_the_items() -> None:
     """A run needs scipy only for the summary after its last item, and never the openai SDK (plain HTTP)."""
-    imported = _imported_after("import scoregate.app.experiment, scoregate.providers.registry")
+    imported = _imported_after("import scoregate.app.run.experiment, scoregate.providers.registry")
     assert imported["openai"] is False and imported["scipy"] is False
 
 

@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.errors import ScoregateError
 from scoregate.scoring.base import EvalContext
@@ -100,7 +100,9 @@ def test_imported_sgd_dataset_runs_and_the_summary_lists_the_unscored_references
     for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST"):
         monkeypatch.delenv(name, raising=False)
 
-    outcome = run_experiment(root, "sgd", RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False))
+    outcome = run_experiment(
+        root, "sgd", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})), use_cache=False)
+    )
 
     assert outcome.summary["scores"]["eqs"]["n_measured"] == 167 and outcome.summary["scores"]["eqs"]["mean"] == 1.0
     assert outcome.summary["scores"]["eqs"]["null_reasons"]  # the three unscored items say why

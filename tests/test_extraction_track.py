@@ -12,7 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from conftest import copy_shipped, write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem, PromptSpec
 from scoregate.catalog.plan import plan_experiment
@@ -98,7 +98,9 @@ def test_a_run_sends_each_items_schema_and_scores_every_metric_or_says_why_not(
     extraction_project: Path, scripted_server: ScriptedOpenAI
 ) -> None:
     outcome = run_experiment(
-        extraction_project, "extraction", RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+        extraction_project,
+        "extraction",
+        RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})), use_cache=False),
     )
 
     requests = scripted_server.task_requests()

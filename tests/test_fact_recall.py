@@ -16,7 +16,7 @@ import yaml
 
 from conftest import copy_shipped, write_yaml
 from headless_chromium import Chromium, find_chromium
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.plan import plan_experiment
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.scoring.base import EvalContext, ModelCallFailed
@@ -28,7 +28,11 @@ from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
-NO_RUN = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+NO_RUN = RunOptions(
+    selection=RunOptions.Selection(limit=3),
+    mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    use_cache=False,
+)
 FACTS = [
     {"subject": "agent", "predicate": "refunds", "object": "240 dollars", "verdict": "both"},
     {"subject": "agent", "predicate": "sends", "object": "corrected invoice", "verdict": "both"},
@@ -307,7 +311,7 @@ def test_changing_the_model_a_fact_recall_judge_calls_blocks_resume_and_names_it
     scripted_server.clear_requests()
 
     with pytest.raises(ScoregateError) as refused:
-        run_experiment(facts_project, "fact_recall", replace(NO_RUN, resume=store.run_id))
+        run_experiment(facts_project, "fact_recall", replace(NO_RUN, resume=RunOptions.ResumeFrom(store.run_id)))
 
     assert f"cannot resume {store.run_id}: scoregate.yaml changed where this run reads it (models.facts-judge)" in (
         refused.value.message

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import SCOREGATE_BIN, Runs
 from scoregate.analysis.flaky import FlipCounter, GateRule, Observation, flaky_items, flips
-from scoregate.app.flaky_items import find_flaky
+from scoregate.app.run.flaky_items import find_flaky
 from scoregate.catalog.config_models import ProjectConfig
 from scoregate.store.records import ItemResult, Score
 from scoregate.store.run_store import RunStore

@@ -14,11 +14,11 @@ from mlflow.tracking import MlflowClient
 from conftest import CliResult, Runs
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from scoregate.app.comparison import CompareOptions, compare_stored_runs
-from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.app.hardcases import add_hardcases
 from scoregate.app.invalidation import invalidate_run
 from scoregate.app.promotion import PromotionRefused, promote
 from scoregate.app.ranking import rank_stored_runs
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.errors import ScoregateError
 from scoregate.store.invalidation import INVALIDATION_FILE
 from test_promotion import PROMPT, logged_run, project  # noqa: F401
@@ -31,7 +31,9 @@ def test_every_summary_metric_carries_its_integrity_fields_and_the_run_a_coverag
     project_dir: Path, scripted_server: Any
 ) -> None:
     scripted_server.judge_score = 9  # outside the judges' 1-5 range: every judge score is null with the reason
-    outcome = run_experiment(project_dir, "smoke", RunOptions(mirror_mlflow=False, mirror_langfuse=False))
+    outcome = run_experiment(
+        project_dir, "smoke", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    )
     scores = outcome.summary["scores"]
     for key, stats in scores.items():
         assert set(stats) >= INTEGRITY, key
@@ -109,7 +111,7 @@ def test_invalidate_refuses_bad_input(two_runs: tuple[str, str], scoregate: Call
 @pytest.fixture
 def invalid_and_valid(project_dir: Path) -> tuple[str, str]:
     """Two local runs of `counters`; the first invalidated, superseded by the second."""
-    options = RunOptions(mirror_mlflow=False, mirror_langfuse=False)
+    options = RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
     old = run_experiment(project_dir, "counters", options).run_id
     new = run_experiment(project_dir, "counters", options).run_id
     invalidate_run(project_dir, old, "judge prompt bug", superseded_by=new)
@@ -152,7 +154,9 @@ def test_the_regression_gate_skips_an_invalid_baseline_saying_so(tmp_path: Path)
 
 def test_promotion_skips_an_invalidated_run_as_evidence(project: Path) -> None:  # noqa: F811
     logged_run(project, "counters")
-    outcome = run_experiment(project, "smoke", RunOptions(use_cache=False, mirror_langfuse=False))
+    outcome = run_experiment(
+        project, "smoke", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"langfuse"})), use_cache=False)
+    )
     invalidate_run(project, outcome.run_id, "the smoke set was mislabelled")
     with pytest.raises(PromotionRefused) as refused:
         promote(project, PROMPT, version=2, dry_run=True)

@@ -10,7 +10,7 @@ import pytest
 
 import plugin_kind_exclaims
 from conftest import copy_shipped, write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.directions import project_directions
 from scoregate.catalog.plan import models_used, plan_experiment
 from scoregate.errors import ValidationFailed
@@ -20,7 +20,11 @@ from scoregate.tracks.project import load_project, write_project_schemas
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
-NO_MIRRORS = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+NO_MIRRORS = RunOptions(
+    selection=RunOptions.Selection(limit=3),
+    mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    use_cache=False,
+)
 REPLIES = ["Refund sent!", "Refund sent!! Invoice too!", "Refund sent."]
 
 

@@ -13,7 +13,7 @@ import yaml
 from conftest import REPO, CliResult
 from fake_langfuse import FakeLangfuse
 from scoregate.app.annotation import mirrored_traces
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.app.scores_import import load_feedback
 from scoregate.integrations.langfuse.score_configs import wanted_configs
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
@@ -110,7 +110,9 @@ def test_a_config_name_the_server_holds_twice_is_found_not_created_a_third_time(
 def test_mirrored_scores_carry_their_config_id_and_fit_its_scale(
     project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    store = run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).store
     point_at(monkeypatch, fake_langfuse)
     report = mirror_run_to_langfuse(store, load_project(project_dir))  # the first mirror sets the configs up
     assert report.complete, report.lines()
@@ -126,7 +128,9 @@ def test_a_composite_gets_a_config_over_its_parts_range_and_its_mirrored_scores_
 ) -> None:
     for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
         monkeypatch.delenv(name)
-    store = run_experiment(project_dir, "smoke", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    store = run_experiment(
+        project_dir, "smoke", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).store
     point_at(monkeypatch, lf)
     assert scoregate("langfuse", "setup").code == 0
     quality = configs_by_name(lf)["WeightedQuality"]  # 0.5, 0.3 and 0.2 of three 1-5 judge scores
@@ -164,7 +168,9 @@ def test_a_server_without_score_configs_gets_a_clear_message_and_the_rest_still_
     assert "v4.16 or newer" in result.err and "Traceback" not in result.err
     synced = scoregate("prompts", "sync")
     assert synced.code == 0 and "score configs: not set up" in synced.output
-    store = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    store = run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).store
     report = mirror_run_to_langfuse(store, load_project(project_dir))
     assert report.complete and any("no score configs API" in n for n in report.notes)
 
@@ -264,7 +270,10 @@ def test_a_server_without_the_dashboards_api_gets_a_clear_message(
 @pytest.fixture
 def mirrored(project_dir: Path, lf: FakeLangfuse) -> RunStore:
     """A counters run of smoke_v1 (6 items), mirrored to the fake."""
-    local = RunOptions(mirror_mlflow=False, mirror_langfuse=False, prompt_source="local")
+    local = RunOptions(
+        prompts=RunOptions.PromptSource(source="local"),
+        mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    )
     store = run_experiment(project_dir, "counters", local).store
     assert mirror_run_to_langfuse(store, load_project(project_dir)).complete
     return store
@@ -323,7 +332,10 @@ def test_a_server_without_annotation_queues_gets_a_clear_message(
 ) -> None:
     with FakeLangfuse(missing_apis=("/api/public/annotation-queues",)) as fake:
         point_at(monkeypatch, fake)
-        local = RunOptions(mirror_mlflow=False, mirror_langfuse=False, prompt_source="local")
+        local = RunOptions(
+            prompts=RunOptions.PromptSource(source="local"),
+            mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+        )
         store = run_experiment(project_dir, "counters", local).store
         assert mirror_run_to_langfuse(store, load_project(project_dir)).complete
         result = scoregate("annotate", "queue", store.run_id)

@@ -22,7 +22,7 @@ from conftest import REPO, write_yaml
 from fake_langfuse import FakeLangfuse
 from fake_langfuse.tiles import number_tile_text
 from scoregate.app.annotation import mirrored_traces
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.app.scores_import import import_scores
 from scoregate.integrations.langfuse.dashboards_sync import sync_dashboards
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
@@ -103,7 +103,10 @@ def three_runs(
         lines = (REPO / "datasets" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
         kept = lines if name == "smoke_v1" else lines[:PER_STYLE_ITEMS]
         (datasets / f"{name}.jsonl").write_text("".join(kept), encoding="utf-8")
-    local = RunOptions(mirror_mlflow=False, mirror_langfuse=False, prompt_source="local")
+    local = RunOptions(
+        prompts=RunOptions.PromptSource(source="local"),
+        mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    )
     stores = {name: run_experiment(project_dir, name, local).store for name in EXPERIMENTS}
     point_at(monkeypatch, fake_langfuse)
     project = load_project(project_dir)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fake_langfuse import FakeLangfuse
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.sinks.langfuse.experiment_mirror import mirror_run_to_langfuse
 from scoregate.store.description import RunDescription
 from scoregate.tracks.project import load_project
@@ -25,7 +25,10 @@ DESCRIPTION = "langfuse.experiment.description"
 def test_the_experiments_page_shows_the_run_s_description(
     project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    local = RunOptions(mirror_mlflow=False, mirror_langfuse=False, prompt_source="local")
+    local = RunOptions(
+        prompts=RunOptions.PromptSource(source="local"),
+        mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    )
     store = run_experiment(project_dir, "smoke", local).store
     point_at(monkeypatch, fake_langfuse)
     report = mirror_run_to_langfuse(store, load_project(project_dir))

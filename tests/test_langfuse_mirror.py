@@ -24,7 +24,7 @@ import scoregate.cli as scoregate_cli
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from langfuse_sync import sync_run
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
 from scoregate.cli import promote_cmd, sync_cmd
 from scoregate.errors import ScoregateError
@@ -73,7 +73,11 @@ def langfuse_on(fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch) ->
 
 def make_run(project_dir: Path, experiment: str, *, resume: str | None = None) -> RunStore:
     """Run (or resume) an experiment locally, without any mirror."""
-    return run_experiment(project_dir, experiment, RunOptions(mirror_mlflow=False, resume=resume)).store
+    return run_experiment(
+        project_dir,
+        experiment,
+        RunOptions(resume=RunOptions.ResumeFrom(run_id=resume), mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"}))),
+    ).store
 
 
 @pytest.fixture
@@ -240,7 +244,7 @@ def test_a_run_on_langfuse_prompts_is_mirrored_live_with_each_prompt_version_lin
     _upload(fake_langfuse, prompts["summarization-catchup"], ["candidate"])
     _upload(fake_langfuse, prompts["summarization-howto"], ["production"])
 
-    outcome = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False))
+    outcome = run_experiment(project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"}))))
 
     receipts = outcome.store.manifest["receipts"]["prompts"]
     assert {name: info["version"] for name, info in receipts.items()} == {

@@ -11,7 +11,7 @@ import pytest
 from conftest import CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from langfuse_sync import sync_run
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 
 
 @pytest.fixture
@@ -24,7 +24,9 @@ def langfuse_on(fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch) ->
 def test_after_the_switch_the_server_line_says_the_scores_went_as_events(
     project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_id = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).run_id
+    run_id = run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).run_id
     for name, value in fake_langfuse.env().items():
         monkeypatch.setenv(name, value)
     fake_langfuse.server_mode = "old"  # refuses an array of scores...
@@ -41,7 +43,9 @@ def test_after_the_switch_the_server_line_says_the_scores_went_as_events(
 def test_a_server_that_takes_arrays_says_batches(
     project_dir: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_id = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).run_id
+    run_id = run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).run_id
     for name, value in fake_langfuse.env().items():
         monkeypatch.setenv(name, value)
     fake_langfuse.server_mode = "new"

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import DATASET_IDS, REPO, CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.app.langfuse_check import CHECK_TIMEOUT_S
 from scoregate.integrations.langfuse.client import SDK_MAJOR
 from scoregate.integrations.langfuse.datasets_sync import langfuse_item_id, sync_datasets
@@ -81,7 +81,9 @@ def langfuse_on(monkeypatch: pytest.MonkeyPatch, fake: FakeLangfuse) -> None:
 @pytest.fixture
 def counters_run(project_dir: Path) -> RunStore:
     """A finished run of the `counters` experiment (6 smoke items), made with Langfuse off."""
-    return run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    return run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).store
 
 
 def mirror(store: RunStore, project_dir: Path) -> MirrorReport:
@@ -252,7 +254,9 @@ def test_declared_dimensions_replace_the_default_ones(
     edit_yaml: Callable[[Path, Callable[[Any], None]], None],
 ) -> None:
     edit_yaml(project_dir / "datasets" / "smoke_v1.yaml", lambda meta: meta.update(dimensions=["title"]))
-    store = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    store = run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).store
     langfuse_on(monkeypatch, fake_langfuse)
     assert mirror(store, project_dir).complete
     result = next(iter(store.iter_results()))
@@ -295,7 +299,9 @@ def test_item_metadata_too_long_for_a_span_attribute_is_named(
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     rows[0].setdefault("metadata", {})["reviewer_notes"] = "x" * 300
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    store = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    store = run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).store
     langfuse_on(monkeypatch, fake_langfuse)
     report = mirror(store, project_dir)
     assert report.complete

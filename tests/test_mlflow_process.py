@@ -30,7 +30,8 @@ RUN_WITH_MLFLOW = """
 import json, sys
 from pathlib import Path
 from scoregate.app import RunOptions, run_experiment
-outcome = run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirror_langfuse=False))
+off = RunOptions.Mirrors(off=frozenset({"langfuse"}))
+outcome = run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirrors=off))
 print(json.dumps({"mlflow_loaded": "mlflow" in sys.modules, "mirrors": outcome.mirrors,
                   "errors": outcome.mirror_errors}))
 """
@@ -53,7 +54,9 @@ def in_child(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def stored_run(project_dir: Path) -> RunStore:
     """A finished run of `counters`, not mirrored."""
-    return run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False)).store
+    return run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    ).store
 
 
 def test_a_run_mirrored_to_mlflow_never_imports_mlflow_in_its_own_process(project_dir: Path) -> None:

@@ -21,9 +21,9 @@ from mlflow.tracking import MlflowClient
 import scoregate.cli as scoregate_cli
 from conftest import ALL_GATES, CliResult
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from scoregate.app.experiment import RunOptions, run_experiment
 from scoregate.app.promotion import AUDIT_TAG, PROMOTIONS_LOG, PromotionRefused, promote, promotion_history, rollback
 from scoregate.app.promotion_evidence import experiment_gates_hash
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.models import PromptSpec
 from scoregate.cli import promote_cmd, sync_cmd
 from scoregate.errors import ExitCode, ScoregateError
@@ -83,7 +83,9 @@ def holder(fake: FakeLangfuse, label: str = "production") -> int | None:
 
 def tracked_run(root: Path, experiment: str) -> str:
     """Run an experiment for real on the Langfuse prompts (candidate, else production), mirrored to MLflow."""
-    outcome = run_experiment(root, experiment, RunOptions(use_cache=False, mirror_langfuse=False))
+    outcome = run_experiment(
+        root, experiment, RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"langfuse"})), use_cache=False)
+    )
     assert outcome.store.manifest["receipts"]["prompts"][PROMPT]["version"] == "2"
     return outcome.mirrors["mlflow"]
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import CliResult, Runs, canned_model
 from scoregate.app.promotion import PromotionRefused, promote
-from scoregate.app.receipts import local_prompt_version
+from scoregate.app.run.receipts import local_prompt_version
 from scoregate.errors import ExitCode
 from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI

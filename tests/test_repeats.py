@@ -16,7 +16,7 @@ from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse
 from langfuse_sync import sync_run
 from scoregate.analysis.consistency import consistency
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.integrations.langfuse.mirror_state import trace_seed
 from scoregate.store.records import ItemResult, Score
@@ -154,7 +154,13 @@ def test_each_repeat_is_its_own_langfuse_trace_and_a_resync_sends_nothing_twice(
     project_dir: Path, fake_langfuse: FakeLangfuse, langfuse_on: Callable[[], None], langfuse_off: Callable[[], None]
 ) -> None:
     langfuse_off()
-    store = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, limit=2, repeat=3)).store
+    store = run_experiment(
+        project_dir,
+        "counters",
+        RunOptions(
+            selection=RunOptions.Selection(limit=2, repeat=3), mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"}))
+        ),
+    ).store
     langfuse_on()
 
     first = sync_run(project_dir, store.run_id)
@@ -212,12 +218,19 @@ def test_a_retried_later_repeat_is_mirrored_again_to_langfuse_under_its_own_trac
     langfuse_off()
     scripted_server.delay_next(0, times=3)
     scripted_server.fail_next(400)
-    options = RunOptions(mirror_mlflow=False, use_cache=False, limit=2, repeat=2)
+    options = RunOptions(
+        selection=RunOptions.Selection(limit=2, repeat=2),
+        mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"})),
+        use_cache=False,
+    )
     store = run_experiment(project_dir, "counters", options).store
     langfuse_on()
     assert sync_run(project_dir, store.run_id).complete
     langfuse_off()
-    retry = RunOptions(mirror_mlflow=False, mirror_langfuse=False, resume=store.run_id, retry_errors=True)
+    retry = RunOptions(
+        resume=RunOptions.ResumeFrom(run_id=store.run_id, retry_errors=True),
+        mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    )
     run_experiment(project_dir, "counters", retry)
     langfuse_on()
 

@@ -16,7 +16,7 @@ import pytest
 
 from headless_chromium import Chromium, find_chromium
 from report_runs import extraction_runs, summarization_runs
-from scoregate.app.experiment import RunOutcome
+from scoregate.app.run.experiment import RunOutcome
 from scoregate.report import write_report
 from scripted_openai import ScriptedOpenAI
 

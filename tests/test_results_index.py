@@ -133,7 +133,9 @@ def test_a_finished_run_indexes_its_results_once_for_its_summary_telemetry_and_r
 
     passes = index_passes(monkeypatch)
 
-    outcome = run_experiment(project_dir, "counters", RunOptions(mirror_mlflow=False, mirror_langfuse=False))
+    outcome = run_experiment(
+        project_dir, "counters", RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})))
+    )
 
     assert (outcome.store.directory / "report.html").is_file() and (outcome.store.directory / "metrics.csv").is_file()
     assert passes == [outcome.run_id]

@@ -114,22 +114,19 @@ def test_an_old_manifest_without_the_recorded_options_resumes_as_before(
 
 
 def test_resumed_options_keep_the_evaluation_rows_and_ignore_what_an_old_manifest_did_not_record() -> None:
-    from scoregate.app.resumption import resumed_options
-    from scoregate.app.run_options import RunOptions
+    from scoregate.app.run.resumption import resumed_options
+    from scoregate.app.run.run_options import RunOptions
     from scoregate.store.record import Manifest
 
     receipts = {"experiment": "counters", "model": {"name": "scripted"}}
-    new = Manifest.model_validate({"run_id": "r", "receipts": receipts, "options": RunOptions(eval_rows=True,
-                                   mirror_langfuse=False).recorded()})  # fmt: skip
+    recorded = RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"langfuse"}), eval_rows=True)).recorded()
+    new = Manifest.model_validate({"run_id": "r", "receipts": receipts, "options": recorded})
     old = Manifest.model_validate({"run_id": "r", "receipts": receipts, "options": {"limit": 2, "repeat": 1}})
 
-    _, kept = resumed_options(new, RunOptions(resume="r"))
-    assert (kept.eval_rows, kept.mirror_langfuse, kept.prompt_source, kept.mirror_mlflow) == (
-        True,
-        False,
-        "local",
-        True,
+    _, kept = resumed_options(new, RunOptions(resume=RunOptions.ResumeFrom(run_id="r")))
+    assert (kept.mirrors.eval_rows, kept.prompts.source, kept.mirrors.off) == (True, "local", {"langfuse"})
+    _, as_before = resumed_options(
+        old, RunOptions(resume=RunOptions.ResumeFrom(run_id="r"), mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"})))
     )
-    _, as_before = resumed_options(old, RunOptions(resume="r", mirror_mlflow=False))
-    assert (as_before.eval_rows, as_before.mirror_langfuse, as_before.mirror_mlflow) == (False, True, False)
-    assert as_before.write_report and as_before.limit == 2
+    assert (as_before.mirrors.eval_rows, as_before.mirrors.off) == (False, {"mlflow"})
+    assert as_before.mirrors.report and as_before.selection.limit == 2

@@ -18,7 +18,7 @@ from mlflow.tracking import MlflowClient
 
 from conftest import DATASET_IDS, CliResult, Runs
 from fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.errors import ExitCode
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.integrations.langfuse.mirror_state import trace_seed
@@ -342,7 +342,14 @@ def test_retry_errors_sends_the_newer_record_to_langfuse_under_the_same_ids(
     assert latest("task_error")["value"] == 1.0
     assert latest("error_count", run_level=True)["value"] == 1.0
     langfuse_off()
-    run_experiment(project_dir, "", RunOptions(mirror_mlflow=False, resume=store.run_id, retry_errors=True))
+    run_experiment(
+        project_dir,
+        "",
+        RunOptions(
+            resume=RunOptions.ResumeFrom(run_id=store.run_id, retry_errors=True),
+            mirrors=RunOptions.Mirrors(off=frozenset({"mlflow"})),
+        ),
+    )
     langfuse_on()
 
     report = lf_mirror(store, project_dir)

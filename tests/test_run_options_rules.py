@@ -3,6 +3,7 @@ contradictory flags) gets the usage error `scoregate run` prints, before any fil
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,48 +15,92 @@ from scoregate.store.shards import Shard
 SHARD = Shard(0, 2)
 
 
+Opt = RunOptions
+STOP_ONLY = "--against, --max-items, --max-cost and --stop-batch belong to --stop-early"
+RETRY_ONLY = "--retry-errors and --quarantine work on a stored run: add --resume RUN_ID"
+
+
 @pytest.mark.parametrize(
-    ("fields", "message", "option"),
+    ("build", "message", "option"),
     [
-        ({"group": "ci-7"}, "--shards and --group belong to a sharded run: add --shard I/N or auto", None),
-        ({"run_id": "x", "resume": "y"}, "--resume names the run to continue; drop --run-id", "--run-id"),
-        ({"shard": SHARD, "resume": "y"}, "--shard resumes by itself (run the same index again); drop --resume", None),
-        ({"retry_errors": True}, "--retry-errors and --quarantine work on a stored run: add --resume RUN_ID", None),
-        ({"quarantine": True}, "--retry-errors and --quarantine work on a stored run: add --resume RUN_ID", None),
-        ({"budget_usd": 0.0}, "0: a budget must be more than 0 (0 allows no call)", "--budget-usd"),
-        ({"budget_minutes": -1.5}, "-1.5: a budget must be more than 0 (0 allows no call)", "--budget-minutes"),
-        ({"against": "ref"}, "--against, --max-items, --max-cost and --stop-batch belong to --stop-early", None),
-        ({"max_items": 3}, "--against, --max-items, --max-cost and --stop-batch belong to --stop-early", None),
-        ({"max_cost": 0.5}, "--against, --max-items, --max-cost and --stop-batch belong to --stop-early", None),
-        ({"stop_batch": 2}, "--against, --max-items, --max-cost and --stop-batch belong to --stop-early", None),
+        (
+            lambda: Opt(sharding=Opt.ShardSpec(group="ci-7")),
+            "--shards and --group belong to a sharded run: add --shard",
+            None,
+        ),
+        (
+            lambda: Opt(selection=Opt.Selection(run_id="x"), resume=Opt.ResumeFrom("y")),
+            "--resume names the run to continue; drop --run-id",
+            "--run-id",
+        ),
+        (
+            lambda: Opt(sharding=Opt.ShardSpec(SHARD), resume=Opt.ResumeFrom("y")),
+            "--shard resumes by itself (run the same index again); drop --resume",
+            None,
+        ),
+        (lambda: Opt(resume=Opt.ResumeFrom(retry_errors=True)), RETRY_ONLY, None),
+        (lambda: Opt(resume=Opt.ResumeFrom(quarantine=True)), RETRY_ONLY, None),
+        (
+            lambda: Opt(budget=Opt.BudgetLimit(usd=0.0)),
+            "0: a budget must be more than 0 (0 allows no call)",
+            "--budget-usd",
+        ),
+        (lambda: Opt(budget=Opt.BudgetLimit(minutes=-1.5)), "-1.5: a budget must be more than 0", "--budget-minutes"),
+        (lambda: Opt(stop_early=Opt.StopEarly(against="ref")), STOP_ONLY, None),
+        (lambda: Opt(stop_early=Opt.StopEarly(max_items=3)), STOP_ONLY, None),
+        (lambda: Opt(stop_early=Opt.StopEarly(max_cost=0.5)), STOP_ONLY, None),
+        (lambda: Opt(stop_early=Opt.StopEarly(batch=2)), STOP_ONLY, None),
+        (
+            lambda: Opt(mirrors=Opt.Mirrors(off=frozenset({"bogus"}))),
+            "no sink 'bogus'; the sinks are: mlflow, langfuse",
+            "--no-mirror",
+        ),
     ],
 )
-def test_contradictory_options_are_a_usage_error(fields: dict[str, Any], message: str, option: str | None) -> None:
+def test_contradictory_options_are_a_usage_error(build: Callable[[], object], message: str, option: str | None) -> None:
     with pytest.raises(UsageError) as raised:
-        RunOptions(**fields)
+        build()
     assert raised.value.message.startswith(message)
     assert raised.value.option == option
     assert raised.value.exit_code == ExitCode.USAGE
 
 
+def test_a_group_checks_itself_before_it_joins_the_options() -> None:
+    with pytest.raises(UsageError, match="a budget must be more than 0"):
+        Opt.BudgetLimit(usd=0.0)
+    with pytest.raises(UsageError, match="belong to --stop-early"):
+        Opt.StopEarly(against="ref")
+    with pytest.raises(UsageError, match="belong to a sharded run"):
+        Opt.ShardSpec(group="ci-7")
+
+
 @pytest.mark.parametrize(
-    ("fields", "message"),
+    ("build", "message"),
     [
-        ({"stop_early": True, "against": "ref", "resume": "y"}, "--stop-early starts a new run"),
-        ({"stop_early": True, "against": "ref", "shard": SHARD}, "it cannot be sharded"),
+        (
+            lambda: Opt(stop_early=Opt.StopEarly(True, "ref"), resume=Opt.ResumeFrom("y")),
+            "--stop-early starts a new run",
+        ),
+        (lambda: Opt(stop_early=Opt.StopEarly(True, "ref"), sharding=Opt.ShardSpec(SHARD)), "it cannot be sharded"),
     ],
 )
-def test_a_stop_early_run_refuses_resume_and_shard_when_built(fields: dict[str, Any], message: str) -> None:
+def test_a_stop_early_run_refuses_resume_and_shard_when_built(build: Callable[[], object], message: str) -> None:
     with pytest.raises(ScoregateError, match=message) as raised:
-        RunOptions(**fields)
+        build()
     assert raised.value.hint is not None and raised.value.exit_code == ExitCode.ERROR
 
 
 def test_options_that_agree_are_built() -> None:
-    options = RunOptions(shard=SHARD, group="ci-7", retry_errors=True, run_id="r", budget_usd=0.5)
-    assert options.shard == SHARD and options.retry_errors
-    assert RunOptions(stop_early=True, against="ref", max_items=20, stop_batch=5).against == "ref"
-    assert RunOptions(resume="r", quarantine=True, retry_errors=True).quarantine
+    options = RunOptions(
+        selection=RunOptions.Selection(run_id="r"),
+        resume=RunOptions.ResumeFrom(retry_errors=True),
+        budget=RunOptions.BudgetLimit(usd=0.5),
+        sharding=RunOptions.ShardSpec(shard=SHARD, group="ci-7"),
+    )
+    assert options.sharding.shard == SHARD and options.resume.retry_errors
+    stopping = RunOptions(stop_early=RunOptions.StopEarly(on=True, against="ref", max_items=20, batch=5))
+    assert stopping.stop_early.against == "ref"
+    assert RunOptions(resume=RunOptions.ResumeFrom(run_id="r", quarantine=True, retry_errors=True)).resume.quarantine
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ FIELDS = {*Manifest.model_fields, *Receipts.model_fields, *RunSummary.model_fiel
 FILE_LAYER = {"store/record", "store/record_files", "store/run_store"}
 """The modules that read the JSON files and make the typed record of them."""
 BUILDERS: dict[str, str] = {
-    "app/run_execution:summarize_run": "assembles summary.json from the aggregates, the tracks' blocks and the gates",
+    "app/run/summary:summarize_run": "assembles summary.json from the aggregates, the tracks' blocks, the gates",
     "analysis/gates:evaluate_gate": "judges a gate on the summary being assembled (no run id yet, so no RunSummary)",
     "tracks/extraction/decision:summary_recommendation": "the track's block is made from the summary being assembled",
 }

@@ -105,7 +105,7 @@ def test_the_background_check_sends_one_request_per_model(tmp_path: Path, script
 
 def test_the_run_entry_point_loads_no_execution_machinery() -> None:
     late = [
-        "scoregate.app.run_execution",
+        "scoregate.app.run.run_execution",
         "rich.progress",
         "numpy",
         "scipy",
@@ -115,7 +115,7 @@ def test_the_run_entry_point_loads_no_execution_machinery() -> None:
         "openai",
     ]
     code = (
-        "import sys, scoregate.app.experiment; "
+        "import sys, scoregate.app.run.experiment; "
         f"print(' '.join(m for m in {late!r} if any(k == m or k.startswith(m + '.') for k in sys.modules)))"
     )
 
@@ -130,7 +130,7 @@ NOT_BEFORE_THE_CHECK = (
     "httpx",  # Langfuse's transport (the models' is httpx2): not loaded to learn that Langfuse is off
     "rich",  # the terminal output starts once the check is out
     "rapidfuzz",  # a counter's similarity: loaded at its first score
-    "scoregate.app.run_execution",
+    "scoregate.app.run.run_execution",
     "scoregate.engine.progress",
     "scoregate.analysis.summary",
     "scoregate.report",
@@ -169,7 +169,8 @@ sys.addaudithook(at_request)
 for key in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
     os.environ.pop(key, None)
 from scoregate.app import RunOptions, run_experiment
-run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirror_mlflow=False, use_cache=False))
+off = RunOptions.Mirrors(off=frozenset({{"mlflow"}}))
+run_experiment(Path(sys.argv[1]), "counters", RunOptions(mirrors=off, use_cache=False))
 print(json.dumps({{"at_check": at_check, "at_requests": seen, "at_exit": loaded(watched)}}))
 """
 
@@ -215,7 +216,7 @@ def test_a_run_with_langfuse_off_loads_no_langfuse_mirror_machinery() -> None:
 def test_an_ordinary_run_reads_its_results_no_extra_time_to_say_it_finished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scoregate.app.stop_early import stopped_status
+    from scoregate.app.run.stop_early import stopped_status
 
     store = RunStore.create(tmp_path, "r1", {"run_id": "r1", "receipts": {}})
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import CliResult
-from scoregate.app.shards import derive_run_id, divide_budget, parse_shard
+from scoregate.app.run.shards import derive_run_id, divide_budget, parse_shard
 from scoregate.errors import ScoregateError
 from scoregate.store.shards import Shard, assign
 from scoregate.tracks.project import load_project
@@ -218,7 +218,7 @@ def test_a_stopped_shard_says_how_to_resume_it(
 
 
 def test_planned_ids_are_the_ids_the_run_gives_its_items(tmp_path: Path) -> None:
-    from scoregate.app.shards import planned_ids
+    from scoregate.app.run.shards import planned_ids
     from scoregate.catalog.datasets import iter_items
 
     path = tmp_path / "d.jsonl"

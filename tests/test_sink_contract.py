@@ -17,7 +17,7 @@ from mlflow.tracking import MlflowClient
 import jsonl_sink
 import scoregate
 from conftest import CliResult, Runs
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.sinks import registry
 from scoregate.sinks.contract import RunSink, SinkContext, SinkReport
 from scoregate.sinks.mirror_all import Mirror, mirror_all

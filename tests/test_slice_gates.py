@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from scoregate.analysis.paired import compare_paired, holm
 from scoregate.analysis.slices import PairedItem, compare_slices
-from scoregate.app.slice_gates import evaluate_slice_gate
+from scoregate.app.run.slice_gates import evaluate_slice_gate
 from scoregate.catalog.config_models import GateSpec
 from scoregate.store.records import ItemResult, Score
 from scoregate.store.run_store import RunStore

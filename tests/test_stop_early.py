@@ -271,7 +271,7 @@ def test_the_range_of_a_score_comes_from_its_evaluator_file(
 ) -> None:
     """A custom metric's `range:`, a judge field's `range:`, a boolean; a count has none (refused, see above)."""
     from conftest import REPO
-    from scoregate.app.stop_early import score_range
+    from scoregate.app.run.stop_early import score_range
     from scoregate.catalog.plan import plan_experiment
     from scoregate.tracks.project import load_project
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CliResult, Runs
-from scoregate.app.run_execution import summarize_run
+from scoregate.app.run.summary import summarize_run
 from scoregate.catalog.plan import plan_experiment
 from scoregate.store.run_store import RunStore
 from scoregate.tracks.project import load_project

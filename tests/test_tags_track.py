@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from conftest import CliResult, copy_shipped, write_yaml
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.plan import plan_experiment
 from scoregate.tracks.project import load_project, write_project_schemas
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 FOLDER = REPO / "datasets" / "support_calls_v1"
 DATASET = REPO / "datasets" / "support_calls_v1.jsonl"
 ITEMS = {item.id: item for _, item in iter_items(DATASET)}
-NO_RUN = RunOptions(mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+NO_RUN = RunOptions(mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})), use_cache=False)
 
 
 def test_the_shipped_dataset_covers_every_topic_risk_severity_and_assignee_case() -> None:
@@ -273,7 +273,11 @@ def test_a_tags_run_scores_every_sample_and_reports_micro_metrics_with_coverage(
 def test_the_summary_mode_judges_faithfulness_coverage_and_clarity_against_the_reference(
     tags_project: Path, scripted_server: ScriptedOpenAI
 ) -> None:
-    options = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+    options = RunOptions(
+        selection=RunOptions.Selection(limit=3),
+        mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+        use_cache=False,
+    )
     outcome = run_experiment(tags_project, "tags_summary", options)
     asked = [judge.text for judge in scripted_server.judge_requests()]  # the items' judges run side by side
     for item_id in list(ITEMS)[:3]:

@@ -132,8 +132,8 @@ RUN_WITH_ONE_THREAD_AT_ITS_END = """
 import os, sys
 forks = []
 sys.addaudithook(lambda event, args: forks.append(os.getpid()) if event == "os.fork" else None)
-import scoregate.app.run_execution
-scoregate.app.run_execution.WARM_IMPORTS_AFTER_S = 3600.0  # no import thread: the end of the run is single-threaded
+import scoregate.app.run.run_execution
+scoregate.app.run.run_execution.WARM_IMPORTS_AFTER_S = 3600.0  # no import thread: the end of the run is single-threaded
 sys.argv = ["scoregate", *sys.argv[1:]]
 import scoregate.cli
 try:

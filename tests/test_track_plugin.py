@@ -12,7 +12,7 @@ import pytest
 
 from conftest import copy_shipped, write_yaml
 from scoregate.analysis.model_ranking import rank_runs
-from scoregate.app.experiment import RunOptions, run_experiment
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.catalog.directions import project_directions
 from scoregate.errors import ValidationFailed
 from scoregate.sinks.mlflow.readable import readable_metrics
@@ -21,7 +21,11 @@ from scoregate.tracks.project import load_project
 from scripted_openai import ScriptedOpenAI
 
 REPO = Path(__file__).resolve().parents[1]
-NO_MIRRORS = RunOptions(limit=3, mirror_mlflow=False, mirror_langfuse=False, use_cache=False)
+NO_MIRRORS = RunOptions(
+    selection=RunOptions.Selection(limit=3),
+    mirrors=RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"})),
+    use_cache=False,
+)
 
 
 @pytest.fixture

@@ -6,17 +6,13 @@ from scoregate.analysis.model_ranking import ModelRanking
 from scoregate.analysis.null_reasons import reason_lines
 from scoregate.analysis.verdicts import VERDICT_RULE, WILCOXON_VARIANT
 from scoregate.app.annotation import pull_scores, queue_run
-from scoregate.app.budget_gate import forecast_experiment
 from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_runs import calibrate_stored_runs
 from scoregate.app.calibration_sources import calibrate_file
 from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_stored_runs
-from scoregate.app.experiment import run_experiment, run_models
-from scoregate.app.flaky_items import FlakyReport, flaky_report
 from scoregate.app.forecast import RunForecast
 from scoregate.app.hardcases import HardcasesReport, add_hardcases
 from scoregate.app.invalidation import invalidate_run
-from scoregate.app.judge_canary import CanaryResult, run_canaries
 from scoregate.app.langfuse_catalog import (
     langfuse_configured,
     sync_project_dashboards,
@@ -37,12 +33,16 @@ from scoregate.app.promotion_evidence import version_label, version_name
 from scoregate.app.promotion_result import PromotionResult
 from scoregate.app.ranking import rank_stored_runs
 from scoregate.app.response_cache import cache_stats, clear_cache
-from scoregate.app.run_options import RunOptions, RunOutcome, check_run_flags
+from scoregate.app.run.budget_gate import forecast_experiment
+from scoregate.app.run.experiment import run_experiment, run_models
+from scoregate.app.run.flaky_items import FlakyReport, flaky_report
+from scoregate.app.run.judge_canary import CanaryResult, run_canaries
+from scoregate.app.run.run_options import RunOptions, RunOutcome, check_run_flags
+from scoregate.app.run.shards import parse_shard
+from scoregate.app.run.stop_early import stop_line
 from scoregate.app.run_watch import watch_run
 from scoregate.app.runs import RunView, diff_stored_runs, listed_runs, run_item, run_view
 from scoregate.app.scores_import import ImportReport, import_scores
-from scoregate.app.shards import parse_shard
-from scoregate.app.stop_early import stop_line
 from scoregate.app.track_listing import track_commands
 from scoregate.catalog.directions import direction_arrow
 from scoregate.catalog.project import find_root

@@ -22,7 +22,7 @@ from scoregate import __version__
 from scoregate.analysis.judge_calibration import CalibrationReport, ScorePairs, compute
 from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_sources import pairs_from_runs
-from scoregate.app.receipts import sha256_text
+from scoregate.app.run.receipts import sha256_text
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError, UsageError

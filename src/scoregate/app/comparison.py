@@ -2,7 +2,7 @@
 
 The numbers are computed first (`scoregate.analysis.compare_runs`, no model and no sink), then, when
 asked, the pairwise judge (`scoregate.app.pairwise`) calls a model, and `scoregate.sinks.mirror_all` hands the
-outcome to the sinks that mirror comparisons (a `ComparisonSink`) — as `scoregate.app.run_execution` does for runs.
+outcome to the sinks that mirror comparisons (a `ComparisonSink`) — as `scoregate.app.run.run_execution` does for runs.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from typing import Any
 
 from scoregate.app.merge_inputs import MERGE_HINT, ShardInput, gather_shards
 from scoregate.app.merge_outcome import MergeOutcome, incomplete_reason
-from scoregate.app.receipts import config_parts
-from scoregate.app.run_options import runs_dir
-from scoregate.app.shards import planned_ids as planned_ids_of
+from scoregate.app.run.receipts import config_parts
+from scoregate.app.run.run_options import runs_dir
+from scoregate.app.run.shards import planned_ids as planned_ids_of
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import RunLock
@@ -240,7 +240,7 @@ def _summarise(
     planned: int,
 ) -> MergeOutcome:
     """Summary, CIs and gates of the merged records, as a run computes them; INCOMPLETE where items are missing."""
-    from scoregate.app.run_execution import summarize_run
+    from scoregate.app.run.summary import summarize_run
     from scoregate.store.telemetry import write_telemetry
 
     summary = summarize_run(store, plan, project)

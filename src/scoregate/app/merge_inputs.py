@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoregate.app.receipts import resume_conflicts
+from scoregate.app.run.receipts import resume_conflicts
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import held_by
 from scoregate.store.record import Manifest, ModelReceipt

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scoregate.app.judge_gates import judge_checks
 from scoregate.app.promotion_evidence import Evidence, gather_evidence, promotion_experiments, version_name
 from scoregate.app.promotion_log import (
     PROMOTIONS_LOG,
@@ -26,6 +25,7 @@ from scoregate.app.promotion_log import (
     recorded_holder,
 )
 from scoregate.app.promotion_result import PromotionResult
+from scoregate.app.run.judge_gates import judge_checks
 from scoregate.catalog.project import Project
 from scoregate.errors import ExitCode, ScoregateError
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSettings, require_settings
@@ -143,7 +143,7 @@ def _local_version(project: Project, prompt: str, version: int | str | None) -> 
         )
     if version is not None:
         return version
-    from scoregate.app.receipts import local_prompt_version
+    from scoregate.app.run.receipts import local_prompt_version
     from scoregate.support.suggest import unknown_name
 
     if prompt not in project.prompts:

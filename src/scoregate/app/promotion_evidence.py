@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scoregate.app.promotion_runs import CandidateRun, Flaw, candidate_runs, local_runs, mlflow_runs
-from scoregate.app.receipts import sha256_text
-from scoregate.app.run_options import runs_dir
+from scoregate.app.run.receipts import sha256_text
+from scoregate.app.run.run_options import runs_dir
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.sinks.mlflow.client import project_client

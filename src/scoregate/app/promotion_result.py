@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scoregate.app.judge_gates import JudgeCheck
 from scoregate.app.promotion_evidence import Evidence
+from scoregate.app.run.judge_gates import JudgeCheck
 
 
 @dataclass

@@ -12,7 +12,7 @@ import typer
 from scoregate.cli import run_flags
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
-from scoregate.errors import ExitCode, UsageError
+from scoregate.errors import ExitCode
 from scoregate.support.console import lazy_console
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ def run(
     quarantine: run_flags.Quarantine = False,
     no_cache: run_flags.NoCache = False,
     fail_on_gates: run_flags.FailOnGates = False,
+    no_mirror: run_flags.NoMirror = None,
     no_mlflow: run_flags.NoMlflow = False,
     no_langfuse: run_flags.NoLangfuse = False,
     prompt_source: run_flags.PromptSource = "auto",
@@ -71,7 +72,8 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-    from scoregate.app import RunOptions, check_run_flags, parse_shard
+from scoregate.app import RunOptions as Options
+    from scoregate.app import check_run_flags, parse_shard
     from scoregate.support.start_gc import release_collector
 
     if (experiment is None and resume is None) or dry_run:  # no run starts: the collector is back on at once
@@ -79,51 +81,24 @@ def run(
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    human = err_console if as_json else console
-    try:
-        check_run_flags(
-            shard=shard,
-            shards=shards,
-            models=models.split(",") if models is not None else None,
-            run_id=run_id,
-            resume=resume,
-            dry_run=dry_run,
-            no_langfuse=no_langfuse,
-            prompt_source=prompt_source,
-        )
-        options = RunOptions(
-            limit=limit,
-            concurrency=concurrency,
-            model=model,
-            judge_model=judge_model,
-            model_from=_model_from(model),
-            use_cache=not no_cache,
-            resume=resume,
-            mirror_mlflow=not no_mlflow,
-            mirror_langfuse=not no_langfuse,
-            prompt_label=prompt_label,
-            prompt_version=prompt_version,
-            retry_errors=retry_errors,
-            quarantine=quarantine,
-            prompt_source="local" if no_langfuse and prompt_source == "auto" else prompt_source,
-            eval_rows=eval_rows,
-            write_report=not no_report,
-            repeat=repeat,
-            budget_usd=budget_usd,
-            budget_minutes=budget_minutes,
-            shard=parse_shard(shard, shards=shards) if shard is not None else None,
-            run_id=run_id,
-            group=group,
-            stop_early=stop_early,
-            against=against,
-            max_items=max_items,
-            max_cost=max_cost,
-            stop_batch=stop_batch,
-            heartbeat_s=heartbeat,
-        )
-    except UsageError as exc:  # a contradiction the library found, said as Typer says a bad flag
-        raise typer.BadParameter(exc.message, param_hint=exc.option) from exc
-    root, name = project_root(project), experiment or ""
+    off = run_flags.mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
+    source = run_flags.prompts_from(prompt_source, no_langfuse)
+    named = models.split(",") if models is not None else None
+    with run_flags.usage_as_bad_parameter():
+        check_run_flags(shard=shard, shards=shards, models=named, run_id=run_id, resume=resume, dry_run=dry_run,
+                        no_langfuse=no_langfuse, prompt_source=prompt_source)  # fmt: skip
+        options = Options(
+            selection=Options.Selection(limit, repeat, run_id),
+            models=Options.Models(model, judge_model, _model_from(model)),
+            resume=Options.ResumeFrom(resume, retry_errors, quarantine),
+            prompts=Options.PromptSource(source, prompt_label, prompt_version),
+            mirrors=Options.Mirrors(off, eval_rows, report=not no_report),
+            budget=Options.BudgetLimit(budget_usd, budget_minutes),
+            sharding=Options.ShardSpec(parse_shard(shard, shards=shards) if shard is not None else None, group),
+            stop_early=Options.StopEarly(stop_early, against, max_items, max_cost, stop_batch),
+            concurrency=concurrency, use_cache=not no_cache, heartbeat_s=heartbeat,
+        )  # fmt: skip
+    root, name, human = project_root(project), experiment or "", err_console if as_json else console
     if dry_run:
         _forecast(root, name, options, as_json=as_json)
     elif models is not None:

@@ -1,10 +1,15 @@
-"""The flags of `scoregate run`, each declared once with its help (the command's signature names them)."""
+"""The flags of `scoregate run`, each declared once with its help (the command's signature names them), and the
+two helpers that turn them into a run's option groups."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+
+from scoregate.errors import UsageError
 
 ExperimentArgument = Annotated[str | None, typer.Argument(help="Experiment name from scoregate.yaml.")]
 
@@ -35,10 +40,23 @@ NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write 
 
 FailOnGates = Annotated[bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")]
 
-NoMlflow = Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow.")]
+NoMirror = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--no-mirror",
+        metavar="NAME",
+        help="Do not mirror the run to this sink, e.g. mlflow (repeatable; an unknown name lists the sinks).",
+    ),
+]
+
+NoMlflow = Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow (= --no-mirror mlflow).")]
 
 NoLangfuse = Annotated[
-    bool, typer.Option("--no-langfuse", help="No Langfuse: local prompt files, no mirror (keys may stay set).")
+    bool,
+    typer.Option(
+        "--no-langfuse",
+        help="No Langfuse: local prompt files and --no-mirror langfuse (keys may stay set).",
+    ),
 ]
 
 PromptSource = Annotated[
@@ -130,3 +148,24 @@ Heartbeat = Annotated[
         "line at least every N seconds while the run waits.",
     ),
 ]
+
+
+def mirrors_off(names: list[str] | None, *, no_mlflow: bool, no_langfuse: bool) -> frozenset[str]:
+    """The sinks `--no-mirror NAME` names, with the aliases `--no-mlflow` and `--no-langfuse` (checked as the run's
+    `Mirrors` group is built)."""
+    aliases = {"--no-mlflow": no_mlflow, "--no-langfuse": no_langfuse}  # each is `--no-mirror` of the sink it names
+    return frozenset([*(names or ()), *(flag.removeprefix("--no-") for flag, asked in aliases.items() if asked)])
+
+
+def prompts_from(source: str, no_langfuse: bool) -> str:
+    """`--no-langfuse` is `--no-mirror langfuse` that also reads the local prompt files (unless a source is named)."""
+    return "local" if no_langfuse and source == "auto" else source
+
+
+@contextmanager
+def usage_as_bad_parameter() -> Iterator[None]:
+    """Say a contradiction the library found in the flags as Typer says a bad flag (exit 2)."""
+    try:
+        yield
+    except UsageError as exc:
+        raise typer.BadParameter(exc.message, param_hint=exc.option) from exc

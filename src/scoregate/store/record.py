@@ -153,9 +153,9 @@ class Manifest(Record):
     failure: str | None = None
     stopped_because: str | None = None
     stop_early: StopEarlyRecord | None = None
-    """The sequential test's record when the run was started with `--stop-early` (`scoregate.app.stop_early`)."""
+    """The sequential test's record when the run was started with `--stop-early` (`scoregate.app.run.stop_early`)."""
     shard: ShardBlock | None = None
-    """For one shard of a run: its index, count, the whole run's id and group (`scoregate.app.shards`)."""
+    """For one shard of a run: its index, count, the whole run's id and group (`scoregate.app.run.shards`)."""
     merge: MergeBlock | None = None
     """For a merged run: the shards it was made of and their digest (`scoregate.app.merge`)."""
     merged_at: str | None = None
@@ -201,7 +201,7 @@ class GateResult(Record):
     failing_items: list[str] | None = None
     """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
     quarantined: list[str] | None = None
-    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.flaky_items`), counted unmeasured."""
+    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.run.flaky_items`), counted unmeasured."""
     slices: list[SliceRow] | None = None
     """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
     quarantined_breaking: list[str] | None = None

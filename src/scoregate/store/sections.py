@@ -16,7 +16,7 @@ from scoregate.store.record_base import Number, Record
 
 
 class ShardBlock(Record):
-    """A shard's place in its run: manifest.json `shard` of `runs/<id>/shards/<I>-of-<N>/` (`app.shards`)."""
+    """A shard's place in its run: manifest.json `shard` of `runs/<id>/shards/<I>-of-<N>/` (`app.run.shards`)."""
 
     index: int
     count: int
@@ -92,7 +92,7 @@ class StopDecisionRecord(Record):
 
 
 class StopEarlyRecord(Record):
-    """manifest.json `stop_early` (`app.stop_early`): what the run compares against, how, and its last decision."""
+    """manifest.json `stop_early` (`app.run.stop_early`): what the run compares against, how, and its last decision."""
 
     against: str | None = None
     gate: str | None = None
@@ -151,7 +151,7 @@ class FlakyItemRecord(Record):
 
 
 class FlakySection(Record):
-    """summary.json `flaky` (`app.flaky_items.FlakyReport`): the flaky items and what was read to find them."""
+    """summary.json `flaky` (`app.run.flaky_items.FlakyReport`): the flaky items and what was read to find them."""
 
     experiment: str | None = None
     threshold: Number | None = None

@@ -1,5 +1,5 @@
 """A stop-early run as its record says it: the `stopped_early` status, the summary's `stop_early` block in words,
-and the flat fields every mirror records (`stop_fields`). The run itself: `scoregate.app.stop_early`."""
+and the flat fields every mirror records (`stop_fields`). The run itself: `scoregate.app.run.stop_early`."""
 
 from __future__ import annotations
 

@@ -11,12 +11,13 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app.receipts import config_parts, prompt_fingerprint, sha256_text
-from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.run.receipts import config_parts, prompt_fingerprint, sha256_text
+from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.catalog.datasets import decode_line, parse_line
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore, run_directory
@@ -100,8 +101,8 @@ def plan_digest(project: Project, plan: ExperimentPlan, options: RunOptions) -> 
         "prompts": {name: prompt_fingerprint(spec) for name, spec in plan.prompts.items()},
         "model": plan.model_name,
         "judge_model": plan.judge_model_name,
-        "limit": options.limit,
-        "repeat": options.repeat,
+        "limit": options.selection.limit,
+        "repeat": options.selection.repeat,
     }
     return sha256_text(json.dumps(parts, sort_keys=True, default=str))
 
@@ -126,19 +127,25 @@ def prepare_shard(project: Project, experiment: str, options: RunOptions) -> tup
     exists already (a re-run of the same index resumes it)."""
     from scoregate.catalog.plan import plan_experiment
 
-    shard = options.shard
+    shard = options.sharding.shard
     assert shard is not None
-    run_id = options.run_id
+    run_id = options.selection.run_id
     if run_id is None:
         plan = plan_experiment(
-            project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
+            project,
+            experiment,
+            model=options.models.model,
+            judge_model=options.models.judge_model,
+            model_from=options.models.model_from,
         )
         run_id = derive_run_id(
-            plan.name, plan_digest(project, plan, options), plan.dataset_scan.content_hash, options.group
+            plan.name, plan_digest(project, plan, options), plan.dataset_scan.content_hash, options.sharding.group
         )
     directory = shard_directory(project, run_id, shard)
     divide_budget(project, shard.count)
-    options = replace(options, run_id=run_id, mirror_mlflow=False, write_report=False)
+    options = replace(
+        options, selection=replace(options.selection, run_id=run_id), mirrors=replace(options.mirrors, report=False)
+    )
     if not (directory / "manifest.json").is_file():
         return options, None
     store = RunStore(directory)
@@ -155,10 +162,14 @@ def shard_directory(project: Project, run_id: str, shard: Shard) -> Path:
 
 def create_shard_store(project: Project, options: RunOptions, manifest: dict[str, Any]) -> RunStore:
     """Create the shard's store, its manifest naming the run and the shard."""
-    shard, run_id = options.shard, options.run_id
+    shard, run_id = options.sharding.shard, options.selection.run_id
     assert shard is not None and run_id is not None
     directory = shard_directory(project, run_id, shard)
-    manifest = {**manifest, "run_id": run_id, "shard": {**shard.to_dict(), "run_id": run_id, "group": options.group}}
+    manifest = {
+        **manifest,
+        "run_id": run_id,
+        "shard": {**shard.to_dict(), "run_id": run_id, "group": options.sharding.group},
+    }
     return RunStore.create(directory.parent, shard.name, manifest)
 
 
@@ -190,7 +201,7 @@ def shard_members(path: Path, limit: int | None, shard: Shard) -> set[str]:
 
 
 def shard_items(
-    items: Iterator[tuple[int, DatasetItem]], members: set[str] | None
+    items: Iterator[tuple[int, DatasetItem]], members: AbstractSet[str] | None
 ) -> Iterator[tuple[int, DatasetItem]]:
     """The items of `items` whose id is in `members` (all of them when None: the run is not sharded)."""
     if members is None:
@@ -200,24 +211,25 @@ def shard_items(
 
 def run_or_shard_label(store: RunStore, options: RunOptions) -> str:
     """`run ID`, or `shard I-of-N of run ID` for a shard."""
-    if options.shard is None:
+    if options.sharding.shard is None:
         return f"run {store.run_id}"
-    return f"shard {options.shard.name} of run {options.run_id}"
+    return f"shard {options.sharding.shard.name} of run {options.selection.run_id}"
 
 
 def resume_command(store: RunStore, options: RunOptions) -> str:
     """The command that resumes this run: `--resume ID`, or for a shard the same shard command again."""
-    if options.shard is None:
+    if options.sharding.shard is None:
         return f"scoregate run --resume {store.run_id}"
     experiment = store.manifest_record.receipts.experiment
-    return f"scoregate run {experiment} --shard {options.shard.index}/{options.shard.count} --run-id {options.run_id}"
+    shard = options.sharding.shard
+    return f"scoregate run {experiment} --shard {shard.index}/{shard.count} --run-id {options.selection.run_id}"
 
 
 def finished_shard_note(store: RunStore, project: Project, options: RunOptions) -> str | None:
     """Why running this shard again calls no model (finished, every item of it stored whole, no failed item asked
     for again), else None."""
-    shard, manifest = options.shard, store.manifest_record
-    if shard is None or options.quarantine or manifest.status != "finished" or store.needs_repair():
+    shard, manifest = options.sharding.shard, store.manifest_record
+    if shard is None or options.resume.quarantine or manifest.status != "finished" or store.needs_repair():
         return None
     dataset = project.datasets.get(manifest.receipts.dataset.name) if manifest.receipts.dataset else None
     if dataset is None:
@@ -228,12 +240,12 @@ def finished_shard_note(store: RunStore, project: Project, options: RunOptions) 
     done = done_by_repeat(store)
     if any(not members <= done.get(repeat, set()) for repeat in range(1, manifest.options.repeat + 1)):
         return None  # items lost after it finished: running it again redoes them
-    if options.retry_errors and failed_records(store):
+    if options.resume.retry_errors and failed_records(store):
         return None
-    nothing = "no item failed, nothing to retry" if options.retry_errors else "nothing to run"
+    nothing = "no item failed, nothing to retry" if options.resume.retry_errors else "nothing to run"
     return (
-        f"shard {shard.name} of run {options.run_id} already finished; no model was called ({nothing}). "
-        f"When every shard is done: `scoregate merge {options.run_id}`"
+        f"shard {shard.name} of run {options.selection.run_id} already finished; no model was called ({nothing}). "
+        f"When every shard is done: `scoregate merge {options.selection.run_id}`"
     )
 
 
@@ -241,7 +253,7 @@ def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunO
     """End a shard: per-call telemetry, its items on the sinks that stream shards; no summary, gates or report."""
     from scoregate.store.telemetry import write_telemetry
 
-    shard, run_id = options.shard, options.run_id
+    shard, run_id = options.sharding.shard, options.selection.run_id
     assert shard is not None and run_id is not None
     write_telemetry(store)
     items = failed = 0
@@ -255,7 +267,7 @@ def finish_shard(store: RunStore, project: Project, options: RunOptions) -> RunO
         "verdict": "no_gates",
     }
     outcome = RunOutcome(run_id=run_id, store=store, summary=summary, shard=shard.name)
-    _mirror_items(ShardStore(store.directory, run_id), project, outcome, options.skipped_sinks)
+    _mirror_items(ShardStore(store.directory, run_id), project, outcome, options.mirrors.off)
     return outcome
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from scoregate.app.run import option_groups as groups
+from scoregate.app.run.option_groups import PROMPT_SERVER, SHARD_ONLY
 from scoregate.errors import ExitCode, ScoregateError, UsageError
 
 if TYPE_CHECKING:
@@ -16,68 +18,41 @@ if TYPE_CHECKING:
     from scoregate.sinks.mirror_all import MirrorOutcome
     from scoregate.store.record import RunSummary
     from scoregate.store.run_store import RunStore
-    from scoregate.store.shards import Shard
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How to run an experiment (none of these change the answers, so none enter the cache key)."""
+    """How to run an experiment, in groups that each check themselves (none of these change the answers, so none
+    enter the cache key); building one refuses groups that contradict each other. The groups are also reached
+    through the class (`RunOptions.Selection(limit=3)`), so a caller of the facade imports one name."""
 
-    limit: int | None = None
+    Selection: ClassVar[type[groups.Selection]] = groups.Selection
+    Models: ClassVar[type[groups.Models]] = groups.Models
+    ResumeFrom: ClassVar[type[groups.ResumeFrom]] = groups.ResumeFrom
+    PromptSource: ClassVar[type[groups.PromptSource]] = groups.PromptSource
+    Mirrors: ClassVar[type[groups.Mirrors]] = groups.Mirrors
+    BudgetLimit: ClassVar[type[groups.BudgetLimit]] = groups.BudgetLimit
+    ShardSpec: ClassVar[type[groups.ShardSpec]] = groups.ShardSpec
+    StopEarly: ClassVar[type[groups.StopEarly]] = groups.StopEarly
+
+    selection: groups.Selection = field(default_factory=groups.Selection)
+    models: groups.Models = field(default_factory=groups.Models)
+    resume: groups.ResumeFrom = field(default_factory=groups.ResumeFrom)
+    prompts: groups.PromptSource = field(default_factory=groups.PromptSource)
+    mirrors: groups.Mirrors = field(default_factory=groups.Mirrors)
+    budget: groups.BudgetLimit = field(default_factory=groups.BudgetLimit)
+    sharding: groups.ShardSpec = field(default_factory=groups.ShardSpec)
+    stop_early: groups.StopEarly = field(default_factory=groups.StopEarly)
     concurrency: int | None = None
-    model: str | None = None
-    judge_model: str | None = None
-    model_from: str = "--model"
-    """Where `model` came from, for the error when it names no model: `--model`, or `SCOREGATE_MODEL` (make)."""
     use_cache: bool = True
-    resume: str | None = None
-    mirror_mlflow: bool = True
-    mirror_langfuse: bool = True
-    prompt_label: str | None = None
-    prompt_version: int | None = None
-    retry_errors: bool = False
-    quarantine: bool = False
-    prompt_source: str = "auto"
-    """`langfuse`, `local` (the files in prompts/; `run --no-langfuse`), or `auto`: Langfuse when configured."""
-    eval_rows: bool = False
-    """Also write every item as an MLflow evaluation row (costs ~57 ms per item on sqlite; see bench/README.md)."""
-    write_report: bool = True
-    """Write `runs/<id>/report.html` at the end (about 0.3 ms per item; `scoregate report RUN` writes it later)."""
-    repeat: int = 1
-    budget_usd: float | None = None
-    """Refuse to start above this forecast cost, stop at this spending (default: `settings.budget.usd`)."""
-    budget_minutes: float | None = None
-    """Refuse to start above this forecast wall time, stop at it (default: `settings.budget.minutes`)."""
     canary_on_change: bool = True
     """After a full run, re-score the calibration set of each pinned judge of it that changed since its last
-    calibration or canary (`scoregate.app.judge_canary`); a canary's own runs set it False."""
-    shard: Shard | None = None
-    """Run only this shard's items, into `runs/<run_id>/shards/<I>-of-<N>/` (`scoregate.app.shards`)."""
-    run_id: str | None = None
-    """The new run's id (refused when it exists); None: `<experiment>-<time>-<4 hex>`. A sharded run's id is every
-    shard's; None there: derived from the plan, dataset and `group`."""
-    group: str | None = None
-    stop_early: bool = False
-    """Run the items in a seeded order and stop once the gate's question is settled (see `app.stop_early`)."""
-    against: str | None = None
-    """The reference run of a stop-early run."""
-    max_items: int | None = None
-    """Stop-early item cap: stop, inconclusive, after this many paired items."""
-    max_cost: float | None = None
-    """Stop-early cost cap (USD): stop, inconclusive, once the run has spent this much."""
-    stop_batch: int | None = None
-    """Items between two looks of a stop-early run (default `app.stop_early.DEFAULT_BATCH`)."""
+    calibration or canary (`scoregate.app.run.judge_canary`); a canary's own runs set it False."""
     heartbeat_s: float = 30.0
     """Without a terminal, the most seconds between two lines while the run waits (the models' check, an item)."""
 
     def __post_init__(self) -> None:
         _check_combinations(self)
-
-    @property
-    def skipped_sinks(self) -> frozenset[str]:
-        """The sinks this run must not mirror to (`--no-mlflow`, `--no-langfuse`)."""
-        off = {"mlflow": not self.mirror_mlflow, "langfuse": not self.mirror_langfuse}
-        return frozenset(name for name, skipped in off.items() if skipped)
 
     def recorded(self) -> dict[str, Any]:
         """The manifest's `options`: what a resume keeps (`StartOptions`). The rest holds for one invocation: the
@@ -85,49 +60,42 @@ class RunOptions:
         --retry-errors and --quarantine; the prompts and models are kept by the receipts. A shard records no
         mirrors or report: it never mirrors to MLflow nor writes one (`scoregate merge` does, with its own flags)."""
         options: dict[str, Any] = {
-            "limit": self.limit,
+            "limit": self.selection.limit,
             "concurrency": self.concurrency,
             "cache": self.use_cache,
-            "repeat": self.repeat,
+            "repeat": self.selection.repeat,
         }
-        if self.shard is None:
-            options.update(mirrors_off=sorted(self.skipped_sinks), report=self.write_report, eval_rows=self.eval_rows)
+        if self.sharding.shard is None:
+            options.update(
+                mirrors_off=sorted(self.mirrors.off), report=self.mirrors.report, eval_rows=self.mirrors.eval_rows
+            )
         return options
 
 
-SHARD_ONLY = "--shards and --group belong to a sharded run: add --shard I/N or auto"
 SHARD_RESUMES = "--shard resumes by itself (run the same index again); drop --resume / --models"
-STOP_EARLY_ONLY = "--against, --max-items, --max-cost and --stop-batch belong to --stop-early: add it"
 
 
 def _check_combinations(options: RunOptions) -> None:
-    """Refuse options that contradict each other, with the error `scoregate run` prints for its flags."""
-    if options.shard is None and options.group is not None:
-        raise UsageError(SHARD_ONLY)
-    if options.run_id is not None and options.resume is not None:
+    """Refuse groups that contradict each other, with the error `scoregate run` prints for their flags."""
+    resume, shard = options.resume, options.sharding.shard
+    if options.selection.run_id is not None and resume.run_id is not None:
         raise UsageError("--resume names the run to continue; drop --run-id", option="--run-id")
-    if options.shard is not None and options.resume is not None:
+    if shard is not None and resume.run_id is not None:
         raise UsageError(SHARD_RESUMES)
-    if (options.retry_errors or options.quarantine) and options.resume is None and options.shard is None:
+    if (resume.retry_errors or resume.quarantine) and resume.run_id is None and shard is None:
         raise UsageError("--retry-errors and --quarantine work on a stored run: add --resume RUN_ID")
-    for option, value in (("--budget-usd", options.budget_usd), ("--budget-minutes", options.budget_minutes)):
-        if value is not None and not value > 0:
-            raise UsageError(f"{value:g}: a budget must be more than 0 (0 allows no call)", option=option)
-    stop_options = (options.against, options.max_items, options.max_cost, options.stop_batch)
-    if not options.stop_early and any(value is not None for value in stop_options):
-        raise UsageError(STOP_EARLY_ONLY)
-    if options.stop_early:
+    if options.stop_early.on:
         _check_stop_early_starts_one_run(options)
 
 
 def _check_stop_early_starts_one_run(options: RunOptions) -> None:
     """Refuse `--stop-early` with `--resume` or `--shard`: it is one new run over the items in their order."""
-    if options.resume is not None:
+    if options.resume.run_id is not None:
         raise ScoregateError(
             "--stop-early starts a new run; `--resume RUN` continues a run (a stopped one) to the full dataset",
             hint="drop --stop-early/--against to continue the run, or drop --resume to start a stop-early run",
         )
-    if options.shard is not None:
+    if options.sharding.shard is not None:
         raise ScoregateError(
             "--stop-early runs the items in one seeded order, looking after each batch; it cannot be sharded",
             hint="drop --shard, or drop --stop-early to split the run across machines",
@@ -153,8 +121,8 @@ def check_run_flags(
         raise UsageError("--models starts one run per model, each with its own id; drop --run-id", option="--run-id")
     if shard is not None and models is not None:
         raise UsageError(SHARD_RESUMES)
-    if no_langfuse and prompt_source == "langfuse":
-        raise UsageError("--no-langfuse runs without Langfuse; drop it or --prompt-source langfuse")
+    if no_langfuse and prompt_source == PROMPT_SERVER:
+        raise UsageError(f"--no-langfuse runs without Langfuse; drop it or --prompt-source {PROMPT_SERVER}")
     if dry_run and (resume is not None or models is not None):
         raise UsageError("--dry-run forecasts one new run: drop --resume/--models", option="--dry-run")
 

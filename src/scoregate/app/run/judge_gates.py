@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from scoregate.app.calibration_runs import calibration_path, judge_change, judge_model, read_calibrations
-from scoregate.app.canary_score_key import judge_score_key
+from scoregate.app.run.canary_score_key import judge_score_key
 from scoregate.catalog.plan import plan_experiment
 from scoregate.catalog.project import Project
 from scoregate.scoring.kinds.llm_judge import as_llm_judge

@@ -31,7 +31,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from scoregate.analysis.sequential_stop import StopDecision, StopRule
-    from scoregate.app.run_options import RunOptions
+    from scoregate.app.run.run_options import RunOptions
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.catalog.plan import ExperimentPlan
     from scoregate.catalog.project import Project
@@ -70,7 +70,7 @@ def _error(message: str, hint: str) -> ScoregateError:
 
 
 def _reference_store(project: Project, plan: ExperimentPlan, run_id: str) -> RunStore:
-    from scoregate.app.run_options import runs_dir
+    from scoregate.app.run.run_options import runs_dir
 
     store = RunStore.open(runs_dir(project), run_id)
     manifest = store.manifest_record
@@ -114,7 +114,7 @@ def _declared_range(spec: EvaluatorSpec, metric: str) -> tuple[float, float] | N
 
 
 def _score_columns(plan: ExperimentPlan) -> list[tuple[str, str]]:
-    from scoregate.app.score_columns import plan_evaluators, score_columns  # the evaluators load only when asked
+    from scoregate.app.run.score_columns import plan_evaluators, score_columns  # the evaluators load only when asked
 
     return list(score_columns(plan_evaluators(plan), plan))
 
@@ -154,13 +154,17 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
     from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
     from scoregate.analysis.sequential_stop import StopRule  # numpy: only for a stop-early run
 
-    if not options.stop_early:
-        if options.against is not None:
+    if not options.stop_early.on:
+        if options.stop_early.against is not None:
             raise ScoregateError("--against names the reference of a stop-early run: add --stop-early")
         return None
-    if options.against is None:
+    if options.stop_early.against is None:
         raise _error("no reference run to compare against", "add --against RUN_ID (see `scoregate runs list`)")
-    conflicts = [name for name, used in (("--limit", options.limit), ("--repeat", options.repeat > 1)) if used]
+    conflicts = [
+        name
+        for name, used in (("--limit", options.selection.limit), ("--repeat", options.selection.repeat > 1))
+        if used
+    ]
     if conflicts:
         raise _error(
             f"{' and '.join(conflicts)} cannot be combined with it",
@@ -179,7 +183,7 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             "bounded scores",
             f"declare `range: [min, max]` for {gate.metric} in its evaluator file, or gate on a bounded score",
         )
-    reference = _reference_store(project, plan, options.against)
+    reference = _reference_store(project, plan, options.stop_early.against)
     values = {}
     for result in reference.iter_results():
         value = numeric_value(result, gate.metric)
@@ -187,7 +191,7 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             values[result.item_id] = value
     if not values:
         raise _error(
-            f"reference run {options.against} has no measured {gate.metric}",
+            f"reference run {options.stop_early.against} has no measured {gate.metric}",
             "name a reference run whose items were scored on this metric",
         )
     lo, hi = difference_range(*bounds)
@@ -198,14 +202,16 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             margin=(gate.margin if gate.margin is not None else _REGRESSION_MARGIN) if regression else 0.0,
             direction="lower" if gate.op in ("<=", "<") else "higher",
             alpha=1 - project.config.settings.confidence_level,
-            max_items=options.max_items, max_cost=options.max_cost,
+            max_items=options.stop_early.max_items, max_cost=options.stop_early.max_cost,
         )  # fmt: skip
     except SequentialInputError as exc:
         raise _error(exc.message, exc.hint or "see `scoregate run --help`") from None
     ids = [str(item.id) for _line, item in iter_items(plan.dataset.path)]
     seed = project.config.settings.seed
-    batch = options.stop_batch or DEFAULT_BATCH
-    return StopEarlyPlan(options.against, gate.name, gate.metric, rule, item_order(ids, seed), seed, batch, values)
+    batch = options.stop_early.batch or DEFAULT_BATCH
+    return StopEarlyPlan(
+        options.stop_early.against, gate.name, gate.metric, rule, item_order(ids, seed), seed, batch, values
+    )
 
 
 class _Collecting:

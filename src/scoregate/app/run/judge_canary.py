@@ -28,8 +28,8 @@ from scoregate.app.calibration_runs import (
     read_calibrations,
 )
 from scoregate.app.calibration_sources import pairs_from_runs
-from scoregate.app.canary_score_key import judge_score_key
-from scoregate.app.judge_gates import judge_calibration_rows
+from scoregate.app.run.canary_score_key import judge_score_key
+from scoregate.app.run.judge_gates import judge_calibration_rows
 from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.plan import plan_experiment
@@ -139,14 +139,19 @@ def run_canaries(
     root: Path, judges: list[str] | None = None, *, resamples: int | None = None, seed: int | None = None
 ) -> list[CanaryResult]:
     """Re-score each pinned judge's calibration set and compare its agreement with the stored calibration."""
-    from scoregate.app.one_run import run_one  # a canary is a run: its machinery loads only for one
-    from scoregate.app.run_options import RunOptions
+    from scoregate.app.run.one_run import run_one  # a canary is a run: its machinery loads only for one
+    from scoregate.app.run.option_groups import Mirrors, PromptSource
+    from scoregate.app.run.run_options import RunOptions
+    from scoregate.sinks.registry import sink_names
 
     project = load_project(root)
     chosen = check_canaries(project, judges)
     baselines = {j: _baseline(project, j, judge_score_key(project, j, s)) for j, s in chosen.items()}
     options = RunOptions(
-        use_cache=False, mirror_mlflow=False, mirror_langfuse=False, prompt_source="local", canary_on_change=False
+        use_cache=False,
+        mirrors=Mirrors(off=frozenset(sink_names())),
+        prompts=PromptSource("local"),
+        canary_on_change=False,
     )
     run_ids: dict[str, str] = {}
     for experiment in dict.fromkeys(spec.experiment for spec in chosen.values()):

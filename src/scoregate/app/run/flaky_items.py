@@ -162,7 +162,7 @@ def quarantine_hint(experiment: str) -> str:
 
 def flaky_report(root: Path, experiment: str) -> FlakyReport:
     """Return the flaky items of `experiment` in the project at `root` (what `scoregate items flaky` lists)."""
-    from scoregate.app.run_options import runs_dir
+    from scoregate.app.run.run_options import runs_dir
     from scoregate.tracks.project import load_project
 
     project = load_project(root)

@@ -3,11 +3,13 @@ still matches it, and telling the mirrors which records a `--retry-errors` resum
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app.receipts import resume_conflicts
-from scoregate.app.run_options import RunOptions, RunOutcome
+from scoregate.app.run.option_groups import PROMPT_SERVER
+from scoregate.app.run.receipts import resume_conflicts
+from scoregate.app.run.run_options import RunOptions, RunOutcome
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore
@@ -38,7 +40,7 @@ def check_resumable(store: RunStore, options: RunOptions, receipts: dict[str, An
     conflicts = resume_conflicts(store.manifest_record.receipts, Receipts.model_validate(receipts))
     if conflicts:
         raise ScoregateError(
-            f"cannot resume {options.resume or store.directory}: {'; '.join(conflicts)} since the run started",
+            f"cannot resume {options.resume.run_id or store.directory}: {'; '.join(conflicts)} since the run started",
             hint="resuming would mix two setups in one run; undo the change, or start a new run instead",
         )
 
@@ -51,7 +53,7 @@ def finish_mirror(store: RunStore, project: Project, options: RunOptions, reason
     from scoregate.sinks.mirror_all import FinishMirror, mirror_all
 
     context = SinkContext(project.root, loaded=project)  # the caller holds the run's lock
-    skip = kept_outputs(store.manifest_record, options).skipped_sinks
+    skip = kept_outputs(store.manifest_record, options).mirrors.off
     mirrored = mirror_all(FinishMirror(store), context, skip=skip)  # a failure is reported; `sync` redoes it
     outcome.mirrors.update(mirrored.links())
     outcome.mirror_errors.update(mirrored.troubles())
@@ -68,7 +70,7 @@ def finish_mirror(store: RunStore, project: Project, options: RunOptions, reason
 
 def nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     """Say why resuming this run would do nothing (finished, and no failed item asked for), else None."""
-    if options.quarantine:
+    if options.resume.quarantine:
         return None
     summary = store.summary_record
     if store.manifest_record.status != "finished" or summary is None:
@@ -76,7 +78,7 @@ def nothing_to_resume(store: RunStore, options: RunOptions) -> str | None:
     if store.needs_repair() or len(store.done_ids()) < int(summary.run_metrics.value("items") or 0):
         return None  # damaged after it finished: resuming redoes what was lost
     run_id = store.run_id
-    if not options.retry_errors:
+    if not options.resume.retry_errors:
         return (
             f"run {run_id} already finished; nothing to resume. To mirror it again: "
             f"`scoregate mlflow-sync {run_id}` (or `scoregate langfuse-sync {run_id}`); "
@@ -93,29 +95,44 @@ def kept_outputs(manifest: Manifest, options: RunOptions) -> RunOptions:
     """`options` with what the run recorded of its mirrors, report and evaluation rows: a mirror it was started
     without stays off (a flag on the resume can turn one off too), and so does its report; evaluation rows it
     asked for are written. A run from before these were recorded keeps the resume's own flags."""
-    saved = manifest.options
-    off = set(saved.mirrors_off or ())
-    langfuse_off = "langfuse" in off and options.mirror_langfuse
+    saved, mirrors, prompts = manifest.options, options.mirrors, options.prompts
+    off = mirrors.off | _registered(saved.mirrors_off or ())
+    server_off = PROMPT_SERVER in off - mirrors.off  # started without it, as `--no-langfuse` does: its prompts too
     return replace(
         options,
-        mirror_mlflow=options.mirror_mlflow and "mlflow" not in off,
-        mirror_langfuse=options.mirror_langfuse and "langfuse" not in off,
-        prompt_source="local" if langfuse_off and options.prompt_source == "auto" else options.prompt_source,
-        write_report=options.write_report and saved.report is not False,
-        eval_rows=options.eval_rows or bool(saved.eval_rows),
+        prompts=replace(prompts, source="local") if server_off and prompts.source == "auto" else prompts,
+        mirrors=replace(
+            mirrors,
+            off=off,
+            report=mirrors.report and saved.report is not False,
+            eval_rows=mirrors.eval_rows or bool(saved.eval_rows),
+        ),
     )
+
+
+def _registered(names: Iterable[str]) -> frozenset[str]:
+    """Those of `names` that are registered sinks (a plug-in's package may be gone since the run started)."""
+    names = frozenset(names)
+    if not names:
+        return names
+    from scoregate.sinks.registry import sink_names
+
+    return names & frozenset(sink_names())
 
 
 def resumed_options(manifest: Manifest, options: RunOptions) -> tuple[str, RunOptions]:
     """The experiment and options of the run being resumed: every option it recorded (a new --concurrency is kept;
     `--no-cache`, `--no-mlflow`, `--no-langfuse` and `--no-report` on the resume of a run without them also hold)."""
     receipts, saved = manifest.receipts, manifest.options
+    kept = kept_outputs(manifest, options)
     return str(receipts.experiment), replace(
-        kept_outputs(manifest, options),
-        limit=saved.limit,
+        kept,
+        selection=replace(kept.selection, limit=saved.limit, repeat=saved.repeat),
         concurrency=options.concurrency or saved.concurrency,
         use_cache=options.use_cache and saved.cache is not False,
-        repeat=saved.repeat,
-        model=str(receipts.model.name if receipts.model else None),
-        judge_model=receipts.judge_model.name if receipts.judge_model else None,
+        models=replace(
+            kept.models,
+            model=str(receipts.model.name if receipts.model else None),
+            judge_model=receipts.judge_model.name if receipts.judge_model else None,
+        ),
     )

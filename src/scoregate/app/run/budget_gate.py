@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scoregate.app.budget import budget_of, check_forecast
-from scoregate.app.run_options import RunOptions, runs_dir
+from scoregate.app.run.budget import budget_of, check_forecast
+from scoregate.app.run.run_options import RunOptions, runs_dir
 from scoregate.catalog.plan import ExperimentPlan, plan_experiment
 from scoregate.catalog.project import Project
 from scoregate.store.run_store import RunStore
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def _done_ids(resumed: RunStore | None, options: RunOptions) -> set[str]:
     """Ids a resumed run holds in repeat 1 (whose items the response cache may answer)."""
-    return set() if resumed is None else resumed.done_ids(retry_errors=options.retry_errors)
+    return set() if resumed is None else resumed.done_ids(retry_errors=options.resume.retry_errors)
 
 
 def _done(resumed: RunStore | None, options: RunOptions) -> int:
@@ -31,9 +31,9 @@ def _done(resumed: RunStore | None, options: RunOptions) -> int:
         return 0
     from scoregate.store.repeats import done_by_repeat
 
-    if options.repeat > 1:
-        return sum(len(ids) for ids in done_by_repeat(resumed, retry_errors=options.retry_errors).values())
-    return len(resumed.done_ids(retry_errors=options.retry_errors))
+    if options.selection.repeat > 1:
+        return sum(len(ids) for ids in done_by_repeat(resumed, retry_errors=options.resume.retry_errors).values())
+    return len(resumed.done_ids(retry_errors=options.resume.retry_errors))
 
 
 def forecast_plan(
@@ -43,26 +43,32 @@ def forecast_plan(
     from scoregate.app.forecast import cached_items, forecast_run, planned_items  # numpy: only with a budget
 
     concurrency = options.concurrency or plan.spec.concurrency or project.config.settings.concurrency
-    items = planned_items(plan, limit=options.limit, repeat=options.repeat, done=_done(resumed, options))
+    items = planned_items(
+        plan, limit=options.selection.limit, repeat=options.selection.repeat, done=_done(resumed, options)
+    )
     members = None
-    if options.shard is not None:  # a shard runs its own items only
-        from scoregate.app.shards import shard_members
+    if options.sharding.shard is not None:  # a shard runs its own items only
+        from scoregate.app.run.shards import shard_members
 
-        members = shard_members(plan.dataset.path, options.limit, options.shard)
-        items = max(0, len(members) * options.repeat - _done(resumed, options))
+        members = shard_members(plan.dataset.path, options.selection.limit, options.sharding.shard)
+        items = max(0, len(members) * options.selection.repeat - _done(resumed, options))
     cached = 0
     if options.use_cache:
         done = _done_ids(resumed, options)
-        cached = cached_items(project, plan, limit=options.limit, done=done, only=members)
+        cached = cached_items(project, plan, limit=options.selection.limit, done=done, only=members)
     return forecast_run(project, plan, runs_dir(project), items=items, concurrency=concurrency, cached_items=cached)
 
 
 def forecast_experiment(root: Path, experiment: str, options: RunOptions) -> RunForecast:
     """`scoregate run EXPERIMENT --dry-run`: check the files and forecast the run's bill; no model is called."""
     project = load_project(root)
-    budget_of(project.config.settings, options.budget_usd, options.budget_minutes)  # a bad budget is refused here too
+    budget_of(project.config.settings, options.budget.usd, options.budget.minutes)  # a bad budget is refused here too
     plan = plan_experiment(
-        project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
+        project,
+        experiment,
+        model=options.models.model,
+        judge_model=options.models.judge_model,
+        model_from=options.models.model_from,
     )
     return forecast_plan(project, plan, options)
 
@@ -73,7 +79,7 @@ def refuse_over_budget(
     """With a budget (options or scoregate.yaml), raise BudgetRefused when the forecast's upper end exceeds it;
     return the forecast when its time budget could not be checked (no wall time: see `refuse_below_check_floor`).
     Its notes go to `console`, else to standard error."""
-    budget = budget_of(project.config.settings, options.budget_usd, options.budget_minutes)
+    budget = budget_of(project.config.settings, options.budget.usd, options.budget.minutes)
     if not budget.any:
         return None
     planned = forecast_plan(project, plan, options, resumed)
@@ -92,11 +98,11 @@ def refuse_below_check_floor(
     """A time budget the forecast could not check: the models' one-token check just measured how long the least
     reply takes. Say the wall time that sets (rough: each call about that long or longer), and raise BudgetRefused
     when even that exceeds the budget."""
-    from scoregate.app.budget import BudgetRefused, duration_and_minutes
     from scoregate.app.forecast_rough import check_floor_s
+    from scoregate.app.run.budget import BudgetRefused, duration_and_minutes
     from scoregate.engine.progress import duration_text
 
-    minutes = budget_of(project.config.settings, options.budget_usd, options.budget_minutes).minutes
+    minutes = budget_of(project.config.settings, options.budget.usd, options.budget.minutes).minutes
     calls: dict[str, int] = {}
     for group in planned.forecast.groups:
         calls[group.model] = calls.get(group.model, 0) + group.calls

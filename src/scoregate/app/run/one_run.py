@@ -1,20 +1,28 @@
 """Run (or resume) one experiment: plan, check the models, open the store, then execute.
 
 The models' one-token check is sent only once every file check has passed (and a resumed run's lock is held),
-so a rejected run spends no request; it runs in a thread while the imports of `scoregate.app.run_execution` go on.
-The steps that follow a finished run (a judge's canary) are `scoregate.app.experiment`'s.
+so a rejected run spends no request; it runs in a thread while the imports of `scoregate.app.run.run_execution` go on.
+The steps that follow a finished run (a judge's canary) are `scoregate.app.run.experiment`'s.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scoregate.app.receipts import build_receipts, local_prompt_version
-from scoregate.app.resumption import check_resumable, finish_mirror, forget_mirrored, nothing_to_resume, resumed_options
-from scoregate.app.run_options import RunOptions, RunOutcome, runs_dir
+from scoregate.app.run.option_groups import PROMPT_SERVER
+from scoregate.app.run.receipts import build_receipts, local_prompt_version
+from scoregate.app.run.resumption import (
+    check_resumable,
+    finish_mirror,
+    forget_mirrored,
+    nothing_to_resume,
+    resumed_options,
+)
+from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan, models_used, plan_experiment
 from scoregate.catalog.project import Project
@@ -32,6 +40,7 @@ from scoregate.support.terminal_text import print_wrapped
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from scoregate.app.run.finished_run import PostRunStep
     from scoregate.store.record import Receipts
 
 __all__ = ["run_one"]
@@ -58,26 +67,26 @@ def _open_or_create(
             "pid": os.getpid(),
             "model_checks": checked,
         }
-        if options.shard is not None:
-            from scoregate.app.shards import create_shard_store
+        if options.sharding.shard is not None:
+            from scoregate.app.run.shards import create_shard_store
 
             return create_shard_store(project, options, manifest)
-        run_id = options.run_id or new_run_id(plan.name)
+        run_id = options.selection.run_id or new_run_id(plan.name)
         manifest = {**manifest, "run_id": run_id}
         return RunStore.create(runs_dir(project), run_id, manifest)
     store = resumed
     store.repair()
-    if options.quarantine:
+    if options.resume.quarantine:
         store.quarantine()
     store.done_ids()  # a damaged line stops here, naming file:line, before the run is marked running
     changes: dict[str, Any] = {"status": "running", "resumed_at": datetime.now(UTC).isoformat()}
     stored = store.manifest_record
     changes["model_checks"] = list(stored.model_checks or []) + checked
     if stored.stop_early is not None:  # a stopped-early run goes on to the full dataset
-        from scoregate.app.stop_early import continued_changes
+        from scoregate.app.run.stop_early import continued_changes
 
         changes.update(continued_changes(stored))
-    if options.retry_errors:
+    if options.resume.retry_errors:
         from scoregate.store.repeats import failed_records, repeat_key
 
         retried = failed_records(store)  # every repeat's: a failed repeat 2..K is retried too
@@ -87,8 +96,16 @@ def _open_or_create(
     return store
 
 
-def run_one(project: Project, experiment: str, options: RunOptions, *, console: Console | None = None) -> RunOutcome:
-    """Run (or resume) one experiment, without the steps after a run; return its outcome; raise ScoregateError.
+def run_one(
+    project: Project,
+    experiment: str,
+    options: RunOptions,
+    *,
+    console: Console | None = None,
+    post_run: Sequence[PostRunStep] = (),
+) -> RunOutcome:
+    """Run (or resume) one experiment, with the post-run steps given (`steps.POST_RUN_STEPS`, none by default);
+    return its outcome; raise ScoregateError.
 
     Order: a resumed run's lock first (a run in use is refused at once), then every check of the files, then
     the models' one-token check, so a rejected or refused run never spends a model request.
@@ -96,21 +113,21 @@ def run_one(project: Project, experiment: str, options: RunOptions, *, console: 
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     resumed: RunStore | None = None
     lock: RunLock | None = None
-    if options.shard is not None:  # a re-run of a shard's index resumes it
-        from scoregate.app.shards import prepare_shard
+    if options.sharding.shard is not None:  # a re-run of a shard's index resumes it
+        from scoregate.app.run.shards import prepare_shard
 
         options, resumed = prepare_shard(project, experiment, options)
-    elif options.resume is not None:
-        resumed = RunStore.open(runs_dir(project), options.resume)
-    elif options.run_id is not None:
-        _check_new_run_id(project, options.run_id)
+    elif options.resume.run_id is not None:
+        resumed = RunStore.open(runs_dir(project), options.resume.run_id)
+    elif options.selection.run_id is not None:
+        _check_new_run_id(project, options.selection.run_id)
     if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
-        if resumed is not None and options.shard is not None:
+        if resumed is not None and options.sharding.shard is not None:
             release_collector()  # a finished shard only mirrors, a resumed run may only mirror: no start to speed
-            from scoregate.app.shards import finish_shard, finished_shard_note
+            from scoregate.app.run.shards import finish_shard, finished_shard_note
 
             if (reason := finished_shard_note(resumed, project, options)) is not None:  # its Langfuse items again
                 outcome = finish_shard(resumed, project, options)
@@ -121,7 +138,7 @@ def run_one(project: Project, experiment: str, options: RunOptions, *, console: 
             if (reason := nothing_to_resume(resumed, options)) is not None:
                 return finish_mirror(resumed, project, options, reason)
             experiment, options = resumed_options(resumed.manifest_record, options)
-        outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console)
+        outcome = _plan_check_and_run(project, experiment, options, resumed, lock, console, post_run)
     finally:
         if lock is not None:
             lock.release()
@@ -145,8 +162,9 @@ def _plan_check_and_run(
     resumed: RunStore | None,
     lock: RunLock | None,
     console: Console | None,
+    post_run: Sequence[PostRunStep],
 ) -> RunOutcome:
-    if options.mirror_langfuse:  # a server its mirror cannot write to is refused before any model call
+    if "langfuse" not in options.mirrors.off:  # a server its mirror cannot write to is refused before any model call
         from scoregate.integrations.langfuse.client import LangfuseSettings
 
         if (langfuse := LangfuseSettings.from_env()) is not None:  # its HTTP client loads only when it is set
@@ -157,14 +175,20 @@ def _plan_check_and_run(
         project, experiment, options, resumed=resumed.manifest_record.receipts if resumed is not None else None
     )
     plan = plan_experiment(
-        project, experiment, model=options.model, judge_model=options.judge_model, model_from=options.model_from
+        project,
+        experiment,
+        model=options.models.model,
+        judge_model=options.models.judge_model,
+        model_from=options.models.model_from,
     )
     stop = None
-    if options.stop_early or options.against is not None:  # a bad stop-early request is refused before any call
-        from scoregate.app.stop_early import plan_stop_early
+    if (
+        options.stop_early.on or options.stop_early.against is not None
+    ):  # a bad stop-early request is refused before any call
+        from scoregate.app.run.stop_early import plan_stop_early
 
         stop = plan_stop_early(project, plan, options)
-    from scoregate.app.budget_gate import refuse_over_budget
+    from scoregate.app.run.budget_gate import refuse_over_budget
 
     unchecked = refuse_over_budget(project, plan, options, resumed, console)  # before any request, the check's too
 
@@ -197,12 +221,12 @@ def _plan_check_and_run(
         if receipts is None:  # a new run's receipts are made while the check waits on the network
             receipts = _receipts(project, plan, options, caller, prompt_versions)
         _say_what_providers_note(names, caller, out)
-        from scoregate.app.run_execution import execute_run
+        from scoregate.app.run.run_execution import execute_run
 
         release_collector()  # held since the command started (`scoregate.cli.main`): the start is over
         check.wait(every_s=options.heartbeat_s, beat=lambda waited, what: _say_check_waits(out, waited, what))
         if unchecked is not None:  # a time budget no past run could check: the check's reply sets a floor
-            from scoregate.app.budget_gate import refuse_below_check_floor
+            from scoregate.app.run.budget_gate import refuse_below_check_floor
 
             refuse_below_check_floor(project, unchecked, options, check.records, out)
         store = _open_or_create(project, plan, options, receipts, resumed, check.records)
@@ -211,9 +235,9 @@ def _plan_check_and_run(
             cache.close()
         raise
     if lock is not None:
-        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop, post_run)
     with RunLock(store.directory):
-        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop)
+        return execute_run(store, plan, project, options, caller, prompt_versions, out, cache, stop, post_run)
 
 
 def _stderr_console() -> Console:
@@ -249,7 +273,7 @@ def _receipts(
     names = [plan.model_name, *models_used(plan)]
     endpoints = {name: caller.provider(name).endpoint for name in dict.fromkeys(names)}
     receipts = build_receipts(project, plan, prompt_versions=prompt_versions, endpoints=endpoints)
-    receipts.update(repeats_receipt(options.repeat, use_cache=options.use_cache))
+    receipts.update(repeats_receipt(options.selection.repeat, use_cache=options.use_cache))
     receipts.update(stages_receipt(plan, prompt_versions))
     return receipts
 
@@ -263,13 +287,13 @@ def _use_langfuse_prompts(
     """
     from scoregate.integrations.langfuse.prompt_choice import choose_prompt_source
 
-    asked = {"--prompt-label": options.prompt_label, "--prompt-version": options.prompt_version}
+    asked = {"--prompt-label": options.prompts.label, "--prompt-version": options.prompts.version}
     given = next((f"{flag} {value}" for flag, value in asked.items() if value is not None), None)
-    local_by = "--prompt-source local" if options.mirror_langfuse else "--no-langfuse"
+    local_by = "--no-langfuse" if PROMPT_SERVER in options.mirrors.off else "--prompt-source local"
     spec = project.config.experiments.get(experiment)
     versions = {n: p.langfuse_version for n, p in (resumed.prompts if resumed else {}).items()}
     from_langfuse = choose_prompt_source(
-        options.prompt_source, asked=given, resumed=any(versions.values()), local_by=local_by
+        options.prompts.source, asked=given, resumed=any(versions.values()), local_by=local_by
     )
     if not from_langfuse or spec is None:
         return {}
@@ -284,7 +308,7 @@ def _use_langfuse_prompts(
             resolved.update(resolve_prompts(project, [name], label=None, version=versions.get(name)))
     else:
         resolved = resolve_prompts(
-            project, names, label=options.prompt_label, version=options.prompt_version, source=options.prompt_source
+            project, names, label=options.prompts.label, version=options.prompts.version, source=options.prompts.source
         )
     for name, found in resolved.items():
         project.prompts[name] = found.spec
@@ -296,4 +320,4 @@ def _prompt_source_line(versions: dict[str, str], options: RunOptions) -> str:
     langfuse = {n: v for n, v in versions.items() if v.isdigit()}
     if langfuse:
         return "prompts: from Langfuse " + ", ".join(f"{n} v{v}" for n, v in langfuse.items())
-    return f"prompts: local files (prompt source {options.prompt_source})"
+    return f"prompts: local files (prompt source {options.prompts.source})"
