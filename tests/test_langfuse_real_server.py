@@ -16,8 +16,8 @@ import pytest
 
 from conftest import DATASET_IDS, REPO, CliResult
 from fake_langfuse import FakeLangfuse
-from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.app.langfuse_check import CHECK_TIMEOUT_S
+from scoregate.app.run.experiment import RunOptions, run_experiment
 from scoregate.integrations.langfuse.client import SDK_MAJOR
 from scoregate.integrations.langfuse.datasets_sync import langfuse_item_id, sync_datasets
 from scoregate.integrations.langfuse.delivery import trace_id_for

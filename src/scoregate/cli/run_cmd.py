@@ -11,6 +11,7 @@ import typer
 
 from scoregate.cli import run_flags
 from scoregate.cli.layout import print_wrapped
+from scoregate.cli.mirror_flags import NoMirrorOption, mirrors_off
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.errors import ExitCode
 from scoregate.support.console import lazy_console
@@ -46,7 +47,7 @@ def run(
     quarantine: run_flags.Quarantine = False,
     no_cache: run_flags.NoCache = False,
     fail_on_gates: run_flags.FailOnGates = False,
-    no_mirror: run_flags.NoMirror = None,
+    no_mirror: NoMirrorOption = None,
     no_mlflow: run_flags.NoMlflow = False,
     no_langfuse: run_flags.NoLangfuse = False,
     prompt_source: run_flags.PromptSource = "auto",
@@ -72,7 +73,7 @@ def run(
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
-from scoregate.app import RunOptions as Options
+    from scoregate.app import RunOptions as Options
     from scoregate.app import check_run_flags, parse_shard
     from scoregate.support.start_gc import release_collector
 
@@ -81,7 +82,7 @@ from scoregate.app import RunOptions as Options
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
-    off = run_flags.mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
+    off = mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
     source = run_flags.prompts_from(prompt_source, no_langfuse)
     named = models.split(",") if models is not None else None
     with run_flags.usage_as_bad_parameter():

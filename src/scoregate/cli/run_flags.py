@@ -1,5 +1,5 @@
 """The flags of `scoregate run`, each declared once with its help (the command's signature names them), and the
-two helpers that turn them into a run's option groups."""
+helpers that turn them into a run's option groups (`--no-mirror` and its aliases: `cli/mirror_flags.py`)."""
 
 from __future__ import annotations
 
@@ -39,15 +39,6 @@ Quarantine = Annotated[
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
 
 FailOnGates = Annotated[bool, typer.Option("--fail-on-gates", help="Exit with code 3 unless every gate passes.")]
-
-NoMirror = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--no-mirror",
-        metavar="NAME",
-        help="Do not mirror the run to this sink, e.g. mlflow (repeatable; an unknown name lists the sinks).",
-    ),
-]
 
 NoMlflow = Annotated[bool, typer.Option("--no-mlflow", help="Do not mirror the run to MLflow (= --no-mirror mlflow).")]
 
@@ -148,13 +139,6 @@ Heartbeat = Annotated[
         "line at least every N seconds while the run waits.",
     ),
 ]
-
-
-def mirrors_off(names: list[str] | None, *, no_mlflow: bool, no_langfuse: bool) -> frozenset[str]:
-    """The sinks `--no-mirror NAME` names, with the aliases `--no-mlflow` and `--no-langfuse` (checked as the run's
-    `Mirrors` group is built)."""
-    aliases = {"--no-mlflow": no_mlflow, "--no-langfuse": no_langfuse}  # each is `--no-mirror` of the sink it names
-    return frozenset([*(names or ()), *(flag.removeprefix("--no-") for flag, asked in aliases.items() if asked)])
 
 
 def prompts_from(source: str, no_langfuse: bool) -> str:

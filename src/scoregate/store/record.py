@@ -201,7 +201,7 @@ class GateResult(Record):
     failing_items: list[str] | None = None
     """For an `every_item` gate: the ids of the items that broke it (all of them, in dataset order)."""
     quarantined: list[str] | None = None
-    """For an `every_item` gate: the flaky items kept out of it (`scoregate.app.run.flaky_items`), counted unmeasured."""
+    """For an `every_item` gate: the flaky items kept out of it (`app.run.flaky_items`), counted unmeasured."""
     slices: list[SliceRow] | None = None
     """For a slice gate: one row per slice (`scoregate.analysis.slices.SliceResult.to_dict`)."""
     quarantined_breaking: list[str] | None = None
