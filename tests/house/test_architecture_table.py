@@ -1,5 +1,6 @@
 """The whiteboard is a test: every import of src/scoregate follows the layers and nevers of docs/architecture.md
-(tests/test_layering.py adds the rules the table cannot say: the CLI through the facade, analysis without files)."""
+(tests/house/test_layering.py adds the rules the table cannot say: the CLI through the facade, analysis without
+files)."""
 
 from __future__ import annotations
 

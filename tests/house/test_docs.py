@@ -288,7 +288,7 @@ def _site_copy(root: Path) -> Path:
         (root / part).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / part, root / part)
     shutil.copytree(DOCS, root / "docs")
-    plugin = "tests/plugin_dist"  # the plug-in package docs/extending/plugins.md shows
+    plugin = "tests/support/plugin_dist"  # the plug-in package docs/extending/plugins.md shows
     shutil.copytree(REPO / plugin, root / plugin, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
     return root
 

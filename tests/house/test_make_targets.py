@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
-    "target", ["experiment", "test", "test-all", "test-langfuse-old", "test-langfuse-sdk4", "lint"]
+    "target", ["experiment", "test", "test-all", "test-fast", "test-langfuse-old", "test-langfuse-sdk4", "lint"]
 )
 def test_a_target_on_a_fresh_clone_creates_the_virtual_environment_first(tmp_path: Path, target: str) -> None:
     clone = tmp_path / "clone"

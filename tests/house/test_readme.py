@@ -14,7 +14,7 @@ COMMANDS = shell_commands(README, "scoregate")
 
 
 def test_the_readme_shows_scoregate_commands() -> None:
-    """The front page's tour shows commands; the manual's (tests/test_docs.py) show the rest."""
+    """The front page's tour shows commands; the manual's (tests/house/test_docs.py) show the rest."""
     assert len(COMMANDS) >= 15
 
 

@@ -1,5 +1,6 @@
 """The Anthropic provider with the anthropic SDK `make setup` installs, against a local Messages API server that
-checks request bodies as the real API does (tests/anthropic_messages.py): judge calls are accepted and scored."""
+checks request bodies as the real API does (tests/support/anthropic_messages.py): judge calls are accepted and
+scored."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Shards and Langfuse: every shard sends its items to the run's one experiment; the merge writes the run-level
-scores once, on the Langfuse test double (the real SDK against tests/fake_langfuse)."""
+scores once, on the Langfuse test double (the real SDK against tests/support/fake_langfuse)."""
 
 from __future__ import annotations
 

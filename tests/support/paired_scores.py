@@ -1,6 +1,6 @@
 """Simulated paired scores (candidate, reference) with a known true mean difference, for the stop-early checks.
 
-Shared by tests/test_sequential.py and bench/sequential.py. Each shape gives the per-item difference
+Shared by tests/analysis/test_sequential.py and bench/sequential.py. Each shape gives the per-item difference
 candidate − reference for `runs` simulated comparisons of `items` items, and its exact mean and standard
 deviation, so an effect of "0.5 standard deviations" is d_z = mean / sd of the paired difference.
 """

@@ -1,6 +1,6 @@
 """A throwaway evaluator kind, the whole of it in one module: `kind: exclaims` counts the `!` of a reply.
 
-tests/test_kind_plugin.py adds it to the kind registry (the one line a real kind adds to
+tests/scoring/test_kind_plugin.py adds it to the kind registry (the one line a real kind adds to
 `scoring/kinds/registry.py`) and runs a project that uses it.
 """
 

@@ -64,7 +64,7 @@ def scoregate(args: list[str], cwd: Path, *paths: Path) -> subprocess.CompletedP
 
 @pytest.fixture(scope="module")
 def notes_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tests/plugin_dist installed in a temporary folder: the PYTHONPATH entry that holds it."""
+    """tests/support/plugin_dist installed in a temporary folder: the PYTHONPATH entry that holds it."""
     return install(DIST, tmp_path_factory.mktemp("plugin") / "scoregate-notes")
 
 
