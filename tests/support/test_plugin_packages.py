@@ -1,8 +1,8 @@
 """A plug-in package adds an evaluator kind and a sink, no edit in scoregate: `--help`, `validate` and `run` see both.
 
-The package is `tests/plugin_dist/` (the one docs/extending/plugins.md shows). Each test installs it, or a broken
-package built beside it, into a temporary folder (setuptools writes its metadata from pyproject.toml, offline) that
-only the `scoregate` subprocess has on its PYTHONPATH: the shared environment is never changed.
+The package is `tests/support/plugin_dist/` (the one docs/extending/plugins.md shows). Each test installs it, or a
+broken package built beside it, into a temporary folder (setuptools writes its metadata from pyproject.toml, offline)
+that only the `scoregate` subprocess has on its PYTHONPATH: the shared environment is never changed.
 """
 
 from __future__ import annotations
