@@ -25,6 +25,7 @@ from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page
 from scoregate.store.run_store import RunStore
 from support.compare_runs import DATASET_HASH, small_runs, write_run
+from support.compare_runs import cli as cli  # the fixture
 from support.projects import CliResult, Runs
 from support.scripted_openai import ScriptedOpenAI, json_for_schema, request_schema
 

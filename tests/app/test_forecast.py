@@ -10,11 +10,9 @@ from pathlib import Path
 import pytest
 
 from support.forecast_runs import CALLS_PER_ITEM, ITEMS, PRICE_IN, PRICE_OUT, run_cli
+from support.forecast_runs import priced as priced  # the fixture
 from support.projects import REPO
 from support.scripted_openai import ScriptedOpenAI
-
-"""USD per million tokens the test's model is priced at."""
-"""The test project's smoke items and each one's calls: the task and three judges."""
 
 
 def test_dry_run_without_past_runs_forecasts_from_prompt_lengths_and_calls_nothing(

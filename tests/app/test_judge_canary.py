@@ -13,11 +13,9 @@ import pytest
 
 from scoregate.errors import ExitCode
 from support.judge_canary import HUMAN, JUDGE, LOST, Cli, Edit, calibrate_baseline, judge_answers
+from support.judge_canary import pinned as pinned  # the fixture
 from support.projects import Runs
 from support.scripted_openai import ScriptedOpenAI
-
-"""metadata.human.actionability of each gold_v1 item."""
-"""A judge that has lost the humans: it ranks the gold summaries nearly the other way round."""
 
 
 def test_a_saved_calibration_records_the_judges_model_prompt_and_rubric_hash_and_its_item_scores(

@@ -27,6 +27,7 @@ from scoregate.tracks.project import load_project
 from support.fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from support.projects import CliResult
 from support.promotion_runs import PROMPT, logged_run, tracking, upload
+from support.promotion_runs import project as project  # the fixture
 from support.scripted_openai import ScriptedOpenAI
 
 pytestmark = pytest.mark.usefixtures("mlflow_store")

@@ -10,6 +10,7 @@ import pytest
 from scoregate.integrations.langfuse.client import NOT_CONFIGURED, SDK_VERSION
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import LANGFUSE_VARS, point_at
+from support.langfuse_env import langfuse_env_fixture as langfuse_env_fixture  # the fixture
 from support.projects import CliResult
 
 Cli = Callable[..., CliResult]

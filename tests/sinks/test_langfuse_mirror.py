@@ -35,16 +35,9 @@ from scoregate.sinks.langfuse.score_mapping import item_scores
 from scoregate.store.run_store import RunStore
 from scoregate.tracks.project import load_project
 from support.fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from support.langfuse_mirror import (
-    ROOT_SPAN,
-    item_of,
-    make_run,
-    mirror,
-    results,
-    root_spans,
-    score_ids,
-    span_metadata,
-)
+from support.langfuse_mirror import ROOT_SPAN, item_of, make_run, mirror, results, root_spans, score_ids, span_metadata
+from support.langfuse_mirror import langfuse_off as langfuse_off  # the fixtures
+from support.langfuse_mirror import langfuse_on as langfuse_on
 from support.langfuse_sync import sync_run
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI

@@ -12,9 +12,11 @@ import pytest
 from support.projects import SCOREGATE_BIN, CliResult
 
 PRICE_IN, PRICE_OUT = 2.0, 8.0
+"""USD per million tokens the test's model is priced at."""
 
 
 ITEMS, CALLS_PER_ITEM = 6, 4
+"""The test project's smoke items and each one's calls: the task and three judges."""
 
 
 def run_cli(project: Path, *args: str) -> CliResult:

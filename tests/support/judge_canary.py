@@ -26,9 +26,11 @@ PROMPT = "summarization-catchup"
 
 
 HUMAN = {"gold-001": 5, "gold-002": 4, "gold-003": 4, "gold-004": 5, "gold-005": 3, "gold-006": 5}
+"""metadata.human.actionability of each gold_v1 item."""
 
 
 LOST = {"gold-001": 3, "gold-002": 5, "gold-003": 5, "gold-004": 3, "gold-005": 5, "gold-006": 2}
+"""A judge that has lost the humans: it ranks the gold summaries nearly the other way round."""
 
 
 def gold() -> list[dict[str, Any]]:
