@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 WHEEL_DIR ?= $(HOME)/.cache/scoregate/wheels/llama-cpp-python-$(LLAMA_VERSION)-portable
 EXPERIMENT ?= smoke
 
-.PHONY: setup experiment test test-all test-langfuse-old test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas facade-stub
+.PHONY: setup experiment test test-all test-fast test-langfuse-old test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas facade-stub
 
 setup: $(VENV)/.installed $(VENV)/.local-model  ## create .venv with scoregate, dev tools and the local model
 
@@ -39,7 +39,7 @@ experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local mod
 	@$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
 
 LANGFUSE_SDK4 := .scoregate/langfuse-sdk4
-LANGFUSE_TESTS = $(wildcard tests/test_*langfuse*.py tests/test_scores_import.py tests/test_promotion.py)
+LANGFUSE_TESTS = $(wildcard tests/*/test_*langfuse*.py tests/integrations/test_scores_import.py tests/app/test_promotion.py)
 
 # The fake Langfuse is a server of one generation ($$SCOREGATE_FAKE_LANGFUSE: new = v4.59+, old = before, as the
 # recorded v4.16); tests about one generation say so themselves. Each Langfuse pass adds about 3 min on 2 busy cores.
@@ -52,6 +52,11 @@ test: setup test-all test-langfuse-old test-langfuse-sdk4  ## the whole suite, t
 
 test-all: setup
 	$(PYTEST)
+
+# The tests live in rooms, tests/<room>/ mirroring src/scoregate/ (`$(BIN)/pytest tests/ROOM` runs one alone);
+# tests/e2e/ holds the whole runs through the real local model, the recorded Langfuse server and at scale.
+test-fast: setup  ## every room but tests/e2e/: the inner loop while editing (`make test` before a push)
+	$(PYTEST) --ignore=tests/e2e
 
 test-langfuse-old: setup  ## Langfuse tests against a server older than v4.59 (the recorded v4.16), under SDK 5.x
 	SCOREGATE_FAKE_LANGFUSE=old $(PYTEST) $(LANGFUSE_TESTS)

@@ -22,10 +22,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from report_runs import summarization_project  # noqa: E402
+
 from scoregate.app.run.experiment import RunOptions, run_experiment  # noqa: E402
 from scoregate.sinks.mlflow.eval_rows import log_item_rows  # noqa: E402
-from scripted_openai import ScriptedOpenAI  # noqa: E402
+from support.report_runs import summarization_project  # noqa: E402
+from support.scripted_openai import ScriptedOpenAI  # noqa: E402
 
 
 def main() -> None:

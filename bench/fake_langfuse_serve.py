@@ -1,4 +1,5 @@
-"""Serve the tests' Langfuse test double (tests/fake_langfuse) standalone for benches: one line of env JSON, then serve.
+"""Serve the tests' Langfuse test double (tests/support/fake_langfuse) standalone for benches: one line of env JSON,
+then serve.
 
 Usage (from the repo root):  .venv/bin/python bench/fake_langfuse_serve.py
 It prints `FAKE_LANGFUSE {"LANGFUSE_PUBLIC_KEY": ..., "LANGFUSE_HOST": ...}` once it listens, and serves until
@@ -16,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fake_langfuse import FakeLangfuse
+from support.fake_langfuse import FakeLangfuse
 
 
 def main() -> None:

@@ -25,8 +25,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from headless_chromium import Chromium, find_chromium  # noqa: E402
-from report_runs import summarization_project  # noqa: E402
+
 from scoregate.app.run.experiment import RunOptions, run_experiment  # noqa: E402
 from scoregate.app.run.summary import summarize_run  # noqa: E402
 from scoregate.catalog.plan import plan_experiment  # noqa: E402
@@ -34,7 +33,9 @@ from scoregate.report import write_run_report  # noqa: E402
 from scoregate.store.records import ItemResult  # noqa: E402
 from scoregate.store.run_store import RunStore  # noqa: E402
 from scoregate.tracks.project import load_project  # noqa: E402
-from scripted_openai import ScriptedOpenAI  # noqa: E402
+from support.headless_chromium import Chromium, find_chromium  # noqa: E402
+from support.report_runs import summarization_project  # noqa: E402
+from support.scripted_openai import ScriptedOpenAI  # noqa: E402
 
 SIZE_LIMIT_MB, OPEN_LIMIT_S = 15.0, 3.0
 WORDS = ["latency", "budget", "release", "roadmap", "migration", "pricing", "outage", "benchmark", "license"]

@@ -456,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
             "concurrency": args.concurrency,
             "mock": f"this bench's nginx + echo mock on 127.0.0.1:{args.port}, 0 ms, reply varied per request",
             "mlflow": "embedded sqlite store (the default: sqlite:///<project>/mlflow.db)",
-            "langfuse": f"tests/fake_langfuse served standalone, runs of up to {args.langfuse_max} items, "
+            "langfuse": f"tests/support/fake_langfuse served standalone, runs of up to {args.langfuse_max} items, "
             f"SCOREGATE_LANGFUSE_RPM={args.langfuse_rpm:g}",
             "eval_rows_max": args.eval_rows_max,
             "peak_rss": "ru_maxrss from wait4: the largest process (the command, or a child it waited for)",

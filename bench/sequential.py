@@ -33,7 +33,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from paired_scores import (  # noqa: E402
+from scoregate.analysis.paired import compare_paired  # noqa: E402
+from scoregate.analysis.sequential import confidence_sequence  # noqa: E402
+from scoregate.analysis.sequential_stop import SequentialMonitor, StopRule, settle_many  # noqa: E402
+from support.paired_scores import (  # noqa: E402
     JUDGE_MARGINAL,
     JUDGE_SCALE,
     PairedShape,
@@ -42,9 +45,6 @@ from paired_scores import (  # noqa: E402
     judge_with_mean,
     latent_shape,
 )
-from scoregate.analysis.paired import compare_paired  # noqa: E402
-from scoregate.analysis.sequential import confidence_sequence  # noqa: E402
-from scoregate.analysis.sequential_stop import SequentialMonitor, StopRule, settle_many  # noqa: E402
 
 ITEMS = 400
 EFFECTS = (0.0, 0.2, 0.3, 0.5, 0.8)

@@ -2,7 +2,7 @@
 
 `src/scoregate/app/__init__.py` names each facade name once, in `_HOMES` (home module → names), and loads it
 lazily from there. mypy cannot read that table, so this script writes `src/scoregate/app/__init__.pyi`: the same
-names as plain imports from their homes, and `__all__`. tests/test_app_facade.py regenerates it and fails when
+names as plain imports from their homes, and `__all__`. tests/house/test_app_facade.py regenerates it and fails when
 the file differs.
 
 `python tools/facade_stub.py` (or `make facade-stub`) rewrites the stub.

@@ -5,7 +5,7 @@ The facade is what the CLI imports of the layers below it, besides `scoregate.er
 run record's types (`scoregate.store.record`): every use case and result type a command needs, by name. A name
 loads its module on first use (PEP 562), so `import scoregate.app` and `scoregate --help` import none of them.
 Each name is spelled once, in `_HOMES` (where it loads from); `__init__.pyi`, what mypy reads for its type, is
-generated from that table by `make facade-stub` (tests/test_app_facade.py fails until the stub is regenerated).
+generated from that table by `make facade-stub` (tests/house/test_app_facade.py fails until the stub is regenerated).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The evaluator kinds of `scoring/kinds/`, one line each; a track adds its own kind (`tracks.registry`).
 
 Each kind module holds only its file's spec and declarations: the code that scores is imported when the kind
-builds its evaluator, so a run loads only the kinds it uses (see tests/test_cli_startup.py).
+builds its evaluator, so a run loads only the kinds it uses (see tests/cli/test_cli_startup.py).
 """
 
 from __future__ import annotations
