@@ -1,6 +1,6 @@
 """The blocks a feature adds to the run record read as types, and write back byte for byte.
 
-`tests/runs_with_sections/` holds the manifest.json and summary.json of runs scoregate wrote before these blocks
+`tests/store/runs_with_sections/` holds the manifest.json and summary.json of runs scoregate wrote before these blocks
 had types (a stop-early run, one continued to the full dataset, a run with flaky items, a merged run and one of
 its shards): each reads as the typed record and dumps, as the store dumps it, to the very bytes of the file.
 """
@@ -15,7 +15,7 @@ import pytest
 from scoregate.store.record import Manifest, RunSummary
 from scoregate.store.record_files import read_manifest, read_summary
 
-RUNS = Path(__file__).parents[1] / "runs_with_sections"
+RUNS = Path(__file__).parent / "runs_with_sections"
 OLD_RUNS = Path(__file__).resolve().parents[1] / "runs_before_schema_version"
 FILES = sorted(path.relative_to(RUNS).as_posix() for path in RUNS.glob("*/*.json"))
 OLD_FILES = sorted(path.relative_to(OLD_RUNS).as_posix() for path in OLD_RUNS.glob("*/*.json"))
