@@ -16,6 +16,7 @@ from mlflow.tracking import MlflowClient
 
 import scoregate
 from scoregate.app.run.experiment import RunOptions, run_experiment
+from scoregate.errors import ScoregateError
 from scoregate.sinks import registry
 from scoregate.sinks.contract import RunSink, SinkContext, SinkReport
 from scoregate.sinks.mirror_all import Mirror, mirror_all
@@ -67,6 +68,16 @@ class ChattySink(BrokenSink):
         return SinkReport(lines=[f"chatty: sent with {key}"], warnings=[key], problem=f"half sent with {key}")
 
 
+class RefusingSink(BrokenSink):
+    """A tracker that checks itself before a run and refuses it (as Langfuse refuses a server too old)."""
+
+    name = "refusing"
+
+    def check_before_run(self) -> None:
+        """Refuse, with the fix."""
+        raise ScoregateError("refusing: the tracker cannot take this run", hint="upgrade the tracker")
+
+
 @pytest.fixture
 def with_jsonl(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one registry line of the throwaway tracker."""
@@ -80,6 +91,22 @@ def with_broken(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         registry, "SINKS", {"broken": "test_sink_contract:BrokenSink", **registry.SINKS, "jsonl": JSONL}
     )
+
+
+def test_a_sink_that_checks_before_the_run_refuses_it_before_any_item_and_its_off_switch_lets_it_run(
+    scoregate: Callable[..., CliResult], runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry.SINKS, "refusing", "test_sink_contract:RefusingSink")
+
+    refused = scoregate("run", "counters", "--no-mlflow")
+
+    assert refused.code == 1, refused.output
+    assert "refusing: the tracker cannot take this run" in refused.output and "upgrade the tracker" in refused.output
+    assert not any((runs.root / run / "results.jsonl").is_file() for run in runs.ids())  # no item ran
+
+    ran = scoregate("run", "counters", "--no-mlflow", "--no-mirror", "refusing")
+
+    assert ran.code == 0, ran.output
 
 
 def mlflow_tags(uri: str, run_id: str) -> dict[str, str]:
@@ -140,7 +167,8 @@ def test_a_sink_that_raises_stops_neither_the_others_nor_the_run_and_its_error_i
     assert result.code == 0, result.output  # as without the broken sink: the run is stored, its mirrors reported
     run_id = runs.latest()
     assert "broken mirror failed: RuntimeError: tracker refused the key [REDACTED]" in result.output
-    assert "broken-sync" not in result.output  # a plug-in sink has no sync command to point to
+    assert "broken-sync" not in result.output  # a plug-in sink has no alias command: `sync --to` is its redo
+    assert f"redo with `scoregate sync {run_id} --to broken`" in result.output
     assert SECRET not in result.output
     printed = json.loads(result.out)
     assert printed["mirror_errors"] == {"broken": "RuntimeError: tracker refused the key [REDACTED]"}

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
-REDO_COMMANDS = ("report", "mlflow", "langfuse")
-"""What the run's final lines can point to for a failed step: `scoregate report`, `mlflow-sync`, `langfuse-sync`."""
 
 
 def validate_files_command(project: ProjectOption = None) -> None:
@@ -289,11 +287,10 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
     for note in outcome.mirror_notes:  # each sink's lines: MLflow's run, Langfuse's experiment...
         print_wrapped(console, note)
     for sink, error in outcome.mirror_errors.items():
-        redo = f"scoregate report {outcome.run_id}" if sink == "report" else f"scoregate {sink}-sync {outcome.run_id}"
+        redo = f"scoregate report {outcome.run_id}" if sink == "report" else outcome.mirror_redo.get(sink)
         what = "report not written" if sink == "report" else f"{sink} mirror failed"
         fix = outcome.mirror_fixes.get(sink)  # what the sink's own error says to do (a refusal's real fix)
-        named = sink in REDO_COMMANDS and (fix is None or redo not in fix)  # a plug-in sink may have no sync command
-        again = f" — redo with `{redo}`" if named else ""
+        again = f" — redo with `{redo}`" if redo and (fix is None or redo not in fix) else ""
         print_wrapped(console, f"{what}: {error}{again}", style="yellow")
         if fix:
             print_wrapped(console, fix, first="  → ", indent="    ", style="yellow")

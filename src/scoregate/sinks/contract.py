@@ -173,6 +173,17 @@ class ItemCountingSink(Protocol):
         ...
 
 
+@runtime_checkable
+class CheckedBeforeRunSink(Protocol):
+    """A sink that checks, before a run's first model call, that it can take the run's mirror (Langfuse: a server
+    too old for it is refused then, not after the run has spent its calls)."""
+
+    def check_before_run(self) -> None:
+        """Raise a ScoregateError when this sink's tracker cannot take the mirror; a tracker that does not answer
+        now is not refused (the run is kept locally and a sync mirrors it later)."""
+        ...
+
+
 Ability = TypeVar("Ability")
 
 

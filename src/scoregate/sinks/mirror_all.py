@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scoregate.sinks.contract import (
+    CheckedBeforeRunSink,
     Comparison,
     ComparisonSink,
     ItemCountingSink,
@@ -99,6 +100,9 @@ class SinkResult:
     name: str
     title: str = ""
     """How a sentence names the sink (its `title`, e.g. "MLflow"; else its registry name)."""
+    resync: str = ""
+    """The command that mirrors a run to this sink again, with `{run_id}` to fill (the sink's `resync_command`,
+    e.g. `scoregate mlflow-sync {run_id}`; else `scoregate sync {run_id} --to NAME`)."""
     report: SinkReport = field(default_factory=SinkReport)
     error: str | None = None
     """`Type: message` of what the sink raised, redacted."""
@@ -162,6 +166,21 @@ def mirror_all(
     return outcome
 
 
+def check_sinks_before_run(context: SinkContext, *, skip: Collection[str] = ()) -> None:
+    """Before a run's first model call: let every sink that is on (and not in `skip`) and checks its tracker
+    refuse the run (a ScoregateError raised here stops the run before it spends anything)."""
+    for name in sink_names():
+        if name in skip:
+            continue
+        try:
+            sink = build_sink(name, context)
+            checks = ability(sink, CheckedBeforeRunSink) if sink.configured() is None else None
+        except Exception:  # a sink that cannot be built says so when it mirrors; it does not stop the run here
+            continue
+        if checks is not None:
+            checks.check_before_run()
+
+
 def cut_short(store: RunStore, context: SinkContext, *, skip: Collection[str] = ()) -> list[str]:
     """The sinks (not in `skip`, and on) whose mirror of finished run `store` a kill cut short; a sink that cannot
     tell, or fails to, is not named (the next mirror redoes it anyway)."""
@@ -187,6 +206,7 @@ def _ask(
     try:
         sink = built[name] = build_sink(name, context)
         result.title = getattr(sink, "title", name)
+        result.resync = getattr(sink, "resync_command", f"scoregate sync {{run_id}} --to {name}")
         if isinstance(action, MirrorComparison):
             if (compares := ability(sink, ComparisonSink)) is None:
                 return None

@@ -164,13 +164,10 @@ def _plan_check_and_run(
     console: Console | None,
     post_run: Sequence[PostRunStep],
 ) -> RunOutcome:
-    if "langfuse" not in options.mirrors.off:  # a server its mirror cannot write to is refused before any model call
-        from scoregate.integrations.langfuse.client import LangfuseSettings
+    from scoregate.sinks.contract import SinkContext
+    from scoregate.sinks.mirror_all import check_sinks_before_run
 
-        if (langfuse := LangfuseSettings.from_env()) is not None:  # its HTTP client loads only when it is set
-            from scoregate.integrations.langfuse.server_generation import check_before_run
-
-            check_before_run(langfuse)
+    check_sinks_before_run(SinkContext(project.root, loaded=project), skip=options.mirrors.off)  # before any model call
     prompt_versions = _use_langfuse_prompts(
         project, experiment, options, resumed=resumed.manifest_record.receipts if resumed is not None else None
     )

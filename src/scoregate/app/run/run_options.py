@@ -138,6 +138,9 @@ class RunOutcome:
     mirror_errors: dict[str, str] = field(default_factory=dict)
     mirror_fixes: dict[str, str] = field(default_factory=dict)
     """What fixes a failed mirror, by sink, when its error says (the hint of the error it would raise)."""
+    mirror_redo: dict[str, str] = field(default_factory=dict)
+    """The command that mirrors the run again, by failed sink (`scoregate mlflow-sync RUN`, `scoregate sync RUN --to
+    NAME`)."""
     mirror_refused: list[str] = field(default_factory=list)
     """Sinks whose tracker refused what the run sent (not an outage): the run exits `ExitCode.MIRROR_REFUSED`."""
     mirror_notes: list[str] = field(default_factory=list)
@@ -156,6 +159,8 @@ class RunOutcome:
             self.mirror_notes += [report.skipped] if report.skipped else report.lines
             if result.trouble:
                 self.mirror_errors[name] = result.trouble
+                if result.resync:
+                    self.mirror_redo[name] = result.resync.format(run_id=self.run_id)
                 error = report.error
                 if isinstance(error, ScoregateError) and error.hint:
                     self.mirror_fixes[name] = error.hint

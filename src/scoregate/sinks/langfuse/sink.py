@@ -22,10 +22,12 @@ MARKED = "langfuse: the run's `run_valid` score is `invalid`, with the reason in
 
 class LangfuseSink:
     """Mirror runs to Langfuse as experiments; the other mirrors' ids go into the experiment's metadata. Its
-    abilities: it streams a shard's items, adopts the shards' mirrors at merge and counts the server's items."""
+    abilities: it checks the server before a run, streams a shard's items, adopts the shards' mirrors at merge and
+    counts the server's items."""
 
     name = "langfuse"
     title = "Langfuse"
+    resync_command = "scoregate langfuse-sync {run_id}"
 
     def __init__(self, context: SinkContext) -> None:
         self.context = context
@@ -37,6 +39,13 @@ class LangfuseSink:
     def mirror(self, store: RunStore) -> SinkReport:
         """Send what the server has not confirmed yet; a run not fully mirrored is the report's problem."""
         return _as_sink_report(self._mirrored(store))
+
+    def check_before_run(self) -> None:
+        """Refuse a server too old for the mirror before the run's first model call (one that does not answer now
+        is not refused)."""
+        from scoregate.integrations.langfuse.server_generation import check_before_run
+
+        check_before_run(LangfuseSettings.from_env())
 
     def mark_invalid(self, store: RunStore, record: Mapping[str, Any]) -> SinkReport:
         """Mirror the run again: its run-level `run_valid` score becomes `invalid` with the reason."""

@@ -26,6 +26,7 @@ class MlflowSink:
 
     name = "mlflow"
     title = "MLflow"
+    resync_command = "scoregate mlflow-sync {run_id}"
 
     def __init__(self, context: SinkContext) -> None:
         self.context = context
