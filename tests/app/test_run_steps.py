@@ -14,11 +14,13 @@ from scoregate.app import RunOptions, run_experiment
 from scoregate.app.run import finish_steps, steps
 from scoregate.app.run.canary_step import judge_canary
 from scoregate.app.run.finished_run import FinishedRun
-from scoregate.app.run.items import AllItems, ShardItems, StopEarlyItems, choose_items
+from scoregate.app.run.items import AllItems, ShardItems, StopEarlyItems
+from scoregate.app.run.run_way import choose_items
 from scoregate.catalog.plan import plan_experiment
 from scoregate.store.shards import Shard
 from scoregate.tracks.project import load_project
 from support.projects import CliResult, Runs
+from support.scripted_openai import ScriptedOpenAI
 
 Cli = Callable[..., CliResult]
 NO_MIRRORS = RunOptions.Mirrors(off=frozenset({"mlflow", "langfuse"}))
@@ -106,3 +108,55 @@ def test_no_mirror_is_repeatable_and_joins_the_aliases(scoregate: Cli, runs: Run
 
     assert result.code == 0, result.output
     assert runs.manifest()["options"]["mirrors_off"] == ["langfuse", "mlflow"]
+
+
+def test_a_run_starts_with_the_sinks_the_plan_the_budget_gate_the_models_check_then_the_store() -> None:
+    from scoregate.app.run import start_steps
+
+    assert [
+        start_steps.sinks_step,
+        start_steps.prompts_step,
+        start_steps.plan_step,
+        start_steps.stop_early_step,
+        start_steps.budget_step,
+        start_steps.caller_step,
+        start_steps.models_check_step,
+        start_steps.check_floor_step,
+        start_steps.store_step,
+    ] == steps.START_STEPS
+
+
+def test_the_shard_or_whole_run_choice_is_made_once_and_gives_the_items_way(project_dir: Path) -> None:
+    from scoregate.app.run.run_way import ShardRun, WholeRun, choose_way
+
+    plan = plan_experiment(load_project(project_dir), "counters")
+    sharded = RunOptions(sharding=RunOptions.ShardSpec(Shard(1, 2)))
+
+    shard, whole = choose_way(sharded), choose_way(RunOptions())
+
+    assert isinstance(shard, ShardRun) and isinstance(whole, WholeRun)
+    assert isinstance(shard.items(plan, sharded, None), ShardItems)
+    assert type(whole.items(plan, RunOptions(), None)) is AllItems
+
+
+def test_a_start_step_added_before_the_models_check_refuses_the_run_before_any_model_call(
+    scoregate: Cli, runs: Runs, scripted_server: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scoregate.app.run import start_steps
+    from scoregate.app.run.starting_run import StartingRun
+    from scoregate.errors import ScoregateError
+
+    def refuse(run: StartingRun) -> None:  # a new feature's check: it sees the plan made by the steps before it
+        raise ScoregateError(f"{run.plan.name}: refused by a start step", hint="drop the test step")
+
+    listed = list(start_steps.START_STEPS)
+    listed.insert(listed.index(start_steps.caller_step), refuse)
+    monkeypatch.setattr(start_steps, "START_STEPS", listed)
+
+    result = scoregate("run", "counters", "--limit", "2", "--no-mlflow")
+
+    assert result.code == 1, result.output
+    assert "counters: refused by a start step" in result.output
+    assert "Traceback" not in result.output
+    assert scripted_server.requests == []  # not even the models' one-token check
+    assert runs.ids() == []  # no item ran: no run was stored

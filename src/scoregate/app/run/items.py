@@ -1,6 +1,6 @@
-"""The items step: how a run's items are run, chosen once per run (`choose_items`): every item of each repeat, one
-shard's items, or a stop-early run's batches in their seeded order. A shard ends differently: no summary, gates,
-report or MLflow (`scoregate merge` does them), so its way of running items also ends it."""
+"""The items step: how a run's items are run, chosen once per run by its way (`run_way.choose_items`): every item
+of each repeat, one shard's items, or a stop-early run's batches in their seeded order. A shard ends differently:
+no summary, gates, report or MLflow (`scoregate merge` does them), so its way of running items also ends it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from scoregate.app.run.budget import BudgetExceeded, BudgetWatch
 
 if TYPE_CHECKING:
     from scoregate.app.run.finished_run import FinishedRun
-    from scoregate.app.run.run_options import RunOptions, RunOutcome
+    from scoregate.app.run.run_options import RunOutcome
     from scoregate.app.run.stop_early import StopEarlyPlan
     from scoregate.calls.breaker import CircuitBreaker
     from scoregate.catalog.plan import ExperimentPlan
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from scoregate.engine.progress import RunProgress
     from scoregate.store.run_store import RunStore
 
-__all__ = ["AllItems", "ItemRun", "ItemsStep", "ShardItems", "StopEarlyItems", "choose_items"]
+__all__ = ["AllItems", "ItemRun", "ItemsStep", "ShardItems", "StopEarlyItems"]
 
 
 @dataclass(frozen=True)
@@ -117,18 +117,6 @@ class StopEarlyItems(AllItems):
             progress=items.progress,
             breaker=items.breaker,
         )
-
-
-def choose_items(plan: ExperimentPlan, options: RunOptions, stop: StopEarlyPlan | None) -> ItemsStep:
-    """The run's way of running its items, decided once: a shard's, a stop-early run's, or every item."""
-    shard = options.sharding.shard
-    if shard is not None:
-        from scoregate.app.run.shards import shard_members
-
-        return ShardItems(frozenset(shard_members(plan.dataset.path, options.selection.limit, shard)))
-    if stop is not None:
-        return StopEarlyItems(stop=stop)
-    return AllItems()
 
 
 @asynccontextmanager

@@ -1,6 +1,6 @@
 """A planned run in its store: run its items (resumable) the way chosen for it, then end it (`steps.py`).
 
-`scoregate.app.run.one_run` sets a run up (plan, receipts, the models' check, the store) and imports this module
+`scoregate.app.run.start_steps` set a run up (plan, receipts, the models' check, the store) and import this module
 while the check waits on the network: everything here is needed only once a run exists.
 """
 
@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
 from contextlib import suppress
 from datetime import UTC, datetime
 
 from rich.console import Console
 
 from scoregate.app.run.budget import BudgetExceeded, BudgetWatch, budget_of
-from scoregate.app.run.finished_run import FinishedRun, PostRunStep
-from scoregate.app.run.items import ItemRun, ItemsStep, choose_items
+from scoregate.app.run.finished_run import FinishedRun
+from scoregate.app.run.items import ItemRun, ItemsStep
 from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.app.run.score_columns import plan_evaluators
 from scoregate.app.run.shards import resume_command, run_or_shard_label
-from scoregate.app.run.stop_early import StopEarlyPlan, stopped_status
+from scoregate.app.run.starting_run import StartingRun
+from scoregate.app.run.stop_early import stopped_status
 from scoregate.calls.breaker import CircuitOpen
-from scoregate.calls.cache import ResponseCache
 from scoregate.calls.caller import ModelCaller
 from scoregate.catalog.plan import ExperimentPlan
 from scoregate.catalog.project import Project
@@ -49,27 +48,17 @@ def _mark_failed(store: RunStore, error: BaseException) -> None:
         store.update_manifest(status="failed", failure=redact(reason))
 
 
-def execute_run(
-    store: RunStore,
-    plan: ExperimentPlan,
-    project: Project,
-    options: RunOptions,
-    caller: ModelCaller,
-    prompt_versions: dict[str, str],
-    console: Console,
-    cache: ResponseCache | None,
-    stop: StopEarlyPlan | None = None,
-    post_run: Sequence[PostRunStep] = (),
-) -> RunOutcome:
-    """Run the items the way chosen for this run (`items.choose_items`), then end it as that way ends a run: a
-    whole run through `steps.FINISH_STEPS`, a shard at `shards.finish_shard`. A kill, the budget or an open
-    circuit stops it as `interrupted`, with the command that resumes it."""
-    items = choose_items(plan, options, stop)
-    if stop is not None:
-        store.update_manifest(stop_early=stop.record())
+def execute_run(run: StartingRun) -> RunOutcome:
+    """Run the started run's items the way chosen for it (`run_way.choose_way`, `items.py`), then end it as that
+    way ends a run: a whole run through `steps.FINISH_STEPS`, a shard at `shards.finish_shard`. A kill, the budget
+    or an open circuit stops it as `interrupted`, with the command that resumes it."""
+    store, plan, project, options, cache = run.stored, run.planned, run.project, run.options, run.cache
+    items = run.items()
+    if run.stop is not None:
+        store.update_manifest(stop_early=run.stop.record())
     try:
         with sigterm_as_interrupt():
-            run_terminable(_execute(plan, project, options, caller, store, prompt_versions, console, items))
+            run_terminable(_execute(plan, project, options, run.calling, store, run.prompt_versions, run.output, items))
     except KeyboardInterrupt as exc:
         store.close()
         store.update_manifest(status="interrupted")
@@ -107,7 +96,7 @@ def execute_run(
             cache.close()
     store.close()
     store.update_manifest(status=stopped_status(store), finished_at=datetime.now(UTC).isoformat())
-    return items.finish(FinishedRun(store, plan, project, options, console, post_run))
+    return items.finish(FinishedRun(store, plan, project, options, run.console, run.post_run))
 
 
 def warm_summary_imports() -> None:
