@@ -37,7 +37,10 @@ class BackgroundPreflight:
         default_judge: str,
         project_root: Path,
         settings: Settings | None = None,
+        first: Callable[[], None] | None = None,
     ) -> None:
+        self._first = first
+        """Run in the check's thread before its first request (the sinks' checks); what it raises ends the check."""
         context = ProviderContext(project_root, settings or Settings())
         self._caller = ModelCaller(models, default_judge=default_judge, context=context)
         self._names = list(names)
@@ -79,6 +82,8 @@ class BackgroundPreflight:
 
     def _check(self) -> None:
         try:
+            if self._first is not None:
+                self._first()
             asyncio.run(self._caller.preflight(self._names, records=self.records))
         except BaseException as exc:  # handed to the main thread by wait()
             self._error = exc

@@ -44,11 +44,18 @@ __all__ = [
 
 
 def sinks_step(run: StartingRun) -> None:
-    """Each sink the run mirrors to checks its tracker (`CheckedBeforeRunSink`): a refusal stops the run here."""
-    from scoregate.sinks.contract import SinkContext
-    from scoregate.sinks.mirror_all import check_sinks_before_run
+    """Each sink the run mirrors to checks its tracker (`CheckedBeforeRunSink`). The check goes first in the models'
+    check's thread, before its request: a refusal spends no model call and leaves no run, and the sinks load there,
+    not before the check goes out."""
+    project, skip = run.project, run.options.mirrors.off
 
-    check_sinks_before_run(SinkContext(run.project.root, loaded=run.project), skip=run.options.mirrors.off)
+    def check_sinks() -> None:
+        from scoregate.sinks.contract import SinkContext
+        from scoregate.sinks.mirror_all import check_sinks_before_run
+
+        check_sinks_before_run(SinkContext(project.root, loaded=project), skip=skip)
+
+    run.sinks_check = check_sinks
 
 
 def prompts_step(run: StartingRun) -> None:
@@ -108,7 +115,7 @@ def models_check_step(run: StartingRun) -> None:
     settings = run.project.config.settings
     run.check = BackgroundPreflight(
         run.project.config.models, names, default_judge=plan.judge_model_name, project_root=run.project.root,
-        settings=settings,
+        settings=settings, first=run.sinks_check,
     ).start()  # fmt: skip
     run.out = out = run.console or _stderr_console()  # the run's output starts once the check is out
     print_wrapped(out, prompt_source_line(run.prompt_versions, run.options))

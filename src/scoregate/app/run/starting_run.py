@@ -4,7 +4,7 @@ whole or one shard, `scoregate.app.run.run_way`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -58,6 +58,8 @@ class StartingRun:
     caller: ModelCaller | None = field(default=None, repr=False)
     receipts: dict[str, Any] | None = None
     check: BackgroundPreflight | None = field(default=None, repr=False)
+    sinks_check: Callable[[], None] | None = field(default=None, repr=False)
+    """The sinks' own checks of their trackers, run first in the models' check's thread (see `sinks_step`)."""
     out: Console | None = field(default=None, repr=False)
     """Where the run's output goes, once the models' check is out."""
     store: RunStore | None = None
