@@ -45,8 +45,10 @@ LANGFUSE_TESTS = $(wildcard tests/*/test_*langfuse*.py tests/integrations/test_s
 # recorded v4.16); tests about one generation say so themselves. Each Langfuse pass adds about 3 min on 2 busy cores.
 # Tests run in TEST_WORKERS processes (pytest-xdist): one per core, at most 4 (each starts its own MLflow store and
 # servers); most tests wait on a child process or a socket, so 2 workers on 2 cores take about half the time of one.
+# --dist worksteal: an idle worker takes tests queued on a busy one; with the default, the whole-run tests that sit
+# together in tests/e2e/ and tests/app/ left one worker with a long tail (main pass 10m40s against 8m51s, 2-core VM).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
-PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS)
+PYTEST := $(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 test: setup test-all test-langfuse-old test-langfuse-sdk4  ## the whole suite, then the Langfuse tests against an older server, and under SDK 4.x
 
