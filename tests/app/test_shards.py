@@ -112,6 +112,34 @@ def test_each_shard_runs_its_own_items_into_its_own_directory_and_writes_no_run_
     assert [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])] == []
 
 
+def test_a_shard_builds_its_plan_once_even_when_the_plan_derives_its_run_id(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    scripted_server: ScriptedOpenAI,
+    mlflow_store: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scoregate.app.run.start_steps as start_steps
+    import scoregate.catalog.plan as catalog_plan
+
+    built: list[str] = []
+    real = catalog_plan.plan_experiment
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        built.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(catalog_plan, "plan_experiment", counting)
+    monkeypatch.setattr(start_steps, "plan_experiment", counting)
+    derived = scoregate("run", "counters", "--shard", "0/2", "--group", "ci-1")
+    assert derived.code == 0, derived.output
+    assert built == ["counters"]  # the plan that derived the run id is the plan the shard ran
+    run_id = _shard_dirs(project_dir)[0].parent.parent.name
+    given = scoregate("run", "counters", "--shard", "1/2", "--run-id", run_id)
+    assert given.code == 0, given.output
+    assert built == ["counters", "counters"]
+
+
 def test_a_rerun_of_a_finished_shard_calls_no_model_and_a_killed_one_resumes_its_own_items(
     scoregate: Callable[..., CliResult], project_dir: Path, scripted_server: ScriptedOpenAI
 ) -> None:

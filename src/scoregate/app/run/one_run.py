@@ -44,13 +44,13 @@ def run_one(
     """
     register_secret_env(spec.api_key_env for spec in project.config.models.values())
     way = choose_way(options)
-    options, resumed = way.open(project, experiment, options)  # a re-run of a shard's index resumes it
+    options, resumed, plan = way.open(project, experiment, options)  # a re-run of a shard's index resumes it
     lock: RunLock | None = None
     if resumed is not None:
         lock = RunLock(resumed.directory)
         lock.acquire()
     try:
-        run = StartingRun(project, experiment, options, way, console, post_run, resumed=resumed)
+        run = StartingRun(project, experiment, options, way, console, post_run, resumed=resumed, plan=plan)
         if resumed is not None:
             release_collector()  # a finished run or shard only mirrors, a resumed one may: no start to speed
             if (done := way.resume(run)) is not None:

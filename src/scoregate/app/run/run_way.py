@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scoregate.app.run.opened_run import OpenedRun
 from scoregate.app.run.run_options import RunOptions, RunOutcome, runs_dir
 from scoregate.errors import ScoregateError
 from scoregate.store.run_store import RunStore, new_run_id, run_directory
@@ -37,13 +38,13 @@ def choose_items(plan: ExperimentPlan, options: RunOptions, stop: StopEarlyPlan 
 class WholeRun:
     """A whole run: new (`--run-id` names a new one), or resumed by `--resume ID`."""
 
-    def open(self, project: Project, experiment: str, options: RunOptions) -> tuple[RunOptions, RunStore | None]:
+    def open(self, project: Project, experiment: str, options: RunOptions) -> OpenedRun:
         """The stored run `--resume` names; refuse a `--run-id` that names a stored run."""
         if options.resume.run_id is not None:
-            return options, RunStore.open(runs_dir(project), options.resume.run_id)
+            return OpenedRun(options, RunStore.open(runs_dir(project), options.resume.run_id))
         if options.selection.run_id is not None:
             _check_new_run_id(project, options.selection.run_id)
-        return options, None
+        return OpenedRun(options, None)
 
     def resume(self, run: StartingRun) -> RunOutcome | None:
         """A finished run with nothing to redo only mirrors; else the run goes on with the options it recorded."""
@@ -73,8 +74,9 @@ class ShardRun:
 
     shard: Shard
 
-    def open(self, project: Project, experiment: str, options: RunOptions) -> tuple[RunOptions, RunStore | None]:
-        """The shard's run id (given or derived), its share of the budget, and its store if it exists."""
+    def open(self, project: Project, experiment: str, options: RunOptions) -> OpenedRun:
+        """The shard's run id (given or derived, with the plan deriving it), its share of the budget, and its store
+        if it exists."""
         from scoregate.app.run.shards import prepare_shard
 
         return prepare_shard(project, experiment, options)

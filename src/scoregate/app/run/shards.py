@@ -24,6 +24,7 @@ from scoregate.store.run_store import RunStore, run_directory
 from scoregate.store.shards import Shard, ShardStore, assign, shards_dir
 
 if TYPE_CHECKING:
+    from scoregate.app.run.opened_run import OpenedRun
     from scoregate.catalog.models import DatasetItem
     from scoregate.catalog.plan import ExperimentPlan
     from scoregate.catalog.project import Project
@@ -122,14 +123,18 @@ def divide_budget(project: Project, count: int) -> None:
         models[name] = spec.model_copy(update={"max_connections": max(1, math.ceil(spec.max_connections / count))})
 
 
-def prepare_shard(project: Project, experiment: str, options: RunOptions) -> tuple[RunOptions, RunStore | None]:
-    """Resolve the run id (given or derived), divide the budget; return the options and the shard's store if it
-    exists already (a re-run of the same index resumes it)."""
+def prepare_shard(project: Project, experiment: str, options: RunOptions) -> OpenedRun:
+    """Divide the budget, resolve the run id (given, or derived from the plan, which the plan step then keeps);
+    return the options, the shard's store if it exists already (a re-run of the same index resumes it) and the
+    plan if one was built."""
+    from scoregate.app.run.opened_run import OpenedRun
     from scoregate.catalog.plan import plan_experiment
 
     shard = options.sharding.shard
     assert shard is not None
+    divide_budget(project, shard.count)  # first, so a plan built here holds each model's share (not hashed)
     run_id = options.selection.run_id
+    plan = None
     if run_id is None:
         plan = plan_experiment(
             project,
@@ -142,17 +147,16 @@ def prepare_shard(project: Project, experiment: str, options: RunOptions) -> tup
             plan.name, plan_digest(project, plan, options), plan.dataset_scan.content_hash, options.sharding.group
         )
     directory = shard_directory(project, run_id, shard)
-    divide_budget(project, shard.count)
     options = replace(
         options, selection=replace(options.selection, run_id=run_id), mirrors=replace(options.mirrors, report=False)
     )
     if not (directory / "manifest.json").is_file():
-        return options, None
+        return OpenedRun(options, None, plan)
     store = RunStore(directory)
     stored = store.manifest_record.shard
     if stored is None or stored.run_id != run_id:
         raise ScoregateError(f"{directory} is not shard {shard.name} of run {run_id}", where=str(directory))
-    return options, store
+    return OpenedRun(options, store, plan)
 
 
 def shard_directory(project: Project, run_id: str, shard: Shard) -> Path:

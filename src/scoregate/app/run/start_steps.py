@@ -65,7 +65,10 @@ def prompts_step(run: StartingRun) -> None:
 
 
 def plan_step(run: StartingRun) -> None:
-    """Plan the experiment: every file and item is checked here."""
+    """Plan the experiment: every file and item is checked here. A shard's plan, built when its run id was derived,
+    is kept unless Langfuse's prompts replaced the files' since."""
+    if run.plan is not None and not run.prompt_versions:
+        return
     models = run.options.models
     run.plan = plan_experiment(
         run.project, run.experiment, model=models.model, judge_model=models.judge_model, model_from=models.model_from

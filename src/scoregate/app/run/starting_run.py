@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from scoregate.app.forecast import RunForecast
     from scoregate.app.run.finished_run import PostRunStep
     from scoregate.app.run.items import ItemsStep
+    from scoregate.app.run.opened_run import OpenedRun
     from scoregate.app.run.run_options import RunOptions, RunOutcome
     from scoregate.app.run.stop_early import StopEarlyPlan
     from scoregate.calls.cache import ResponseCache
@@ -97,8 +98,9 @@ class StartingRun:
 class RunWay(Protocol):
     """How a run is run: whole, or as one shard of a run that `scoregate merge` makes whole."""
 
-    def open(self, project: Project, experiment: str, options: RunOptions) -> tuple[RunOptions, RunStore | None]:
-        """The run's options and the stored run it resumes (None for a new one); refuse a bad run id."""
+    def open(self, project: Project, experiment: str, options: RunOptions) -> OpenedRun:
+        """The run's options, the stored run it resumes (None for a new one) and any plan it built; refuse a bad
+        run id."""
 
     def resume(self, run: StartingRun) -> RunOutcome | None:
         """A resumed run's outcome when it has nothing to run (its mirrors finished), else None: run it."""
