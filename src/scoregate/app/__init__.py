@@ -2,7 +2,9 @@
 Langfuse connection check, score import and annotation) and the facade.
 
 The facade is what the CLI imports of the layers below it, besides `scoregate.errors`, `scoregate.support` and the
-run record's types (`scoregate.store.record`): every use case and result type a command needs, by name. A name
+run record's types (`scoregate.store.record`): every use case a command calls and what it raises or constructs, by
+name. A result type a command names only in annotations is imported under `TYPE_CHECKING` from its use case's module
+(it loads nothing at run time), so it is not a facade name. A name
 loads its module on first use (PEP 562), so `import scoregate.app` and `scoregate --help` import none of them.
 Each name is spelled once, in `_HOMES` (where it loads from); `__init__.pyi`, what mypy reads for its type, is
 generated from that table by `make facade-stub` (tests/house/test_app_facade.py fails until the stub is regenerated).
@@ -20,13 +22,12 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.calibration_request": ("CalibrationRequest",),
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
-    "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),
+    "scoregate.app.comparison": ("CompareOptions", "compare_stored_runs"),
     "scoregate.app.run.experiment": ("run_experiment", "run_models"),
-    "scoregate.app.run.flaky_items": ("FlakyReport", "flaky_report"),
-    "scoregate.app.forecast": ("RunForecast",),
-    "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
+    "scoregate.app.run.flaky_items": ("flaky_report",),
+    "scoregate.app.hardcases": ("add_hardcases",),
     "scoregate.app.invalidation": ("invalidate_run",),
-    "scoregate.app.run.judge_canary": ("CanaryResult", "run_canaries"),
+    "scoregate.app.run.judge_canary": ("run_canaries",),
     "scoregate.app.langfuse_check": ("check_connection",),
     "scoregate.app.langfuse_catalog": (
         "langfuse_configured",
@@ -38,7 +39,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.leaderboard": ("update_leaderboard",),
     "scoregate.app.local_model": ("local_model_status", "serve_local_model", "stop_local_model"),
     "scoregate.app.merge": ("merge_run",),
-    "scoregate.app.merge_outcome": ("MergeOutcome",),
     "scoregate.app.mirror_sync": ("sync_stored_run",),
     "scoregate.app.project_info": ("check_project", "experiment_rows", "score_directions"),
     "scoregate.app.promotion": (
@@ -49,32 +49,26 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "rollback",
     ),
     "scoregate.app.promotion_evidence": ("version_label", "version_name"),
-    "scoregate.app.promotion_result": ("PromotionResult",),
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
-    "scoregate.app.run.run_options": ("RunOptions", "RunOutcome", "check_run_flags"),
+    "scoregate.app.run.run_options": ("RunOptions", "check_run_flags"),
     "scoregate.app.run_watch": ("watch_run",),
-    "scoregate.app.runs": ("RunView", "diff_stored_runs", "listed_runs", "run_item", "run_view"),
-    "scoregate.app.scores_import": ("ImportReport", "import_scores"),
+    "scoregate.app.runs": ("diff_stored_runs", "listed_runs", "run_item", "run_view"),
+    "scoregate.app.scores_import": ("import_scores",),
     "scoregate.app.run.shards": ("parse_shard",),
     "scoregate.app.run.stop_early": ("stop_line",),
     "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins"),
     "scoregate.app.track_listing": ("track_commands",),
     # what the commands print or parse, from the layers below app, support and the record (the CLI may import those
     # two itself); no outside system: the CLI reaches one only through a use case
-    "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),
     "scoregate.analysis.items": ("output_text",),
-    "scoregate.analysis.model_ranking": ("ModelRanking",),
     "scoregate.analysis.null_reasons": ("reason_lines",),
     "scoregate.analysis.verdicts": ("VERDICT_RULE", "WILCOXON_VARIANT"),
     "scoregate.catalog.directions": ("direction_arrow",),
     "scoregate.catalog.project": ("find_root",),
     "scoregate.engine.progress": ("duration_text",),
-    "scoregate.integrations.langfuse.datasets_sync": ("DatasetSyncReport",),
-    "scoregate.integrations.langfuse.prompts_sync": ("PromptPlan", "PromptSyncReport"),
-    "scoregate.integrations.langfuse.score_configs": ("ScoreConfigReport",),
     "scoregate.report.write": ("report_runs",),
-    "scoregate.store.identity": ("RunOverview", "manifest_run_name"),
+    "scoregate.store.identity": ("manifest_run_name",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 

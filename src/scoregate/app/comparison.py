@@ -7,8 +7,8 @@ outcome to the sinks that mirror comparisons (a `ComparisonSink`) — as `scoreg
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,8 @@ from scoregate.store.invalidation import refuse_invalid
 from scoregate.store.run_store import RunStore
 
 if TYPE_CHECKING:
+    from scoregate.analysis.compare_runs import RunSide as RunSide  # the CLI names a comparison's parts by type
+    from scoregate.analysis.compare_runs import ScoreComparison as ScoreComparison
     from scoregate.catalog.project import Project
     from scoregate.scoring.preference import PreferenceResult
 
@@ -35,10 +37,15 @@ class CompareOptions:
     no_mirror: frozenset[str] = frozenset()
     """The sinks not to mirror the comparison to (`--no-mirror NAME`; an unknown name is refused)."""
     eval_rows: bool = False
+    margin_texts: InitVar[Sequence[str]] = ()
+    """`--margin SCORE=VALUE` as typed: parsed into `margins` (a malformed one is refused)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, margin_texts: Sequence[str]) -> None:
+        from scoregate.analysis.compare_runs import parse_margins
         from scoregate.app.mirror_sync import sink_choice
 
+        if margin_texts:
+            object.__setattr__(self, "margins", {**self.margins, **parse_margins(margin_texts)})
         sink_choice(self.no_mirror, "--no-mirror")
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scoregate.integrations.langfuse.dashboards_sync import DashboardSyncReport
     from scoregate.integrations.langfuse.datasets_sync import DatasetSyncReport
+    from scoregate.integrations.langfuse.prompts_sync import PromptPlan as PromptPlan  # a report's part, by type
     from scoregate.integrations.langfuse.prompts_sync import PromptSyncReport
     from scoregate.integrations.langfuse.score_configs import ScoreConfigReport
 

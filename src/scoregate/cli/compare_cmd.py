@@ -18,7 +18,7 @@ from scoregate.support.console import escape, lazy_console
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from scoregate.app import CompareOutcome, RunSide, ScoreComparison
+    from scoregate.app.comparison import CompareOutcome, RunSide, ScoreComparison
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -284,11 +284,11 @@ def compare(
             project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json
         )()
         return
-    from scoregate.app import CompareOptions, compare_stored_runs, parse_margins
+    from scoregate.app import CompareOptions, compare_stored_runs
 
     options = CompareOptions(
         metrics=tuple(metric or ()),
-        margins=parse_margins(margin or []),
+        margin_texts=margin or (),
         lower_is_better=tuple(lower_is_better or ()),
         judge=judge,
         judge_model=judge_model,

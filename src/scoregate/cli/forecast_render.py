@@ -9,7 +9,7 @@ from scoregate.cli.layout import keep, print_wrapped
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.app import RunForecast
+    from scoregate.app.forecast import RunForecast
 
 
 def _tokens(value: float) -> str:

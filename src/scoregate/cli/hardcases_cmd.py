@@ -12,7 +12,7 @@ from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import lazy_console
 
 if TYPE_CHECKING:
-    from scoregate.app import HardcasesReport
+    from scoregate.app.hardcases import HardcasesReport
 
 app = typer.Typer(help="Keep known failures as a dataset every experiment can include.", no_args_is_help=True)
 console = lazy_console()

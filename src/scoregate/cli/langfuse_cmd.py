@@ -12,7 +12,8 @@ from scoregate.cli.options import ProjectOption, project_path, project_root
 from scoregate.support.console import escape, lazy_console
 
 if TYPE_CHECKING:
-    from scoregate.app import DatasetSyncReport, ImportReport, PromptPlan, PromptSyncReport, ScoreConfigReport
+    from scoregate.app.langfuse_catalog import DatasetSyncReport, PromptPlan, PromptSyncReport, ScoreConfigReport
+    from scoregate.app.scores_import import ImportReport
 
 langfuse_app = typer.Typer(
     help="The Langfuse connection (LANGFUSE_PUBLIC_KEY, _SECRET_KEY, _HOST).", no_args_is_help=True

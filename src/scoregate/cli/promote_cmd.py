@@ -12,7 +12,7 @@ from scoregate.cli.render import STATUS_STYLE
 from scoregate.support.console import escape, lazy_console
 
 if TYPE_CHECKING:
-    from scoregate.app import PromotionResult
+    from scoregate.app.promotion_result import PromotionResult
 
 console = lazy_console()
 

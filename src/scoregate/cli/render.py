@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from scoregate.app import ModelRanking
+    from scoregate.app.ranking import ModelRanking
     from scoregate.store.record import GateResult, RunSummary
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "incomplete": "yellow", "no_gates": "dim", "invalid": "red"}

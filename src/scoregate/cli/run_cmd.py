@@ -19,7 +19,8 @@ from scoregate.support.console import lazy_console
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from scoregate.app import RunOptions, RunOutcome
+    from scoregate.app import RunOptions
+    from scoregate.app.run.run_options import RunOutcome
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)

@@ -19,7 +19,7 @@ from scoregate.errors import ExitCode
 from scoregate.support.console import lazy_console
 
 if TYPE_CHECKING:
-    from scoregate.app import RunOverview
+    from scoregate.app.runs import RunOverview
 
 app = typer.Typer(help="Inspect the local run store (runs/).", no_args_is_help=True)
 console = lazy_console()
