@@ -6,6 +6,7 @@ import math
 from fractions import Fraction
 
 import pytest
+from scipy import stats
 
 from scoregate.analysis.corrected_estimators import (
     corrected_mean,
@@ -43,7 +44,7 @@ def test_plain_ppi_equals_the_hand_computation() -> None:
     theta = Fraction(46, 12) + Fraction(-5, 10)
     rectifier = [Fraction(h - j) for h, j in zip(HUMAN, JUDGE, strict=True)]
     se = math.sqrt(_population_variance([Fraction(v) for v in RUN]) / 12 + _population_variance(rectifier) / 10)
-    estimate = ppi_mean(RUN, JUDGE, HUMAN, lam=1.0)
+    estimate = ppi_mean(RUN, JUDGE, HUMAN, lam=1.0, small_sample=False)
     assert estimate.value == pytest.approx(float(theta))
     assert estimate.ci_low == pytest.approx(float(theta) - Z95 * se)
     assert estimate.ci_high == pytest.approx(float(theta) + Z95 * se)
@@ -66,7 +67,7 @@ def test_power_tuned_ppi_equals_the_hand_computation_and_the_reference_library()
         lam**2 * _population_variance([Fraction(v) for v in RUN]) / big_n
         + _population_variance([h - lam * j for h, j in zip(HUMAN, JUDGE, strict=True)]) / n
     )
-    estimate = ppi_mean(RUN, JUDGE, HUMAN)
+    estimate = ppi_mean(RUN, JUDGE, HUMAN, small_sample=False)
     assert estimate.details["lambda"] == pytest.approx(float(lam))
     assert estimate.value == pytest.approx(float(theta))
     assert estimate.ci_low == pytest.approx(float(theta) - Z95 * se)
@@ -75,6 +76,20 @@ def test_power_tuned_ppi_equals_the_hand_computation_and_the_reference_library()
     assert (estimate.value, estimate.ci_low, estimate.ci_high) == pytest.approx(
         (3.32298113, 2.77352675721948, 3.8724355069314638)
     )
+
+
+def test_the_small_sample_interval_uses_t_with_welch_satterthwaite_freedom() -> None:
+    # λ = 1: a = var(run, n − 1)/12, b = var(human − judge, n − 1)/10, df = (a + b)² / (a²/11 + b²/9).
+    a = float(_population_variance([Fraction(v) for v in RUN]) * 12 / 11) / 12
+    rectifier = [Fraction(h - j) for h, j in zip(HUMAN, JUDGE, strict=True)]
+    b = float(_population_variance(rectifier) * 10 / 9) / 10
+    freedom = (a + b) ** 2 / (a**2 / 11 + b**2 / 9)
+    half = stats.t.ppf(0.975, freedom) * math.sqrt(a + b)
+    estimate = ppi_mean(RUN, JUDGE, HUMAN, lam=1.0)
+    assert estimate.value == pytest.approx(10 / 3)
+    assert (estimate.ci_low, estimate.ci_high) == pytest.approx((10 / 3 - half, 10 / 3 + half))
+    reference = ppi_mean(RUN, JUDGE, HUMAN, lam=1.0, small_sample=False)
+    assert reference.ci_low is not None and estimate.ci_low < reference.ci_low
 
 
 def test_unmeasured_items_are_left_out_not_counted_as_zero() -> None:

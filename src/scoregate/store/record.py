@@ -15,6 +15,7 @@ from pydantic import Field, create_model
 
 from scoregate.store.record_base import Number, Record
 from scoregate.store.sections import (
+    CorrectedStats,
     FlakySection,
     IncompleteBlock,
     MergeBlock,
@@ -184,6 +185,8 @@ class ScoreStats(Record):
     reason: str | None = None
     samples_measured: int | None = None
     samples_skipped: int | None = None
+    corrected: CorrectedStats | None = None
+    """A judge score's bias-corrected mean beside the raw one, when its judge has a calibration set."""
 
 
 class GateResult(Record):
