@@ -213,6 +213,8 @@ class GateResult(Record):
     """With `quarantined`: the items whose values decided the gate (measured and not kept out)."""
     total_items: int | None = None
     """With `quarantined`: the run's items."""
+    estimate: str | None = None
+    """`corrected` for a gate judged on the bias-corrected estimate (`analysis.corrected_gates`)."""
 
     def verdict_words(self, *, upper: bool = False) -> str:
         """The status as every view says it: `pass`, or `pass on 4 of 9, 5 quarantined` when flaky items were kept

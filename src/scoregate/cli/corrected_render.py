@@ -1,0 +1,49 @@
+"""The corrected judge means of a run as the terminal shows them, one line per judge score beside its raw mean."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scoregate.cli.layout import keep, print_wrapped
+from scoregate.support.console import escape
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from scoregate.store.record import RunSummary
+
+METHOD_WORDS = {"ppi++": "PPI++", "sensitivity-specificity": "sensitivity/specificity"}
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def corrected_lines(summary: RunSummary) -> list[str]:
+    """Return `key: raw 4.333, corrected 2.753 [2.101, 3.405] (PPI++, 12 labels)` per corrected score, or its reason."""
+    lines = []
+    for key, stats in summary.scores.items():
+        c = stats.corrected
+        if c is None:
+            continue
+        raw = keep("raw", _num(stats.mean))
+        if c.value is None:
+            lines.append(f"{key}: {raw}, {keep('corrected', '—')}: {c.reason}")
+            continue
+        interval = keep(f"[{_num(c.ci_low)},", f"{_num(c.ci_high)}]")
+        how = keep(f"({METHOD_WORDS.get(str(c.method), c.method)},", f"{c.n_labels}", "labels)")
+        lines.append(f"{key}: {raw}, {keep('corrected', _num(c.value))} {interval} {how}")
+    return lines
+
+
+def print_corrected(console: Console, summary: RunSummary) -> None:
+    """Print the corrected means under the score table (nothing when no judge score has one)."""
+    lines = corrected_lines(summary)
+    if not lines:
+        return
+    level = next(
+        (s.corrected.confidence for s in summary.scores.values() if s.corrected and s.corrected.confidence), 0.95
+    )
+    print_wrapped(console, f"corrected for the judge's bias by its calibration set ({level:.0%} interval):")
+    for line in lines:
+        print_wrapped(console, escape(line), first="  ", indent="    ")

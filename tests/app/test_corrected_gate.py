@@ -1,0 +1,142 @@
+"""Corrected judge metrics in a run: the corrected mean beside the raw one, and gates that ask for it — failed on a
+lenient judge the raw mean would pass, INCOMPLETE with the reason where no calibration set binds, never passed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scoregate.analysis.corrected_estimators import ppi_mean
+from support.judge_canary import HUMAN, JUDGE, Cli, Edit, calibrate_baseline, judge_answers
+from support.judge_canary import pinned as pinned  # the fixture
+from support.projects import Runs
+from support.scripted_openai import ScriptedOpenAI
+
+KEY = "actionability_score"
+LENIENT_PAIRS = {
+    f"cal-{i:02d}": [float(min(5, h + 1)), float(h)] for i, h in enumerate([1, 2, 3, 4, 2, 3, 3, 4, 1, 2, 3, 2])
+}
+"""A calibration set of 12 items on which the judge scored one point above the human (at most 5)."""
+
+
+def _gate(edit_yaml: Edit, project: Path, **fields: Any) -> None:
+    """Give gold_judges one gate: actionability_score mean >= 4.0, with `fields`."""
+
+    def change(config: dict[str, Any]) -> None:
+        config["gates"].append({"name": "act", "metric": KEY, "op": ">=", "threshold": 4.0, **fields})
+        config["experiments"]["gold_judges"]["gates"] = ["act"]
+
+    edit_yaml(project / "scoregate.yaml", change)
+
+
+def _set_pairs(project: Path, pairs: dict[str, list[float]]) -> None:
+    path = project / "calibrations" / f"{JUDGE}.json"
+    data = json.loads(path.read_text())
+    data["scores"][KEY]["pairs"] = pairs
+    path.write_text(json.dumps(data))
+
+
+def _act(runs: Runs) -> dict[str, Any]:
+    return dict(next(g for g in runs.summary()["gates"] if g["name"] == "act"))
+
+
+def test_a_lenient_judge_passes_on_the_raw_mean_and_fails_on_the_corrected_one(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
+) -> None:
+    judge_answers(scripted_server, HUMAN)  # the run's judge scores: 5 4 4 5 3 5, raw mean 4.33
+    calibrate_baseline(scoregate, runs)
+    _set_pairs(pinned, LENIENT_PAIRS)
+    _gate(edit_yaml, pinned, estimate="corrected")
+
+    result = scoregate("run", "gold_judges", "--no-mlflow", "--fail-on-gates")
+
+    stats = runs.summary()["scores"][KEY]
+    expected = ppi_mean(list(map(float, HUMAN.values())), *zip(*LENIENT_PAIRS.values(), strict=True))
+    assert stats["mean"] == pytest.approx(26 / 6)
+    assert stats["corrected"]["method"] == "ppi++"
+    assert stats["corrected"]["value"] == pytest.approx(expected.value)
+    assert stats["corrected"]["ci_high"] == pytest.approx(expected.ci_high)
+    assert stats["corrected"]["value"] < 4.0 < stats["mean"]
+    gate = _act(runs)
+    assert gate["status"] == "fail" and gate["estimate"] == "corrected"
+    assert gate["observed"] == pytest.approx(expected.value)
+    assert f"corrected mean = {expected.value:.4g} (ppi++, 12 labels; raw mean 4.333)" in gate["detail"]
+    assert result.code == 3
+    text = " ".join(result.output.split())
+    assert f"corrected {expected.value:.3f}" in text  # the terminal shows it beside the raw mean
+
+
+def test_too_few_labels_leave_the_gate_incomplete_with_the_reason_though_the_raw_mean_passes(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    calibrate_baseline(scoregate, runs)  # the 6 gold items: fewer than PPI++'s 10
+    _gate(edit_yaml, pinned)
+    edit_yaml(pinned / "scoregate.yaml", lambda c: c["settings"].update(gate_estimate="corrected"))
+
+    result = scoregate("run", "gold_judges", "--no-mlflow", "--fail-on-gates")
+
+    gate = _act(runs)
+    assert gate["status"] == "incomplete" and gate["observed"] is None
+    assert gate["detail"] == (
+        "corrected mean of actionability_score cannot be computed: 6 calibration pairs of judge and human: PPI++ "
+        "needs at least 10; raw mean 4.333 not gated"
+    )
+    assert runs.summary()["scores"][KEY]["corrected"]["reason"].startswith("6 calibration pairs")
+    assert result.code == 3
+
+
+def test_a_calibration_bound_to_another_judge_version_leaves_the_gate_incomplete(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    calibrate_baseline(scoregate, runs)
+    _set_pairs(pinned, LENIENT_PAIRS)
+    _gate(edit_yaml, pinned, estimate="corrected")
+    evaluator = pinned / "evaluators" / f"{JUDGE}.yaml"
+    evaluator.write_text(evaluator.read_text().replace("version: 1\n", "version: 2\n", 1))
+
+    result = scoregate("run", "gold_judges", "--no-mlflow", "--fail-on-gates")
+
+    gate = _act(runs)
+    assert gate["status"] == "incomplete"
+    assert "is bound to another judge: version 2 is not the calibrated version 1" in gate["detail"]
+    assert result.code == 3
+
+
+def test_a_judge_never_calibrated_gets_no_corrected_figure_and_a_gate_asking_for_one_is_incomplete(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    assert scoregate("run", "gold_judges", "--no-mlflow").code == 0
+    assert "corrected" not in runs.summary()["scores"][KEY]
+    _gate(edit_yaml, pinned, estimate="corrected")
+
+    assert scoregate("run", "gold_judges", "--no-mlflow", "--fail-on-gates").code == 3
+
+    gate = _act(runs)
+    assert gate["status"] == "incomplete"
+    assert f"judge {JUDGE} has no saved calibration of {KEY}" in gate["detail"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"stat": "every_item"}, "use `stat:` mean, ci_low or ci_high, not every_item"),
+        (
+            {"stat": "paired_noninferiority", "compare_to": "production", "margin": 0.2},
+            "`estimate: corrected` is not available for a regression gate",
+        ),
+    ],
+)
+def test_a_corrected_gate_on_a_stat_it_cannot_give_is_refused_by_name(
+    pinned: Path, scoregate: Cli, edit_yaml: Edit, fields: dict[str, Any], message: str
+) -> None:
+    _gate(edit_yaml, pinned, estimate="corrected", **fields)
+    refused = scoregate("validate")
+    assert refused.code != 0
+    assert message in " ".join(refused.output.split())
+    assert "Traceback" not in refused.output
