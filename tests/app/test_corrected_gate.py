@@ -67,6 +67,8 @@ def test_a_lenient_judge_passes_on_the_raw_mean_and_fails_on_the_corrected_one(
     assert result.code == 3
     text = " ".join(result.output.split())
     assert f"corrected {expected.value:.3f}" in text  # the terminal shows it beside the raw mean
+    html = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    assert f"corrected {expected.value:.3g} [{expected.ci_low:.3g}, {expected.ci_high:.3g}] (PPI++, 12 labels)" in html
 
 
 def test_too_few_labels_leave_the_gate_incomplete_with_the_reason_though_the_raw_mean_passes(
@@ -86,6 +88,8 @@ def test_too_few_labels_leave_the_gate_incomplete_with_the_reason_though_the_raw
         "needs at least 10; raw mean 4.333 not gated"
     )
     assert runs.summary()["scores"][KEY]["corrected"]["reason"].startswith("6 calibration pairs")
+    html = (runs.root / runs.latest() / "report.html").read_text(encoding="utf-8")
+    assert "corrected: null (6 calibration pairs of judge and human: PPI++ needs at least 10)" in html
     assert result.code == 3
 
 
