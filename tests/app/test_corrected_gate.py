@@ -103,12 +103,14 @@ def test_a_calibration_bound_to_another_judge_version_leaves_the_gate_incomplete
     evaluator = pinned / "evaluators" / f"{JUDGE}.yaml"
     evaluator.write_text(evaluator.read_text().replace("version: 1\n", "version: 2\n", 1))
 
-    result = scoregate("run", "gold_judges", "--no-mlflow", "--fail-on-gates")
+    result = scoregate("run", "gold_judges", "--no-mlflow", "--fail-on-gates", "--json")
 
     gate = _act(runs)
     assert gate["status"] == "incomplete"
     assert "is bound to another judge: version 2 is not the calibrated version 1" in gate["detail"]
     assert result.code == 3
+    corrected = json.loads(result.out)["summary"]["scores"][KEY]["corrected"]  # --json carries it, null and why
+    assert corrected["value"] is None and "version 2 is not the calibrated version 1" in corrected["reason"]
 
 
 def test_a_judge_never_calibrated_gets_no_corrected_figure_and_a_gate_asking_for_one_is_incomplete(

@@ -180,7 +180,7 @@ def corrected_rate(
 def _as_verdict(value: float, what: str) -> bool:
     if value not in (0.0, 1.0):
         raise ValueError(f"{what} {value:g} is not a pass/fail verdict (0 or 1)")
-    return value == 1.0
+    return bool(value == 1.0)
 
 
 def pass_rate(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.layout import keep, print_wrapped
 from scoregate.support.console import escape
@@ -46,4 +46,31 @@ def print_corrected(console: Console, summary: RunSummary) -> None:
     )
     print_wrapped(console, f"corrected for the judge's bias by its calibration set ({level:.0%} interval):")
     for line in lines:
+        print_wrapped(console, escape(line), first="  ", indent="    ")
+
+
+def held_out_lines(check: dict[str, Any]) -> list[str]:
+    """Return the held-out check as lines: the raw judge mean, the corrected one, the held-back human mean."""
+    c = check["corrected"]
+    method = METHOD_WORDS.get(str(c["method"]), c["method"])
+    lines = [f"raw judge mean {_num(check['raw_mean'])} over {check['n_run']} items (the run)"]
+    if c["value"] is None:
+        lines.append(f"corrected: — ({c['reason']})")
+    else:
+        interval = keep(f"[{_num(c['ci_low'])},", f"{_num(c['ci_high'])}]")
+        level = f"{c['confidence']:.0%}"
+        lines.append(f"corrected {_num(c['value'])} {interval} ({level}, {method}, {check['labels']} labels)")
+    where = {True: "inside the corrected interval", False: "OUTSIDE the corrected interval", None: "not compared"}
+    human = f"human mean of those items (held back): {_num(check['human_mean'])}, {where[check['covered']]}"
+    return [*lines, human + (f" ({check['n_human']} rated)" if check["n_human"] != check["n_run"] else "")]
+
+
+def print_held_out(console: Console, check: dict[str, Any]) -> None:
+    """Print the held-out check of the corrected mean under a calibration."""
+    print_wrapped(
+        console,
+        f"corrected mean, checked: {check['labels']} random items rated by both (seed {check['seed']}) as the "
+        "calibration set, the rest as the run:",
+    )
+    for line in held_out_lines(check):
         print_wrapped(console, escape(line), first="  ", indent="    ")
