@@ -63,7 +63,7 @@ def test_a_lenient_judge_passes_on_the_raw_mean_and_fails_on_the_corrected_one(
     gate = _act(runs)
     assert gate["status"] == "fail" and gate["estimate"] == "corrected"
     assert gate["observed"] == pytest.approx(expected.value)
-    assert f"corrected mean = {expected.value:.4g} (ppi++, 12 labels; raw mean 4.333)" in gate["detail"]
+    assert f"corrected mean = {expected.value:.4g} (PPI++, 12 labels; raw mean 4.333)" in gate["detail"]
     assert result.code == 3
     text = " ".join(result.output.split())
     assert f"corrected {expected.value:.3f}" in text  # the terminal shows it beside the raw mean

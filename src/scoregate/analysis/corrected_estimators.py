@@ -34,6 +34,8 @@ MIN_PER_CLASS = 5
 """Fewest calibration items of each human class (fail, pass) the pass/fail correction rests on."""
 
 Method = Literal["ppi++", "sensitivity-specificity"]
+METHOD_NAMES: dict[str, str] = {"ppi++": "PPI++", "sensitivity-specificity": "sensitivity/specificity"}
+"""Each method as a person reads it (`method_name` in the plain-dict form)."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,8 @@ class CorrectedEstimate:
     """The method's own figures: λ for PPI++; p, q0, q1, m0, m1 for the pass/fail correction."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form (JSON-ready)."""
-        return asdict(self)
+        """Return the plain-dict form (JSON-ready), with the method's readable `method_name`."""
+        return {**asdict(self), "method_name": METHOD_NAMES[self.method]}
 
 
 def _z(confidence: float) -> float:

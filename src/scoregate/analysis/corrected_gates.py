@@ -35,7 +35,7 @@ def corrected_gate(raw: GateResult, gate: GateSpec, corrected: Mapping[str, Any]
         return raw.model_copy(update={**marked, "status": "incomplete", "observed": None, "detail": detail})
     assert corrected is not None
     ok = holds(gate.op, float(value), gate.threshold)
-    method = corrected.get("method")
+    method = corrected.get("method_name") or corrected.get("method")
     labels = corrected.get("n_labels")
     detail = f"corrected {gate.stat} = {value:.4g} ({method}, {labels} labels; {_raw_words(raw)})"
     return raw.model_copy(

@@ -12,8 +12,6 @@ if TYPE_CHECKING:
 
     from scoregate.store.record import RunSummary
 
-METHOD_WORDS = {"ppi++": "PPI++", "sensitivity-specificity": "sensitivity/specificity"}
-
 
 def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
@@ -31,7 +29,7 @@ def corrected_lines(summary: RunSummary) -> list[str]:
             lines.append(f"{key}: {raw}, {keep('corrected', '—')}: {c.reason}")
             continue
         interval = keep(f"[{_num(c.ci_low)},", f"{_num(c.ci_high)}]")
-        how = keep(f"({METHOD_WORDS.get(str(c.method), c.method)},", f"{c.n_labels}", "labels)")
+        how = keep(f"({c.method_name or c.method},", f"{c.n_labels}", "labels)")
         lines.append(f"{key}: {raw}, {keep('corrected', _num(c.value))} {interval} {how}")
     return lines
 
@@ -52,14 +50,16 @@ def print_corrected(console: Console, summary: RunSummary) -> None:
 def held_out_lines(check: dict[str, Any]) -> list[str]:
     """Return the held-out check as lines: the raw judge mean, the corrected one, the held-back human mean."""
     c = check["corrected"]
-    method = METHOD_WORDS.get(str(c["method"]), c["method"])
+    method = c.get("method_name") or c["method"]
     lines = [f"raw judge mean {_num(check['raw_mean'])} over {check['n_run']} items (the run)"]
     if c["value"] is None:
         lines.append(f"corrected: — ({c['reason']})")
     else:
         interval = keep(f"[{_num(c['ci_low'])},", f"{_num(c['ci_high'])}]")
         level = f"{c['confidence']:.0%}"
-        lines.append(f"corrected {_num(c['value'])} {interval} ({level}, {method}, {check['labels']} labels)")
+        rates = c["details"] if c["method"] == "sensitivity-specificity" else {}
+        judged = f", specificity {_num(rates['q0'])}, sensitivity {_num(rates['q1'])}" if rates else ""
+        lines.append(f"corrected {_num(c['value'])} {interval} ({level}, {method}, {check['labels']} labels{judged})")
     where = {True: "inside the corrected interval", False: "OUTSIDE the corrected interval", None: "not compared"}
     human = f"human mean of those items (held back): {_num(check['human_mean'])}, {where[check['covered']]}"
     return [*lines, human + (f" ({check['n_human']} rated)" if check["n_human"] != check["n_run"] else "")]

@@ -7,8 +7,6 @@ from typing import Any
 from scoregate.report.charts import fmt
 from scoregate.report.html_text import esc
 
-METHOD_WORDS = {"ppi++": "PPI++", "sensitivity-specificity": "sensitivity/specificity"}
-
 
 def corrected_line(stats: dict[str, Any]) -> str:
     """`<div class="corrected">corrected 2.75 [2.27, 3.23] (PPI++, 12 labels)</div>`, the null reason, or ``."""
@@ -19,7 +17,7 @@ def corrected_line(stats: dict[str, Any]) -> str:
     if corrected.get("value") is None:
         text = f"corrected: null ({corrected.get('reason') or 'not computed'})"
         return f'<div class="why" title="{esc(title)}">{esc(text)}</div>'
-    method = METHOD_WORDS.get(str(corrected.get("method")), str(corrected.get("method")))
+    method = corrected.get("method_name") or corrected.get("method")
     interval = f"[{fmt(corrected.get('ci_low'))}, {fmt(corrected.get('ci_high'))}]"
     text = f"corrected {fmt(corrected['value'])} {interval} ({method}, {corrected.get('n_labels')} labels)"
     return f'<div class="corrected" title="{esc(title)}">{esc(text)}</div>'

@@ -189,6 +189,8 @@ class CorrectedStats(Record):
     """A judge score's bias-corrected mean (`analysis.corrected_estimators`), or why it is null."""
 
     method: str | None = None
+    method_name: str | None = None
+    """The method as a person reads it: `PPI++`, `sensitivity/specificity`."""
     value: Number | None = None
     ci_low: Number | None = None
     ci_high: Number | None = None

@@ -31,7 +31,10 @@ def asks_corrected(gate: GateSpec, settings: Settings) -> bool:
 
 
 def _null(reason: str, confidence: float) -> dict[str, Any]:
-    return CorrectedEstimate("ppi++", None, None, None, confidence, 0, 0, reason).to_dict() | {"method": None}
+    return CorrectedEstimate("ppi++", None, None, None, confidence, 0, 0, reason).to_dict() | {
+        "method": None,
+        "method_name": None,
+    }
 
 
 def _block(

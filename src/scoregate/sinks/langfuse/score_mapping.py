@@ -96,13 +96,10 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-METHOD_WORDS = {"ppi++": "PPI++", "sensitivity-specificity": "sensitivity/specificity"}
-
-
 def _corrected_post(key: str, corrected: CorrectedStats, value: float, raw_mean: float) -> ScorePost:
     """`<key>_corrected_mean`: the bias-corrected mean, its interval and the raw mean in the comment."""
     level = round(100 * (corrected.confidence or 0.95))
-    how = f"{METHOD_WORDS.get(str(corrected.method), corrected.method)}, {corrected.n_labels} labels"
+    how = f"{corrected.method_name or corrected.method}, {corrected.n_labels} labels"
     if corrected.human_key:
         how += f" vs {corrected.human_key}"
     comment = (
