@@ -11,8 +11,8 @@ from scoregate.store.record import RunSummary
 
 CORRECTED = {
     "method": "ppi++", "method_name": "PPI++", "value": 2.75321, "ci_low": 2.10111, "ci_high": 3.40532,
-    "confidence": 0.95, "n_run": 6, "n_labels": 12, "reason": None, "details": {"lambda": 0.9}, "calibrated_at": "2026-11-29T12:00:00+00:00",
-    "human_key": "human_actionability",
+    "confidence": 0.95, "n_run": 6, "n_labels": 12, "reason": None, "details": {"lambda": 0.9},
+    "calibrated_at": "2026-11-29T12:00:00+00:00", "human_key": "human_actionability",
 }  # fmt: skip
 
 
