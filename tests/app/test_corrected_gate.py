@@ -133,8 +133,8 @@ def test_a_judge_never_calibrated_gets_no_corrected_figure_and_a_gate_asking_for
     [
         ({"stat": "every_item"}, "use `stat:` mean, ci_low or ci_high, not every_item"),
         (
-            {"stat": "paired_noninferiority", "compare_to": "production", "margin": 0.2},
-            "`estimate: corrected` is not available for a regression gate",
+            {"stat": "paired_noninferiority", "compare_to": "production", "margin": 0.2, "slices": ["feed"]},
+            "`estimate: corrected` is not available for a slice gate",
         ),
     ],
 )
@@ -146,3 +146,29 @@ def test_a_corrected_gate_on_a_stat_it_cannot_give_is_refused_by_name(
     assert refused.code != 0
     assert message in " ".join(refused.output.split())
     assert "Traceback" not in refused.output
+
+
+def test_a_corrected_regression_gate_on_a_1_to_5_judge_is_incomplete_and_says_it_needs_pass_fail_scores(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    calibrate_baseline(scoregate, runs)  # the first gold_judges run: the production baseline below
+    _set_pairs(pinned, LENIENT_PAIRS)
+    baseline = runs.latest()
+    versions = runs.manifest(baseline)["receipts"]["prompts"]
+    moves = [{"prompt": name, "label": "production", "action": "promote", "version": p["version"], "time": "2026-01-01"}
+             for name, p in versions.items()]  # fmt: skip
+    (pinned / "promotions.jsonl").write_text("".join(json.dumps(move) + "\n" for move in moves))
+    _gate(edit_yaml, pinned, stat="paired_noninferiority", compare_to="production", margin=0.2, threshold=0,
+          op=">=", estimate="corrected")  # fmt: skip
+
+    result = scoregate("run", "gold_judges", "--no-mlflow", "--fail-on-gates")
+
+    gate = _act(runs)
+    assert gate["status"] == "incomplete" and gate["estimate"] == "corrected"
+    assert gate["detail"].startswith(f"vs production run {baseline} (")
+    assert (
+        "the corrected paired difference cannot be computed: a corrected paired difference needs pass/fail"
+        in (gate["detail"])
+    )
+    assert result.code == 3

@@ -60,7 +60,8 @@ class CorrectedEstimate:
         return {**asdict(self), "method_name": METHOD_NAMES[self.method]}
 
 
-def _z(confidence: float) -> float:
+def z_quantile(confidence: float) -> float:
+    """Return the two-sided normal quantile of `confidence` (1.96 for 0.95); raise ValueError outside (0, 1)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence {confidence} is not between 0 and 1")
     return float(stats.norm.ppf(1 - (1 - confidence) / 2))
@@ -104,7 +105,7 @@ def ppi_mean(
     Welch–Satterthwaite degrees of freedom of the two terms. False gives the normal interval of the reference
     implementation (`ppi_py.ppi_mean_ci`), which covers a little under 95% with 30 labels (bench/corrected_mc.py).
     """
-    z = _z(confidence)
+    z = z_quantile(confidence)
     run = _run_values(run_judge)
     judge, human = _pairs(cal_judge, cal_human)
     n, big_n = human.size, run.size
@@ -144,7 +145,7 @@ def corrected_rate(
 ) -> CorrectedEstimate:
     """Return the corrected pass rate from the judged pass share `p` of `n` run items, specificity `q0` on `m0`
     human fails and sensitivity `q1` on `m1` human passes, with its delta-method interval."""
-    z = _z(confidence)
+    z = z_quantile(confidence)
     figures: dict[str, float | int | None] = {"p": p, "q0": q0, "q1": q1, "m0": m0, "m1": m1}
 
     def null(reason: str) -> CorrectedEstimate:
@@ -185,6 +186,19 @@ def _as_verdict(value: float, what: str) -> bool:
     return bool(value == 1.0)
 
 
+def judge_rates(cal_judge: Sequence[float | None], cal_human: Sequence[float | None]) -> tuple[float, float, int, int]:
+    """Return (specificity q0, sensitivity q1, human fails m0, human passes m1) of 0/1 calibration pairs (a rate of
+    an empty class is NaN); raise ValueError on a value other than 0 or 1."""
+    judge, human = _pairs(cal_judge, cal_human)
+    said = [_as_verdict(v, "calibration judge verdict") for v in judge]
+    truth = [_as_verdict(v, "human verdict") for v in human]
+    m1 = sum(truth)
+    m0 = len(truth) - m1
+    q1 = sum(s for s, t in zip(said, truth, strict=True) if t) / m1 if m1 else math.nan
+    q0 = sum(not s for s, t in zip(said, truth, strict=True) if not t) / m0 if m0 else math.nan
+    return q0, q1, m0, m1
+
+
 def pass_rate(
     run_judge: Sequence[float | None],
     cal_judge: Sequence[float | None],
@@ -195,13 +209,7 @@ def pass_rate(
 ) -> CorrectedEstimate:
     """Return the corrected pass rate of 0/1 judge verdicts on the run, from 0/1 calibration pairs."""
     run = [_as_verdict(v, "run judge verdict") for v in _run_values(run_judge)]
-    judge, human = _pairs(cal_judge, cal_human)
-    said = [_as_verdict(v, "calibration judge verdict") for v in judge]
-    truth = [_as_verdict(v, "human verdict") for v in human]
-    m1 = sum(truth)
-    m0 = len(truth) - m1
-    q1 = sum(s for s, t in zip(said, truth, strict=True) if t) / m1 if m1 else math.nan
-    q0 = sum(not s for s, t in zip(said, truth, strict=True) if not t) / m0 if m0 else math.nan
+    q0, q1, m0, m1 = judge_rates(cal_judge, cal_human)
     p = sum(run) / len(run) if run else math.nan
     return corrected_rate(p, q0, q1, len(run), m0, m1, confidence=confidence, min_per_class=min_per_class)
 

@@ -97,12 +97,12 @@ class GateSpec(Strict):
             raise ValueError("`slices:` applies only to a regression gate (`compare_to:`): slices compare with its run")
         if self.slices is not None and len(set(self.slices)) != len(self.slices):
             raise ValueError(f"`slices:` names a field twice: {self.slices}")
-        if self.estimate == "corrected" and self.compare_to is not None:
+        if self.estimate == "corrected" and self.slices is not None:
             raise ValueError(
-                "`estimate: corrected` is not available for a regression gate (`compare_to:`) yet: scoregate "
-                "corrects one run's mean, not a paired difference; gate the run's own mean with `estimate: corrected`"
+                "`estimate: corrected` is not available for a slice gate (`slices:`) yet: leave out `slices:` "
+                "for a corrected regression gate on the whole run"
             )
-        if self.estimate == "corrected" and self.stat not in CORRECTED_STATS:
+        if self.estimate == "corrected" and self.compare_to is None and self.stat not in CORRECTED_STATS:
             raise ValueError(
                 f"`estimate: corrected` gates on a corrected mean or its interval: use `stat:` mean, ci_low or "
                 f"ci_high, not {self.stat}"

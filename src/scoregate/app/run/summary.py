@@ -33,7 +33,7 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     from scoregate.analysis.regression import is_regression_gate
     from scoregate.analysis.summary import RunAggregator
     from scoregate.app.regression_gate import evaluate_regression_gate
-    from scoregate.app.run.corrected_metrics import asks_corrected, corrected_blocks
+    from scoregate.app.run.corrected_metrics import asks_corrected, corrected_blocks, corrected_regression_gate
     from scoregate.app.run.flaky_items import find_flaky, quarantine_hint
     from scoregate.app.run.slice_gates import evaluate_slice_gate
 
@@ -65,6 +65,11 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     flaky = find_flaky(project.config, runs_dir(project), plan.name, current=store) if _every_item(plan) else None
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
+            continue
+        if is_regression_gate(gate) and asks_corrected(gate, settings):
+            gates.append(corrected_regression_gate(
+                gate, store, project, plan, min_coverage=settings.min_coverage, confidence=settings.confidence_level,
+            ))  # fmt: skip
             continue
         if is_regression_gate(gate):
             gates.append(
