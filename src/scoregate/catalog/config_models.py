@@ -97,11 +97,6 @@ class GateSpec(Strict):
             raise ValueError("`slices:` applies only to a regression gate (`compare_to:`): slices compare with its run")
         if self.slices is not None and len(set(self.slices)) != len(self.slices):
             raise ValueError(f"`slices:` names a field twice: {self.slices}")
-        if self.estimate == "corrected" and self.slices is not None:
-            raise ValueError(
-                "`estimate: corrected` is not available for a slice gate (`slices:`) yet: leave out `slices:` "
-                "for a corrected regression gate on the whole run"
-            )
         if self.estimate == "corrected" and self.compare_to is None and self.stat not in CORRECTED_STATS:
             raise ValueError(
                 f"`estimate: corrected` gates on a corrected mean or its interval: use `stat:` mean, ci_low or "

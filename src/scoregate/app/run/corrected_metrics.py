@@ -131,7 +131,8 @@ def corrected_blocks(
 def corrected_regression_gate(
     gate: GateSpec, store: RunStore, project: Project, plan: ExperimentPlan, *, min_coverage: float, confidence: float
 ) -> GateResult:
-    """Judge a regression gate on the corrected paired difference against its baseline run (pass/fail scores)."""
+    """Judge a regression gate on the corrected paired difference against its baseline run (pass/fail scores), and
+    with `slices:` each slice on its corrected difference, Holm across them."""
     from scoregate.analysis.corrected_difference import judge_corrected_regression
     from scoregate.analysis.regression import compared_label, metric_values, without_baseline
     from scoregate.app.regression_gate import find_baseline
@@ -143,8 +144,20 @@ def corrected_regression_gate(
     found = calibration_set(project, plan, gate.metric)
     versions = ", ".join(f"{h.prompt}@{h.version}" for h in search.holders.values())
     against = f"vs {label} run {search.store.run_id} ({versions})"
-    return judge_corrected_regression(
+    overall = judge_corrected_regression(
         gate, metric_values(search.store.iter_results(), gate.metric), metric_values(store.iter_results(), gate.metric),
         found.judge, found.human, against=against, min_coverage=min_coverage, confidence=confidence,
         unavailable=found.problem,
     )  # fmt: skip
+    if not gate.slices or overall.status == "incomplete":
+        return overall
+    from scoregate.analysis.corrected_slices import corrected_slices
+    from scoregate.analysis.slices import with_slices
+    from scoregate.app.run.slice_gates import slice_items
+
+    results = corrected_slices(
+        slice_items(gate, store, search.store), gate.slices, found.judge, found.human,
+        margin=0.2 if gate.margin is None else gate.margin, direction="lower" if gate.op in ("<=", "<") else "higher",
+        alpha=1 - confidence, min_items=gate.min_slice_items,
+    )  # fmt: skip
+    return with_slices(overall, results, min_items=gate.min_slice_items)
