@@ -187,3 +187,19 @@ def test_stop_early_refuses_a_deciding_gate_on_the_corrected_estimate_before_any
     assert "--stop-early: gate act asks for the corrected estimate" in text
     assert "Traceback" not in refused.output
     assert len(scripted_server.judge_requests()) == asked and runs.ids() == [reference]
+
+
+def test_a_text_score_gets_no_corrected_mean_even_beside_a_calibration_record(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    calibrate_baseline(scoregate, runs)
+    path = pinned / "calibrations" / f"{JUDGE}.json"
+    data = json.loads(path.read_text())
+    data["scores"]["actionability_notes"] = {**data["scores"][KEY], "pairs": LENIENT_PAIRS}  # a stray record
+    path.write_text(json.dumps(data))
+
+    assert scoregate("run", "gold_judges", "--no-mlflow").code == 0
+
+    notes = runs.summary()["scores"]["actionability_notes"]
+    assert notes["data_type"] == "text" and "corrected" not in notes  # its column only marks measured items
