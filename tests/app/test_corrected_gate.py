@@ -203,3 +203,25 @@ def test_a_text_score_gets_no_corrected_mean_even_beside_a_calibration_record(
 
     notes = runs.summary()["scores"]["actionability_notes"]
     assert notes["data_type"] == "text" and "corrected" not in notes  # its column only marks measured items
+
+
+def test_after_a_judge_change_its_canary_re_scored_set_becomes_the_calibration_set(
+    pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
+) -> None:
+    judge_answers(scripted_server, HUMAN)
+    calibrate_baseline(scoregate, runs)
+    _gate(edit_yaml, pinned, estimate="corrected")
+    edit_yaml(pinned / "evaluators" / f"{JUDGE}.yaml", lambda spec: spec.update(prompt=spec["prompt"] + "\nBe strict."))
+
+    changed = scoregate("run", "gold_judges", "--no-mlflow")  # the judge changed: its canary re-scores the set after
+    first = [r for r in runs.ids() if r != runs.latest()]
+    assert changed.code == 0, changed.output
+    reasons = [runs.summary(r)["scores"][KEY].get("corrected", {}).get("reason") or "" for r in first]
+    assert any("is bound to another judge: its prompt, rubric or settings changed" in r for r in reasons)
+
+    assert scoregate("run", "gold_judges", "--no-mlflow").code == 0
+
+    corrected = runs.summary()["scores"][KEY]["corrected"]
+    assert corrected["reason"] == "6 calibration pairs of judge and human: PPI++ needs at least 10"
+    record = json.loads((pinned / "calibrations" / f"{JUDGE}.json").read_text())["scores"][KEY]
+    assert record["canary"]["pairs"] == {item: [float(score), float(score)] for item, score in HUMAN.items()}

@@ -62,7 +62,8 @@ def _judge_of(plan: ExperimentPlan, key: str) -> str | None:
 
 
 def calibration_set(project: Project, plan: ExperimentPlan, key: str) -> CalibrationSet:
-    """Return the saved calibration pairs of judge score `key`, while they are bound to the judge as it is now."""
+    """Return the saved calibration pairs of judge score `key`, while they are bound to the judge as it is now: the
+    latest canary's re-scored set when its judge is the current one, else the calibration's own."""
     name = _judge_of(plan, key)
     how = f"`scoregate calibrate --run RUN_ID --judge-key {key} --human-key HUMAN_KEY --save`"
     if name is None:
@@ -79,8 +80,11 @@ def calibration_set(project: Project, plan: ExperimentPlan, key: str) -> Calibra
         return never
     when = record.get("calibrated_at")
     spec = project.evaluators[name]
-    changed = judge_change(record, spec, judge_model(project, spec, plan.judge_model_name))
-    if changed:
+    model = judge_model(project, spec, plan.judge_model_name)
+    canary = record.get("canary")
+    if isinstance(canary, dict) and isinstance(canary.get("pairs"), dict) and judge_change(canary, spec, model) is None:
+        record, when = canary, canary.get("checked_at")  # the newest set scored by the judge as it is now
+    elif changed := judge_change(record, spec, model):
         return CalibrationSet(
             problem=f"the calibration set of {key} ({when}) is bound to another judge: {changed}; recalibrate: {how}"
         )
