@@ -53,9 +53,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
     wanted = {g.metric for g in plan.gates if asks_corrected(g, settings)}
 
+    numeric = {key for key, stats in summary["scores"].items() if stats.get("data_type") in ("numeric", "boolean")}
+
     def score_column(key: str) -> Sequence[float | None] | None:  # a text or categorical column only marks items
-        numeric = summary["scores"].get(key, {}).get("data_type") in ("numeric", "boolean")
-        return aggregator.column(key) if numeric and aggregator.has_column(key) else None
+        return aggregator.column(key) if key in numeric and aggregator.has_column(key) else None
 
     for key, block in corrected_blocks(
         project, plan, score_column, wanted=wanted, confidence=settings.confidence_level
