@@ -32,6 +32,11 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
+def holds(op: str, value: float, threshold: float) -> bool:
+    """True when `value op threshold` (a gate's rule) holds."""
+    return _OPS[op](value, threshold)
+
+
 def new_gate_result(
     name: str,
     metric: str,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoregate.analysis.calibration import Calibration, calibrate
+from scoregate.analysis.corrected_check import HeldOutCheck, held_out_check
 from scoregate.errors import ScoregateError, ValidationFailed
 from scoregate.store.records import ItemResult
 
@@ -62,9 +63,12 @@ class CalibrationReport:
     document_key: str | None
     calibration: Calibration
     excluded: dict[str, int]
+    held_out: HeldOutCheck | None = None
+    """The corrected mean checked on held-back human ratings, when asked (`corrected_labels`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
+        held_out = {"held_out": self.held_out.to_dict()} if self.held_out is not None else {}
         return {
             "source": self.source,
             "judge_key": self.judge_key,
@@ -72,6 +76,7 @@ class CalibrationReport:
             "document_key": self.document_key,
             "excluded": self.excluded,
             **self.calibration.to_dict(),
+            **held_out,
         }
 
 
@@ -300,8 +305,10 @@ def compute(
     scale: tuple[int, int] | None = None,
     resamples: int = 2000,
     seed: int = 0,
+    corrected_labels: int | None = None,
 ) -> CalibrationReport:
-    """Return the calibration of gathered pairs; a rating off `scale` is a ScoregateError."""
+    """Return the calibration of gathered pairs; a rating off `scale` is a ScoregateError. With `corrected_labels`,
+    also the corrected mean of the items outside a random calibration sample of that size (`HeldOutCheck`)."""
     try:
         result = calibrate(
             pairs.judge, pairs.human, documents=pairs.documents, scale=scale, resamples=resamples, seed=seed
@@ -310,6 +317,12 @@ def compute(
         raise ScoregateError(
             str(exc), where=pairs.source, hint="pass the --scale both raters use, or leave it out"
         ) from None
+    held_out = None
+    if corrected_labels is not None:
+        try:
+            held_out = held_out_check(pairs.judge, pairs.human, corrected_labels, seed=seed)
+        except ValueError as exc:
+            raise ScoregateError(f"--corrected-labels: {exc}", where=pairs.source) from None
     return CalibrationReport(
         source=pairs.source,
         judge_key=judge_key,
@@ -317,4 +330,5 @@ def compute(
         document_key=document_key if pairs.documents is not None else None,
         calibration=result,
         excluded=dict(pairs.excluded.most_common()),
+        held_out=held_out,
     )

@@ -27,6 +27,9 @@ class CalibrationRequest:
     resamples: int | None = None
     seed: int | None = None
     save: bool = False
+    corrected_labels: int | None = None
+    """Also check the corrected mean: this many items rated by both form a random calibration sample (`seed`), the
+    rest the run, whose human mean is held back to compare (`analysis.corrected_check`)."""
     scale_text: InitVar[str | None] = None
     """`--scale` as typed (`LOW,HIGH`), parsed into `scale`; a bad one is refused with how to write it."""
 
@@ -45,5 +48,7 @@ class CalibrationRequest:
         if self.scale is not None and not self.scale[0] < self.scale[1]:
             low, high = self.scale
             raise UsageError(f"--scale {low},{high}: LOW must be below HIGH", option="--scale", hint="e.g. --scale 1,5")
+        if self.corrected_labels is not None and self.corrected_labels < 1:
+            raise UsageError(f"--corrected-labels {self.corrected_labels}: at least 1", option="--corrected-labels")
         if self.resamples is not None and self.resamples < MIN_RESAMPLES:
             raise UsageError(f"--resamples {self.resamples}: at least {MIN_RESAMPLES}", option="--resamples")

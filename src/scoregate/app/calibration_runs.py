@@ -184,6 +184,7 @@ def calibrate_runs(project: Project, request: CalibrationRequest) -> RunCalibrat
         scale=request.scale or _default_scale(project, judge_key),
         resamples=request.resamples or settings.bootstrap_resamples,
         seed=settings.seed if request.seed is None else request.seed,
+        corrected_labels=request.corrected_labels,
     )
     runs = [s.run_id for s in stores]
     saved_to = save_calibration(project, report, identity, stores, pairs=item_pairs(pairs)) if identity else None

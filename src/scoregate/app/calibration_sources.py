@@ -79,7 +79,7 @@ def calibrate_file(request: CalibrationRequest) -> CalibrationReport:
     pairs = pairs_from_file(request.file, judge_key, human_key, document_key=document_key)
     return compute(
         pairs, judge_key, human_key, document_key=document_key, scale=request.scale,
-        resamples=request.resamples or 2000, seed=request.seed or 0,
+        resamples=request.resamples or 2000, seed=request.seed or 0, corrected_labels=request.corrected_labels,
     )  # fmt: skip
 
 

@@ -39,6 +39,10 @@ class CalibrationRequirement(Strict):
     min_pairs: int = Field(default=2, ge=2)
 
 
+GateEstimate = Literal["raw", "corrected"]
+CORRECTED_STATS = ("mean", "ci_low", "ci_high")
+"""The gate stats a corrected estimate gives (its mean and interval)."""
+
 DEFAULT_MIN_SLICE_ITEMS = 10
 """Fewest paired items a slice of a slice gate needs to be tested (a gate's `min_slice_items` overrides it)."""
 
@@ -71,6 +75,12 @@ class GateSpec(Strict):
         "or a bare name: input, else metadata), Holm-adjusted across slices; it fails when a slice is worse by "
         "more than `margin`.",
     )
+    estimate: GateEstimate | None = Field(
+        default=None,
+        description="`corrected`: gate on the judge score's bias-corrected mean and interval (its calibration set "
+        "bound to the judge as it is now), INCOMPLETE where that cannot be computed; `raw`: the judge's own mean. "
+        "Default: settings.gate_estimate.",
+    )
     min_slice_items: int = Field(
         default=DEFAULT_MIN_SLICE_ITEMS,
         ge=2,
@@ -87,6 +97,11 @@ class GateSpec(Strict):
             raise ValueError("`slices:` applies only to a regression gate (`compare_to:`): slices compare with its run")
         if self.slices is not None and len(set(self.slices)) != len(self.slices):
             raise ValueError(f"`slices:` names a field twice: {self.slices}")
+        if self.estimate == "corrected" and self.compare_to is None and self.stat not in CORRECTED_STATS:
+            raise ValueError(
+                f"`estimate: corrected` gates on a corrected mean or its interval: use `stat:` mean, ci_low or "
+                f"ci_high, not {self.stat}"
+            )
         return self
 
 
@@ -187,6 +202,11 @@ class Settings(Strict):
     bootstrap_resamples: int = Field(default=2000, ge=100)
     confidence_level: float = Field(default=0.95, gt=0, lt=1)
     seed: int = 0
+    gate_estimate: GateEstimate = Field(
+        default="raw",
+        description="`corrected`: every mean/ci_low/ci_high gate on a judge score uses its bias-corrected estimate "
+        "(a gate's `estimate:` wins); other gates stay raw.",
+    )
     max_consecutive_failures: int = Field(
         default=5,
         ge=0,

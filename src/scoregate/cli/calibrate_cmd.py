@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from scoregate.cli.corrected_render import print_held_out
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
 from scoregate.errors import UsageError
@@ -128,6 +129,15 @@ def calibrate_command(
     save: Annotated[
         bool, typer.Option("--save", help="Keep the result in calibrations/<evaluator>.json, bound to the judge.")
     ] = False,
+    corrected_labels: Annotated[
+        int | None,
+        typer.Option(
+            "--corrected-labels",
+            min=1,
+            help="Also check the corrected mean: N items rated by both are a random calibration sample (--seed), "
+            "the rest a run whose human mean is held back and compared.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:
@@ -161,6 +171,7 @@ def calibrate_command(
             resamples=resamples,
             seed=seed,
             save=save,
+            corrected_labels=corrected_labels,
         )
     except UsageError as exc:  # a contradiction the library found, said as Typer says a bad flag
         raise typer.BadParameter(exc.message, param_hint=exc.option) from exc
@@ -172,6 +183,8 @@ def calibrate_command(
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     print_calibration(data)
+    if data.get("held_out"):
+        print_held_out(console, data["held_out"])
     judge = data.get("judge")
     if data.get("saved_to") and judge:
         model = judge["model"] or {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scoregate.cli.corrected_render import print_corrected
 from scoregate.cli.gate_view import print_gate_notes
 from scoregate.cli.layout import KEEP, join_units, keep, keep_name, print_table, print_wrapped, signed
 from scoregate.support.console import escape
@@ -214,6 +215,7 @@ def print_summary(
             print_wrapped(console, line.replace(" (", f"{KEEP}("), first="  ", indent="    ")
     if directions:
         print_wrapped(console, "↑ higher is better, ↓ lower is better, · no direction")
+    print_corrected(console, summary)
     print_wrapped(console, join_units(run_metrics_fields(summary)))
     if summary.gates:
         print_table(console, gates_table(summary, said_below))

@@ -15,6 +15,7 @@ from typing import Any
 from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.analysis.regression import REGRESSION_STAT as PAIRED_STAT
 from scoregate.report.charts import bars, fmt, histogram
+from scoregate.report.corrected_view import corrected_line
 from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
 from scoregate.report.html_text import esc, run_metric_text
 from scoregate.report.several_runs import comparison_section, leaderboard_section, ranking_section
@@ -153,6 +154,7 @@ def _headline(report: dict[str, Any]) -> str:
                 value = f'<span class="dim">({esc(s["data_type"])})</span>'
             else:
                 value = f'<span class="mean">{esc(fmt(s.get("mean")))}</span> <span class="ci">{esc(_ci(s))}</span>'
+                value += corrected_line(s)
             reasons = why_own[i].get(name)
             why = f'<div class="why">not measured: {esc(reasons)}</div>' if reasons else ""
             cells.append(

@@ -15,6 +15,7 @@ from pydantic import Field, create_model
 
 from scoregate.store.record_base import Number, Record
 from scoregate.store.sections import (
+    CorrectedStats,
     FlakySection,
     IncompleteBlock,
     MergeBlock,
@@ -184,6 +185,8 @@ class ScoreStats(Record):
     reason: str | None = None
     samples_measured: int | None = None
     samples_skipped: int | None = None
+    corrected: CorrectedStats | None = None
+    """A judge score's bias-corrected mean beside the raw one, when its judge has a calibration set."""
 
 
 class GateResult(Record):
@@ -210,6 +213,8 @@ class GateResult(Record):
     """With `quarantined`: the items whose values decided the gate (measured and not kept out)."""
     total_items: int | None = None
     """With `quarantined`: the run's items."""
+    estimate: str | None = None
+    """`corrected` for a gate judged on the bias-corrected estimate (`analysis.corrected_gates`)."""
 
     def verdict_words(self, *, upper: bool = False) -> str:
         """The status as every view says it: `pass`, or `pass on 4 of 9, 5 quarantined` when flaky items were kept

@@ -185,6 +185,25 @@ class SliceRow(Record):
         return f"{self.field}={self.value}"
 
 
+class CorrectedStats(Record):
+    """A judge score's bias-corrected mean (`analysis.corrected_estimators`), or why it is null."""
+
+    method: str | None = None
+    method_name: str | None = None
+    """The method as a person reads it: `PPI++`, `sensitivity/specificity`."""
+    value: Number | None = None
+    ci_low: Number | None = None
+    ci_high: Number | None = None
+    confidence: Number | None = None
+    n_run: int | None = None
+    n_labels: int | None = None
+    reason: str | None = None
+    details: dict[str, Number | None] = Field(default_factory=dict)
+    calibrated_at: str | None = None
+    """When the calibration set it rests on was saved (`calibrations/<evaluator>.json`)."""
+    human_key: str | None = None
+
+
 class RepeatsSection(Record):
     """summary.json `repeats` of a `run --repeat K` run (`analysis.consistency`): how consistent the repeats were."""
 

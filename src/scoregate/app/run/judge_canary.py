@@ -223,6 +223,7 @@ def _compare(
         "human_key": spec.human_key,
         "metrics": {"pooled": report.calibration.to_dict()["pooled"]},
         "n_pairs": report.calibration.n_pairs,
+        "pairs": {item: [new[item], human[item]] for item in new},  # the set as the judge scores it now
         "drift": drift.to_dict(),
         "checked_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }

@@ -25,6 +25,16 @@ def _measured(store: RunStore, metric: str, fields: list[str]) -> dict[str, tupl
     return {item_id: (value, slices) for _, item_id, value, slices in sorted(rows, key=lambda row: row[0])}
 
 
+def slice_items(gate: GateSpec, current: RunStore, baseline: RunStore) -> list[PairedItem]:
+    """The items measured in both runs, each with its slice per field of `gate.slices` (read from `current`)."""
+    reference = _measured(baseline, gate.metric, [])
+    return [
+        PairedItem(slices, reference[item_id][0], value)
+        for item_id, (value, slices) in _measured(current, gate.metric, list(gate.slices or [])).items()
+        if item_id in reference
+    ]
+
+
 def evaluate_slice_gate(
     gate: GateSpec,
     current: RunStore,
@@ -50,12 +60,7 @@ def evaluate_slice_gate(
     )
     if not fields or search.store is None:
         return overall
-    reference = _measured(search.store, gate.metric, [])
-    items = [
-        PairedItem(slices, reference[item_id][0], value)
-        for item_id, (value, slices) in _measured(current, gate.metric, fields).items()
-        if item_id in reference
-    ]
+    items = slice_items(gate, current, search.store)
     results = compare_slices(
         items, fields, margin=DEFAULT_MARGIN if gate.margin is None else gate.margin,
         direction="lower" if gate.op in ("<=", "<") else "higher", alpha=1 - confidence,

@@ -171,6 +171,14 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             "cap the items with --max-items instead; repeats need every item",
         )
     gate = _deciding_gate(plan)
+    from scoregate.app.run.corrected_metrics import asks_corrected
+
+    if asks_corrected(gate, project.config.settings):
+        raise _error(
+            f"gate {gate.name} asks for the corrected estimate, and the stop-early test reads the judge's raw "
+            "scores (its confidence sequence has no term for the calibration set)",
+            f"run without --stop-early, or give gate {gate.name} `estimate: raw`",
+        )
     if gate.metric not in dict(_score_columns(plan)):
         raise _error(
             f"gate {gate.name} decides on {gate.metric}, which is no per-item score of experiment {plan.name}",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from scoregate.analysis.consistency import consistency
@@ -28,9 +29,11 @@ def _every_item(plan: ExperimentPlan) -> bool:
 
 def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> dict[str, Any]:
     """Aggregate the stored results, judge the gates, write and return summary.json."""
+    from scoregate.analysis.corrected_gates import corrected_gate
     from scoregate.analysis.regression import is_regression_gate
     from scoregate.analysis.summary import RunAggregator
     from scoregate.app.regression_gate import evaluate_regression_gate
+    from scoregate.app.run.corrected_metrics import asks_corrected, corrected_blocks, corrected_regression_gate
     from scoregate.app.run.flaky_items import find_flaky, quarantine_hint
     from scoregate.app.run.slice_gates import evaluate_slice_gate
 
@@ -48,10 +51,27 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
     summary["scores"].update(take_gate_metrics(tracks))  # run-level track metrics (micro values) a gate can name
     for block in tracks.values():  # each label kind a track counts joins the run's coverage block
         summary["coverage"].update({k: v for k, v in (block.get("coverage") or {}).items() if k.startswith("samples_")})
+    wanted = {g.metric for g in plan.gates if asks_corrected(g, settings)}
+
+    numeric = {key for key, stats in summary["scores"].items() if stats.get("data_type") in ("numeric", "boolean")}
+
+    def score_column(key: str) -> Sequence[float | None] | None:  # a text or categorical column only marks items
+        return aggregator.column(key) if key in numeric and aggregator.has_column(key) else None
+
+    for key, block in corrected_blocks(
+        project, plan, score_column, wanted=wanted, confidence=settings.confidence_level
+    ).items():
+        if key in summary["scores"]:
+            summary["scores"][key]["corrected"] = block
     gates: list[GateResult] = []
     flaky = find_flaky(project.config, runs_dir(project), plan.name, current=store) if _every_item(plan) else None
     for gate in plan.gates:
         if gate.datasets is not None and plan.dataset.name not in gate.datasets:
+            continue
+        if is_regression_gate(gate) and asks_corrected(gate, settings):
+            gates.append(corrected_regression_gate(
+                gate, store, project, plan, min_coverage=settings.min_coverage, confidence=settings.confidence_level,
+            ))  # fmt: skip
             continue
         if is_regression_gate(gate):
             gates.append(
@@ -68,6 +88,8 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
             gate, summary, column=column, min_coverage=settings.min_coverage, item_ids=aggregator.item_ids,
             quarantined=leave_out, quarantine_hint=quarantine_hint(plan.name),
         )  # fmt: skip
+        if asks_corrected(gate, settings):
+            verdict = corrected_gate(verdict, gate, summary["scores"].get(gate.metric, {}).get("corrected"))
         gates.append(_with_calibration(verdict, gate, project, plan))
     manifest = store.manifest_record
     summary = {

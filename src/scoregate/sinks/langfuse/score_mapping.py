@@ -20,6 +20,7 @@ from scoregate.store.vocabulary import LANGFUSE_RUN_METRICS, derived_key
 
 if TYPE_CHECKING:
     from scoregate.store.record import RunSummary, ScoreStats
+    from scoregate.store.sections import CorrectedStats
 
 LangfuseType = Literal["NUMERIC", "BOOLEAN", "CATEGORICAL", "TEXT"]
 TASK_ERROR = "task_error"
@@ -95,6 +96,19 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def _corrected_post(key: str, corrected: CorrectedStats, value: float, raw_mean: float) -> ScorePost:
+    """`<key>_corrected_mean`: the bias-corrected mean, its interval and the raw mean in the comment."""
+    level = round(100 * (corrected.confidence or 0.95))
+    how = f"{corrected.method_name or corrected.method}, {corrected.n_labels} labels"
+    if corrected.human_key:
+        how += f" vs {corrected.human_key}"
+    comment = (
+        f"bias-corrected by the judge's calibration set ({how}), {level}% CI "
+        f"[{corrected.ci_low}, {corrected.ci_high}]; raw mean {raw_mean:g}"
+    )
+    return ScorePost(derived_key(key, "corrected_mean"), value, "NUMERIC", comment, corrected.to_dict())
+
+
 def _aggregate_posts(key: str, stats: ScoreStats) -> list[ScorePost]:
     coverage = _number(stats.coverage)
     measured = f"{stats.n_measured}/{stats.n_total} measured"
@@ -105,7 +119,11 @@ def _aggregate_posts(key: str, stats: ScoreStats) -> list[ScorePost]:
         confidence = 0.95 if stats.confidence is None else stats.confidence
         ci = f", {round(100 * confidence)}% CI [{low}, {high}]" if low is not None else ""
         detail = {k: getattr(stats, k) for k in ("median", "std", "ci_low", "ci_high", "min", "max", "n_measured")}
-        posts.append(ScorePost(derived_key(key, "mean"), mean, "NUMERIC", measured + ci, detail))
+        corrected = stats.corrected
+        null = f"; corrected mean: null ({corrected.reason})" if corrected and corrected.value is None else ""
+        posts.append(ScorePost(derived_key(key, "mean"), mean, "NUMERIC", measured + ci + null, detail))
+        if corrected is not None and corrected.value is not None:
+            posts.append(_corrected_post(key, corrected, float(corrected.value), mean))
     if coverage is not None:
         reasons = stats.null_reasons
         why = "; ".join(f"{reason} ({count})" for reason, count in reasons.items())

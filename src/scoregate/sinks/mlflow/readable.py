@@ -34,7 +34,8 @@ def rounded(value: Any) -> float:
 def readable_metrics(summary: RunSummary) -> dict[str, float]:
     """Return the metrics mirrored to MLflow: the same keys for every run of an experiment (NaN = not measured).
 
-    Per score `<key>_mean`, `_ci_low`, `_ci_high`, `_coverage` (text and categorical scores: `_coverage` only);
+    Per score `<key>_mean`, `_ci_low`, `_ci_high`, `_coverage` (text and categorical scores: `_coverage` only), and
+    for a judge score with a calibration set `_corrected_mean`, `_corrected_ci_low`, `_corrected_ci_high`;
     the run metrics; each track's run-level metrics as `<track>_<key>` (the extraction track's micro metrics:
     `extraction_<key>`); per pipeline stage and, for
     `run --repeat`, the consistency metrics; `gate_<name>` (1 pass, 0 not)
@@ -45,6 +46,13 @@ def readable_metrics(summary: RunSummary) -> dict[str, float]:
         numeric = stats.data_type in ("numeric", "boolean")
         for stat in SCORE_STATS if numeric else ("coverage",):
             metrics[derived_key(key, stat)] = rounded(getattr(stats, stat))
+        if numeric and (corrected := stats.corrected) is not None:  # NaN when it could not be computed
+            for stat, value in (
+                ("mean", corrected.value),
+                ("ci_low", corrected.ci_low),
+                ("ci_high", corrected.ci_high),
+            ):
+                metrics[derived_key(key, f"corrected_{stat}")] = rounded(value)
     for key in MLFLOW_RUN_METRICS:
         metrics[key] = rounded(summary.run_metrics.value(key))
     for track, found in headline_metrics(summary.to_dict()).items():
