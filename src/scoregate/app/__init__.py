@@ -27,6 +27,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.run.judge_canary": ("CanaryResult", "run_canaries"),
+    "scoregate.app.judges_sync": ("sync_project_judges",),
     "scoregate.app.langfuse_check": ("check_connection",),
     "scoregate.app.langfuse_catalog": (
         "langfuse_configured",
@@ -71,6 +72,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.catalog.project": ("find_root",),
     "scoregate.engine.progress": ("duration_text",),
     "scoregate.integrations.langfuse.datasets_sync": ("DatasetSyncReport",),
+    "scoregate.integrations.langfuse.evaluators_sync": ("JudgeSyncReport",),
     "scoregate.integrations.langfuse.prompts_sync": ("PromptPlan", "PromptSyncReport"),
     "scoregate.integrations.langfuse.score_configs": ("ScoreConfigReport",),
     "scoregate.report.write": ("report_runs",),

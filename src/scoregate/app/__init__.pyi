@@ -13,6 +13,7 @@ from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_sto
 from scoregate.app.forecast import RunForecast
 from scoregate.app.hardcases import HardcasesReport, add_hardcases
 from scoregate.app.invalidation import invalidate_run
+from scoregate.app.judges_sync import sync_project_judges
 from scoregate.app.langfuse_catalog import (
     langfuse_configured,
     sync_project_dashboards,
@@ -48,6 +49,7 @@ from scoregate.catalog.directions import direction_arrow
 from scoregate.catalog.project import find_root
 from scoregate.engine.progress import duration_text
 from scoregate.integrations.langfuse.datasets_sync import DatasetSyncReport
+from scoregate.integrations.langfuse.evaluators_sync import JudgeSyncReport
 from scoregate.integrations.langfuse.prompts_sync import PromptPlan, PromptSyncReport
 from scoregate.integrations.langfuse.score_configs import ScoreConfigReport
 from scoregate.report.write import report_runs
@@ -65,6 +67,7 @@ __all__ = [
     "FlakyReport",
     "HardcasesReport",
     "ImportReport",
+    "JudgeSyncReport",
     "MergeOutcome",
     "ModelRanking",
     "PromotionRefused",
@@ -126,6 +129,7 @@ __all__ = [
     "stop_local_model",
     "sync_project_dashboards",
     "sync_project_datasets",
+    "sync_project_judges",
     "sync_project_prompts",
     "sync_score_configs",
     "sync_stored_run",

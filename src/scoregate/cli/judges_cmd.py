@@ -1,0 +1,73 @@
+"""`scoregate judges plan` / `apply`: judge files as Langfuse evaluators, a changed judge as a new (green) one."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from scoregate.cli.layout import print_table, print_wrapped
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import escape, lazy_console
+
+if TYPE_CHECKING:
+    from scoregate.app import JudgeSyncReport
+
+judges_app = typer.Typer(help="Judges in Langfuse: evaluator files as versioned evaluators.", no_args_is_help=True)
+console = lazy_console()
+NamesArgument = Annotated[list[str] | None, typer.Argument(help="Evaluator files to take (default: all).")]
+
+_CHANGE = {
+    "create": ("to create", "created"),
+    "green": ("to create (green)", "created (green)"),
+    "describe": ("description to update", "description updated"),
+    "unchanged": ("unchanged", "unchanged"),
+    "skip": ("stays local", "stays local"),
+}
+
+
+def _print(report: JudgeSyncReport) -> None:
+    from rich.table import Table
+
+    table = Table(title=escape(f"judges → {report.host} (server {report.server_version})"), title_justify="left")
+    for column in ("file", "live score", "change", "evaluator"):
+        table.add_column(column)
+    for plan in report.plans:
+        change = _CHANGE[plan.action][1 if report.applied else 0]
+        held = f"{plan.evaluator_id} v{plan.version}" if plan.evaluator_id else "—"
+        table.add_row(escape(plan.file), escape(plan.score or "—"), change, escape(held))
+    print_table(console, table)
+    for plan in report.plans:
+        if plan.blue:
+            print_wrapped(
+                console,
+                f"{plan.file}: the rules keep scoring with {', '.join(plan.blue)} (blue) until "
+                f"`scoregate judges promote {plan.file}`",
+                first="  ",
+            )
+        for note in plan.notes:
+            print_wrapped(console, f"{plan.file}: {note}", first="  ", indent="    ")
+    counts = (
+        f"{report.count('create')} new, {report.count('green')} green, {report.count('describe')} described, "
+        f"{report.count('unchanged')} unchanged, {report.count('skip')} local only"
+    )
+    if report.applied:
+        print_wrapped(console, f"applied: {report.writes} writes, {report.requests} requests; {counts}")
+    else:
+        print_wrapped(console, f"plan: {report.writes} writes to make ({counts}); nothing written")
+
+
+@judges_app.command("plan")
+def judges_plan(names: NamesArgument = None, project: ProjectOption = None) -> None:
+    """Show what `judges apply` would create or change in Langfuse's evaluators; write nothing."""
+    from scoregate.app import sync_project_judges
+
+    _print(sync_project_judges(project_root(project), names or [], dry_run=True))
+
+
+@judges_app.command("apply")
+def judges_apply(names: NamesArgument = None, project: ProjectOption = None) -> None:
+    """Create an evaluator per new judge file and a new (green) one per changed judge; never edit one in place."""
+    from scoregate.app import sync_project_judges
+
+    _print(sync_project_judges(project_root(project), names or [], dry_run=False))
