@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,17 @@ def test_without_langfuse_keys_the_command_says_what_to_set(scoregate: Cli) -> N
 
     assert result.code != 0
     assert "LANGFUSE" in result.output
+
+
+def test_a_changed_judge_plans_one_green_evaluator_in_agreeing_words(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    assert scoregate("judges", "apply", "ev_faithfulness_v1").code == 0
+    judge = project_dir / "evaluators" / "ev_faithfulness_v1.yaml"
+    judge.write_text(judge.read_text(encoding="utf-8").replace("{{summary}}", "{{ summary }} (strictly)", 1))
+
+    result = scoregate("judges", "plan", "ev_faithfulness_v1")
+
+    (blue,) = fake.state.evals.evaluators
+    assert "plan: 1 write to make (0 new, 1 green, 0 described, 0 unchanged, 0 local only)" in result.output
+    assert f"rules keep scoring with {blue} (blue)" in result.output

@@ -41,8 +41,8 @@ def _print(report: JudgeSyncReport) -> None:
         if plan.blue:
             print_wrapped(
                 console,
-                f"{plan.file}: the rules keep scoring with {', '.join(plan.blue)} (blue) until "
-                f"`scoregate judges promote {plan.file}`",
+                f"{plan.file}: rules keep scoring with {', '.join(plan.blue)} (blue); the new evaluator (green) "
+                "scores nothing live until a rule points at it",
                 first="  ",
             )
         for note in plan.notes:
@@ -51,10 +51,11 @@ def _print(report: JudgeSyncReport) -> None:
         f"{report.count('create')} new, {report.count('green')} green, {report.count('describe')} described, "
         f"{report.count('unchanged')} unchanged, {report.count('skip')} local only"
     )
+    writes = f"{report.writes} write{'' if report.writes == 1 else 's'}"
     if report.applied:
-        print_wrapped(console, f"applied: {report.writes} writes, {report.requests} requests; {counts}")
+        print_wrapped(console, f"applied: {writes}, {report.requests} requests; {counts}")
     else:
-        print_wrapped(console, f"plan: {report.writes} writes to make ({counts}); nothing written")
+        print_wrapped(console, f"plan: {writes} to make ({counts}); nothing written")
 
 
 @judges_app.command("plan")

@@ -91,7 +91,7 @@ def _wanted(project: Project, spec: EvaluatorSpec) -> JudgeBody | str:
         return f"kind {spec.kind}: not a judge of one output by a model; scored by `scoregate run` only"
     if not any(path.partition(".")[0] == "output" for path in judge.variables.values()):
         return (
-            "reads no `output` (a judge of something else than one trace's output, e.g. a pairwise one); "
+            "reads no `output`: it judges something other than one trace's output (e.g. a pairwise judge); "
             "scored by `scoregate run` only"
         )
     settings = project.config.settings
