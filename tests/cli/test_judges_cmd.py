@@ -16,7 +16,7 @@ JUDGES = ("ev_actionability_v1", "ev_faithfulness_v1", "counters_v1")
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
+def fake(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
     with FakeLangfuse(server_mode="new") as server:
         point_at(monkeypatch, server)
         yield server

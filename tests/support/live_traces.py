@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Any
 
 import httpx
@@ -25,6 +26,7 @@ def send_trace(
     tags: tuple[str, ...] = (),
     metadata: dict[str, str] | None = None,
     experiment: dict[str, str] | None = None,
+    age_days: float = 0,
 ) -> str:
     """Export one root span (a production trace, or an experiment item's root with `experiment` attributes) and
     return its trace id."""
@@ -32,6 +34,8 @@ def send_trace(
     span = export.resource_spans.add().scope_spans.add().spans.add()
     trace_id = trace_id_of(seed)
     span.trace_id, span.span_id, span.name = bytes.fromhex(trace_id), bytes.fromhex(trace_id[:16]), name
+    span.start_time_unix_nano = time.time_ns() - int(age_days * 86400e9)
+    span.end_time_unix_nano = span.start_time_unix_nano + 1_000_000
     attributes: dict[str, Any] = {
         "langfuse.observation.type": "span",
         "langfuse.trace.name": name,

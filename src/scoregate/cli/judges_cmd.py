@@ -51,6 +51,7 @@ def _print(report: JudgeSyncReport) -> None:
         f"{report.count('create')} new, {report.count('green')} green, {report.count('describe')} described, "
         f"{report.count('unchanged')} unchanged, {report.count('skip')} local only"
     )
+    _print_rules(report)
     writes = f"{report.writes} write{'' if report.writes == 1 else 's'}"
     if report.applied:
         print_wrapped(console, f"applied: {writes}, {report.requests} requests; {counts}")
@@ -58,17 +59,50 @@ def _print(report: JudgeSyncReport) -> None:
         print_wrapped(console, f"plan: {writes} to make ({counts}); nothing written")
 
 
+def _print_rules(report: JudgeSyncReport) -> None:
+    from rich.table import Table
+
+    if report.rules_skipped:
+        print_wrapped(console, report.rules_skipped, first="rules: ")
+        return
+    if not report.rules:
+        return
+    table = Table(title="rules (traffic of the last 7 days)", title_justify="left")
+    for column in ("rule", "change", "sampling", "traces/day", "judge calls/day", "USD/day"):
+        table.add_column(column, justify="left" if column in ("rule", "change") else "right")
+    for rule in report.rules:
+        change = rule.action if not rule.changes else f"{rule.action}: {', '.join(rule.changes)}"
+        change += "" if rule.enabled else " (disabled)"
+        traffic = f"{'≥' if rule.capped else ''}{rule.traces_per_day or 0:.1f}"
+        calls = str(rule.cost.calls) if rule.cost is not None else "—"
+        cost = rule.cost.cost_usd if rule.cost is not None else None
+        usd = f"{cost.expected:.2f} ({cost.low:.2f}-{cost.high:.2f})" if cost is not None else "unknown (no price)"
+        table.add_row(escape(rule.name), escape(change), f"{rule.sampling:g}", traffic, calls, usd)
+    print_table(console, table)
+    for rule in report.rules:
+        judges = ", ".join(f"{j} → {e or 'the evaluator to create'}" for j, e in rule.assignments.items())
+        print_wrapped(console, f"{rule.name}: {judges}", first="  ", indent="    ")
+    if report.forced:
+        print_wrapped(console, f"over the budget, forced: {report.forced} (kept in judges.jsonl)", style="yellow")
+
+
 @judges_app.command("plan")
 def judges_plan(names: NamesArgument = None, project: ProjectOption = None) -> None:
-    """Show what `judges apply` would create or change in Langfuse's evaluators; write nothing."""
+    """Show what `judges apply` would create or change in Langfuse (evaluators, rules and their cost a day)."""
     from scoregate.app import sync_project_judges
 
     _print(sync_project_judges(project_root(project), names or [], dry_run=True))
 
 
 @judges_app.command("apply")
-def judges_apply(names: NamesArgument = None, project: ProjectOption = None) -> None:
-    """Create an evaluator per new judge file and a new (green) one per changed judge; never edit one in place."""
+def judges_apply(
+    names: NamesArgument = None,
+    force: Annotated[bool, typer.Option("--force", help="Enable rules whose forecast is over the budget.")] = False,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (with --force; kept in judges.jsonl).")] = None,
+    project: ProjectOption = None,
+) -> None:
+    """Create an evaluator per new judge file and a new (green) one per changed judge (never edit one in place),
+    then create or update the rules of rules/ once their cost a day is within the budget."""
     from scoregate.app import sync_project_judges
 
-    _print(sync_project_judges(project_root(project), names or [], dry_run=False))
+    _print(sync_project_judges(project_root(project), names or [], dry_run=False, force=force, reason=reason))

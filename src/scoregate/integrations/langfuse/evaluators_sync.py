@@ -20,6 +20,7 @@ from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.evaluators_api import EvaluatorsApi
 from scoregate.integrations.langfuse.evaluators_body import JudgeBody, judge_body, read_marker
+from scoregate.integrations.langfuse.evaluators_rules import RulePlan
 from scoregate.scoring.kinds.llm_judge import as_llm_judge
 
 JudgeAction = Literal["create", "green", "describe", "unchanged", "skip"]
@@ -60,6 +61,11 @@ class JudgeSyncReport:
     plans: list[JudgePlan]
     applied: bool
     requests: int = 0
+    rules: list[RulePlan] = field(default_factory=list)
+    rules_skipped: str | None = None
+    """Why the rule files were not planned (some evaluator files were named), or None."""
+    forced: str | None = None
+    """The reason given with `--force` for enabling rules over the budget."""
 
     def count(self, action: JudgeAction) -> int:
         """The number of files with `action`."""
@@ -68,7 +74,7 @@ class JudgeSyncReport:
     @property
     def writes(self) -> int:
         """Requests that change the server, planned or made."""
-        return sum(plan.writes for plan in self.plans)
+        return sum(plan.writes for plan in self.plans) + sum(rule.writes for rule in self.rules)
 
 
 def select_evaluators(project: Project, names: Sequence[str]) -> list[EvaluatorSpec]:
@@ -158,25 +164,37 @@ def apply_judge(plan: JudgePlan, api: EvaluatorsApi) -> None:
         api.patch_evaluator(plan.evaluator_id, {"description": plan.body.body["description"]}, doing)
 
 
-def sync_judges(
-    project: Project, names: Sequence[str] = (), *, dry_run: bool = False, api: EvaluatorsApi | None = None
-) -> JudgeSyncReport:
-    """Plan every selected evaluator file against Langfuse's evaluators, then (unless dry-run) apply."""
+def plan_judges(project: Project, names: Sequence[str], api: EvaluatorsApi) -> JudgeSyncReport:
+    """Probe the server (one-line refusal without the v2 API), then plan every selected evaluator file; reads only."""
     specs = select_evaluators(project, names)
     wanted = {spec.name: _wanted(project, spec) for spec in specs}
     _clashes([body for body in wanted.values() if isinstance(body, JudgeBody)])
+    api.probe()
+    server = api.evaluators()
+    plans = [
+        plan_judge(body, server) if isinstance(body, JudgeBody) else JudgePlan(name, "skip", notes=[body])
+        for name, body in wanted.items()
+    ]
+    return JudgeSyncReport(api.host, api.server_version(), plans, applied=False)
+
+
+def apply_judges(report: JudgeSyncReport, api: EvaluatorsApi) -> None:
+    """Write every judge plan that changes the server."""
+    for plan in report.plans:
+        if plan.writes:
+            apply_judge(plan, api)
+
+
+def sync_judges(
+    project: Project, names: Sequence[str] = (), *, dry_run: bool = False, api: EvaluatorsApi | None = None
+) -> JudgeSyncReport:
+    """Plan the selected evaluator files against Langfuse's evaluators, then (unless dry-run) apply; no rules."""
     api = api or EvaluatorsApi()
     try:
-        api.probe()
-        server = api.evaluators()
-        plans = [
-            plan_judge(body, server) if isinstance(body, JudgeBody) else JudgePlan(name, "skip", notes=[body])
-            for name, body in wanted.items()
-        ]
+        report = plan_judges(project, names, api)
         if not dry_run:
-            for plan in plans:
-                if plan.writes:
-                    apply_judge(plan, api)
-        return JudgeSyncReport(api.host, api.server_version(), plans, applied=not dry_run, requests=api.requests)
+            apply_judges(report, api)
+        report.applied, report.requests = not dry_run, api.requests
+        return report
     finally:
         api.close()
