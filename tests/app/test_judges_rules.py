@@ -97,7 +97,7 @@ def test_a_rule_over_the_budget_is_refused_before_anything_is_written(fake: Fake
 
     message = refused.value.message
     assert "rule production_summaries [scoregate]: forecast" in message
-    assert "10.0 matching traces a day × sampling 0.5 × 2 judge(s) is over the budget of 0.0001 USD" in message
+    assert "10.0 matching traces a day × sampling 0.5 × 2 judge(s) is over the budget of $0.0001" in message
     assert "--force --reason" in message
     assert writes(fake) == [] and fake.state.evals.evaluators == {}
 
@@ -164,3 +164,15 @@ def test_a_changed_judge_leaves_the_rule_on_blue(fake: FakeLangfuse, project_dir
     assert [p.action for p in second.plans if p.file == "ev_actionability_v1"] == ["green"]
     assert second.rules[0].action == "unchanged"
     assert rule["evaluatorAssignments"][0]["evaluatorId"] == blue
+
+
+def test_a_plan_shows_the_refusal_an_apply_would_make_and_writes_nothing(fake: FakeLangfuse, project_dir: Path) -> None:
+    send_trace(fake, "recent")
+    configure(project_dir, budget_usd=0.0001)
+    write(project_dir, "rules/production_summaries.yaml", RULE)
+
+    report = sync_project_judges(project_dir, dry_run=True)
+
+    (problem,) = report.over_budget
+    assert problem.startswith("rule production_summaries [scoregate]: forecast $")
+    assert writes(fake) == []

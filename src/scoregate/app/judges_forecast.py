@@ -86,13 +86,13 @@ def over_budget(project: Project, plan: RulePlan, cost: Forecast) -> str | None:
     if cost.cost_usd is None:
         return (
             f"rule {plan.name}: its cost a day is unknown ({traffic}; no price for "
-            f"{', '.join(cost.unknown_cost)}), so it cannot be held to the budget of {limit:g} USD"
+            f"{', '.join(cost.unknown_cost)}), so it cannot be held to the budget of ${limit:g}"
         )
     if cost.cost_usd.high <= limit:
         return None
     return (
-        f"rule {plan.name}: forecast {cost.cost_usd.expected:.2f} USD a day (up to {cost.cost_usd.high:.2f}) from "
-        f"{traffic} × {len(plan.judges)} judge(s) is over the budget of {limit:g} USD (settings.budget.usd)"
+        f"rule {plan.name}: forecast ${cost.cost_usd.expected:.4g} a day (up to ${cost.cost_usd.high:.4g}) from "
+        f"{traffic} × {len(plan.judges)} judge(s) is over the budget of ${limit:g} (settings.budget.usd)"
     )
 
 

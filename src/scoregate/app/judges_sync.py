@@ -26,7 +26,11 @@ JUDGES_LOG = "judges.jsonl"
 
 def append_judge_record(root: Path, record: dict[str, Any]) -> None:
     """Append one audit record (with who and when) to the project's judges.jsonl."""
-    stamped = {**record, "user": os.environ.get("SCOREGATE_USER") or getpass.getuser(), "time": datetime.now(UTC)}
+    stamped = {
+        **record,
+        "user": os.environ.get("SCOREGATE_USER") or getpass.getuser(),
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     with (root / JUDGES_LOG).open("a", encoding="utf-8") as log:
         log.write(json.dumps(stamped, ensure_ascii=False, sort_keys=True, default=str) + "\n")
 
@@ -59,8 +63,10 @@ def sync_project_judges(
         for plan in report.rules:
             plan.cost = costs[plan.name]
         problems = [p for p in (over_budget(project, plan, costs[plan.name]) for plan in report.rules) if p]
-        refuse_rules_over_budget(problems, force=force, reason=reason)
-        if not dry_run:
+        if dry_run:
+            report.over_budget = problems
+        else:
+            refuse_rules_over_budget(problems, force=force, reason=reason)
             apply_judges(report, api)
             created = {p.file: p.evaluator_id for p in report.plans if p.evaluator_id is not None}
             for plan in report.rules:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.layout import print_table, print_wrapped
+from scoregate.cli.layout import keep, print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import escape, lazy_console
 
@@ -46,7 +47,7 @@ def _print(report: JudgeSyncReport) -> None:
                 first="  ",
             )
         for note in plan.notes:
-            print_wrapped(console, f"{plan.file}: {note}", first="  ", indent="    ")
+            print_wrapped(console, _whole(f"{plan.file}: {note}"), first="  ", indent="    ")
     counts = (
         f"{report.count('create')} new, {report.count('green')} green, {report.count('describe')} described, "
         f"{report.count('unchanged')} unchanged, {report.count('skip')} local only"
@@ -59,6 +60,15 @@ def _print(report: JudgeSyncReport) -> None:
         print_wrapped(console, f"plan: {writes} to make ({counts}); nothing written")
 
 
+def _whole(text: str) -> str:
+    """`text` with each `code span` and option kept on one line."""
+    return re.sub(r"`[^`]+`|--force --reason TEXT", lambda m: keep(m.group(0)), text)
+
+
+def _usd(value: float) -> str:
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
 def _print_rules(report: JudgeSyncReport) -> None:
     from rich.table import Table
 
@@ -68,7 +78,7 @@ def _print_rules(report: JudgeSyncReport) -> None:
     if not report.rules:
         return
     table = Table(title="rules (traffic of the last 7 days)", title_justify="left")
-    for column in ("rule", "change", "sampling", "traces/day", "judge calls/day", "USD/day"):
+    for column in ("rule", "change", "sampling", "traces a day", "judge calls a day", "cost a day"):
         table.add_column(column, justify="left" if column in ("rule", "change") else "right")
     for rule in report.rules:
         change = rule.action if not rule.changes else f"{rule.action}: {', '.join(rule.changes)}"
@@ -76,12 +86,16 @@ def _print_rules(report: JudgeSyncReport) -> None:
         traffic = f"{'≥' if rule.capped else ''}{rule.traces_per_day or 0:.1f}"
         calls = str(rule.cost.calls) if rule.cost is not None else "—"
         cost = rule.cost.cost_usd if rule.cost is not None else None
-        usd = f"{cost.expected:.2f} ({cost.low:.2f}-{cost.high:.2f})" if cost is not None else "unknown (no price)"
+        usd = f"{_usd(cost.expected)} ({_usd(cost.low)} to {_usd(cost.high)})" if cost else "unknown (no price)"
         table.add_row(escape(rule.name), escape(change), f"{rule.sampling:g}", traffic, calls, usd)
     print_table(console, table)
     for rule in report.rules:
         judges = ", ".join(f"{j} → {e or 'the evaluator to create'}" for j, e in rule.assignments.items())
         print_wrapped(console, f"{rule.name}: {judges}", first="  ", indent="    ")
+    for problem in report.over_budget:
+        print_wrapped(
+            console, _whole(f"{problem}; pass --force --reason TEXT to enable it"), first="apply will refuse: "
+        )
     if report.forced:
         print_wrapped(console, f"over the budget, forced: {report.forced} (kept in judges.jsonl)", style="yellow")
 

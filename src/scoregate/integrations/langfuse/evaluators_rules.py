@@ -132,9 +132,11 @@ def count_traffic(api: EvaluatorsApi, plan: RulePlan, now: dt.datetime | None = 
     seen = 0
     for _ in range(TRAFFIC_PAGES):
         answer = api.v2(f"counting the traffic of rule {plan.name!r}", "GET", OBSERVATIONS, params=params)
-        seen += len(answer.get("data") or [])
+        rows = answer.get("data") or []
+        seen += len(rows)
         cursor = (answer.get("meta") or {}).get("cursor")
         if not cursor:
+            plan.capped = len(rows) >= params["limit"]  # a full last page without a cursor may hold back more
             break
         params["cursor"] = cursor
     else:

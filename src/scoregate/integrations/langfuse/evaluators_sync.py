@@ -64,6 +64,8 @@ class JudgeSyncReport:
     rules: list[RulePlan] = field(default_factory=list)
     rules_skipped: str | None = None
     """Why the rule files were not planned (some evaluator files were named), or None."""
+    over_budget: list[str] = field(default_factory=list)
+    """Why `apply` would refuse rules over the budget (a plan shows it; apply raises it)."""
     forced: str | None = None
     """The reason given with `--force` for enabling rules over the budget."""
 
