@@ -79,3 +79,4 @@ def test_a_changed_judge_plans_one_green_evaluator_in_agreeing_words(
     (blue,) = fake.state.evals.evaluators
     assert "plan: 1 write to make (0 new, 1 green, 0 described, 0 unchanged, 0 local only)" in result.output
     assert f"rules keep scoring with {blue} (blue)" in result.output
+    assert "until `scoregate judges promote ev_faithfulness_v1`" in result.output

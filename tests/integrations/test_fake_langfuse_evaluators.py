@@ -231,3 +231,11 @@ def test_sampling_and_a_disabled_rule_leave_traces_unscored(fake: FakeLangfuse, 
     trace = send_trace(fake, "quiet")
 
     assert _live_scores(fake, trace) == []
+
+
+def test_a_trace_shows_its_root_observations_input_and_output(fake: FakeLangfuse, http: httpx.Client) -> None:
+    trace = send_trace(fake, "io", input={"transcript": "t"}, output="the summary")
+
+    read = http.get(f"/api/public/traces/{trace}").json()
+
+    assert (read["input"], read["output"]) == ({"transcript": "t"}, "the summary")

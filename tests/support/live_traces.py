@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from typing import Any
 
@@ -27,6 +28,8 @@ def send_trace(
     metadata: dict[str, str] | None = None,
     experiment: dict[str, str] | None = None,
     age_days: float = 0,
+    input: Any = None,
+    output: Any = None,
 ) -> str:
     """Export one root span (a production trace, or an experiment item's root with `experiment` attributes) and
     return its trace id."""
@@ -42,6 +45,8 @@ def send_trace(
         "langfuse.environment": environment,
         **{f"langfuse.trace.metadata.{k}": v for k, v in (metadata or {}).items()},
         **{f"langfuse.experiment.{k}": v for k, v in (experiment or {}).items()},
+        **({"langfuse.observation.input": json.dumps(input)} if input is not None else {}),
+        **({"langfuse.observation.output": json.dumps(output)} if output is not None else {}),
     }
     for key, value in attributes.items():
         attribute = span.attributes.add()

@@ -27,6 +27,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.run.judge_canary": ("CanaryResult", "run_canaries"),
+    "scoregate.app.judges_promotion": ("JudgeMove", "move_judge"),
+    "scoregate.app.judges_shadow": ("ShadowReport", "shadow_judge"),
     "scoregate.app.judges_sync": ("sync_project_judges",),
     "scoregate.app.langfuse_check": ("check_connection",),
     "scoregate.app.langfuse_catalog": (

@@ -13,6 +13,8 @@ from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_sto
 from scoregate.app.forecast import RunForecast
 from scoregate.app.hardcases import HardcasesReport, add_hardcases
 from scoregate.app.invalidation import invalidate_run
+from scoregate.app.judges_promotion import JudgeMove, move_judge
+from scoregate.app.judges_shadow import ShadowReport, shadow_judge
 from scoregate.app.judges_sync import sync_project_judges
 from scoregate.app.langfuse_catalog import (
     langfuse_configured,
@@ -67,6 +69,7 @@ __all__ = [
     "FlakyReport",
     "HardcasesReport",
     "ImportReport",
+    "JudgeMove",
     "JudgeSyncReport",
     "MergeOutcome",
     "ModelRanking",
@@ -82,6 +85,7 @@ __all__ = [
     "RunView",
     "ScoreComparison",
     "ScoreConfigReport",
+    "ShadowReport",
     "add_hardcases",
     "cache_stats",
     "calibrate_file",
@@ -107,6 +111,7 @@ __all__ = [
     "local_model_status",
     "manifest_run_name",
     "merge_run",
+    "move_judge",
     "output_text",
     "parse_margins",
     "parse_shard",
@@ -125,6 +130,7 @@ __all__ = [
     "run_view",
     "score_directions",
     "serve_local_model",
+    "shadow_judge",
     "stop_line",
     "stop_local_model",
     "sync_project_dashboards",

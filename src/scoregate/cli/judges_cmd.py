@@ -12,7 +12,7 @@ from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import escape, lazy_console
 
 if TYPE_CHECKING:
-    from scoregate.app import JudgeSyncReport
+    from scoregate.app import JudgeMove, JudgeSyncReport, ShadowReport
 
 judges_app = typer.Typer(help="Judges in Langfuse: evaluator files as versioned evaluators.", no_args_is_help=True)
 console = lazy_console()
@@ -42,8 +42,10 @@ def _print(report: JudgeSyncReport) -> None:
         if plan.blue:
             print_wrapped(
                 console,
-                f"{plan.file}: rules keep scoring with {', '.join(plan.blue)} (blue); the new evaluator (green) "
-                "scores nothing live until a rule points at it",
+                _whole(
+                    f"{plan.file}: rules keep scoring with {', '.join(plan.blue)} (blue); the new evaluator (green) "
+                    f"scores nothing live until `scoregate judges promote {plan.file}`"
+                ),
                 first="  ",
             )
         for note in plan.notes:
@@ -120,3 +122,83 @@ def judges_apply(
     from scoregate.app import sync_project_judges
 
     _print(sync_project_judges(project_root(project), names or [], dry_run=False, force=force, reason=reason))
+
+
+def _print_shadow(report: ShadowReport) -> None:
+    green = report.green or "not in Langfuse yet (`scoregate judges apply` makes it)"
+    print_wrapped(console, f"{report.judge} ({report.score_key}): blue {', '.join(report.blue)}; green {green}")
+    statistic = "—" if report.agreement is None else f"{report.agreement:+.3f}"
+    exact = "—" if report.exact is None else f"{report.exact:.0%}"
+    print_wrapped(
+        console,
+        f"on the last {len(report.pairs)} traces blue scored: green measured {report.measured}, "
+        f"{report.metric} with blue {statistic}, same value {exact}; nothing written to Langfuse",
+        first="agreement with blue: ",
+    )
+    for reason, count in report.null_reasons.items():
+        print_wrapped(console, f"{count} × {reason}", first="  not measured: ", indent="    ")
+    if report.canary is None:
+        print_wrapped(console, _whole(report.canary_note or ""), first="calibration: ")
+        return
+    drift = report.canary.drift
+    print_wrapped(
+        console,
+        f"{drift.status} — {drift.detail} (canary run {report.canary.run_id}, {drift.n_pairs} rated items)",
+        first="calibration: ",
+    )
+
+
+@judges_app.command("shadow")
+def judges_shadow(
+    name: Annotated[str, typer.Argument(help="The judge file, e.g. ev_actionability_v1.")],
+    last: Annotated[int, typer.Option("--last", min=1, max=1000, help="How many of blue's newest traces.")] = 50,
+    project: ProjectOption = None,
+) -> None:
+    """Score the judge file as it is now (green) on the last traces its live evaluator (blue) scored and on its
+    calibration set (the canary), client-side; nothing is written to Langfuse."""
+    from scoregate.app import shadow_judge
+
+    _print_shadow(shadow_judge(project_root(project), name, last=last))
+
+
+def _print_move(move: JudgeMove) -> None:
+    verb = "promoted" if move.action == "promote" else "rolled back"
+    rules = f"{len(move.rules)} rule(s) repointed" if move.rules else "no rule left to repoint"
+    print_wrapped(
+        console,
+        f"{move.judge} ({move.score_key}) {verb}: the rules run {move.target} instead of "
+        f"{', '.join(move.source) or '—'}; {rules}",
+    )
+    if move.calibration:
+        print_wrapped(console, move.calibration, first="  calibration: ", indent="    ")
+    if move.forced:
+        print_wrapped(console, "forced past the calibration (the reason is in promotions.jsonl)", style="yellow")
+    done = "recorded in promotions.jsonl" if move.recorded else "finished the move already in promotions.jsonl"
+    print_wrapped(console, done, first="  ")
+
+
+ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why (with --force; kept in promotions.jsonl).")]
+
+
+@judges_app.command("promote")
+def judges_promote(
+    name: Annotated[str, typer.Argument(help="The judge file whose current version (green) goes live.")],
+    force: Annotated[bool, typer.Option("--force", help="Promote although the calibration does not hold.")] = False,
+    reason: ReasonOption = None,
+    project: ProjectOption = None,
+) -> None:
+    """Point the rules that run a judge at its green evaluator, when its calibration canary holds; audited."""
+    from scoregate.app import move_judge
+
+    _print_move(move_judge(project_root(project), name, "promote", force=force, reason=reason))
+
+
+@judges_app.command("rollback")
+def judges_rollback(
+    name: Annotated[str, typer.Argument(help="The judge file whose last promotion is undone.")],
+    project: ProjectOption = None,
+) -> None:
+    """Point the rules back at the evaluator the judge's last promotion replaced; audited."""
+    from scoregate.app import move_judge
+
+    _print_move(move_judge(project_root(project), name, "rollback"))

@@ -400,8 +400,8 @@ class State:
             "userId": None,
             "sessionId": None,
             "public": False,
-            "input": None,
-            "output": None,
+            "input": _json_value(root["attributes"].get("langfuse.observation.input")),  # the root's, as v4 shows
+            "output": _json_value(root["attributes"].get("langfuse.observation.output")),
             "metadata": metadata,
             "externalId": None,
             "latency": round((end - start) / 1e9, 3),

@@ -90,7 +90,7 @@ def select_evaluators(project: Project, names: Sequence[str]) -> list[EvaluatorS
     return [project.evaluators[n] for n in (names or sorted(project.evaluators))]
 
 
-def _wanted(project: Project, spec: EvaluatorSpec) -> JudgeBody | str:
+def wanted_body(project: Project, spec: EvaluatorSpec) -> JudgeBody | str:
     """The body one file sends, or why it stays local."""
     judge = as_llm_judge(spec)
     if judge is None:
@@ -169,7 +169,7 @@ def apply_judge(plan: JudgePlan, api: EvaluatorsApi) -> None:
 def plan_judges(project: Project, names: Sequence[str], api: EvaluatorsApi) -> JudgeSyncReport:
     """Probe the server (one-line refusal without the v2 API), then plan every selected evaluator file; reads only."""
     specs = select_evaluators(project, names)
-    wanted = {spec.name: _wanted(project, spec) for spec in specs}
+    wanted = {spec.name: wanted_body(project, spec) for spec in specs}
     _clashes([body for body in wanted.values() if isinstance(body, JudgeBody)])
     api.probe()
     server = api.evaluators()
