@@ -165,3 +165,28 @@ def test_a_promotion_killed_after_its_record_is_finished_by_running_it_again(
     assert (again.recorded, again.rules) == (False, [next(iter(fake.state.evals.rules))])
     assert rule_targets(fake) == [blue_live["green"]]
     assert [r["action"] for r in records(pinned)] == ["promote"]
+
+
+def test_a_second_promote_changes_nothing_and_records_nothing(
+    pinned: Path,  # noqa: F811
+    fake: FakeLangfuse,
+    blue_live: dict[str, Any],
+) -> None:
+    shadow_judge(pinned, JUDGE)
+    move_judge(pinned, JUDGE, "promote")
+    patches = len([r for r in fake.requests if r.method == "PATCH"])
+
+    again = move_judge(pinned, JUDGE, "promote")
+
+    assert (again.rules, again.recorded, again.target) == ([], False, blue_live["green"])
+    assert len([r for r in fake.requests if r.method == "PATCH"]) == patches
+    assert len(records(pinned)) == 1
+
+
+def test_rollback_without_a_promotion_says_so(
+    pinned: Path,  # noqa: F811
+    fake: FakeLangfuse,
+    blue_live: dict[str, Any],
+) -> None:
+    with pytest.raises(ScoregateError, match="has no promotion to roll back"):
+        move_judge(pinned, JUDGE, "rollback")

@@ -80,3 +80,25 @@ def test_a_changed_judge_plans_one_green_evaluator_in_agreeing_words(
     assert "plan: 1 write to make (0 new, 1 green, 0 described, 0 unchanged, 0 local only)" in result.output
     assert f"rules keep scoring with {blue} (blue)" in result.output
     assert "until `scoregate judges promote ev_faithfulness_v1`" in result.output
+
+
+@pytest.mark.parametrize("command", [["shadow", "ev_faithfulness_v1"], ["promote", "ev_faithfulness_v1"]])
+def test_shadow_and_promote_on_a_server_without_v2_are_refused_in_one_line(
+    scoregate: Cli, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    with FakeLangfuse(server_mode="old") as old:
+        point_at(monkeypatch, old)
+        result = scoregate("judges", *command)
+
+    assert result.code != 0
+    assert len([line for line in result.err.splitlines() if line.strip()]) == 1, result.err
+    assert "server 4.16.0, which has no evaluator API" in result.output
+
+
+def test_promote_with_no_rule_running_the_judge_says_what_to_do(scoregate: Cli, fake: FakeLangfuse) -> None:
+    assert scoregate("judges", "apply", "ev_faithfulness_v1").code == 0
+
+    result = scoregate("judges", "promote", "ev_faithfulness_v1")
+
+    assert result.code != 0
+    assert "no rule runs ev_faithfulness_v1 in Langfuse" in result.output

@@ -110,6 +110,11 @@ def move_judge(
         if not live.rules:
             raise ScoregateError(f"no rule runs {name} in Langfuse: add it to a rule file and `scoregate judges apply`")
         last = history[-1] if history else None
+        if last is not None and last["action"] == action and live.blue == [str(last["version"])]:
+            # the newest move of this kind is done (a second call, or one killed after the rules had moved)
+            move = JudgeMove(action, name, live.score, [str(last["previous_version"])], str(last["version"]))
+            move.calibration, move.forced = str(last.get("calibration") or ""), bool(last.get("forced"))
+            return move
         if last is not None and last["action"] == action and str(last["previous_version"]) in live.blue:
             # recorded, then killed or refused before every rule had moved: finish that move, record nothing new
             move = JudgeMove(action, name, live.score, [str(last["previous_version"])], str(last["version"]))

@@ -173,7 +173,7 @@ def _print_move(move: JudgeMove) -> None:
         print_wrapped(console, move.calibration, first="  calibration: ", indent="    ")
     if move.forced:
         print_wrapped(console, "forced past the calibration (the reason is in promotions.jsonl)", style="yellow")
-    done = "recorded in promotions.jsonl" if move.recorded else "finished the move already in promotions.jsonl"
+    done = "recorded in promotions.jsonl" if move.recorded else "the move was already in promotions.jsonl"
     print_wrapped(console, done, first="  ")
 
 
