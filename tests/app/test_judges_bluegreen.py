@@ -38,6 +38,7 @@ def blue_live(
     scoregate: Cli,
     runs: Runs,
     scripted_server: ScriptedOpenAI,
+    mlflow_store: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> dict[str, Any]:
     """A calibrated judge live in one rule (blue), three production traces it scored, then its rubric edited and

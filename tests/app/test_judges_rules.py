@@ -25,7 +25,8 @@ RULE = {
 
 
 @pytest.fixture
-def fake(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
+def fake(project_dir: Path, mlflow_store: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
+    """The fake Langfuse (v2 API) with the environment pointing at it; MLflow on a migrated store."""
     with FakeLangfuse(server_mode="new") as server:
         point_at(monkeypatch, server)
         yield server

@@ -16,7 +16,8 @@ JUDGES = ("ev_actionability_v1", "ev_faithfulness_v1", "counters_v1")
 
 
 @pytest.fixture
-def fake(project_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
+def fake(project_dir: Path, mlflow_store: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
+    """The fake Langfuse (v2 API) with the environment pointing at it; MLflow on a migrated store."""
     with FakeLangfuse(server_mode="new") as server:
         point_at(monkeypatch, server)
         yield server

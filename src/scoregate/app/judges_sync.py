@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scoregate.catalog.project import Project
     from scoregate.integrations.langfuse.evaluators_sync import JudgeSyncReport
 
 JUDGES_LOG = "judges.jsonl"
@@ -77,6 +78,27 @@ def sync_project_judges(
                     root, {"action": "rule over budget", "problems": problems, "reason": reason, "host": api.host}
                 )
         report.applied, report.requests = not dry_run, api.requests
-        return report
     finally:
         api.close()
+    _register_in_mlflow(project, report, dry_run=dry_run)
+    return report
+
+
+def _register_in_mlflow(project: Project, report: JudgeSyncReport, *, dry_run: bool) -> None:
+    """Register the live judges in MLflow's judge registry too; a failure is one line in the report."""
+    from scoregate.app.judges_mlflow import register_judges
+    from scoregate.scoring.kinds.llm_judge import as_llm_judge
+    from scoregate.support.redaction import redact
+
+    settings, judges = project.config.settings, []
+    for plan in report.plans:
+        spec = as_llm_judge(project.evaluators[plan.file])
+        if plan.body is None or spec is None:
+            continue
+        judges.append((plan.body, spec, project.config.models[spec.model or settings.judge_model or settings.model]))
+    if not judges:
+        return
+    try:
+        report.mlflow = register_judges(project.root, judges, dry_run=dry_run)
+    except Exception as exc:  # MLflow's own errors are many; Langfuse's part is done and kept
+        report.mlflow_problem = redact(f"{type(exc).__name__}: {exc}".splitlines()[0])[:300]

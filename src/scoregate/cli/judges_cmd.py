@@ -55,6 +55,11 @@ def _print(report: JudgeSyncReport) -> None:
         f"{report.count('unchanged')} unchanged, {report.count('skip')} local only"
     )
     _print_rules(report)
+    if report.mlflow_problem:
+        print_wrapped(console, f"not registered: {report.mlflow_problem}", first="MLflow: ", style="yellow")
+    for judge in report.mlflow:
+        version = f"v{judge.version}" if judge.version else "next version"
+        print_wrapped(console, f"{judge.file} → judge {judge.name} {version} ({judge.action})", first="MLflow: ")
     writes = f"{report.writes} write{'' if report.writes == 1 else 's'}"
     if report.applied:
         print_wrapped(console, f"applied: {writes}, {report.requests} requests; {counts}")

@@ -68,6 +68,10 @@ class JudgeSyncReport:
     """Why `apply` would refuse rules over the budget (a plan shows it; apply raises it)."""
     forced: str | None = None
     """The reason given with `--force` for enabling rules over the budget."""
+    mlflow: list[Any] = field(default_factory=list)
+    """The same judges in MLflow's judge registry (`app.judges_mlflow.MlflowJudge`, one per live judge)."""
+    mlflow_problem: str | None = None
+    """Why the MLflow registration failed, in one line (Langfuse's part is kept)."""
 
     def count(self, action: JudgeAction) -> int:
         """The number of files with `action`."""
