@@ -103,5 +103,5 @@ def refuse_rules_over_budget(problems: list[str], *, force: bool, reason: str | 
     if problems and not force:
         raise ScoregateError(
             "; ".join(problems) + "; nothing was written: lower `sampling`, narrow the filter, raise the budget, "
-            "or pass --force --reason TEXT"
+            "or pass `--force --reason TEXT`"
         )

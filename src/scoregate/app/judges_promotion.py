@@ -153,5 +153,5 @@ def _new_move(
         raise ScoregateError(f"{name} as it is now ({live.green}) is already what the rules run; nothing to promote")
     holds, line = _canary_holds(project, name)
     if not holds and not force:
-        raise ScoregateError(f"{name} is not promoted: {line}; or pass --force --reason TEXT")
+        raise ScoregateError(f"{name} is not promoted: {line}; or pass `--force --reason TEXT`")
     return JudgeMove(action, name, live.score, source, live.green, forced=not holds, calibration=line)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from scoregate.cli.layout import keep, print_table, print_wrapped
+from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import escape, lazy_console
 
@@ -42,14 +41,12 @@ def _print(report: JudgeSyncReport) -> None:
         if plan.blue:
             print_wrapped(
                 console,
-                _whole(
-                    f"{plan.file}: rules keep scoring with {', '.join(plan.blue)} (blue); the new evaluator (green) "
-                    f"scores nothing live until `scoregate judges promote {plan.file}`"
-                ),
+                f"{plan.file}: rules keep scoring with {', '.join(plan.blue)} (blue); the new evaluator (green) "
+                f"scores nothing live until `scoregate judges promote {plan.file}`",
                 first="  ",
             )
         for note in plan.notes:
-            print_wrapped(console, _whole(f"{plan.file}: {note}"), first="  ", indent="    ")
+            print_wrapped(console, f"{plan.file}: {note}", first="  ", indent="    ")
     counts = (
         f"{report.count('create')} new, {report.count('green')} green, {report.count('describe')} described, "
         f"{report.count('unchanged')} unchanged, {report.count('skip')} local only"
@@ -65,11 +62,6 @@ def _print(report: JudgeSyncReport) -> None:
         print_wrapped(console, f"applied: {writes}, {report.requests} requests; {counts}")
     else:
         print_wrapped(console, f"plan: {writes} to make ({counts}); nothing written")
-
-
-def _whole(text: str) -> str:
-    """`text` with each `code span` and option kept on one line."""
-    return re.sub(r"`[^`]+`|--force --reason TEXT", lambda m: keep(m.group(0)), text)
 
 
 def _usd(value: float) -> str:
@@ -100,9 +92,7 @@ def _print_rules(report: JudgeSyncReport) -> None:
         judges = ", ".join(f"{j} → {e or 'the evaluator to create'}" for j, e in rule.assignments.items())
         print_wrapped(console, f"{rule.name}: {judges}", first="  ", indent="    ")
     for problem in report.over_budget:
-        print_wrapped(
-            console, _whole(f"{problem}; pass --force --reason TEXT to enable it"), first="apply will refuse: "
-        )
+        print_wrapped(console, f"{problem}; pass `--force --reason TEXT` to enable it", first="apply will refuse: ")
     if report.forced:
         print_wrapped(console, f"over the budget, forced: {report.forced} (kept in judges.jsonl)", style="yellow")
 
@@ -143,7 +133,7 @@ def _print_shadow(report: ShadowReport) -> None:
     for reason, count in report.null_reasons.items():
         print_wrapped(console, f"{count} × {reason}", first="  not measured: ", indent="    ")
     if report.canary is None:
-        print_wrapped(console, _whole(report.canary_note or ""), first="calibration: ")
+        print_wrapped(console, report.canary_note or "", first="calibration: ")
         return
     drift = report.canary.drift
     print_wrapped(
@@ -168,11 +158,12 @@ def judges_shadow(
 
 def _print_move(move: JudgeMove) -> None:
     verb = "promoted" if move.action == "promote" else "rolled back"
+    done_before = "" if move.recorded or move.rules else "already "
+    head = f"{move.judge} ({move.score_key}) {done_before}{verb}"
     rules = f"{len(move.rules)} rule(s) repointed" if move.rules else "no rule left to repoint"
     print_wrapped(
         console,
-        f"{move.judge} ({move.score_key}) {verb}: the rules run {move.target} instead of "
-        f"{', '.join(move.source) or '—'}; {rules}",
+        f"{head}: the rules run {move.target} instead of {', '.join(move.source) or '—'}; {rules}",
     )
     if move.calibration:
         print_wrapped(console, move.calibration, first="  calibration: ", indent="    ")
