@@ -28,6 +28,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.hardcases": ("add_hardcases",),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.run.judge_canary": ("run_canaries",),
+    "scoregate.app.judges_promotion": ("move_judge",),
+    "scoregate.app.judges_shadow": ("shadow_judge",),
+    "scoregate.app.judges_sync": ("sync_project_judges",),
     "scoregate.app.langfuse_check": ("check_connection",),
     "scoregate.app.langfuse_catalog": (
         "langfuse_configured",

@@ -10,6 +10,9 @@ from scoregate.app.calibration_sources import calibrate_file
 from scoregate.app.comparison import CompareOptions, compare_stored_runs
 from scoregate.app.hardcases import add_hardcases
 from scoregate.app.invalidation import invalidate_run
+from scoregate.app.judges_promotion import move_judge
+from scoregate.app.judges_shadow import shadow_judge
+from scoregate.app.judges_sync import sync_project_judges
 from scoregate.app.langfuse_catalog import (
     langfuse_configured,
     sync_project_dashboards,
@@ -78,6 +81,7 @@ __all__ = [
     "local_model_status",
     "manifest_run_name",
     "merge_run",
+    "move_judge",
     "output_text",
     "parse_shard",
     "promote",
@@ -95,10 +99,12 @@ __all__ = [
     "run_view",
     "score_directions",
     "serve_local_model",
+    "shadow_judge",
     "stop_line",
     "stop_local_model",
     "sync_project_dashboards",
     "sync_project_datasets",
+    "sync_project_judges",
     "sync_project_prompts",
     "sync_score_configs",
     "sync_stored_run",

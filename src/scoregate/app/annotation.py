@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scoregate.app.judges_scores import LiveScoresPulled, pull_live_scores
 from scoregate.app.scores_import import feedback_path, load_feedback
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.mirror_state import recorded_state
@@ -137,6 +138,8 @@ class PullReport:
     new: int
     known: int
     keys: dict[str, int]
+    live: LiveScoresPulled | None = None
+    """The live judges' scores of the run's traces, with their evaluator versions (feedback/live_judges.jsonl)."""
 
 
 def _record(score: dict[str, Any], run_id: str, item_id: str, now: dt.datetime) -> dict[str, Any]:
@@ -167,8 +170,9 @@ def pull_scores(root: Path, run_id: str, *, api: PublicApi | None = None) -> Pul
     keys: dict[str, int] = {}
     own = api is None
     api = api or PublicApi()
+    traces = mirrored_traces(store)
     try:
-        for item_id, trace_id in mirrored_traces(store).items():
+        for item_id, trace_id in traces.items():
             params = {"traceId": trace_id, "source": "ANNOTATION", "fields": "details,subject,annotation", "limit": 100}
             answer = api.call("scores", "reading the ratings of a trace", "GET", "/api/public/v3/scores", params=params)
             for score in answer.get("data") or []:
@@ -178,6 +182,7 @@ def pull_scores(root: Path, run_id: str, *, api: PublicApi | None = None) -> Pul
                 if score["id"] not in known:
                     fresh.append(_record(score, store.run_id, item_id, now))
                     known[score["id"]] = fresh[-1]
+        live = pull_live_scores(project.root, store.run_id, traces, api)
     finally:
         if own:
             api.close()
@@ -186,4 +191,4 @@ def pull_scores(root: Path, run_id: str, *, api: PublicApi | None = None) -> Pul
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:
             handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in fresh))
-    return PullReport(store.run_id, path, len(fresh), sum(keys.values()) - len(fresh), keys)
+    return PullReport(store.run_id, path, len(fresh), sum(keys.values()) - len(fresh), keys, live)

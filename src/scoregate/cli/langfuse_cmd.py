@@ -271,3 +271,8 @@ def scores_pull(
     keys = ", ".join(f"{k} {n}" for k, n in sorted(report.keys.items())) or "none"
     print_wrapped(console, f"run {report.run_id}: ratings in Langfuse: {keys}")
     print_wrapped(console, f"{report.new} new, {report.known} already in {report.path}")
+    live = report.live
+    if live is not None and live.versions:
+        versions = ", ".join(f"{label} ×{count}" for label, count in sorted(live.versions.items()))
+        print_wrapped(console, f"live judges' scores: {live.new} new, {live.known} already in {live.path}")
+        print_wrapped(console, versions, first="  by evaluator version: ", indent="    ")

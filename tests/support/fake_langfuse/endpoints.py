@@ -12,8 +12,10 @@ from urllib.parse import unquote
 
 from .config_endpoints import PATHS as CONFIG_PATHS
 from .config_endpoints import config_errors
+from .evaluators_v2 import PATHS as EVALUATOR_PATHS
 from .otlp import OtlpDecodeError, decode_spans
 from .reads import get_observations, get_scores_v2, get_scores_v3, get_trace
+from .rule_runner import run_rules
 from .storage import ApiProblem, State, iso, page_of
 from .validation import has_sdk_model, validate_body
 
@@ -251,6 +253,7 @@ def post_otel_traces(call: Call) -> tuple[int, Any]:
     for span in spans:  # a new server decodes SDK 5's JSON-encoded metadata values; v4.16 keeps the text as sent
         span["decodesMetadata"] = call.server_mode == "new" and _sdk_major(span) >= 5
     call.state.spans.extend(spans)
+    run_rules(call.state, spans)
     now, job_id = dt.datetime.now(dt.UTC), str(uuid.uuid4())
     scope = {"projectId": call.state.project_id, "accessLevel": "project", "orgId": "local-org"}
     payload = {
@@ -354,6 +357,7 @@ _PATHS: list[tuple[str, dict[str, Endpoint]]] = [
     ("/api/public/datasets/{}/runs", {"GET": list_runs}),
     ("/api/public/datasets/{}/runs/{}", {"GET": get_run}),
     *CONFIG_PATHS,
+    *EVALUATOR_PATHS,
 ]
 ROUTES = [(re.compile(path.replace("{}", _SEGMENT) + "$"), methods) for path, methods in _PATHS]
 

@@ -17,7 +17,10 @@ import secrets
 import string
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .evaluator_store import EvaluatorStore
 
 NOT_FOUND = "LangfuseNotFoundError"
 
@@ -82,6 +85,12 @@ def page_of(rows: list[dict[str, Any]], page: int, limit: int) -> dict[str, Any]
     }
 
 
+def _evaluator_store() -> EvaluatorStore:
+    from .evaluator_store import EvaluatorStore  # it imports this module's iso()
+
+    return EvaluatorStore()
+
+
 @dataclass
 class State:
     """Everything the fake has received, in API shape. Tests read it directly."""
@@ -101,6 +110,8 @@ class State:
     dashboards: dict[str, dict[str, Any]] = field(default_factory=dict)
     queues: dict[str, dict[str, Any]] = field(default_factory=dict)
     queue_items: list[dict[str, Any]] = field(default_factory=list)
+    evals: EvaluatorStore = field(default_factory=lambda: _evaluator_store())
+    """The v2 evaluators and evaluation rules (evaluator_store.py)."""
 
     # ---- datasets and items -------------------------------------------------------------------
     def upsert_dataset(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -389,8 +400,8 @@ class State:
             "userId": None,
             "sessionId": None,
             "public": False,
-            "input": None,
-            "output": None,
+            "input": _json_value(root["attributes"].get("langfuse.observation.input")),  # the root's, as v4 shows
+            "output": _json_value(root["attributes"].get("langfuse.observation.output")),
             "metadata": metadata,
             "externalId": None,
             "latency": round((end - start) / 1e9, 3),

@@ -1,0 +1,105 @@
+"""`scoregate judges plan` / `apply` as a user runs them: what they print, and one-line refusals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from support.fake_langfuse import FakeLangfuse
+from support.langfuse_env import point_at
+from support.projects import CliResult
+
+Cli = Callable[..., CliResult]
+JUDGES = ("ev_actionability_v1", "ev_faithfulness_v1", "counters_v1")
+
+
+@pytest.fixture
+def fake(project_dir: Path, mlflow_store: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangfuse]:
+    """The fake Langfuse (v2 API) with the environment pointing at it; MLflow on a migrated store."""
+    with FakeLangfuse(server_mode="new") as server:
+        point_at(monkeypatch, server)
+        yield server
+
+
+def test_plan_lists_each_file_and_writes_nothing(scoregate: Cli, fake: FakeLangfuse) -> None:
+    result = scoregate("judges", "plan", *JUDGES)
+
+    assert result.code == 0
+    row = next(line for line in result.out.splitlines() if "ev_actionability_v1" in line)
+    assert "actionability_score" in row and "to create" in row
+    assert "counters_v1: counters run in `scoregate run` only" in result.output
+    assert "plan: 2 writes to make (2 new, 0 green, 0 described, 0 unchanged, 1 local only); nothing written" in (
+        result.output
+    )
+    assert fake.state.evals.evaluators == {}
+
+
+def test_apply_then_apply_again_says_nothing_was_written(scoregate: Cli, fake: FakeLangfuse) -> None:
+    first = scoregate("judges", "apply", *JUDGES)
+    second = scoregate("judges", "apply", *JUDGES)
+
+    assert first.code == second.code == 0
+    assert "applied: 2 writes" in first.output
+    assert "applied: 0 writes" in second.output and "2 unchanged" in second.output
+    assert len(fake.state.evals.evaluators) == 2
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+def test_a_server_without_v2_is_refused_in_one_line(
+    scoregate: Cli, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    with FakeLangfuse(server_mode="old") as old:
+        point_at(monkeypatch, old)
+        result = scoregate("judges", command)
+
+    assert result.code != 0
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1, result.err
+    assert "server 4.16.0, which has no evaluator API" in result.output
+    assert "v4.24 or newer" in result.output
+
+
+def test_without_langfuse_keys_the_command_says_what_to_set(scoregate: Cli) -> None:
+    result = scoregate("judges", "plan")
+
+    assert result.code != 0
+    assert "LANGFUSE" in result.output
+
+
+def test_a_changed_judge_plans_one_green_evaluator_in_agreeing_words(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    assert scoregate("judges", "apply", "ev_faithfulness_v1").code == 0
+    judge = project_dir / "evaluators" / "ev_faithfulness_v1.yaml"
+    judge.write_text(judge.read_text(encoding="utf-8").replace("{{summary}}", "{{ summary }} (strictly)", 1))
+
+    result = scoregate("judges", "plan", "ev_faithfulness_v1")
+
+    (blue,) = fake.state.evals.evaluators
+    assert "plan: 1 write to make (0 new, 1 green, 0 described, 0 unchanged, 0 local only)" in result.output
+    assert f"rules keep scoring with {blue} (blue)" in result.output
+    assert "until `scoregate judges promote ev_faithfulness_v1`" in result.output
+
+
+@pytest.mark.parametrize("command", [["shadow", "ev_faithfulness_v1"], ["promote", "ev_faithfulness_v1"]])
+def test_shadow_and_promote_on_a_server_without_v2_are_refused_in_one_line(
+    scoregate: Cli, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    with FakeLangfuse(server_mode="old") as old:
+        point_at(monkeypatch, old)
+        result = scoregate("judges", *command)
+
+    assert result.code != 0
+    assert len([line for line in result.err.splitlines() if line.strip()]) == 1, result.err
+    assert "server 4.16.0, which has no evaluator API" in result.output
+
+
+def test_promote_with_no_rule_running_the_judge_says_what_to_do(scoregate: Cli, fake: FakeLangfuse) -> None:
+    assert scoregate("judges", "apply", "ev_faithfulness_v1").code == 0
+
+    result = scoregate("judges", "promote", "ev_faithfulness_v1")
+
+    assert result.code != 0
+    assert "no rule runs ev_faithfulness_v1 in Langfuse" in result.output
