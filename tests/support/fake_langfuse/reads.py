@@ -152,16 +152,6 @@ def _nanos_iso(nanos: int) -> str:
     return iso(dt.datetime.fromtimestamp(nanos / 1e9, dt.UTC))
 
 
-def get_observations(call: Call) -> tuple[int, Any]:
-    """GET /api/public/v2/observations?traceId=&name=&type=: observations built from the stored spans."""
-    rows = []
-    for row in _observation_rows(call.state):
-        wanted = {"traceId": row["traceId"], "name": row["name"], "type": row["type"]}
-        if all(call.params.get(k) in (None, v) for k, v in wanted.items()):
-            rows.append(row)
-    return 200, {"data": rows[: call.int_param("limit", 50)], "meta": {}}
-
-
 def _observation_rows(state: State) -> list[dict[str, Any]]:
     """Every stored span as an observation row, newest first."""
     rows = []
