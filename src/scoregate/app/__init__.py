@@ -60,6 +60,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.run.stop_early": ("stop_line",),
     "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins"),
     "scoregate.app.track_listing": ("track_commands",),
+    "scoregate.app.traces_score": ("TracesScore", "score_traces"),
     # what the commands print or parse, from the layers below app, support and the record (the CLI may import those
     # two itself); no outside system: the CLI reaches one only through a use case
     "scoregate.analysis.compare_runs": ("RunSide", "ScoreComparison", "parse_margins"),

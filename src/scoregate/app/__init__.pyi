@@ -43,6 +43,7 @@ from scoregate.app.run.stop_early import stop_line
 from scoregate.app.run_watch import watch_run
 from scoregate.app.runs import RunView, diff_stored_runs, listed_runs, run_item, run_view
 from scoregate.app.scores_import import ImportReport, import_scores
+from scoregate.app.traces_score import TracesScore, score_traces
 from scoregate.app.track_listing import track_commands
 from scoregate.catalog.directions import direction_arrow
 from scoregate.catalog.project import find_root
@@ -79,6 +80,7 @@ __all__ = [
     "RunView",
     "ScoreComparison",
     "ScoreConfigReport",
+    "TracesScore",
     "add_hardcases",
     "cache_stats",
     "calibrate_file",
@@ -121,6 +123,7 @@ __all__ = [
     "run_models",
     "run_view",
     "score_directions",
+    "score_traces",
     "serve_local_model",
     "stop_line",
     "stop_local_model",

@@ -58,11 +58,12 @@ def read_path(document: dict[str, Any], steps: tuple[str | int, ...]) -> Any:
 
 
 def read_fields(document: dict[str, Any], paths: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """(values by field, fields the document lacks) for `paths` (field → JSONPath, as a mapping declares them)."""
+    """(values by field, fields the document lacks or holds as null) for `paths` (field → JSONPath, as a mapping
+    declares them)."""
     found, missing = {}, []
     for field, path in paths.items():
         value = read_path(document, parse_path(path))
-        if value is MISSING:
+        if value is MISSING or value is None:
             missing.append(field)
         else:
             found[field] = value
