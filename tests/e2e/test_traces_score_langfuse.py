@@ -142,3 +142,12 @@ def test_an_experiment_without_a_production_entry_is_a_clear_error(
     result = scoregate("traces", "score", "smoke")
     assert result.code != 0
     assert "no `production:` entry for experiment 'smoke'" in result.err
+
+
+def test_the_counts_read_as_words_agree_one_trace_and_a_project_relative_ledger(
+    scoregate: Callable[..., CliResult], traffic: list[str]
+) -> None:
+    result = scoregate("traces", "score", "live", "--limit", "1")
+    assert result.code == 0, result.err
+    assert "1 trace found, 0 selected, 1 skipped" in result.out  # the newest trace is the unmappable one
+    assert "(kept in .scoregate/production/live)" in result.out

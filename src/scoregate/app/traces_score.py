@@ -272,7 +272,7 @@ def score_traces(
         traces = random.Random(seed).sample(sorted(traces, key=lambda t: t.trace_id), sample)
     report.selected = len(traces)
     ledger = TracesLedger(project.root, experiment)
-    report.ledger = str(ledger.folder)
+    report.ledger = str(ledger.folder.relative_to(project.root))
     evaluators = [project.kinds.build(s, default_judge_model=plan.judge_model_name) for s in plan.evaluators.values()]
     done = ledger.judged()
     work = [(t, e) for t in traces for e in evaluators if (t.trace_id, e.name, e.version) not in done]

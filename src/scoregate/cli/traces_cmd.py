@@ -22,10 +22,8 @@ def _print(report: TracesScore) -> None:
     if report.start is not None and report.end is not None:
         when = f", {report.start:%Y-%m-%d %H:%M} to {report.end:%Y-%m-%d %H:%M} UTC"
     print_wrapped(console, f"traces score {report.experiment}: {keep(report.prompt)}{when}")
-    print_wrapped(
-        console,
-        f"{report.found} traces found, {report.selected} selected, {len(report.skipped)} skipped",
-    )
+    found = "1 trace" if report.found == 1 else f"{report.found} traces"
+    print_wrapped(console, f"{found} found, {report.selected} selected, {len(report.skipped)} skipped")
     for trace_id, reason in report.skipped:
         print_wrapped(console, f"{keep(trace_id)}: {reason}", first="skipped: ", first_style="yellow")
     if report.dry_run:
