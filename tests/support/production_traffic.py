@@ -61,3 +61,22 @@ def send_traffic(
         return [app.handle_request(variables, chosen, langfuse=client, model=openai) for variables in inputs]
     finally:
         client.flush()
+
+
+def log_trace(fake: FakeLangfuse, variables: dict[str, Any], output: str, *, prompt: str = "digest") -> str:
+    """Log one trace of the reference app's shape without calling a model (for inputs no model client can send,
+    such as a lone surrogate); return its id."""
+    from langfuse import propagate_attributes
+
+    client = langfuse_client(fake)
+    linked = client.get_prompt(prompt, label="production", type="chat", cache_ttl_seconds=0)
+    with (
+        client.start_as_current_observation(name="production-app", input=variables) as root,
+        propagate_attributes(trace_name="production-app", tags=["production-app"], environment="production"),
+    ):
+        with client.start_as_current_observation(name="answer", as_type="generation", prompt=linked) as generation:
+            generation.update(output=output)
+        root.update(output=output)
+        trace_id = root.trace_id
+    client.flush()
+    return str(trace_id)

@@ -25,6 +25,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.run.flaky_items": ("FlakyReport", "flaky_report"),
     "scoregate.app.forecast": ("RunForecast",),
     "scoregate.app.hardcases": ("HardcasesReport", "add_hardcases"),
+    "scoregate.app.harvest": ("Harvest", "harvest_dataset"),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.run.judge_canary": ("CanaryResult", "run_canaries"),
     "scoregate.app.langfuse_check": ("check_connection",),

@@ -12,6 +12,7 @@ from scoregate.app.calibration_sources import calibrate_file
 from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_stored_runs
 from scoregate.app.forecast import RunForecast
 from scoregate.app.hardcases import HardcasesReport, add_hardcases
+from scoregate.app.harvest import Harvest, harvest_dataset
 from scoregate.app.invalidation import invalidate_run
 from scoregate.app.langfuse_catalog import (
     langfuse_configured,
@@ -65,6 +66,7 @@ __all__ = [
     "DatasetSyncReport",
     "FlakyReport",
     "HardcasesReport",
+    "Harvest",
     "ImportReport",
     "MergeOutcome",
     "ModelRanking",
@@ -98,6 +100,7 @@ __all__ = [
     "find_root",
     "flaky_report",
     "forecast_experiment",
+    "harvest_dataset",
     "import_scores",
     "installed_plugins",
     "invalidate_run",

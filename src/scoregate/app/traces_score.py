@@ -25,7 +25,7 @@ from scoregate.catalog.production_checks import production_prompt
 from scoregate.catalog.production_paths import read_fields
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
-from scoregate.support.redaction import redact
+from scoregate.support.redaction import redact, redact_personal_value
 from scoregate.tracks.project import load_project
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ def _traces_to_judge(
         if missing:
             report.skipped.append((trace.trace_id, "no " + ", ".join(f"{f} ({paths[f]})" for f in missing)))
             continue
+        values = redact_personal_value(values, patterns=spec.redact)  # judges, cache and ledger see no personal data
         traces.append(
             TraceToJudge(
                 trace_id=trace.trace_id,

@@ -100,11 +100,32 @@ class ProductionMapping(Strict):
         }
 
 
+class HarvestSettings(Strict):
+    """How `scoregate harvest` proposes items from this traffic."""
+
+    near_duplicate: float = Field(
+        default=90, ge=0, le=100, description="Similarity (rapidfuzz ratio, 0-100) at which a trace is a duplicate."
+    )
+
+
 class ProductionSpec(Strict):
     """One experiment's production traffic: the filter and the mapping."""
 
     filter: ProductionFilter = Field(default_factory=ProductionFilter)
     mapping: ProductionMapping
+    redact: list[str] = Field(
+        default_factory=list, description="Regular expressions of the project's own personal data, masked before disk."
+    )
+    harvest: HarvestSettings = Field(default_factory=HarvestSettings)
+
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> ProductionSpec:
+        for pattern in self.redact:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"redact: {pattern!r} is not a regular expression ({exc})") from None
+        return self
 
 
 def yaml_line(path: Path, keys: tuple[str, ...]) -> int | None:
