@@ -215,8 +215,8 @@ def harvest_dataset(
     new = old + ("\n" if old and not old.endswith("\n") else "") + lines
     report.diff = "".join(
         difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{report.path}", f"b/{report.path}"
-        )
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{report.path}", f"b/{report.path}", n=0
+        )  # no context lines: a dataset line is a whole item, often thousands of characters
     )
     if apply and report.items:
         from scoregate.support.files import replace_atomically
