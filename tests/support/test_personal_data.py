@@ -19,6 +19,7 @@ from scoregate.support.redaction import redact_personal
         ("v6 2001:db8:85a3::8a2e:370:7334 here", "IP", "2001:db8:85a3::8a2e:370:7334"),
         ("call +1 (415) 555-0132 now", "PHONE", "+1 (415) 555-0132"),
         ("ruf an: 030 1234567", "PHONE", "030 1234567"),
+        ("by phone at +44 20 7946 0958. The form", "PHONE", "0958"),  # the sentence ends right after it
     ],
 )
 def test_each_kind_of_personal_data_is_masked_and_counted(text: str, kind: str, secret: str) -> None:

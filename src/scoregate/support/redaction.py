@@ -145,7 +145,7 @@ _IPV4 = re.compile(
     r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])"
 )
 _IPV6 = re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Fa-f:])")
-_PHONE = re.compile(r"(?<![\w.+])(?:\+|00)?\d[\d ().-]{6,}\d(?![\w.])")
+_PHONE = re.compile(r"(?<![\w+])(?<!\d\.)(?:\+|00)?\d[\d ().-]{6,}\d(?!\w)(?!\.\d)")
 PERSONAL_MASKS = {"email": "[EMAIL]", "iban": "[IBAN]", "card": "[CARD]", "ip": "[IP]", "phone": "[PHONE]"}
 
 
