@@ -21,6 +21,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),
+    "scoregate.app.coverage": ("Coverage", "measure_coverage"),
     "scoregate.app.run.experiment": ("run_experiment", "run_models"),
     "scoregate.app.run.flaky_items": ("FlakyReport", "flaky_report"),
     "scoregate.app.forecast": ("RunForecast",),

@@ -10,6 +10,7 @@ from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_runs import calibrate_stored_runs
 from scoregate.app.calibration_sources import calibrate_file
 from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_stored_runs
+from scoregate.app.coverage import Coverage, measure_coverage
 from scoregate.app.forecast import RunForecast
 from scoregate.app.hardcases import HardcasesReport, add_hardcases
 from scoregate.app.harvest import Harvest, harvest_dataset
@@ -63,6 +64,7 @@ __all__ = [
     "CanaryResult",
     "CompareOptions",
     "CompareOutcome",
+    "Coverage",
     "DatasetSyncReport",
     "FlakyReport",
     "HardcasesReport",
@@ -108,6 +110,7 @@ __all__ = [
     "listed_runs",
     "local_model_status",
     "manifest_run_name",
+    "measure_coverage",
     "merge_run",
     "output_text",
     "parse_margins",

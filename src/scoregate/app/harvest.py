@@ -54,7 +54,7 @@ class Harvest:
     applied: bool = False
 
 
-def _production_entry(project: Project, dataset: str, experiment: str | None) -> tuple[str, ProductionSpec]:
+def production_entry(project: Project, dataset: str, experiment: str | None) -> tuple[str, ProductionSpec]:
     """The `production:` entry whose experiment fills `dataset` (the one named when several do)."""
     entries = {
         name: spec
@@ -194,14 +194,14 @@ def harvest_dataset(
         from scoregate.support.suggest import unknown_name
 
         raise ScoregateError(f"no dataset {dataset!r} in datasets/" + unknown_name(dataset, project.datasets))
-    name, spec = _production_entry(project, dataset, experiment)
+    name, spec = production_entry(project, dataset, experiment)
     path = project.datasets[dataset].path
     report = Harvest(dataset, name, strategy, str(path.relative_to(project.root)))
     window = spec.filter.window if last is None else ProductionWindow(last=last)
     report.start, report.end = window.bounds(now or dt.datetime.now(dt.UTC))
     existing = [item for _, item in iter_items(path)]
     known = {str(item.id) for item in existing}
-    texts = [canonical_text(item.input) for item in existing]
+    texts = [canonical_text({k: item.input[k] for k in spec.mapping.input if k in item.input}) for item in existing]
     candidates = _candidates(project, name, spec, report, known)
     chosen, report.dropped = drop_near_duplicates(
         order(candidates, strategy, texts, seed),

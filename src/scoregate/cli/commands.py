@@ -109,6 +109,7 @@ BUILT_IN: dict[str, LazyCommand] = {
     "dashboards": _cmd("langfuse_cmd", "dashboards_app", "Langfuse dashboards from dashboards/*.yaml."),
     "annotate": _cmd("langfuse_cmd", "annotate_app", "Human rating in Langfuse's annotation queues."),
     "traces": _cmd("traces_cmd", "traces_app", "Production traces in Langfuse: scored by the file judges."),
+    "coverage": _cmd("coverage_cmd", "coverage", "How much production traffic a dataset covers; uncovered clusters."),
     "harvest": _cmd(
         "harvest_cmd", "harvest", "Propose dataset items from production traces as a diff; --apply writes."
     ),
