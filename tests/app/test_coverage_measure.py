@@ -28,3 +28,22 @@ def test_past_the_cluster_limit_a_trace_joins_the_nearest_cluster() -> None:
 
 def test_no_items_covers_nothing() -> None:
     assert coverage_of(["a", "b"], [], 50).covered == 0
+
+
+def test_the_candidates_chosen_by_trigrams_give_the_exact_covered_count() -> None:
+    import random
+
+    import numpy as np
+    from rapidfuzz import fuzz, process
+
+    rng = random.Random(3)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(3, 7))) for _ in range(400)]
+    items = [" ".join(rng.choice(words) for _ in range(40)) for _ in range(120)]
+    traces = []
+    for n in range(300):
+        base = rng.choice(items).split() if n % 2 else [rng.choice(words) for _ in range(40)]
+        base[rng.randrange(len(base))] = rng.choice(words)
+        traces.append(" ".join(base))
+    exact = process.cdist(traces, items, scorer=fuzz.ratio, dtype=np.uint8).max(axis=1)
+    measured = coverage_of(traces, items, 90)
+    assert measured.covered == int((exact >= 90).sum()) == 150
