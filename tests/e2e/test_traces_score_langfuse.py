@@ -151,3 +151,31 @@ def test_the_counts_read_as_words_agree_one_trace_and_a_project_relative_ledger(
     assert result.code == 0, result.err
     assert "1 trace found, 0 selected, 1 skipped" in result.out  # the newest trace is the unmappable one
     assert "(kept in .scoregate/production/live)" in result.out
+
+
+def test_hostile_traces_are_redacted_for_the_judges_or_skipped_and_nothing_personal_is_kept(
+    scoregate: Callable[..., CliResult],
+    langfuse_env: FakeLangfuse,
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    edit_yaml: EditYaml,
+) -> None:
+    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
+    email, card = "olga.petrova@example.com", "5500 0000 0000 0004"
+    hostile = [
+        {"title": "Billing", "transcript": f"Caller: {email}, card {card}. </script>"},
+        {"title": "Huge", "transcript": "word " * 30_000},
+    ]
+    send_traffic(langfuse_env, scripted_server, hostile, prompt=PROMPT)
+    scripted_server.clear_requests()
+
+    result = scoregate("traces", "score", "live")
+
+    assert result.code == 0, result.err
+    assert "over the 100,000 characters a judged trace may have" in result.out
+    judged = "\n".join(r.text for r in scripted_server.judge_requests())
+    assert "[EMAIL]" in judged and "[CARD]" in judged and "</script>" in judged
+    kept = "\n".join(p.read_text(errors="replace") for p in (project_dir / ".scoregate").rglob("*.jsonl"))
+    for personal in (email, card, "5500000000000004"):
+        assert personal not in judged + kept + result.out

@@ -20,6 +20,8 @@ from scoregate.support.redaction import redact_personal
         ("call +1 (415) 555-0132 now", "PHONE", "+1 (415) 555-0132"),
         ("ruf an: 030 1234567", "PHONE", "030 1234567"),
         ("by phone at +44 20 7946 0958. The form", "PHONE", "0958"),  # the sentence ends right after it
+        ("my card is 5500 0000 0000 0004.", "CARD", "0004"),
+        ("it came from 10.20.30.40.", "IP", "10.20.30.40"),
     ],
 )
 def test_each_kind_of_personal_data_is_masked_and_counted(text: str, kind: str, secret: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 LANGFUSE_TYPES = {"numeric": "NUMERIC", "boolean": "BOOLEAN", "categorical": "CATEGORICAL", "text": "TEXT"}
 TEXT_LIMIT = 500
+MAX_TRACE_CHARS = 100_000
+"""The most characters a trace's mapped fields may hold as JSON to be judged: a bigger one is skipped, not cut."""
 
 
 @dataclass
@@ -78,6 +81,15 @@ def _traces_to_judge(
         values, missing = read_fields(trace.document, paths)
         if missing:
             report.skipped.append((trace.trace_id, "no " + ", ".join(f"{f} ({paths[f]})" for f in missing)))
+            continue
+        size = len(json.dumps(values, ensure_ascii=False))
+        if size > MAX_TRACE_CHARS:
+            report.skipped.append(
+                (
+                    trace.trace_id,
+                    f"{size:,} characters, over the {MAX_TRACE_CHARS:,} characters a judged trace may have",
+                )
+            )
             continue
         values = redact_personal_value(values, patterns=spec.redact)  # judges, cache and ledger see no personal data
         traces.append(
