@@ -138,11 +138,14 @@ def test_sdk4_lists_traces_by_name_and_tag_with_the_root_input(client: Langfuse,
 
 
 def test_scores_posted_on_a_listed_trace_are_stored_once_per_id(
-    client: Langfuse, fake_langfuse: FakeLangfuse, traffic: dict[str, str]
+    fake_langfuse: FakeLangfuse, traffic: dict[str, str]
 ) -> None:
-    moment = dt.datetime(2026, 11, 22, 6, 0, tzinfo=dt.UTC)
-    for value in (3.0, 4.0):
-        client.create_score(trace_id=traffic["a"], name="quality", value=value, score_id="sc-1", timestamp=moment)
-        client.flush()
+    import httpx
+
+    auth = (fake_langfuse.public_key, fake_langfuse.secret_key)
+    for value in (3.0, 4.0):  # one object per POST: what every server generation takes
+        body = {"id": "sc-1", "traceId": traffic["a"], "name": "quality", "value": value, "dataType": "NUMERIC"}
+        answer = httpx.post(f"{fake_langfuse.base_url}/api/public/scores", json=body, auth=auth)
+        assert answer.status_code == 200, answer.text
     stored = [s for s in fake_langfuse.state.scores if s["id"] == "sc-1"]
     assert [(s["traceId"], s["value"]) for s in stored] == [(traffic["a"], 4.0)]
