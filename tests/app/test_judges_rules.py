@@ -103,6 +103,28 @@ def test_a_rule_over_the_budget_is_refused_before_anything_is_written(fake: Fake
     assert writes(fake) == [] and fake.state.evals.evaluators == {}
 
 
+def test_the_traffic_a_rule_is_priced_on_is_its_own_filter_over_the_last_seven_days(
+    fake: FakeLangfuse, project_dir: Path
+) -> None:
+    for number in range(14):
+        send_trace(fake, f"a {number}", metadata={"prompt_name": "summarize"}, age_days=number / 2)
+    for number in range(7):
+        send_trace(fake, f"b {number}", metadata={"prompt_name": "other"})
+    for number in range(10):
+        send_trace(fake, f"old {number}", metadata={"prompt_name": "summarize"}, age_days=8 + number / 3)
+    configure(project_dir, budget_usd=100)
+    write(
+        project_dir,
+        "rules/summaries.yaml",
+        {**RULE, "name": "summaries", "filter": {"metadata": {"prompt_name": "summarize"}}},
+    )
+
+    report = sync_project_judges(project_dir, dry_run=True)
+
+    (rule,) = report.rules
+    assert rule.traces_per_day == 2.0  # 14 matching in the last 7 days; the 7 others and the 10 older ones not
+
+
 def test_forced_with_a_reason_the_rule_is_made_and_the_reason_kept(fake: FakeLangfuse, project_dir: Path) -> None:
     send_trace(fake, "recent")
     configure(project_dir, budget_usd=0.0001)

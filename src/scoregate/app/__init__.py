@@ -23,9 +23,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "compare_stored_runs"),
+    "scoregate.app.coverage": ("measure_coverage",),
     "scoregate.app.run.experiment": ("run_experiment", "run_models"),
     "scoregate.app.run.flaky_items": ("flaky_report",),
     "scoregate.app.hardcases": ("add_hardcases",),
+    "scoregate.app.harvest": ("harvest_dataset",),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.run.judge_canary": ("run_canaries",),
     "scoregate.app.judges_promotion": ("move_judge",),
@@ -62,6 +64,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.run.stop_early": ("stop_line",),
     "scoregate.app.plugin_listing": ("check_plugins", "installed_plugins"),
     "scoregate.app.track_listing": ("track_commands",),
+    "scoregate.app.traces_score": ("score_traces",),
     # what the commands print or parse, from the layers below app, support and the record (the CLI may import those
     # two itself); no outside system: the CLI reaches one only through a use case
     "scoregate.analysis.items": ("output_text",),

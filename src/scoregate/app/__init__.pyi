@@ -8,7 +8,9 @@ from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_runs import calibrate_stored_runs
 from scoregate.app.calibration_sources import calibrate_file
 from scoregate.app.comparison import CompareOptions, compare_stored_runs
+from scoregate.app.coverage import measure_coverage
 from scoregate.app.hardcases import add_hardcases
+from scoregate.app.harvest import harvest_dataset
 from scoregate.app.invalidation import invalidate_run
 from scoregate.app.judges_promotion import move_judge
 from scoregate.app.judges_shadow import shadow_judge
@@ -41,6 +43,7 @@ from scoregate.app.run.stop_early import stop_line
 from scoregate.app.run_watch import watch_run
 from scoregate.app.runs import diff_stored_runs, listed_runs, run_item, run_view
 from scoregate.app.scores_import import import_scores
+from scoregate.app.traces_score import score_traces
 from scoregate.app.track_listing import track_commands
 from scoregate.catalog.directions import direction_arrow
 from scoregate.catalog.project import find_root
@@ -73,6 +76,7 @@ __all__ = [
     "find_root",
     "flaky_report",
     "forecast_experiment",
+    "harvest_dataset",
     "import_scores",
     "installed_plugins",
     "invalidate_run",
@@ -80,6 +84,7 @@ __all__ = [
     "listed_runs",
     "local_model_status",
     "manifest_run_name",
+    "measure_coverage",
     "merge_run",
     "move_judge",
     "output_text",
@@ -98,6 +103,7 @@ __all__ = [
     "run_models",
     "run_view",
     "score_directions",
+    "score_traces",
     "serve_local_model",
     "shadow_judge",
     "stop_line",

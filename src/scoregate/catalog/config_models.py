@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from scoregate.catalog.budget_settings import BudgetSettings
 from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.models import ModelSpec, PromptRoute, Strict
+from scoregate.catalog.production import ProductionSpec
 from scoregate.support.suggest import unknown_name
 
 
@@ -253,6 +254,9 @@ class ProjectConfig(Strict):
     )
     canaries: dict[str, CanarySpec] = Field(
         default_factory=dict, description="Judge (evaluator name) → its pinned calibration set (drift canary)."
+    )
+    production: dict[str, ProductionSpec] = Field(
+        default_factory=dict, description="Experiment → its production traces on Langfuse and how items are read."
     )
 
     @model_validator(mode="after")

@@ -10,6 +10,7 @@ from scoregate.catalog.datasets import DatasetRef, DatasetScan, scan
 from scoregate.catalog.evaluators import EvaluatorSpec
 from scoregate.catalog.missing_variables import MissingVariables
 from scoregate.catalog.models import DatasetItem, ModelSpec, PromptRoute, PromptSpec
+from scoregate.catalog.production_checks import production_checks
 from scoregate.catalog.project import Project
 from scoregate.catalog.references import reference_problems, unknown_option_model
 from scoregate.catalog.routing import RouteError, choose_prompt, route_prompts
@@ -257,6 +258,9 @@ def validate_project(project: Project) -> list[CheckedLine]:
         found = scan(ref.path, schema_check)
         problems.extend(found.problems)
         report.append(("ok", f"dataset {ref.name}: {found.count} items"))
+    production_lines, production_problems = production_checks(project)
+    report += [("ok", line) for line in production_lines]
+    problems += production_problems
     try:
         from scoregate.catalog.dashboards import load_dashboards
 

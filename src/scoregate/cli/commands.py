@@ -109,6 +109,11 @@ BUILT_IN: dict[str, LazyCommand] = {
     "dashboards": _cmd("langfuse_cmd", "dashboards_app", "Langfuse dashboards from dashboards/*.yaml."),
     "annotate": _cmd("langfuse_cmd", "annotate_app", "Human rating in Langfuse's annotation queues."),
     "judges": _cmd("judges_cmd", "judges_app", "Judges in Langfuse: evaluator files as versioned evaluators."),
+    "traces": _cmd("traces_cmd", "traces_app", "Production traces in Langfuse: scored by the file judges."),
+    "coverage": _cmd("coverage_cmd", "coverage", "How much production traffic a dataset covers; uncovered clusters."),
+    "harvest": _cmd(
+        "harvest_cmd", "harvest", "Propose dataset items from production traces as a diff; --apply writes."
+    ),
 }
 """The built-in commands, one line each, in help order: where each lives (a module of `cli/`) and its one-line help
 (tests check it against the docstring). The tracks' commands come after `hardcases`."""

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 MASK = "[REDACTED]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
@@ -132,3 +134,103 @@ def redact(text: str) -> str:
 def redact_optional(text: str | None) -> str | None:
     """`redact`, passing None through."""
     return None if text is None else redact(text)
+
+
+# ---------------------------------------------------------------- personal data (production text, before disk)
+
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+_CARD = re.compile(r"(?<!\d)(?<!\d\.)\d(?:[ -]?\d){12,18}(?!\d)(?!\.\d)")
+_IPV4 = re.compile(
+    r"(?<!\d)(?<!\d\.)(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\d)(?!\.\d)"
+)
+_IPV6 = re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Fa-f:])")
+_PHONE = re.compile(r"(?<![\w+])(?<!\d\.)(?:\+|00)?\d[\d ().-]{6,}\d(?!\w)(?!\.\d)")
+PERSONAL_MASKS = {"email": "[EMAIL]", "iban": "[IBAN]", "card": "[CARD]", "ip": "[IP]", "phone": "[PHONE]"}
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for n, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if n % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def _iban_ok(text: str) -> bool:
+    compact = text.replace(" ", "")
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def _ipv6_ok(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _phone_ok(text: str) -> bool:
+    digits = sum(c.isdigit() for c in text)
+    return 8 <= digits <= 15 and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip())
+
+
+_CHECKS: tuple[tuple[str, re.Pattern[str], Callable[[str], bool]], ...] = (
+    ("email", _EMAIL, lambda _m: True),
+    ("iban", _IBAN, _iban_ok),
+    ("card", _CARD, lambda m: _luhn(re.sub(r"\D", "", m))),
+    ("ip", _IPV4, lambda _m: True),
+    ("ip", _IPV6, _ipv6_ok),
+    ("phone", _PHONE, _phone_ok),
+)
+
+
+def redact_personal(text: str, *, patterns: Iterable[str] = ()) -> tuple[str, dict[str, int]]:
+    """Return `text` with known secrets, personal data and the project's own `patterns` (regular expressions)
+    masked, and how many of each kind were found. What is and is not caught: docs/production/index.md."""
+    found: dict[str, int] = {}
+    text = redact(text)
+
+    def mask(kind: str, check: Callable[[str], bool]) -> Callable[[re.Match[str]], str]:
+        def replace(match: re.Match[str]) -> str:
+            if not check(match.group(0)):
+                return match.group(0)
+            found[kind] = found.get(kind, 0) + 1
+            return PERSONAL_MASKS[kind]
+
+        return replace
+
+    for kind, pattern, check in _CHECKS:
+        text = pattern.sub(mask(kind, check), text)
+    for own in patterns:
+        text, count = re.subn(own, MASK, text)
+        if count:
+            found["pattern"] = found.get("pattern", 0) + count
+    return text, found
+
+
+def redact_personal_value(value: Any, *, patterns: Iterable[str] = (), found: dict[str, int] | None = None) -> Any:
+    """A JSON value with every string redacted by `redact_personal` and its lone surrogates replaced (U+FFFD);
+    the kinds found are added to `found`."""
+    from scoregate.support.storable import replace_surrogates
+
+    counts = found if found is not None else {}
+    kept = list(patterns)
+    if isinstance(value, str):
+        text, kinds = redact_personal(replace_surrogates(value)[0], patterns=kept)
+        for kind, count in kinds.items():
+            counts[kind] = counts.get(kind, 0) + count
+        return text
+    if isinstance(value, dict):
+        return {
+            redact_personal_value(str(k), patterns=kept, found=counts): redact_personal_value(
+                v, patterns=kept, found=counts
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_personal_value(v, patterns=kept, found=counts) for v in value]
+    return value

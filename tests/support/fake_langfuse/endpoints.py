@@ -14,7 +14,8 @@ from .config_endpoints import PATHS as CONFIG_PATHS
 from .config_endpoints import config_errors
 from .evaluators_v2 import PATHS as EVALUATOR_PATHS
 from .otlp import OtlpDecodeError, decode_spans
-from .reads import get_observations, get_scores_v2, get_scores_v3, get_trace
+from .production_reads import PATHS as PRODUCTION_PATHS
+from .reads import get_scores_v2, get_scores_v3, get_trace
 from .rule_runner import run_rules
 from .storage import ApiProblem, State, iso, page_of
 from .validation import has_sdk_model, validate_body
@@ -351,13 +352,13 @@ _PATHS: list[tuple[str, dict[str, Endpoint]]] = [
     ("/api/public/v2/scores", {"GET": get_scores_v2}),
     ("/api/public/ingestion", {"POST": post_ingestion}),
     ("/api/public/otel/v1/traces", {"POST": post_otel_traces}),
-    ("/api/public/v2/observations", {"GET": get_observations}),
     ("/api/public/traces/{}", {"GET": get_trace}),
     ("/api/public/dataset-run-items", {"GET": list_run_items, "POST": post_run_item}),
     ("/api/public/datasets/{}/runs", {"GET": list_runs}),
     ("/api/public/datasets/{}/runs/{}", {"GET": get_run}),
     *CONFIG_PATHS,
     *EVALUATOR_PATHS,
+    *PRODUCTION_PATHS,
 ]
 ROUTES = [(re.compile(path.replace("{}", _SEGMENT) + "$"), methods) for path, methods in _PATHS]
 

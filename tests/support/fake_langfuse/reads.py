@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from .rule_runner import observations_admitted
 from .storage import ApiProblem, State, iso, page_of
 
 if TYPE_CHECKING:
@@ -151,18 +150,6 @@ def get_scores_v2(call: Call) -> tuple[int, Any]:
 
 def _nanos_iso(nanos: int) -> str:
     return iso(dt.datetime.fromtimestamp(nanos / 1e9, dt.UTC))
-
-
-def get_observations(call: Call) -> tuple[int, Any]:
-    """GET /api/public/v2/observations?traceId=&name=&type=: observations built from the stored spans."""
-    rows, admitted = [], observations_admitted(call.state, call.params)  # `filter` and `fromStartTime`
-    for row in _observation_rows(call.state):
-        wanted = {"traceId": row["traceId"], "name": row["name"], "type": row["type"]}
-        if all(call.params.get(k) in (None, v) for k, v in wanted.items()) and (
-            admitted is None or row["id"] in admitted
-        ):
-            rows.append(row)
-    return 200, {"data": rows[: call.int_param("limit", 50)], "meta": {}}
 
 
 def _observation_rows(state: State) -> list[dict[str, Any]]:

@@ -155,21 +155,3 @@ def _score(state: State, rule: dict[str, Any], evaluator_id: str, span: dict[str
             "environment": seen["environment"],
         }
     )
-
-
-def observations_admitted(state: State, params: dict[str, str]) -> set[str] | None:
-    """The span ids that pass a v2 observations query's `filter` (rule-filter conditions, JSON) and `fromStartTime`;
-    None when the query has neither."""
-    import json
-
-    from .storage import parse_time
-
-    if "filter" not in params and "fromStartTime" not in params:
-        return None
-    conditions = json.loads(params.get("filter") or "[]")
-    since = parse_time(params["fromStartTime"]).timestamp() * 1e9 if "fromStartTime" in params else 0
-    return {
-        span["spanId"]
-        for span in state.spans
-        if span["startTimeUnixNano"] >= since and all(filter_matches(observation(state, span), c) for c in conditions)
-    }

@@ -128,7 +128,13 @@ def plan_rule(
 def count_traffic(api: EvaluatorsApi, plan: RulePlan, now: dt.datetime | None = None) -> None:
     """Set the plan's matching observations a day, counted by the server over the last TRAFFIC_DAYS days."""
     since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=TRAFFIC_DAYS)
-    params: dict[str, Any] = {"fromStartTime": since.isoformat(), "filter": json.dumps(plan.filter), "limit": 1000}
+    recent = {"type": "datetime", "column": "startTime", "operator": ">=", "value": since.isoformat()}
+    # the time goes inside `filter` too: when `filter` is given, the query's own filter parameters may be ignored
+    params: dict[str, Any] = {
+        "fromStartTime": since.isoformat(),
+        "filter": json.dumps([*plan.filter, recent]),
+        "limit": 1000,
+    }
     seen = 0
     for _ in range(TRAFFIC_PAGES):
         answer = api.v2(f"counting the traffic of rule {plan.name!r}", "GET", OBSERVATIONS, params=params)
