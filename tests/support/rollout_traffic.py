@@ -1,0 +1,74 @@
+"""Simulated rollout traffic: scored traces of a canary and production over days that drift, for the rollout checks.
+
+Shared by tests/analysis/test_rollout_stats.py and bench/rollout_mc.py. Traces arrive as a Poisson process whose
+rate follows the day (busy afternoons, quiet nights); each goes to the canary with probability `served_share`
+(the configured share, or another when the split is broken). Its 0/1 score (a pass/fail judge) passes with a
+probability that drifts over the day for both versions alike, plus `effect` for the canary. `scored_share`
+thins the production traces that get a score (judges sampling one version less): the case where grouping in
+arrival order without time windows pairs a canary trace with production traces from hours earlier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scoregate.analysis.rollout_units import form_units
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """How one simulated rollout's traces come and score."""
+
+    hours: float = 48.0
+    traces_per_hour: float = 60.0
+    served_share: float = 0.10
+    effect: float = 0.0
+    """Canary pass rate − production pass rate, at every hour."""
+    base: float = 0.70
+    drift: float = 0.0
+    """Amplitude of the day's swing of both versions' pass rate (0.2: 0.5 at night, 0.9 in the afternoon)."""
+    scored_share: float = 1.0
+    """Share of the production traces that get a score (the canary's all do)."""
+
+    def pass_rate(self, t: np.ndarray) -> np.ndarray:
+        """Production's pass rate at times t (seconds)."""
+        return self.base + self.drift * np.sin(2 * np.pi * (t / HOUR - 9) / 24)
+
+    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return one rollout's scored traces: times (s, sorted), canary flags, scores."""
+        peak = self.traces_per_hour * 1.5
+        n = rng.poisson(peak * self.hours)
+        t = np.sort(rng.uniform(0, self.hours * HOUR, n))
+        keep = rng.random(n) < (1 + 0.5 * np.sin(2 * np.pi * (t / HOUR - 9) / 24)) / 1.5  # thinning: the day's rate
+        t = t[keep]
+        canary = rng.random(t.size) < self.served_share
+        rate = np.clip(self.pass_rate(t) + np.where(canary, self.effect, 0.0), 0, 1)
+        score = (rng.random(t.size) < rate).astype(float)
+        scored = canary | (rng.random(t.size) < self.scored_share)
+        return t[scored], canary[scored], score[scored]
+
+    def assignment(self, rng: np.random.Generator) -> np.ndarray:
+        """Return one rollout's assignment flags (canary or not) of its traces, all of them, in order."""
+        return rng.random(rng.poisson(self.traces_per_hour * self.hours)) < self.served_share
+
+
+def simulated_units(
+    traffic: Traffic, runs: int, seed: int, *, share: float, window_s: float, poll_s: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return (differences padded, counts): runs × units and runs × polls (units complete by each poll)."""
+    rng = np.random.default_rng(seed)
+    polls = np.arange(poll_s, traffic.hours * HOUR + poll_s / 2, poll_s)
+    rows, counts = [], np.zeros((runs, polls.size), dtype=int)
+    for r in range(runs):
+        units = form_units(*traffic.sample(rng), window_s=window_s, share=share)
+        rows.append(units.difference)
+        counts[r] = np.searchsorted(units.completed_at, polls, side="right")
+    width = max(1, max(row.size for row in rows))
+    padded = np.zeros((runs, width))
+    for r, row in enumerate(rows):
+        padded[r, : row.size] = row
+    return padded, counts
