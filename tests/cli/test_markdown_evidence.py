@@ -54,8 +54,8 @@ def test_compare_writes_each_verdict_with_its_ci_and_the_candidate_s_worst_items
 
     assert result.code == 0, result.output
     text = (project_dir / "cmp.md").read_text(encoding="utf-8")
-    assert text.startswith("<!-- scoregate-evidence: compare run-a run-b -->\n")
-    assert "`run-b` against `run-a`" in text
+    assert text.startswith("<!-- scoregate-evidence: compare hardcases -->\n")
+    assert "B = `run-b` against A = `run-a`" in text
     quality = next(line for line in text.splitlines() if line.startswith("| quality"))
     assert "better" in quality and "[" in quality and "]" in quality, quality
     assert "odd\\|id" in text  # a table cell never breaks on an id's |

@@ -135,8 +135,10 @@ def run_markdown(view: RunView, *, report: Path | None, key: str) -> str:
         return fit([marker(key), f"## scoregate run `{view.run_id}`", "", "The run has no summary yet."])
     primary = summary.gates[0].metric if summary.gates else None
     verdict = (summary.verdict or "none").upper()
-    lines = [marker(key), f"## scoregate: {summary.experiment or 'run'} — **verdict: {verdict}**", ""]
-    lines += _wrap(f"Run `{view.run_id}`: model {summary.model}, dataset {summary.dataset}.")
+    lines = [marker(key), f"## scoregate run — **verdict: {verdict}**", ""]
+    lines += _wrap(
+        f"Experiment {summary.experiment}: run `{view.run_id}`, model {summary.model}, dataset {summary.dataset}."
+    )
     lines += ["", "### Gates", "", *_gates(summary), "", "### Scores", "", *_scores(summary)]
     lines += ["", "### Worst items", "", *_worst(view, primary), "", "### Links", "", *_links(view, report)]
     return fit(lines)
@@ -145,10 +147,11 @@ def run_markdown(view: RunView, *, report: Path | None, key: str) -> str:
 def compare_markdown(outcome: CompareOutcome, candidate: RunView, *, report: Path | None) -> str:
     """Return a comparison's evidence: each score's Δ B − A with its CI and verdict, the candidate's worst items."""
     c = outcome.comparison
-    key = f"compare {c.a.run_id} {c.b.run_id}"
+    key = f"compare {c.b.experiment or c.b.run_id}"
     primary = ", ".join(c.primary) or "none"
-    lines = [marker(key), f"## scoregate compare: `{c.b.run_id}` against `{c.a.run_id}`", ""]
-    lines += _wrap(f"Paired on {c.shared_items} items in both runs; primary: {primary} ({c.primary_source}).")
+    lines = [marker(key), "## scoregate compare", ""]
+    lines += _wrap(f"B = `{c.b.run_id}` against A = `{c.a.run_id}`, paired on {c.shared_items} items in both runs.")
+    lines += ["", *_wrap(f"Primary: {primary} ({c.primary_source}).")]
     rows = []
     for name, score in c.scores.items():
         s = score.stats
