@@ -38,37 +38,69 @@ class Traffic:
         """Production's pass rate at times t (seconds)."""
         return self.base + self.drift * np.sin(2 * np.pi * (t / HOUR - 9) / 24)
 
-    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return one rollout's scored traces: times (s, sorted), canary flags, scores."""
+    def arrivals(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Return one rollout's served traces: times (s, sorted) and canary flags."""
         peak = self.traces_per_hour * 1.5
-        n = rng.poisson(peak * self.hours)
-        t = np.sort(rng.uniform(0, self.hours * HOUR, n))
-        keep = rng.random(n) < (1 + 0.5 * np.sin(2 * np.pi * (t / HOUR - 9) / 24)) / 1.5  # thinning: the day's rate
-        t = t[keep]
-        canary = rng.random(t.size) < self.served_share
+        t = np.sort(rng.uniform(0, self.hours * HOUR, rng.poisson(peak * self.hours)))
+        t = t[rng.random(t.size) < (1 + 0.5 * np.sin(2 * np.pi * (t / HOUR - 9) / 24)) / 1.5]  # the day's rate
+        return t, rng.random(t.size) < self.served_share
+
+    def scores(self, rng: np.random.Generator, t: np.ndarray, canary: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Return the scored traces among the served ones: times, canary flags, 0/1 scores."""
         rate = np.clip(self.pass_rate(t) + np.where(canary, self.effect, 0.0), 0, 1)
         score = (rng.random(t.size) < rate).astype(float)
         scored = canary | (rng.random(t.size) < self.scored_share)
         return t[scored], canary[scored], score[scored]
 
-    def assignment(self, rng: np.random.Generator) -> np.ndarray:
-        """Return one rollout's assignment flags (canary or not) of its traces, all of them, in order."""
-        return rng.random(rng.poisson(self.traces_per_hour * self.hours)) < self.served_share
+    def sample(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """Return one rollout's scored traces: times (s, sorted), canary flags, scores."""
+        return self.scores(rng, *self.arrivals(rng))
+
+
+@dataclass(frozen=True)
+class SimulatedRollouts:
+    """Many simulated rollouts as the watch would see them at each poll."""
+
+    differences: np.ndarray
+    """runs × units, padded past each rollout's units."""
+    counts: np.ndarray
+    """runs × polls: units complete by each poll."""
+    served: np.ndarray
+    """runs × polls: traces served (both versions) by each poll."""
+    canary: np.ndarray
+    """runs × traces, padded with the configured share's side (False): each served trace's arm, in order."""
+    polls: np.ndarray
+    """The polls' times (s)."""
+
+
+def simulate(
+    traffic: Traffic, runs: int, seed: int, *, share: float, window_s: float, poll_s: float
+) -> SimulatedRollouts:
+    """Return `runs` rollouts of `traffic`, their units made as the watch makes them, read every `poll_s`."""
+    rng = np.random.default_rng(seed)
+    polls = np.arange(poll_s, traffic.hours * HOUR + poll_s / 2, poll_s)
+    rows, arms = [], []
+    counts, served = np.zeros((runs, polls.size), dtype=int), np.zeros((runs, polls.size), dtype=int)
+    for r in range(runs):
+        t, canary = traffic.arrivals(rng)
+        units = form_units(*traffic.scores(rng, t, canary), window_s=window_s, share=share)
+        rows.append(units.difference)
+        arms.append(canary)
+        counts[r] = np.searchsorted(units.completed_at, polls, side="right")
+        served[r] = np.searchsorted(t, polls, side="right")
+    return SimulatedRollouts(_padded(rows, 0.0), counts, served, _padded(arms, False).astype(bool), polls)
+
+
+def _padded(rows: list[np.ndarray], fill: float) -> np.ndarray:
+    out = np.full((len(rows), max(1, max(row.size for row in rows))), fill, dtype=float)
+    for r, row in enumerate(rows):
+        out[r, : row.size] = row
+    return out
 
 
 def simulated_units(
     traffic: Traffic, runs: int, seed: int, *, share: float, window_s: float, poll_s: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return (differences padded, counts): runs × units and runs × polls (units complete by each poll)."""
-    rng = np.random.default_rng(seed)
-    polls = np.arange(poll_s, traffic.hours * HOUR + poll_s / 2, poll_s)
-    rows, counts = [], np.zeros((runs, polls.size), dtype=int)
-    for r in range(runs):
-        units = form_units(*traffic.sample(rng), window_s=window_s, share=share)
-        rows.append(units.difference)
-        counts[r] = np.searchsorted(units.completed_at, polls, side="right")
-    width = max(1, max(row.size for row in rows))
-    padded = np.zeros((runs, width))
-    for r, row in enumerate(rows):
-        padded[r, : row.size] = row
-    return padded, counts
+    sim = simulate(traffic, runs, seed, share=share, window_s=window_s, poll_s=poll_s)
+    return sim.differences, sim.counts
