@@ -109,6 +109,7 @@ def test_a_killed_watch_resumed_from_its_record_reads_as_one_that_never_stopped(
         resumed = RolloutMonitor.from_dict(json.loads(json.dumps(resumed.to_dict())))
         assert resumed.poll(data) == expected
     assert expected.decision == "rollback" and "worse" in expected.reason
+    assert expected.reason.endswith("threshold 0")  # the words say 0, not the margin's "-0"
 
 
 def test_a_broken_split_halts_and_a_true_one_does_not() -> None:

@@ -111,7 +111,7 @@ class RolloutMonitor:
         for g in guards:
             if g.breached:
                 return "rollback", f"guardrail {g.name} breached: limit {g.limit:g}, observed {g.observed:.4g}"
-        m, a = self.metric, rule.threshold
+        m, a = self.metric, rule.threshold + 0.0  # never "-0"
         if m.lower is None or m.upper is None:
             return "continue", "no unit of canary and production scores yet"
         good = m.lower > a if rule.direction == "higher" else m.upper < a
