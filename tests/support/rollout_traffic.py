@@ -10,11 +10,14 @@ arrival order without time windows pairs a canary trace with production traces f
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from scoregate.analysis.rollout_units import form_units
+from scoregate.support.canary_assignment import canary_label
 
 HOUR = 3600.0
 
@@ -104,3 +107,26 @@ def simulated_units(
     """Return (differences padded, counts): runs × units and runs × polls (units complete by each poll)."""
     sim = simulate(traffic, runs, seed, share=share, window_s=window_s, poll_s=poll_s)
     return sim.differences, sim.counts
+
+
+def live_scores(
+    path: Path,
+    *,
+    hours: float = 72,
+    effect: float = 0.0,
+    served: float | None = None,
+    seed: int = 1,
+    prompt: str = "summarization-catchup",
+) -> Path:
+    """Write what an app would log for a rollout of v2 against v1: one trace a session (60 an hour), its version from
+    the sticky split at 10% (or a broken split: `served`), a 0/1 score passing 70% of the time (+ `effect` on v2)."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i, t in enumerate(np.sort(rng.uniform(0, hours * 3600, int(hours * 60)))):
+        session = f"session-{seed}-{i}"
+        canary = canary_label(session, 0.10, salt=prompt) == "canary" if served is None else rng.random() < served
+        passed = rng.random() < 0.7 + (effect if canary else 0.0)
+        lines.append(json.dumps({"time": 1_700_000_000 + float(t), "version": 2 if canary else 1, "session": session,
+                                 "score": float(passed), "error": False, "latency_ms": 800.0}))  # fmt: skip
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -33,6 +33,7 @@ from scoregate.app.promotion_evidence import version_label, version_name
 from scoregate.app.promotion_result import PromotionResult
 from scoregate.app.ranking import rank_stored_runs
 from scoregate.app.response_cache import cache_stats, clear_cache
+from scoregate.app.rollout import Rollouts
 from scoregate.app.run.budget_gate import forecast_experiment
 from scoregate.app.run.experiment import run_experiment, run_models
 from scoregate.app.run.flaky_items import FlakyReport, flaky_report
@@ -71,6 +72,7 @@ __all__ = [
     "PromotionResult",
     "PromptPlan",
     "PromptSyncReport",
+    "Rollouts",
     "RunForecast",
     "RunOptions",
     "RunOutcome",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scoregate.cli.layout import signed
 from scoregate.errors import ScoregateError
@@ -163,6 +163,27 @@ def compare_markdown(outcome: CompareOutcome, candidate: RunView, *, report: Pat
         lines += ["", *_wrap("\\* secondary: exploratory (Holm-adjusted CI).")]
     lines += ["", "### Worst items", "", *_worst(candidate, c.primary[0] if c.primary else None)]
     lines += ["", "### Links", "", *_links(candidate, report)]
+    return fit(lines)
+
+
+def rollout_markdown(views: Sequence[Any]) -> str:
+    """Return `rollout status` as evidence: each rollout's versions, share, last poll's figures and decision."""
+    lines = [marker("rollout status"), "## scoregate rollout status", ""]
+    if not views:
+        return fit([*lines, "No rollout."])
+    rows = []
+    for view in views:
+        r, last = view.record, view.last or {}
+        difference = "—" if last.get("lower") is None else f"[{_num(last['lower'])}, {_num(last['upper'])}]"
+        share = "—" if last.get("share") is None else f"{last['share']:.1%}"
+        rows.append([r.prompt, r.state.replace("_", " "), f"v{r.candidate} / v{r.production}", f"{r.share:.0%}",
+                     share, str(last.get("units", 0)), difference, str(last.get("decision", "—"))])  # fmt: skip
+    lines += table(["prompt", "state", "canary / prod", "share", "seen", "units", "difference", "decision"], rows)
+    for view in views:
+        if view.last is not None:
+            lines += ["", *_wrap(f"{view.record.prompt}, poll {view.last['poll']}: {view.last['reason']}")]
+        if view.command:
+            lines += _wrap(f"Next: `{view.command}`")
     return fit(lines)
 
 

@@ -1,0 +1,216 @@
+"""`scoregate rollout watch PROMPT`: poll the live scores of both versions, decide after each poll, act with --auto.
+
+The scores come from a `LiveScores` source: anything that returns the traces of the two versions seen since a
+cursor. `ScoreFile` reads them from a JSON-lines file (one trace a line: time, version, session, score, error,
+latency, cost; what `traces score` or an export writes); a Langfuse source that lists the traces linked to each
+prompt version is not built yet. After each poll the record (monitor state and cursor together) is replaced
+whole, so a killed watch resumes at its last recorded poll. A decision is appended to promotions.jsonl with its
+figures; with `auto` it is carried out: promote moves `production` to the candidate through `promote` (its
+evidence checked again) and then `canary` with it, roll back and halt move `canary` back to production's
+version. Without `auto` the watch stops at the decision and says the command that carries it out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from scoregate.analysis.rollout_monitor import PollData, RolloutMonitor, RolloutReading
+from scoregate.analysis.rollout_streams import CallFacts
+from scoregate.app.rollout_record import CANARY, PRODUCTION, RolloutRecord, live_record, record_lock, write_record
+from scoregate.errors import ScoregateError
+
+__all__ = ["LiveScores", "LiveTrace", "ScoreFile", "WatchOutcome", "watch_rollout"]
+
+
+@dataclass(frozen=True)
+class LiveTrace:
+    """One production trace of either version: when, which version, whose session, its score and telemetry."""
+
+    at: float
+    version: int
+    session: str | None
+    score: float | None
+    error: bool = False
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+
+
+class LiveScores(Protocol):
+    """Where a watch reads the two versions' traces from."""
+
+    def poll(self, prompt: str, versions: tuple[int, int], cursor: str | None) -> tuple[list[LiveTrace], str | None]:
+        """Return the traces of `versions` seen since `cursor`, and the cursor after them."""
+        ...
+
+
+def _time(value: Any, where: str) -> float:
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    try:
+        return datetime.fromisoformat(str(value)).timestamp()
+    except ValueError:
+        raise ScoregateError(f"time {value!r} is neither seconds nor an ISO date", where=where) from None
+
+
+@dataclass(frozen=True)
+class ScoreFile:
+    """Live scores from a JSON-lines file that grows; the cursor is the byte offset read up to."""
+
+    path: Path
+
+    def poll(self, prompt: str, versions: tuple[int, int], cursor: str | None) -> tuple[list[LiveTrace], str | None]:
+        """Return the whole new lines' traces of `versions` (a line still being written waits for the next poll)."""
+        start = int(cursor or 0)
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(start)
+                data = handle.read()
+        except OSError as exc:
+            raise ScoregateError(f"cannot read the live scores ({exc.strerror})", where=str(self.path)) from None
+        whole = data[: data.rfind(b"\n") + 1]
+        lines_before = 0  # line numbers in errors count from the cursor's line
+        traces = []
+        for number, raw in enumerate(whole.decode("utf-8").splitlines(), start=lines_before + 1):
+            if not raw.strip():
+                continue
+            where = f"{self.path} (byte {start}, line {number} after it)"
+            try:
+                row = json.loads(raw)
+                version = int(row["version"])
+                score = None if row.get("score") is None else float(row["score"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ScoregateError(f"not a trace line ({exc})", where=where, hint="one JSON object a line") from None
+            if version in versions and row.get("prompt", prompt) == prompt:
+                traces.append(LiveTrace(
+                    _time(row.get("time"), where), version, row.get("session"), score, bool(row.get("error")),
+                    row.get("latency_ms"), row.get("cost_usd"),
+                ))  # fmt: skip
+        return traces, str(start + len(whole))
+
+
+@dataclass
+class WatchOutcome:
+    """What a watch did: its readings this time, the decision it stopped at and what was done about it."""
+
+    record: RolloutRecord
+    readings: list[RolloutReading]
+    acted: list[str]
+    command: str | None
+    """The command that carries out a decision the watch did not act on."""
+
+
+def _poll_data(record: RolloutRecord, traces: list[LiveTrace]) -> PollData:
+    seen = set(record.sessions)
+    scored, assigned, calls = [], [], []
+    for t in sorted(traces, key=lambda t: t.at):
+        canary = t.version == record.candidate
+        if t.score is not None:
+            scored.append((t.at, canary, t.score))
+        if t.session is not None and t.session not in seen:
+            seen.add(t.session)
+            record.sessions.append(t.session)
+            assigned.append(canary)
+        if canary:
+            calls.append(CallFacts(t.error, t.latency_ms, t.cost_usd))
+    return PollData(scored, assigned, calls)
+
+
+def _audit(root: Path, record: RolloutRecord, reading: RolloutReading, acted: list[str], version: int) -> None:
+    from scoregate.app.promotion_log import append_record
+    from scoregate.support.redaction import redact
+
+    append_record(root, {
+        "action": f"rollout {reading.decision}", "prompt": record.prompt, "label": CANARY, "version": version,
+        "previous_version": record.candidate, "candidate": record.candidate, "production": record.production,
+        "share": record.share, "metric": record.metric, "reason": redact(reading.reason), "figures": reading.to_dict(),
+        "acted": acted, "time": datetime.now(UTC).isoformat(),
+    })  # fmt: skip
+
+
+def _act(root: Path, record: RolloutRecord, decision: str) -> tuple[list[str], int]:
+    """Carry out the decision on the server; return what was done and the version `canary` ends on."""
+    from scoregate.app.promotion import promote
+
+    if decision == "promote":
+        moved = promote(root, record.prompt, version=record.candidate, label=PRODUCTION)
+        done = [f"`production` moved to v{record.candidate}" + (" (it was there already)" if moved.unchanged else "")]
+        return [*done, f"`canary` stays on v{record.candidate}, beside `production`"], record.candidate
+    _move_canary(record.prompt, record.production)
+    return [f"`canary` moved back to v{record.production}, production's version"], record.production
+
+
+def _move_canary(prompt: str, version: int) -> None:
+    from scoregate.integrations.langfuse.client import require_settings
+    from scoregate.integrations.langfuse.remote import Remote, path_part
+
+    remote = Remote(require_settings())
+    doing = f"moving label 'canary' to {prompt} v{version}"
+    remote.call(doing, remote.api.prompt_version.update, path_part(prompt), version, new_labels=[CANARY])
+
+
+_ENDED = {"promote": "promoted", "rollback": "rolled_back", "halt": "halted"}
+
+
+def watch_rollout(
+    root: Path,
+    prompt: str,
+    source: LiveScores,
+    *,
+    auto: bool = False,
+    polls: int | None = None,
+    every_s: float = 60.0,
+    on_reading: Callable[[RolloutReading], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> WatchOutcome:
+    """Poll until a decision (or `polls` polls), recording each; with `auto` carry the decision out."""
+    lock = record_lock(root, prompt)
+    try:
+        lock.acquire()
+    except ScoregateError:
+        raise ScoregateError(
+            f"another `scoregate rollout watch {prompt}` is live", hint="one watch per rollout: stop the other first"
+        ) from None
+    try:
+        return _watch(root, prompt, source, auto, polls, every_s, on_reading, sleep)
+    finally:
+        lock.release()
+
+
+def _watch(
+    root: Path, prompt: str, source: LiveScores, auto: bool, polls: int | None, every_s: float,
+    on_reading: Callable[[RolloutReading], None] | None, sleep: Callable[[float], None],
+) -> WatchOutcome:  # fmt: skip
+    record = live_record(root, prompt)
+    monitor = RolloutMonitor.from_dict(record.monitor)
+    readings: list[RolloutReading] = []
+    while polls is None or len(readings) < polls:
+        if readings:
+            sleep(every_s)
+        traces, cursor = source.poll(prompt, (record.candidate, record.production), record.cursor)
+        reading = monitor.poll(_poll_data(record, traces))
+        record.monitor, record.cursor = monitor.to_dict(), cursor
+        record.readings.append({"at": datetime.now(UTC).isoformat(), **reading.to_dict()})
+        write_record(root, record)
+        readings.append(reading)
+        if on_reading is not None:
+            on_reading(reading)
+        if reading.decision != "continue":
+            break
+    last = readings[-1] if readings else None
+    if last is None or last.decision == "continue":
+        return WatchOutcome(record, readings, [], None)
+    if not auto:
+        return WatchOutcome(record, readings, [], f"scoregate rollout watch {prompt} --auto")
+    acted, version = _act(root, record, last.decision)
+    _audit(root, record, last, acted, version)
+    record.state = _ENDED[last.decision]  # type: ignore[assignment]
+    record.decided = {"decision": last.decision, "reason": last.reason, "acted": acted, "poll": last.poll}
+    write_record(root, record)
+    return WatchOutcome(record, readings, acted, None)
