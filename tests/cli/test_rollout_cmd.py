@@ -14,6 +14,7 @@ from support.fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F
 from support.projects import CliResult
 from support.promotion_runs import PROMPT, logged_run
 from support.promotion_runs import project as project  # the fixture
+from support.rollout_traffic import live_scores
 
 pytestmark = pytest.mark.usefixtures("mlflow_store")
 
@@ -52,5 +53,24 @@ def test_start_then_status_in_words_and_as_markdown(
     assert f"next: `scoregate rollout watch {PROMPT}`" in " ".join(status.out.split())
     text = (project / "rollout.md").read_text(encoding="utf-8")
     assert [line for line in text.splitlines() if len(line) > 80 and len(line.split()) > 2] == []
-    assert text.startswith("<!-- scoregate-evidence: rollout status -->") and f"**{PROMPT}**" in text
+    assert text.startswith("<!-- scoregate-evidence: rollout status -->")
+    assert f"| {PROMPT} | live | v2 over v1 | 10% |" in text
     assert json.loads(scoregate("rollout", "status", "--json").out)[0]["state"] == "live"
+
+
+def test_watch_prints_each_poll_and_the_decision_and_status_then_says_where_the_labels_are(
+    scoregate: Callable[..., CliResult], project: Path, fake_langfuse: FakeLangfuse, tmp_path: Path
+) -> None:
+    logged_run(project, "counters"), logged_run(project, "smoke")
+    assert scoregate("rollout", "start", PROMPT, "--version", "2", "--share", "10%", "--metric", "q").code == 0
+    scores = str(live_scores(tmp_path / "live.jsonl", effect=0.2))
+
+    told = scoregate("rollout", "watch", PROMPT, "--scores", scores, "--polls", "1")
+    done = scoregate("rollout", "watch", PROMPT, "--scores", scores, "--auto")
+    status = scoregate("rollout", "status", PROMPT)
+
+    words = " ".join(told.out.split())
+    assert told.code == 0 and "poll 1: promote" in words, told.output
+    assert f"to carry it out: `scoregate rollout watch {PROMPT} --auto`" in words
+    assert "done: `production` moved to v2" in " ".join(done.out.split()), done.output
+    assert f"{PROMPT}: promoted; v2 holds production and canary (production was v1)" in " ".join(status.out.split())

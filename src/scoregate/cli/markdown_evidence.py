@@ -176,14 +176,15 @@ def rollout_markdown(views: Sequence[Any]) -> str:
         r, last = view.record, view.last or {}
         difference = "—" if last.get("lower") is None else f"[{_num(last['lower'])}, {_num(last['upper'])}]"
         share = "—" if last.get("share") is None else f"{last['share']:.1%}"
-        rows.append([r.prompt, r.state.replace("_", " "), f"v{r.candidate} / v{r.production}", f"{r.share:.0%}",
+        rows.append([r.prompt, r.state.replace("_", " "), f"v{r.candidate} over v{r.production}", f"{r.share:.0%}",
                      share, str(last.get("units", 0)), difference, str(last.get("decision", "—"))])  # fmt: skip
-    lines += table(["prompt", "state", "canary / prod", "share", "seen", "units", "difference", "decision"], rows)
+    headers = ["prompt", "state", "rollout of", "share", "seen", "units", "difference", "decision"]
+    lines += table(headers, rows)
     for view in views:
         if view.last is not None:
             lines += ["", *_wrap(f"{view.record.prompt}, poll {view.last['poll']}: {view.last['reason']}")]
         if view.command:
-            lines += _wrap(f"Next: `{view.command}`")
+            lines += ["", *_wrap(f"Next: `{view.command}`")]
     return fit(lines)
 
 

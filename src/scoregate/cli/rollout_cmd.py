@@ -29,6 +29,16 @@ def reading_line(r: dict[str, Any]) -> str:
     )
 
 
+def state_words(r: Any) -> str:
+    """Return where a rollout's labels stand, in words that fit its state."""
+    if r.state == "live":
+        return f"live; canary v{r.candidate} at {r.share:.0%}, production v{r.production}"
+    if r.state == "promoted":
+        return f"promoted; v{r.candidate} holds production and canary (production was v{r.production})"
+    ended = "rolled back" if r.state == "rolled_back" else "halted"
+    return f"{ended}; canary back on production's v{r.production} (the canary was v{r.candidate} at {r.share:.0%})"
+
+
 @app.command("start")
 def rollout_start_command(
     prompt: Annotated[str, typer.Argument(help="The prompt's name (its Langfuse name).")],
@@ -100,10 +110,7 @@ def rollout_status_command(
             )
         for view in views:
             r = view.record
-            state = r.state.replace("_", " ")
-            print_wrapped(
-                console, f"{r.prompt}: {state}; canary v{r.candidate} at {r.share:.0%}, production v{r.production}"
-            )
+            print_wrapped(console, f"{r.prompt}: {state_words(r)}")
             if view.last is not None:
                 print_wrapped(console, reading_line(view.last), first="  ", indent="    ")
                 print_wrapped(console, str(view.last["reason"]), first="  ", indent="    ")
