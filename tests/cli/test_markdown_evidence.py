@@ -22,13 +22,14 @@ def test_run_writes_its_verdict_gates_scores_worst_items_and_links_as_markdown(
     scoregate: Callable[..., CliResult], project_dir: Path
 ) -> None:
     plain = scoregate("run", "counters", "--no-mlflow", "--no-langfuse")
+    before = {p.name for p in (project_dir / "runs").iterdir()}
     result = scoregate(
         "run", "counters", "--no-mlflow", "--no-langfuse", "--markdown", str(project_dir / "evidence.md")
     )
 
     assert result.code == plain.code == 0, result.output
     text = (project_dir / "evidence.md").read_text(encoding="utf-8")
-    run_id = sorted(p.name for p in (project_dir / "runs").iterdir())[-1]
+    (run_id,) = {p.name for p in (project_dir / "runs").iterdir()} - before
     assert text.startswith("<!-- scoregate-evidence: counters -->\n")
     assert f"`{run_id}`" in text and "**verdict:" in text
     for gate in ("sections_present", "tldr_caps_met"):
@@ -73,3 +74,15 @@ def test_evidence_too_long_for_a_comment_is_cut_at_a_line_and_says_so() -> None:
     assert text.startswith("<!-- scoregate-evidence: compare a b -->\n")
     assert _fits_80_columns(text) == []
     assert fit(["short", "evidence"]) == "short\nevidence\n"
+
+
+def test_markdown_describes_one_whole_run_or_one_comparison_and_says_so_otherwise(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    out = str(project_dir / "never.md")
+    dry = scoregate("run", "counters", "--dry-run", "--markdown", out)
+    ranked = scoregate("compare", "a", "b", "c", "--markdown", out)
+
+    assert dry.code == 2 and "describes one whole run: not with --dry-run, --models or --shard" in dry.output
+    assert ranked.code == 2 and "describes a comparison of two runs, not a ranking" in ranked.output
+    assert not (project_dir / "never.md").exists()
