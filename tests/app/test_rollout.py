@@ -147,3 +147,27 @@ def test_a_killed_watch_resumes_where_it_stopped_and_a_second_live_one_is_refuse
     assert record is not None and len(record.readings) == 2
     assert record.readings[-1]["assigned"] == len(whole)  # every session counted once across the two watches
     assert resumed.readings[-1].units == again.status(PROMPT)[0].last["units"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"time": 1, "version": 2, "session": "s", "score": 1, "latency_ms": "slow"}', "latency_ms"),
+        ('{"time": 1, "version": "two", "session": "s", "score": 1}', "version"),
+        ("not json", "JSON"),
+    ],  # fmt: skip
+)
+def test_a_bad_live_score_line_is_one_error_naming_the_file_line_and_field_and_records_no_poll(
+    project: Path, fake_langfuse: FakeLangfuse, tmp_path: Path, line: str, field: str
+) -> None:
+    _evidence(project)
+    rollouts = Rollouts(project)
+    rollouts.start(PROMPT, **START)
+    scores = tmp_path / "live.jsonl"
+    scores.write_text('{"time": 0, "version": 1, "session": "a", "score": 0}\n' + line + "\n", encoding="utf-8")
+
+    with pytest.raises(ScoregateError) as bad:
+        rollouts.watch(PROMPT, scores, polls=1)
+
+    assert f"{scores}: line 2" in bad.value.render() and field in bad.value.render()
+    assert read_record(project, PROMPT).readings == []  # type: ignore[union-attr]

@@ -59,15 +59,43 @@ def _time(value: Any, where: str) -> float:
         raise ScoregateError(f"time {value!r} is neither seconds nor an ISO date", where=where) from None
 
 
+def _number(row: dict[str, Any], field: str) -> float | None:
+    value = row.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{field} must be a number or null, not {value!r}")
+    return float(value)
+
+
+def _trace(row: Any, prompt: str, where: str) -> tuple[int, LiveTrace | None]:
+    """Return (version, trace) of one line's object; the trace is None for another prompt's line."""
+    if not isinstance(row, dict):
+        raise ValueError("a trace line is one JSON object")
+    version = row.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ValueError(f"version must be the prompt's Langfuse version number, not {version!r}")
+    if row.get("prompt", prompt) != prompt:
+        return version, None
+    session = row.get("session")
+    at = _time(row.get("time"), where)
+    trace = LiveTrace(
+        at, version, None if session is None else str(session), _number(row, "score"), bool(row.get("error")),
+        _number(row, "latency_ms"), _number(row, "cost_usd"),
+    )  # fmt: skip
+    return version, trace
+
+
 @dataclass(frozen=True)
 class ScoreFile:
-    """Live scores from a JSON-lines file that grows; the cursor is the byte offset read up to."""
+    """Live scores from a JSON-lines file that grows; the cursor is `BYTES:LINES` read up to."""
 
     path: Path
 
     def poll(self, prompt: str, versions: tuple[int, int], cursor: str | None) -> tuple[list[LiveTrace], str | None]:
         """Return the whole new lines' traces of `versions` (a line still being written waits for the next poll)."""
-        start = int(cursor or 0)
+        offset, _, done = (cursor or "0:0").partition(":")
+        start, lines_before = int(offset), int(done or 0)
         try:
             with self.path.open("rb") as handle:
                 handle.seek(start)
@@ -75,24 +103,22 @@ class ScoreFile:
         except OSError as exc:
             raise ScoregateError(f"cannot read the live scores ({exc.strerror})", where=str(self.path)) from None
         whole = data[: data.rfind(b"\n") + 1]
-        lines_before = 0  # line numbers in errors count from the cursor's line
+        rows = whole.decode("utf-8").splitlines()
         traces = []
-        for number, raw in enumerate(whole.decode("utf-8").splitlines(), start=lines_before + 1):
+        for number, raw in enumerate(rows, start=lines_before + 1):
             if not raw.strip():
                 continue
-            where = f"{self.path} (byte {start}, line {number} after it)"
+            where = f"{self.path}: line {number}"
             try:
-                row = json.loads(raw)
-                version = int(row["version"])
-                score = None if row.get("score") is None else float(row["score"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ScoregateError(f"not a trace line ({exc})", where=where, hint="one JSON object a line") from None
-            if version in versions and row.get("prompt", prompt) == prompt:
-                traces.append(LiveTrace(
-                    _time(row.get("time"), where), version, row.get("session"), score, bool(row.get("error")),
-                    row.get("latency_ms"), row.get("cost_usd"),
-                ))  # fmt: skip
-        return traces, str(start + len(whole))
+                version, trace = _trace(json.loads(raw), prompt, where)
+            except ValueError as exc:
+                raise ScoregateError(
+                    f"not a trace line: {exc}", where=where,
+                    hint="one JSON object a line: time, version, session, score, error, latency_ms, cost_usd",
+                ) from None  # fmt: skip
+            if trace is not None and version in versions:
+                traces.append(trace)
+        return traces, f"{start + len(whole)}:{lines_before + len(rows)}"
 
 
 @dataclass
