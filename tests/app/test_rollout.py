@@ -155,7 +155,7 @@ def test_a_killed_watch_resumes_where_it_stopped_and_a_second_live_one_is_refuse
         ('{"time": 1, "version": 2, "session": "s", "score": 1, "latency_ms": "slow"}', "latency_ms"),
         ('{"time": 1, "version": "two", "session": "s", "score": 1}', "version"),
         ("not json", "JSON"),
-    ],  # fmt: skip
+    ],
 )
 def test_a_bad_live_score_line_is_one_error_naming_the_file_line_and_field_and_records_no_poll(
     project: Path, fake_langfuse: FakeLangfuse, tmp_path: Path, line: str, field: str
