@@ -1,5 +1,6 @@
-"""A `scoregate rollout watch` killed with SIGKILL between polls resumes from its record: no trace read twice or
-lost, and the decision it then reaches is carried out and audited."""
+"""A `scoregate rollout watch` killed with SIGKILL mid-way resumes from its record: no trace read twice or lost, and
+the decision it then reaches (a better canary promoted, a worse one rolled back, a broken split halted) is carried
+out on the Langfuse double and audited."""
 
 from __future__ import annotations
 
@@ -23,12 +24,28 @@ from support.rollout_traffic import live_scores
 pytestmark = pytest.mark.usefixtures("mlflow_store")
 
 
-def test_a_watch_killed_mid_way_resumes_and_promotes_a_better_canary(
-    project: Path, fake_langfuse: FakeLangfuse, tmp_path: Path, start_scoregate: Callable[..., Popen[str]]
+@pytest.mark.parametrize(
+    ("effect", "served", "decision", "labels"),
+    [(0.1, None, "promote", (2, 2)), (-0.1, None, "rollback", (1, 1)), (0.0, 0.14, "halt", (1, 1))],
+    ids=["better", "worse", "broken-split"],
+)
+def test_a_watch_killed_mid_way_resumes_and_carries_out_its_decision(
+    project: Path,
+    fake_langfuse: FakeLangfuse,
+    tmp_path: Path,
+    start_scoregate: Callable[..., Popen[str]],
+    effect: float,
+    served: float | None,
+    decision: str,
+    labels: tuple[int, int],
 ) -> None:
     logged_run(project, "counters"), logged_run(project, "smoke")
     Rollouts(project).start(PROMPT, version=2, share="10%", metric="quality")
-    lines = live_scores(tmp_path / "all.jsonl", effect=0.1).read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = (
+        live_scores(tmp_path / "all.jsonl", effect=effect, served=served)
+        .read_text(encoding="utf-8")
+        .splitlines(keepends=True)
+    )
     growing = tmp_path / "live.jsonl"
     growing.write_text("".join(lines[:200]), encoding="utf-8")
 
@@ -53,6 +70,10 @@ def test_a_watch_killed_mid_way_resumes_and_promotes_a_better_canary(
         out.write("".join(lines[fed:]))
     done = Rollouts(project).watch(PROMPT, growing, auto=True, polls=1)
 
-    assert done.readings[-1].decision == "promote" and done.record.state == "promoted"
+    assert done.readings[-1].decision == decision, done.readings[-1].reason
     assert done.record.readings[-1]["assigned"] == len(lines)  # every session once, across the kill
-    assert json.loads((project / PROMOTIONS_LOG).read_text().splitlines()[-1])["action"] == "rollout promote"
+    last = json.loads((project / PROMOTIONS_LOG).read_text().splitlines()[-1])
+    assert last["action"] == f"rollout {decision}" and last["figures"]["poll"] == len(done.record.readings)
+    versions = {label: [v["version"] for v in fake_langfuse.state.prompts[PROMPT] if label in v["labels"]]
+                for label in ("production", "canary")}  # fmt: skip
+    assert (versions["production"], versions["canary"]) == ([labels[0]], [labels[1]])
