@@ -17,7 +17,7 @@ from scoregate.app.rollout import Rollouts
 from scoregate.app.rollout_record import read_record, record_lock, record_path
 from scoregate.errors import ScoregateError, UsageError
 from support.fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
-from support.promotion_runs import PROMPT, logged_run
+from support.promotion_runs import PROMPT, logged_run, tracking
 from support.promotion_runs import project as project  # the fixture
 from support.rollout_traffic import live_scores
 
@@ -104,6 +104,9 @@ def test_a_better_canary_is_promoted_with_auto_and_audited_with_its_figures(
         ("rollout promote", "canary"),
     ]
     assert log[-1]["figures"]["lower"] > 0 and log[-1]["figures"]["units"] == done.readings[-1].units
+    for run_id in log[0]["evidence_runs"]:  # the canary's evidence runs carry the decision, as `promote` tags them
+        tag = tracking().get_run(run_id).data.tags["scoregate.rollout"]
+        assert tag.startswith(f"rollout promote v2 over v1 at poll {done.readings[-1].poll}: difference ["), tag
 
 
 @pytest.mark.parametrize(("effect", "served", "decision"), [(-0.2, None, "rollback"), (0.0, 0.2, "halt")])

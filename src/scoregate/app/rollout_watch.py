@@ -16,7 +16,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -130,6 +130,7 @@ class WatchOutcome:
     acted: list[str]
     command: str | None
     """The command that carries out a decision the watch did not act on."""
+    warnings: list[str] = field(default_factory=list)
 
 
 def _poll_data(record: RolloutRecord, traces: list[LiveTrace]) -> PollData:
@@ -148,16 +149,34 @@ def _poll_data(record: RolloutRecord, traces: list[LiveTrace]) -> PollData:
     return PollData(scored, assigned, calls)
 
 
-def _audit(root: Path, record: RolloutRecord, reading: RolloutReading, acted: list[str], version: int) -> None:
-    from scoregate.app.promotion_log import append_record
+def _audit(root: Path, record: RolloutRecord, reading: RolloutReading, acted: list[str], version: int) -> list[str]:
+    """Append the decision to promotions.jsonl and tag the canary's evidence runs in MLflow; return warnings."""
+    from scoregate.app.promotion_log import append_record, promotion_history
     from scoregate.support.redaction import redact
 
+    started = [r for r in promotion_history(root, record.prompt) if r.get("label") == CANARY
+               and r.get("action") == "promote" and r.get("version") == record.candidate]  # fmt: skip
+    runs = [str(r) for r in (started[-1].get("evidence_runs") or [])] if started else []
     append_record(root, {
         "action": f"rollout {reading.decision}", "prompt": record.prompt, "label": CANARY, "version": version,
         "previous_version": record.candidate, "candidate": record.candidate, "production": record.production,
         "share": record.share, "metric": record.metric, "reason": redact(reading.reason), "figures": reading.to_dict(),
-        "acted": acted, "time": datetime.now(UTC).isoformat(),
+        "acted": acted, "evidence_runs": runs, "time": datetime.now(UTC).isoformat(),
     })  # fmt: skip
+    difference = "none" if reading.lower is None else f"[{reading.lower:.4g}, {reading.upper:.4g}]"
+    tag = (
+        f"rollout {reading.decision} v{record.candidate} over v{record.production} at poll {reading.poll}: "
+        f"difference {difference} over {reading.units} units"
+    )
+    try:
+        from scoregate.sinks.mlflow.client import project_client
+
+        client = project_client(root)
+        for run_id in runs:
+            client.set_tag(run_id, "scoregate.rollout", tag)
+    except Exception as exc:  # the labels moved and promotions.jsonl has the record; the tags can be redone
+        return [f"MLflow evidence runs not tagged with the decision: {exc}"]
+    return []
 
 
 def _act(root: Path, record: RolloutRecord, decision: str) -> tuple[list[str], int]:
@@ -235,8 +254,8 @@ def _watch(
     if not auto:
         return WatchOutcome(record, readings, [], f"scoregate rollout watch {prompt} --auto")
     acted, version = _act(root, record, last.decision)
-    _audit(root, record, last, acted, version)
+    warnings = _audit(root, record, last, acted, version)
     record.state = _ENDED[last.decision]  # type: ignore[assignment]
     record.decided = {"decision": last.decision, "reason": last.reason, "acted": acted, "poll": last.poll}
     write_record(root, record)
-    return WatchOutcome(record, readings, acted, None)
+    return WatchOutcome(record, readings, acted, None, warnings)

@@ -150,5 +150,7 @@ def rollout_watch_command(
         print_wrapped(console, f"decision: {last.decision} — {last.reason}")
     for done in outcome.acted:
         print_wrapped(console, done, first="done: ")
+    for warning in outcome.warnings:
+        print_wrapped(console, warning, first="warning: ", style="yellow")
     if outcome.command:
         print_wrapped(console, f"to carry it out: `{outcome.command}`")
