@@ -149,6 +149,7 @@ def test_a_killed_watch_resumes_where_it_stopped_and_a_second_live_one_is_refuse
     record = read_record(project, PROMPT)
     assert record is not None and len(record.readings) == 2
     assert record.readings[-1]["assigned"] == len(whole)  # every session counted once across the two watches
+    assert "session-1-0" not in record_path(project, PROMPT).read_text()  # ids may be users: kept as digests only
     assert resumed.readings[-1].units == again.status(PROMPT)[0].last["units"]  # type: ignore[index]
 
 

@@ -51,7 +51,7 @@ class RolloutRecord:
     monitor: dict[str, Any] = field(default_factory=dict)
     cursor: str | None = None
     sessions: list[str] = field(default_factory=list)
-    """Users or sessions seen so far (the split check counts each once)."""
+    """Digests (SHA-256, 20 hex digits) of the users or sessions seen so far: the split check counts each once."""
     readings: list[dict[str, Any]] = field(default_factory=list)
     """Each poll's reading, oldest first."""
     decided: dict[str, Any] | None = None

@@ -12,6 +12,7 @@ version. Without `auto` the watch stops at the decision and says the command tha
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import time
@@ -140,9 +141,10 @@ def _poll_data(record: RolloutRecord, traces: list[LiveTrace]) -> PollData:
         canary = t.version == record.candidate
         if t.score is not None:
             scored.append((t.at, canary, t.score))
-        if t.session is not None and t.session not in seen:
-            seen.add(t.session)
-            record.sessions.append(t.session)
+        key = None if t.session is None else hashlib.sha256(t.session.encode()).hexdigest()[:20]
+        if key is not None and key not in seen:  # a user's id is personal data: only its digest is kept
+            seen.add(key)
+            record.sessions.append(key)
             assigned.append(canary)
         if canary:
             calls.append(CallFacts(t.error, t.latency_ms, t.cost_usd))
