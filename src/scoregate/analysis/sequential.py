@@ -37,7 +37,7 @@ import numpy as np
 
 __all__ = [
     "METHODS", "Method", "SequenceBounds", "SequentialInputError", "check_alpha", "check_differences", "check_looks",
-    "check_range", "confidence_sequence", "crossings", "difference_range", "item_order",
+    "check_range", "confidence_sequence", "crossings", "crossings_at_counts", "difference_range", "item_order",
 ]  # fmt: skip
 
 Method = Literal["betting", "empirical-bernstein"]
@@ -288,3 +288,35 @@ def _excluded_up_to(x: np.ndarray, m: float, looks: np.ndarray, alpha: float) ->
     lam = lam_dot if m == 0 else np.minimum(lam_dot, _C / m)
     log_k = np.cumsum(np.log1p(lam * (x - m)), axis=1)[:, looks - 1]
     return np.logical_or.accumulate(log_k >= math.log(2 / alpha), axis=1)
+
+
+def crossings_at_counts(
+    differences: np.ndarray, threshold: float, *, lo: float, hi: float, alpha: float, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return (above, below) as `crossings` does (betting), each run read at its own item counts.
+
+    `counts` is runs × looks: how many of the run's differences had come by each look (0 allowed: none yet;
+    never decreasing). A run's values past its last count are never read (pad them with any value in range).
+    """
+    check_alpha(alpha)
+    check_range(lo, hi)
+    d, at = np.asarray(differences, dtype=float), np.asarray(counts, dtype=int)
+    if d.ndim != 2 or at.ndim != 2 or at.shape[0] != d.shape[0]:
+        raise SequentialInputError("differences and counts must be runs × items and runs × looks", where="counts")
+    if at.size and (at.min() < 0 or at.max() > d.shape[1] or np.any(np.diff(at, axis=1) < 0)):
+        raise SequentialInputError(f"counts must be never decreasing, from 0 to {d.shape[1]}", where="counts")
+    check_differences(d, lo, hi)
+    if hi == lo:
+        return np.broadcast_to(lo > threshold, at.shape).copy(), np.broadcast_to(lo < threshold, at.shape).copy()
+    x, a = (np.clip(d, lo, hi) - lo) / (hi - lo), (threshold - lo) / (hi - lo)
+    return _excluded_at(x, a, at, alpha), _excluded_at(1 - x, 1 - a, at, alpha)
+
+
+def _excluded_at(x: np.ndarray, m: float, counts: np.ndarray, alpha: float) -> np.ndarray:
+    """Return, per row and look, whether the hedged sequence read at the row's counts has excluded every value ≤ m."""
+    if m < 0 or m >= 1:
+        return np.full(counts.shape, m < 0)
+    lam_dot = _plugins(x, alpha)[0]
+    lam = lam_dot if m == 0 else np.minimum(lam_dot, _C / m)
+    log_k = np.concatenate([np.zeros((x.shape[0], 1)), np.cumsum(np.log1p(lam * (x - m)), axis=1)], axis=1)
+    return np.logical_or.accumulate(np.take_along_axis(log_k, counts, axis=1) >= math.log(2 / alpha), axis=1)

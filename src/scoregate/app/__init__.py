@@ -55,6 +55,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "scoregate.app.promotion_evidence": ("version_label", "version_name"),
     "scoregate.app.ranking": ("rank_stored_runs",),
+    "scoregate.app.rollout": ("Rollouts",),
     "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
     "scoregate.app.run.run_options": ("RunOptions", "check_run_flags"),
     "scoregate.app.run_watch": ("watch_run",),

@@ -33,6 +33,7 @@ from scoregate.app.promotion import NO_LANGFUSE, PromotionRefused, promote, prom
 from scoregate.app.promotion_evidence import version_label, version_name
 from scoregate.app.ranking import rank_stored_runs
 from scoregate.app.response_cache import cache_stats, clear_cache
+from scoregate.app.rollout import Rollouts
 from scoregate.app.run.budget_gate import forecast_experiment
 from scoregate.app.run.experiment import run_experiment, run_models
 from scoregate.app.run.flaky_items import flaky_report
@@ -58,6 +59,7 @@ __all__ = [
     "CalibrationRequest",
     "CompareOptions",
     "PromotionRefused",
+    "Rollouts",
     "RunOptions",
     "add_hardcases",
     "cache_stats",

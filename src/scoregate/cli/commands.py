@@ -98,6 +98,7 @@ BUILT_IN: dict[str, LazyCommand] = {
     "hardcases": _cmd("hardcases_cmd", "app", "Keep known failures as a dataset every experiment can include."),
     "runs": _cmd("runs_cmd", "app", "Inspect the local run store (runs/)."),
     "items": _cmd("items_cmd", "app", "Items across the runs of an experiment."),
+    "rollout": _cmd("rollout_cmd", "app", "Canary rollouts: start one, watch its live scores to a decision, status."),
     "model": _cmd("model_cmd", "app", "The embedded local model (llama.cpp serving SmolLM2-135M-Instruct)."),
     "cache": _cmd("cache_cmd", "app", "The response cache (.scoregate/cache.sqlite)."),
     "langfuse": _cmd(

@@ -265,10 +265,18 @@ def compare(
     eval_rows: Annotated[
         bool, typer.Option("--eval-rows", help="Also log both runs' per-item scores as MLflow evaluation rows.")
     ] = False,
+    markdown: Annotated[
+        str | None,
+        typer.Option(
+            "--markdown", metavar="FILE", help="Also write the comparison as Markdown to FILE (a PR comment)."
+        ),
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several."""
     if more_runs or rank:
+        if markdown is not None:
+            raise typer.BadParameter("describes a comparison of two runs, not a ranking", param_hint="--markdown")
         if metric and len(metric) > 1:
             raise typer.BadParameter("ranking takes one --metric")
         from scoregate.app import rank_stored_runs
@@ -282,7 +290,7 @@ def compare(
             print_ranking(console, ranking)
         _report(
             project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json
-        )()
+        )[0]()
         return
     from scoregate.app import CompareOptions, compare_stored_runs
 
@@ -297,12 +305,15 @@ def compare(
         eval_rows=eval_rows,
     )
     said: list[Callable[[], None]] = []
+    pages: list[Path | None] = []
 
     def before_mirror(outcome: CompareOutcome) -> None:
         # the report is written before MLflow is imported, so the process never holds both (issue 19: 250 MB)
         if not as_json:
             print_outcome(outcome)
-        said.append(_report(project_root(project), [run_a, run_b], None, quiet=as_json))
+        say, page = _report(project_root(project), [run_a, run_b], None, quiet=as_json)
+        said.append(say)
+        pages.append(page)
 
     outcome = compare_stored_runs(project_root(project), run_a, run_b, options, before_mirror=before_mirror)
     if as_json:
@@ -311,10 +322,25 @@ def compare(
         print_mirror(outcome)
     for say in said:
         say()
+    if markdown is not None:
+        _write_markdown(project_root(project), outcome, Path(markdown), pages[0] if pages else None, quiet=as_json)
 
 
-def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) -> Callable[[], None]:
-    """Write the comparison's HTML report; return what says where (on stderr with --json, so stdout stays JSON)."""
+def _write_markdown(root: Path, outcome: CompareOutcome, path: Path, page: Path | None, *, quiet: bool) -> None:
+    """`compare --markdown FILE`: the comparison's evidence for a pull request (`markdown_evidence`)."""
+    from scoregate.app import run_view
+    from scoregate.cli.markdown_evidence import compare_markdown, shown_path, write_markdown
+
+    candidate = run_view(root, outcome.comparison.b.run_id)
+    write_markdown(path, compare_markdown(outcome, candidate, report=shown_path(root, page)))
+    print_wrapped(err_console if quiet else console, keep("markdown:", str(path)))
+
+
+def _report(
+    root: Path, run_ids: list[str], metric: str | None, *, quiet: bool
+) -> tuple[Callable[[], None], Path | None]:
+    """Write the comparison's HTML report; return what says where (on stderr with --json, so stdout stays JSON) and
+    the page (None when it was not written)."""
     from scoregate.app import report_runs
     from scoregate.errors import ScoregateError
 
@@ -322,5 +348,5 @@ def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) 
         path = report_runs(root, run_ids, metric=metric)
     except ScoregateError as exc:  # the comparison is printed; its page is not essential to it
         message = f"report not written: {exc.render()}"
-        return lambda: print_wrapped(err_console, message)
-    return lambda: print_wrapped(err_console if quiet else console, keep("report:", str(path)))
+        return (lambda: print_wrapped(err_console, message)), None
+    return (lambda: print_wrapped(err_console if quiet else console, keep("report:", str(path)))), path

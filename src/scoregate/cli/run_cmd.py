@@ -69,6 +69,7 @@ def run(
     max_cost: run_flags.MaxCost = None,
     stop_batch: run_flags.StopBatch = None,
     heartbeat: run_flags.Heartbeat = 30.0,
+    markdown: run_flags.Markdown = None,
     project: ProjectOption = None,
 ) -> None:
     """Run an experiment (or resume one), print scores and gates, mirror to MLflow; no name: list experiments."""
@@ -81,6 +82,10 @@ def run(
     if experiment is None and resume is None:
         _list_experiments(project, as_json=as_json)
         return
+    if markdown is not None and (dry_run or models is not None or shard is not None):
+        raise typer.BadParameter(
+            "describes one whole run: not with --dry-run, --models or --shard", param_hint="--markdown"
+        )
     off = mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
     source = run_flags.prompts_from(prompt_source, no_langfuse)
     named = models.split(",") if models is not None else None
@@ -104,7 +109,7 @@ def run(
     elif models is not None:
         _run_each_model(root, name, _model_names(models), options, human, as_json=as_json, fail_on_gates=fail_on_gates)
     else:
-        _run_one(root, name, options, human, as_json=as_json, fail_on_gates=fail_on_gates)
+        _run_one(root, name, options, human, as_json=as_json, fail_on_gates=fail_on_gates, markdown=markdown)
 
 
 def _forecast(root: Path, experiment: str, options: RunOptions, *, as_json: bool) -> None:
@@ -149,7 +154,14 @@ def _run_each_model(
 
 
 def _run_one(
-    root: Path, experiment: str, options: RunOptions, human: Console, *, as_json: bool, fail_on_gates: bool
+    root: Path,
+    experiment: str,
+    options: RunOptions,
+    human: Console,
+    *,
+    as_json: bool,
+    fail_on_gates: bool,
+    markdown: str | None = None,
 ) -> None:
     """One run (or shard, or resume): its report, JSON when asked; exit 1 when no item succeeded, 3 on gates."""
     from scoregate.app import run_experiment
@@ -164,6 +176,8 @@ def _run_one(
         _report_shard(outcome, human, as_json=as_json)
         return
     _report(outcome, root, human)
+    if markdown is not None:
+        _write_markdown(root, outcome, Path(markdown), human)
     if as_json:
         typer.echo(json.dumps(_outcome_json(outcome), indent=2, default=str))
     if outcome.succeeded_items == 0:
@@ -172,6 +186,18 @@ def _run_one(
     if fail_on_gates and outcome.verdict != "pass":
         raise typer.Exit(int(ExitCode.GATES_FAILED))
     mirror_exit([outcome])
+
+
+def _write_markdown(root: Path, outcome: RunOutcome, path: Path, human: Console) -> None:
+    """`run --markdown FILE`: the run's evidence for a pull request (`markdown_evidence`)."""
+    from scoregate.app import run_view
+    from scoregate.cli.layout import keep
+    from scoregate.cli.markdown_evidence import run_markdown, shown_path, write_markdown
+
+    key = outcome.summary_record.experiment or outcome.run_id
+    view = run_view(root, outcome.run_id)
+    write_markdown(path, run_markdown(view, report=shown_path(root, outcome.report), key=key))
+    print_wrapped(human, keep("markdown:", str(path)))
 
 
 def _report_shard(outcome: RunOutcome, human: Console, *, as_json: bool) -> None:

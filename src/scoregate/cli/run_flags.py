@@ -70,6 +70,15 @@ EvalRows = Annotated[
     bool, typer.Option("--eval-rows", help="Also write each item as an MLflow evaluation row (~57 ms/item).")
 ]
 
+Markdown = Annotated[
+    str | None,
+    typer.Option(
+        "--markdown",
+        metavar="FILE",
+        help="Also write the run's evidence as Markdown to FILE (a CI job summary, a PR comment).",
+    ),
+]
+
 NoReport = Annotated[
     bool,
     typer.Option("--no-report", help="Do not write runs/<id>/report.html (`scoregate report RUN` can)."),
