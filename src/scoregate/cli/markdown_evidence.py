@@ -21,7 +21,8 @@ from scoregate.cli.layout import signed
 from scoregate.errors import ScoregateError
 
 if TYPE_CHECKING:
-    from scoregate.app import CompareOutcome, RunView
+    from scoregate.app.comparison import CompareOutcome
+    from scoregate.app.runs import RunView
     from scoregate.store.record import RunSummary
 
 WIDTH = 80
