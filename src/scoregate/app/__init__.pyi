@@ -9,6 +9,7 @@ from scoregate.app.annotation import pull_scores, queue_run
 from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_runs import calibrate_stored_runs
 from scoregate.app.calibration_sources import calibrate_file
+from scoregate.app.cascade import calibrate_stored_cascade
 from scoregate.app.comparison import CompareOptions, CompareOutcome, compare_stored_runs
 from scoregate.app.forecast import RunForecast
 from scoregate.app.hardcases import HardcasesReport, add_hardcases
@@ -82,6 +83,7 @@ __all__ = [
     "add_hardcases",
     "cache_stats",
     "calibrate_file",
+    "calibrate_stored_cascade",
     "calibrate_stored_runs",
     "check_connection",
     "check_plugins",

@@ -62,6 +62,9 @@ BUILT_IN: dict[str, LazyCommand] = {
         "calibrate_command",
         "Measure how well a judge agrees with human ratings: correlations, kappa, agreement, MAE, with 95% CIs.",
     ),
+    "cascade": _cmd(
+        "cascade_cmd", "cascade", "Choose a cascade judge's first-judge threshold with a guaranteed human agreement."
+    ),
     "compare": _cmd(
         "compare_cmd",
         "compare",

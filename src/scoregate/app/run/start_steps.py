@@ -13,6 +13,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from scoregate.app.run.cascade_step import cascade_step
 from scoregate.app.run.prompt_step import prompt_source_line, use_langfuse_prompts
 from scoregate.app.run.receipts import build_receipts, local_prompt_version
 from scoregate.app.run.resumption import check_resumable, forget_mirrored
@@ -33,6 +34,7 @@ __all__ = [
     "START_STEPS",
     "budget_step",
     "caller_step",
+    "cascade_step",
     "check_floor_step",
     "models_check_step",
     "plan_step",
@@ -165,6 +167,7 @@ START_STEPS: list[StartStep] = [
     caller_step,
     models_check_step,
     check_floor_step,
+    cascade_step,
     store_step,
 ]
 """What a run does before its first item, in order (read when a run starts, so a test may insert one)."""
