@@ -122,6 +122,7 @@ def test_a_run_starts_with_the_sinks_the_plan_the_budget_gate_the_models_check_t
         start_steps.caller_step,
         start_steps.models_check_step,
         start_steps.check_floor_step,
+        start_steps.cascade_step,
         start_steps.store_step,
     ] == steps.START_STEPS
 

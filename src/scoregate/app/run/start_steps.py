@@ -1,6 +1,7 @@
 """The steps of a run's start, each taking the `StartingRun` and adding to it, in the order `START_STEPS` gives:
 the sinks' own checks, the prompts, the plan, a stop-early plan, the budget gate, the model caller (and a resume's
-check of what changed), the models' one-token check, the time budget's floor from its replies, then the store.
+check of what changed), the models' one-token check, the time budget's floor from its replies, a cascade judge's
+saved threshold, then the store.
 
 Every step before `models_check_step` spends no model request, so a run refused there spends none; the store is
 made last, so a refused run leaves no run behind. The whole run's order: `scoregate.app.run.steps`.

@@ -7,8 +7,9 @@ A run goes start steps → items → finish steps (summary, report, telemetry, p
    one has nothing to run (it only mirrors), creates a new run's store and picks how its items run;
 2. `START_STEPS`, in order, each taking the `StartingRun` and adding to it: the sinks' checks, the prompts, the
    plan, a stop-early plan, the budget gate, the model caller (a resume whose receipts changed is refused), the
-   models' one-token check, the time budget's floor, the store. A step refuses the run by raising; every step
-   before `models_check_step` spends no model request, and no run is stored before `store_step`;
+   models' one-token check, the time budget's floor, a cascade judge's threshold, the store. A step refuses the run
+   by raising; every step before `models_check_step` spends no model request, and no run is stored before
+   `store_step`;
 3. items: one of three ways, from the run's way (`run_way.choose_items`): one shard's items, a stop-early run's
    batches, or every item (each repeat). A shard then ends at `shards.finish_shard` (`scoregate merge` summarises);
 4. `FINISH_STEPS`, in order, for a whole run: each takes the `FinishedRun` and adds to its outcome;
