@@ -128,6 +128,15 @@ def test_a_calibrated_cascade_asks_the_strong_judge_only_when_its_first_judge_is
     assert "the first judge cheap keeps items at confidence >= 1 (agreement >= 0.8 with probability 0.9" in said
     assert judge_requests(scripted_server, "scripted-1") == UNSURE
     assert judge_requests(scripted_server, "cheap-1") == 5 * (SURE + UNSURE)
+    assert (
+        "cascade ev_actionability_v1: the first judge cheap kept 30 of 40 items (75%, confidence >= 1; calibrated "
+        "for agreement >= 0.8 with probability 0.9); the strong judge scored 10; judge cost saved $" in said
+    )
+    scores = {r["item_id"]: {s["name"]: s for s in r["scores"]} for r in runs.results()}
+    kept, escalated = scores["lab-00"], scores["lab-35"]
+    assert kept["actionability_score"]["comment"].startswith("[kept by the first judge cheap: confidence 1 >= 1]")
+    assert escalated["actionability_score"]["comment"].startswith("[escalated: the first judge cheap was unsure")
+    assert escalated["actionability_score"]["value"] == 1 != escalated["actionability_score_first"]["value"]
 
 
 def test_too_few_labels_say_so_and_the_strong_judge_scores_everything(
