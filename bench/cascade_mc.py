@@ -52,7 +52,7 @@ SETTINGS = ((0.8, 0.1), (0.8, 0.05), (0.7, 0.1))
 
 def realised(weights: np.ndarray, agreement: np.ndarray, threshold: float) -> float:
     """The population's agreement on the items at or above `threshold`."""
-    kept = CONFIDENCES >= threshold - 1e-12
+    kept = threshold - 1e-12 <= CONFIDENCES
     return float((weights[kept] * agreement[kept]).sum() / weights[kept].sum())
 
 
@@ -71,7 +71,7 @@ def scenario(
             abstained += 1
             kept_shares.append(0.0)
             continue
-        kept_shares.append(float(weights[CONFIDENCES >= choice.threshold - 1e-12].sum() / weights.sum()))
+        kept_shares.append(float(weights[choice.threshold - 1e-12 <= CONFIDENCES].sum() / weights.sum()))
         failures += realised(weights, agreement, choice.threshold) < target
     return {
         "population": name, "n": n, "target": target, "delta": delta, "draws": draws,
