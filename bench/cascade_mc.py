@@ -56,9 +56,7 @@ def realised(weights: np.ndarray, agreement: np.ndarray, threshold: float) -> fl
     return float((weights[kept] * agreement[kept]).sum() / weights[kept].sum())
 
 
-def scenario(
-    rng: np.random.Generator, name: str, n: int, target: float, delta: float, draws: int
-) -> dict[str, Any]:
+def scenario(rng: np.random.Generator, name: str, n: int, target: float, delta: float, draws: int) -> dict[str, Any]:
     """Run `draws` calibration draws of one scenario; return the failure and abstention rates and the share kept."""
     weights, agreement = (np.array(v) for v in POPULATIONS[name])
     failures = abstained = 0
