@@ -50,7 +50,10 @@ def print_cascade(data: dict[str, Any]) -> None:
         f"strong judge {data['strong_agreement']:.3f}" if data["strong_agreement"] is not None else "",
     ]
     _row("agreement", "; ".join(a for a in agree if a) or "none measured")
-    if cost["saved"] is None:
+    if choice["threshold"] is None:
+        spent = f"; the first judge's calls cost {_money(cost['first_cost'])}" if cost["first_cost"] is not None else ""
+        _row("cost saved", f"none: without a threshold nothing is kept{spent}")
+    elif cost["saved"] is None:
         _row("cost saved", f"unknown: {cost['reason']}")
     elif cost["saved"] < 0:
         spared = cost["strong_per_item"] * choice["kept"]
@@ -68,7 +71,8 @@ def print_cascade(data: dict[str, Any]) -> None:
         )
     for test in choice["tested"]:
         verdict = "holds" if test["p_value"] <= choice["delta"] else "not shown: the sequence stops"
-        shown = f"{test['agreed']} of {test['kept']} agree, p = {test['p_value']:.4f}"
+        p = "p < 0.0001" if test["p_value"] < 0.0001 else f"p = {test['p_value']:.4f}"
+        shown = f"{test['agreed']} of {test['kept']} agree, {p}"
         _row("tested", f">= {test['threshold']:g}: {shown} ({verdict})")
     if data["saved_to"]:
         print_wrapped(console, data["saved_to"], first="saved ", indent="  ")

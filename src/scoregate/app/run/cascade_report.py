@@ -75,10 +75,23 @@ def cascade_report(run: FinishedRun) -> None:
                 f"confidence >= {found.threshold:g}; calibrated for agreement >= {judge.cascade.target:g} with "
                 f"probability {1 - judge.cascade.delta:g}); the strong judge scored {found.items - found.kept}"
             )
-        cost = found.cost
-        if cost.saved is not None and cost.strong_per_item is not None:
-            alone = cost.strong_per_item * cost.items
-            line += f"; judge cost saved ${cost.saved:.4f} of ${alone:.4f} ({cost.saved_share or 0:.0%})"
-        elif found.threshold is not None:
-            line += f"; cost saved unknown: {cost.reason}"
+        line += "; " + _cost_words(found)
         print_wrapped(console, line, first=f"cascade {judge.name}: ", indent="  ")
+
+
+def _cost_words(found: CascadeRun) -> str:
+    """What the run's judge calls say of the cascade's cost."""
+    cost = found.cost
+    if found.threshold is None:
+        spent = f" cost ${cost.first_cost:.4f}" if cost.first_cost is not None else ""
+        return f"the first judge's calls{spent} only calibrate it"
+    if cost.saved is None or cost.strong_per_item is None:
+        return f"cost saved unknown: {cost.reason}"
+    if cost.saved < 0:
+        spared = cost.strong_per_item * found.kept
+        return (
+            f"no judge cost saved: the first judge's calls (${cost.first_cost or 0:.4f}) cost more than the strong "
+            f"calls they spared (${spared:.4f})"
+        )
+    alone = cost.strong_per_item * cost.items
+    return f"judge cost saved ${cost.saved:.4f} of ${alone:.4f} ({cost.saved_share or 0:.0%})"
