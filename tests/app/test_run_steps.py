@@ -16,6 +16,7 @@ from scoregate.app.run.canary_step import judge_canary
 from scoregate.app.run.cascade_report import cascade_report
 from scoregate.app.run.finished_run import FinishedRun
 from scoregate.app.run.items import AllItems, ShardItems, StopEarlyItems
+from scoregate.app.run.power_step import gate_power
 from scoregate.app.run.run_way import choose_items
 from scoregate.catalog.plan import plan_experiment
 from scoregate.store.shards import Shard
@@ -35,7 +36,7 @@ def test_a_whole_run_ends_with_the_summary_the_report_the_post_run_steps_then_th
         finish_steps.post_run_step,
         finish_steps.mirror_step,
     ) == steps.FINISH_STEPS
-    assert [judge_canary, cascade_report] == steps.POST_RUN_STEPS
+    assert [judge_canary, cascade_report, gate_power] == steps.POST_RUN_STEPS
 
 
 def test_the_way_a_run_runs_its_items_is_chosen_once_from_its_options(project_dir: Path) -> None:

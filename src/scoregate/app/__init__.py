@@ -19,6 +19,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.run.budget_gate": ("forecast_experiment",),
     "scoregate.app.calibration_request": ("CalibrationRequest",),
     "scoregate.app.cascade": ("calibrate_stored_cascade",),
+    "scoregate.app.plan": ("plan_stored_experiment",),
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),

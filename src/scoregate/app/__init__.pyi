@@ -27,6 +27,7 @@ from scoregate.app.local_model import local_model_status, serve_local_model, sto
 from scoregate.app.merge import merge_run
 from scoregate.app.merge_outcome import MergeOutcome
 from scoregate.app.mirror_sync import sync_stored_run
+from scoregate.app.plan import plan_stored_experiment
 from scoregate.app.plugin_listing import check_plugins, installed_plugins
 from scoregate.app.project_info import check_project, experiment_rows, score_directions
 from scoregate.app.promotion import NO_LANGFUSE, PromotionRefused, promote, promotion_history, rollback
@@ -109,6 +110,7 @@ __all__ = [
     "output_text",
     "parse_margins",
     "parse_shard",
+    "plan_stored_experiment",
     "promote",
     "promotion_history",
     "pull_scores",

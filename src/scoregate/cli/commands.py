@@ -65,6 +65,11 @@ BUILT_IN: dict[str, LazyCommand] = {
     "cascade": _cmd(
         "cascade_cmd", "cascade", "Choose a cascade judge's first-judge threshold with a guaranteed human agreement."
     ),
+    "plan": _cmd(
+        "plan_cmd",
+        "plan",
+        "How many items x repeats detect a difference, their forecast cost, what the dataset detects.",
+    ),
     "compare": _cmd(
         "compare_cmd",
         "compare",

@@ -27,6 +27,7 @@ from scoregate.app.run.canary_step import judge_canary
 from scoregate.app.run.cascade_report import cascade_report
 from scoregate.app.run.finish_steps import FINISH_STEPS, finish_run
 from scoregate.app.run.finished_run import FinishedRun, PostRunStep
+from scoregate.app.run.power_step import gate_power
 from scoregate.app.run.start_steps import START_STEPS
 from scoregate.app.run.starting_run import StartingRun, StartStep
 
@@ -44,5 +45,6 @@ __all__ = [
 POST_RUN_STEPS: list[PostRunStep] = [
     judge_canary,  # a judge that changed since its calibration re-scores its canary set
     cascade_report,  # a cascade judge's share kept and cost saved
+    gate_power,  # a regression gate whose margin is below what the run can detect
 ]
 """The steps after a finished run, in order (read when a run starts, so a test may append one)."""

@@ -1,0 +1,86 @@
+"""`scoregate plan EXPERIMENT --detect D [--power P]`: the items × repeats that detect D, and what they cost."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from scoregate.cli.layout import print_wrapped
+from scoregate.cli.options import ProjectOption, project_root
+from scoregate.support.console import lazy_console
+
+console = lazy_console()
+LABEL = 14
+
+
+def _row(label: str, text: str) -> None:
+    print_wrapped(console, text, first=f"  {label:<{LABEL}}", indent=" " * (LABEL + 2))
+
+
+def _interval(figure: dict[str, float] | None, unit: str) -> str:
+    if figure is None:
+        return ""
+    scale, fmt = (60.0, "{:.1f} min") if unit == "min" else (1.0, "${:.2f}")
+    low, high = figure.get("low"), figure.get("high")
+    shown = fmt.format(figure["expected"] / scale)
+    if low is not None and high is not None:
+        shown += f" [{fmt.format(low / scale)}, {fmt.format(high / scale)}]"
+    return shown
+
+
+def _repeats(r: int) -> str:
+    return f"{r} repeat" + ("s" if r > 1 else "")
+
+
+def print_plan(data: dict[str, Any]) -> None:
+    """Print a plan: per metric, its variance, the items needed per repeats with their cost, what the dataset does."""
+    print_wrapped(
+        console,
+        f"plan {data['experiment']}: detect a difference of {data['detect']:g} with power {data['power']:g} "
+        f"(two-sided test at 5%), from run {data['run_id']}",
+    )
+    for metric in data["metrics"]:
+        variance = metric["variance"]
+        gate = f" (gate {metric['gate']})" if metric["gate"] else ""
+        print_wrapped(console, f"{metric['metric']}{gate}")
+        sd = variance["between"] ** 0.5
+        spread = f"sd {sd:.3g} per item"
+        if variance["within"] is not None:
+            spread += f", {variance['within'] ** 0.5:.3g} between repeats of an item"
+        _row("variance", f"{spread}; {variance['source']}")
+        for note in metric["notes"]:
+            _row("note", note)
+        for row in metric["rows"]:
+            if row["items"] is None:
+                _row("needed", f"{_repeats(row['repeats'])}: not reachable: {row['reason']}")
+                continue
+            cost = _interval(row["cost_usd"], "usd") or str(row["cost_reason"])
+            wall = _interval(row["wall_s"], "min")
+            more = f"{row['items']:,} items × {_repeats(row['repeats'])}: cost {cost}" + (f", {wall}" if wall else "")
+            if row["items"] > metric["dataset_items"]:
+                more += f" (the dataset has {metric['dataset_items']:,})"
+            _row("needed", more)
+        can = ", ".join(f"{v:.3g} at {_repeats(int(r))}" for r, v in metric["detectable"].items())
+        _row("this dataset", f"{metric['dataset_items']:,} items detect {can}")
+
+
+def plan(
+    experiment: Annotated[str, typer.Argument(help="The experiment to plan (from scoregate.yaml).")],
+    detect: Annotated[float, typer.Option("--detect", help="The difference to detect, in the metric's units.")],
+    power: Annotated[float, typer.Option("--power", help="The chance to detect it when it is there.")] = 0.8,
+    metric: Annotated[
+        str | None, typer.Option("--metric", help="A score key; default: every score a gate of the experiment names.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Say how many items × repeats detect a difference, from past runs' variance, and what that run costs."""
+    from scoregate.app import plan_stored_experiment
+
+    found = plan_stored_experiment(project_root(project), experiment, detect=detect, power=power, metric=metric)
+    if as_json:
+        typer.echo(json.dumps(found.to_dict(), indent=2))
+        return
+    print_plan(found.to_dict())
