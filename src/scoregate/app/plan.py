@@ -95,16 +95,15 @@ def metric_variance(
     if label is not None:
         found = find_baseline(store, label=label, project_root=root, runs_dir=root / "runs")
         if found.store is not None:
-            reference = item_values(found.store, metric)
             try:
-                paired, n = paired_variance(values, reference, within)
+                paired, n = paired_variance(_first_repeat(store, metric), _first_repeat(found.store, metric), None)
             except ValueError:
                 notes.append(f"the {label} run {found.store.run_id} shares too few measured items to pair")
             else:
-                ref_repeats = sum(len(v) for v in reference.values()) / max(1, len(reference))
-                noise = (within or 0.0) / ref_repeats
-                variance = Variance(paired + noise, within, 0.0, n, f"paired with {label} run {found.store.run_id}")
-                return variance, found.store.run_id, notes
+                if within is not None:
+                    notes.append("a regression gate reads repeat 1 of each run: repeats do not help it, none planned")
+                variance = Variance(paired, None, 0.0, n, f"paired with {label} run {found.store.run_id} (repeat 1)")
+                return variance, found.store.run_id, [n for n in notes if not n.startswith("no repeats")]
         else:
             notes.append(f"no {label} run to pair with ({found.problem})")
     notes.append("unpaired: the difference of two runs is taken to vary twice as much as one run")
@@ -180,11 +179,11 @@ def plan_stored_experiment(
 
 def gate_power_warnings(root: Path, store: RunStore, gates: Sequence[Any], *, power: float = 0.8) -> list[str]:
     """A line for each regression gate whose margin is below the smallest difference the run, paired with its
-    reference, can detect (a gate without a reference run is INCOMPLETE anyway: no line)."""
+    reference, can detect; like the gate, it reads repeat 1 of both runs (a gate without a reference run is
+    INCOMPLETE anyway: no line)."""
     lines = []
     for gate in gates:
-        margin = getattr(gate, "margin", None)
-        label = getattr(gate, "compare_to", None)
+        margin, label = getattr(gate, "margin", None), getattr(gate, "compare_to", None)
         if margin is None or label is None:
             continue
         try:
@@ -193,8 +192,7 @@ def gate_power_warnings(root: Path, store: RunStore, gates: Sequence[Any], *, po
             continue
         if paired_with is None:
             continue
-        repeats = max(1, round(sum(len(v) for v in item_values(store, gate.metric).values()) / variance.items))
-        can = detectable(variance, variance.items, repeats, power=power)
+        can = detectable(variance, variance.items, 1, power=power)
         if margin < can:
             lines.append(
                 f"gate {gate.name}: margin {margin:g} is below the smallest difference this run can detect "
@@ -202,3 +200,13 @@ def gate_power_warnings(root: Path, store: RunStore, gates: Sequence[Any], *, po
                 f"{store.manifest_record.receipts.experiment} --detect {margin:g}` says how many items it takes"
             )
     return lines
+
+
+def _first_repeat(store: RunStore, metric: str) -> ItemValues:
+    """Item id → [the metric's value in repeat 1], as a regression gate reads it."""
+    values: ItemValues = {}
+    for result in store.iter_results():
+        score = result.score(metric)
+        if score is not None and isinstance(score.value, int | float):
+            values[result.item_id] = [float(score.value)]
+    return values

@@ -22,12 +22,11 @@ def _row(label: str, text: str) -> None:
 def _interval(figure: dict[str, float] | None, unit: str) -> str:
     if figure is None:
         return ""
-    scale, fmt = (60.0, "{:.1f} min") if unit == "min" else (1.0, "${:.2f}")
-    low, high = figure.get("low"), figure.get("high")
-    shown = fmt.format(figure["expected"] / scale)
-    if low is not None and high is not None:
-        shown += f" [{fmt.format(low / scale)}, {fmt.format(high / scale)}]"
-    return shown
+    return f"${figure['expected']:.2f} [${figure['low']:.2f}, ${figure['high']:.2f}]"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value < 120 else f"{value / 60:.1f} min"
 
 
 def _repeats(r: int) -> str:
@@ -45,10 +44,9 @@ def print_plan(data: dict[str, Any]) -> None:
         variance = metric["variance"]
         gate = f" (gate {metric['gate']})" if metric["gate"] else ""
         print_wrapped(console, f"{metric['metric']}{gate}")
-        sd = variance["between"] ** 0.5
-        spread = f"sd {sd:.3g} per item"
+        spread = f"a per-item difference varies by sd {variance['between'] ** 0.5:.3g}"
         if variance["within"] is not None:
-            spread += f", {variance['within'] ** 0.5:.3g} between repeats of an item"
+            spread += f", plus sd {variance['within'] ** 0.5:.3g} of repeat noise (shrinks with repeats)"
         _row("variance", f"{spread}; {variance['source']}")
         for note in metric["notes"]:
             _row("note", note)
@@ -57,8 +55,10 @@ def print_plan(data: dict[str, Any]) -> None:
                 _row("needed", f"{_repeats(row['repeats'])}: not reachable: {row['reason']}")
                 continue
             cost = _interval(row["cost_usd"], "usd") or str(row["cost_reason"])
-            wall = _interval(row["wall_s"], "min")
-            more = f"{row['items']:,} items × {_repeats(row['repeats'])}: cost {cost}" + (f", {wall}" if wall else "")
+            wall = _seconds(row["wall_s"]["expected"]) if row["wall_s"] else ""
+            more = f"{row['items']:,} items × {_repeats(row['repeats'])}: cost {cost}" + (
+                f", about {wall}" if wall else ""
+            )
             if row["items"] > metric["dataset_items"]:
                 more += f" (the dataset has {metric['dataset_items']:,})"
             _row("needed", more)
