@@ -88,12 +88,20 @@ class QueueReport:
     added: int
     already: int
     url: str
+    escalated: str | None = None
+    """The cascade judge whose escalated items alone were queued (None: every item)."""
 
 
-def queue_run(root: Path, target: str, *, api: PublicApi | None = None) -> QueueReport:
-    """Create (once) the dataset's annotation queue with the human score configs; add the run's traces not in it."""
+def queue_run(root: Path, target: str, *, api: PublicApi | None = None, escalated: str | None = None) -> QueueReport:
+    """Create (once) the dataset's annotation queue with the human score configs; add the run's traces not in it
+    (with `escalated`, only those of the items that cascade judge sent to its strong judge)."""
     project = load_project(root)
     store = resolve_run(project.root, target)
+    keep = None
+    if escalated is not None:
+        from scoregate.app.cascade import escalated_items
+
+        keep = escalated_items(project, store, escalated)
     dataset = store.manifest_record.receipts.dataset_name()
     name = f"scoregate {dataset} human ratings"
     own = api is None
@@ -115,6 +123,8 @@ def queue_run(root: Path, target: str, *, api: PublicApi | None = None) -> Queue
         items = f"{QUEUES}/{queue['id']}/items"
         present = {i["objectId"] for i in api.pages(FEATURE, "listing the queue's items", items)}
         traces = mirrored_traces(store)
+        if keep is not None:
+            traces = {key: trace for key, trace in traces.items() if key.partition("#")[0] in keep}
         added = 0
         for trace_id in traces.values():
             if trace_id not in present:
@@ -122,7 +132,7 @@ def queue_run(root: Path, target: str, *, api: PublicApi | None = None) -> Queue
                          json={"objectId": trace_id, "objectType": "TRACE"})  # fmt: skip
                 added += 1
         url = f"{api.host}/project/{api.project_id()}/annotation-queues/{queue['id']}"
-        return QueueReport(store.run_id, str(queue["id"]), name, created, added, len(traces) - added, url)
+        return QueueReport(store.run_id, str(queue["id"]), name, created, added, len(traces) - added, url, escalated)
     finally:
         if own:
             api.close()

@@ -30,6 +30,7 @@ from scoregate.app.calibration_sources import pairs_from_runs
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError, UsageError
 from scoregate.scoring.kinds.llm_judge import JudgeCascade, LlmJudgeSpec, as_llm_judge
+from scoregate.store.repeats import iter_all_results
 from scoregate.store.run_store import RunStore
 from scoregate.support.files import replace_atomically
 
@@ -232,6 +233,18 @@ def _model(project: Project, name: str) -> dict[str, str | None]:
 
 def _share(flags: list[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
+
+
+def escalated_items(project: Project, store: RunStore, evaluator: str) -> set[str]:
+    """The ids of the run's items the cascade judge `evaluator` sent to its strong judge (every item it scored when
+    no threshold held)."""
+    _, cascade = cascade_of(project, evaluator)
+    purpose = f"judge:{evaluator}"
+    return {
+        result.item_id
+        for result in iter_all_results(store)
+        if any(c.purpose == purpose and c.model_name != cascade.first_model for c in result.calls)
+    }
 
 
 def calibrate_stored_cascade(

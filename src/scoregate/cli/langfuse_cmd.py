@@ -243,14 +243,20 @@ def scores_import(
 @annotate_app.command("queue")
 def annotate_queue(
     target: Annotated[str, typer.Argument(help="A run id, or a dataset (its newest mirrored run), e.g. gold_v1.")],
+    escalated: Annotated[
+        str | None,
+        typer.Option("--escalated", help="Only the items this cascade judge sent to its strong judge."),
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Create (once) an annotation queue with the human_* score configs and add the run's traces to rate."""
     from scoregate.app import queue_run
 
-    report = queue_run(project_root(project), target)
+    report = queue_run(project_root(project), target, escalated=escalated)
     state = "created" if report.created else "found"
     print_wrapped(console, f"annotation queue {report.queue_name!r} {state}: run {report.run_id}")
+    if report.escalated:
+        print_wrapped(console, f"only the items the cascade judge {report.escalated} escalated", first="  ")
     print_wrapped(console, f"{report.added} traces added, {report.already} already queued", first="  ")
     print_wrapped(console, f"rate them at {report.url}", first="  ")
     print_wrapped(
