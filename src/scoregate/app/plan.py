@@ -93,22 +93,30 @@ def metric_variance(
     if within is None:
         notes.append("no repeats in the run: repeats are not planned (`run --repeat 2` measures their noise)")
     if label is not None:
-        found = find_baseline(store, label=label, project_root=root, runs_dir=root / "runs")
-        if found.store is not None:
-            try:
-                paired, n = paired_variance(_first_repeat(store, metric), _first_repeat(found.store, metric), None)
-            except ValueError:
-                notes.append(f"the {label} run {found.store.run_id} shares too few measured items to pair")
-            else:
-                if within is not None:
-                    notes.append("a regression gate reads repeat 1 of each run: repeats do not help it, none planned")
-                variance = Variance(paired, None, 0.0, n, f"paired with {label} run {found.store.run_id} (repeat 1)")
-                return variance, found.store.run_id, [n for n in notes if not n.startswith("no repeats")]
-        else:
-            notes.append(f"no {label} run to pair with ({found.problem})")
+        paired, why = paired_with_reference(root, store, metric, label)
+        if paired is not None:
+            if within is not None:
+                notes.append("a regression gate reads repeat 1 of each run: repeats do not help it, none planned")
+            return paired, why, [n for n in notes if not n.startswith("no repeats")]
+        notes.append(str(why))
     notes.append("unpaired: the difference of two runs is taken to vary twice as much as one run")
     source = f"run {store.run_id}, {len(values)} items × {repeats:g} repeats"
     return Variance(2 * between, None if within is None else 2 * within, 0.0, len(values), source), None, notes
+
+
+def paired_with_reference(root: Path, store: RunStore, metric: str, label: str) -> tuple[Variance | None, str]:
+    """(the variance of the per-item difference with the `label` run, as a regression gate reads it: repeat 1 of
+    each; the reference run's id) or (None, why there is none)."""
+    found = find_baseline(store, label=label, project_root=root, runs_dir=root / "runs")
+    if found.store is None:
+        return None, f"no {label} run to pair with ({found.problem})"
+    try:
+        paired, n = paired_variance(_first_repeat(store, metric), _first_repeat(found.store, metric), None)
+    except ValueError:
+        return None, f"the {label} run {found.store.run_id} shares too few measured items to pair"
+    return Variance(
+        paired, None, 0.0, n, f"paired with {label} run {found.store.run_id} (repeat 1)"
+    ), found.store.run_id
 
 
 def _metrics(plan: ExperimentPlan, asked: str | None) -> list[tuple[str, str | None, str | None]]:
@@ -186,11 +194,8 @@ def gate_power_warnings(root: Path, store: RunStore, gates: Sequence[Any], *, po
         margin, label = getattr(gate, "margin", None), getattr(gate, "compare_to", None)
         if margin is None or label is None:
             continue
-        try:
-            variance, paired_with, _ = metric_variance(root, store, gate.metric, label)
-        except ScoregateError:
-            continue
-        if paired_with is None:
+        variance, paired_with = paired_with_reference(root, store, gate.metric, label)
+        if variance is None:
             continue
         can = detectable(variance, variance.items, 1, power=power)
         if margin < can:

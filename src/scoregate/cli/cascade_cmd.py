@@ -93,7 +93,7 @@ def cascade(
     as_json: Annotated[bool, typer.Option("--json", help="Print the calibration as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:
-    """Choose a cascade judge's first-judge confidence threshold so agreement with humans holds (fixed-sequence)."""
+    """Choose a cascade judge's first-judge threshold with a guaranteed human agreement."""
     from scoregate.app import calibrate_stored_cascade
 
     found = calibrate_stored_cascade(project_root(project), evaluator, run, human_key=human_key, save=save)

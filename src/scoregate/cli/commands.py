@@ -68,7 +68,7 @@ BUILT_IN: dict[str, LazyCommand] = {
     "plan": _cmd(
         "plan_cmd",
         "plan",
-        "How many items x repeats detect a difference, their forecast cost, what the dataset detects.",
+        "Say how many items × repeats detect a difference, what that costs, and what the dataset detects.",
     ),
     "compare": _cmd(
         "compare_cmd",

@@ -76,7 +76,7 @@ def plan(
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:
-    """Say how many items × repeats detect a difference, from past runs' variance, and what that run costs."""
+    """Say how many items × repeats detect a difference, what that costs, and what the dataset detects."""
     from scoregate.app import plan_stored_experiment
 
     found = plan_stored_experiment(project_root(project), experiment, detect=detect, power=power, metric=metric)
