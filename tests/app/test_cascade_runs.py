@@ -102,3 +102,19 @@ def test_a_judge_without_cascade_is_refused(cascade_project: Path, scoregate: Cl
     refused = scoregate("cascade", "ev_faithfulness_v1", "--run", "any")
     assert refused.code == 2
     assert "has no `cascade:`" in refused.err
+
+
+def test_a_threshold_saved_for_another_version_of_the_judge_is_not_used(
+    cascade_project: Path, scoregate: Cli, runs: Runs, edit_yaml: Edit, scripted_server: ScriptedOpenAI
+) -> None:
+    assert scoregate("run", "labelled", "--no-mlflow", "--no-cache").code == 0
+    assert scoregate("cascade", JUDGE, "--run", runs.latest(), "--save").code == 0
+    edit_yaml(cascade_project / "evaluators" / f"{JUDGE}.yaml", lambda judge: judge["cascade"].update(target=0.7))
+    scripted_server.requests.clear()
+    again = scoregate("run", "labelled", "--no-mlflow", "--no-cache")
+    assert again.code == 0, again.output
+    assert (
+        "cascade ev_actionability_v1: the cascade calibration no longer holds: its prompt, rubric or settings "
+        "changed since the calibration" in again.output
+    )
+    assert judge_requests(scripted_server, "scripted-1") == SURE + UNSURE
