@@ -20,6 +20,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.calibration_request": ("CalibrationRequest",),
     "scoregate.app.cascade": ("calibrate_stored_cascade",),
     "scoregate.app.plan": ("plan_stored_experiment",),
+    "scoregate.app.plan_labels": ("LabelRequest", "plan_stored_labels"),
     "scoregate.app.calibration_runs": ("calibrate_stored_runs",),
     "scoregate.app.calibration_sources": ("calibrate_file",),
     "scoregate.app.comparison": ("CompareOptions", "CompareOutcome", "compare_stored_runs"),

@@ -28,6 +28,7 @@ from scoregate.app.merge import merge_run
 from scoregate.app.merge_outcome import MergeOutcome
 from scoregate.app.mirror_sync import sync_stored_run
 from scoregate.app.plan import plan_stored_experiment
+from scoregate.app.plan_labels import LabelRequest, plan_stored_labels
 from scoregate.app.plugin_listing import check_plugins, installed_plugins
 from scoregate.app.project_info import check_project, experiment_rows, score_directions
 from scoregate.app.promotion import NO_LANGFUSE, PromotionRefused, promote, promotion_history, rollback
@@ -67,6 +68,7 @@ __all__ = [
     "FlakyReport",
     "HardcasesReport",
     "ImportReport",
+    "LabelRequest",
     "MergeOutcome",
     "ModelRanking",
     "PromotionRefused",
@@ -111,6 +113,7 @@ __all__ = [
     "parse_margins",
     "parse_shard",
     "plan_stored_experiment",
+    "plan_stored_labels",
     "promote",
     "promotion_history",
     "pull_scores",

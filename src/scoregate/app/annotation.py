@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scoregate.app.plan_labels import LabelRequest
 from scoregate.app.scores_import import feedback_path, load_feedback
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.mirror_state import recorded_state
@@ -90,11 +91,21 @@ class QueueReport:
     url: str
     escalated: str | None = None
     """The cascade judge whose escalated items alone were queued (None: every item)."""
+    planned: bool = False
+    """Only the items a label plan chose were queued."""
 
 
-def queue_run(root: Path, target: str, *, api: PublicApi | None = None, escalated: str | None = None) -> QueueReport:
+def queue_run(
+    root: Path,
+    target: str,
+    *,
+    api: PublicApi | None = None,
+    escalated: str | None = None,
+    labels: LabelRequest | None = None,
+) -> QueueReport:
     """Create (once) the dataset's annotation queue with the human score configs; add the run's traces not in it
-    (with `escalated`, only those of the items that cascade judge sent to its strong judge)."""
+    (with `escalated`, only those of the items that cascade judge sent to its strong judge; with `labels`, only the
+    items `scoregate plan --labels` chooses)."""
     project = load_project(root)
     store = resolve_run(project.root, target)
     keep = None
@@ -102,6 +113,11 @@ def queue_run(root: Path, target: str, *, api: PublicApi | None = None, escalate
         from scoregate.app.cascade import escalated_items
 
         keep = escalated_items(project, store, escalated)
+    if labels is not None:
+        from scoregate.app.plan_labels import plan_labels_for
+
+        chosen = plan_labels_for(project, store, labels).chosen
+        keep = (keep or set()) | {item for items in chosen.values() for item in items}
     dataset = store.manifest_record.receipts.dataset_name()
     name = f"scoregate {dataset} human ratings"
     own = api is None
@@ -132,7 +148,10 @@ def queue_run(root: Path, target: str, *, api: PublicApi | None = None, escalate
                          json={"objectId": trace_id, "objectType": "TRACE"})  # fmt: skip
                 added += 1
         url = f"{api.host}/project/{api.project_id()}/annotation-queues/{queue['id']}"
-        return QueueReport(store.run_id, str(queue["id"]), name, created, added, len(traces) - added, url, escalated)
+        already = len(traces) - added
+        return QueueReport(
+            store.run_id, str(queue["id"]), name, created, added, already, url, escalated, labels is not None
+        )
     finally:
         if own:
             api.close()
