@@ -13,8 +13,10 @@ import pytest
 from scoregate.app import RunOptions, run_experiment
 from scoregate.app.run import finish_steps, steps
 from scoregate.app.run.canary_step import judge_canary
+from scoregate.app.run.cascade_report import cascade_report
 from scoregate.app.run.finished_run import FinishedRun
 from scoregate.app.run.items import AllItems, ShardItems, StopEarlyItems
+from scoregate.app.run.power_step import gate_power
 from scoregate.app.run.run_way import choose_items
 from scoregate.catalog.plan import plan_experiment
 from scoregate.store.shards import Shard
@@ -34,7 +36,7 @@ def test_a_whole_run_ends_with_the_summary_the_report_the_post_run_steps_then_th
         finish_steps.post_run_step,
         finish_steps.mirror_step,
     ) == steps.FINISH_STEPS
-    assert [judge_canary] == steps.POST_RUN_STEPS
+    assert [judge_canary, cascade_report, gate_power] == steps.POST_RUN_STEPS
 
 
 def test_the_way_a_run_runs_its_items_is_chosen_once_from_its_options(project_dir: Path) -> None:
@@ -122,6 +124,7 @@ def test_a_run_starts_with_the_sinks_the_plan_the_budget_gate_the_models_check_t
         start_steps.caller_step,
         start_steps.models_check_step,
         start_steps.check_floor_step,
+        start_steps.cascade_step,
         start_steps.store_step,
     ] == steps.START_STEPS
 

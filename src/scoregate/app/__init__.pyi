@@ -7,6 +7,7 @@ from scoregate.app.annotation import pull_scores, queue_run
 from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.app.calibration_runs import calibrate_stored_runs
 from scoregate.app.calibration_sources import calibrate_file
+from scoregate.app.cascade import calibrate_stored_cascade
 from scoregate.app.comparison import CompareOptions, compare_stored_runs
 from scoregate.app.coverage import measure_coverage
 from scoregate.app.hardcases import add_hardcases
@@ -27,6 +28,8 @@ from scoregate.app.leaderboard import update_leaderboard
 from scoregate.app.local_model import local_model_status, serve_local_model, stop_local_model
 from scoregate.app.merge import merge_run
 from scoregate.app.mirror_sync import sync_stored_run
+from scoregate.app.plan import plan_stored_experiment
+from scoregate.app.plan_labels import LabelRequest, plan_stored_labels
 from scoregate.app.plugin_listing import check_plugins, installed_plugins
 from scoregate.app.project_info import check_project, experiment_rows, score_directions
 from scoregate.app.promotion import NO_LANGFUSE, PromotionRefused, promote, promotion_history, rollback
@@ -58,12 +61,14 @@ __all__ = [
     "WILCOXON_VARIANT",
     "CalibrationRequest",
     "CompareOptions",
+    "LabelRequest",
     "PromotionRefused",
     "Rollouts",
     "RunOptions",
     "add_hardcases",
     "cache_stats",
     "calibrate_file",
+    "calibrate_stored_cascade",
     "calibrate_stored_runs",
     "check_connection",
     "check_plugins",
@@ -91,6 +96,8 @@ __all__ = [
     "move_judge",
     "output_text",
     "parse_shard",
+    "plan_stored_experiment",
+    "plan_stored_labels",
     "promote",
     "promotion_history",
     "pull_scores",

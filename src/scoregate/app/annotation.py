@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.app.judges_scores import LiveScoresPulled, pull_live_scores
+from scoregate.app.plan_labels import LabelRequest
 from scoregate.app.scores_import import feedback_path, load_feedback
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.mirror_state import recorded_state
@@ -89,12 +90,35 @@ class QueueReport:
     added: int
     already: int
     url: str
+    escalated: str | None = None
+    """The cascade judge whose escalated items alone were queued (None: every item)."""
+    planned: bool = False
+    """Only the items a label plan chose were queued."""
 
 
-def queue_run(root: Path, target: str, *, api: PublicApi | None = None) -> QueueReport:
-    """Create (once) the dataset's annotation queue with the human score configs; add the run's traces not in it."""
+def queue_run(
+    root: Path,
+    target: str,
+    *,
+    api: PublicApi | None = None,
+    escalated: str | None = None,
+    labels: LabelRequest | None = None,
+) -> QueueReport:
+    """Create (once) the dataset's annotation queue with the human score configs; add the run's traces not in it
+    (with `escalated`, only those of the items that cascade judge sent to its strong judge; with `labels`, only the
+    items `scoregate plan --labels` chooses)."""
     project = load_project(root)
     store = resolve_run(project.root, target)
+    keep = None
+    if escalated is not None:
+        from scoregate.app.cascade import escalated_items
+
+        keep = escalated_items(project, store, escalated)
+    if labels is not None:
+        from scoregate.app.plan_labels import plan_labels_for
+
+        chosen = plan_labels_for(project, store, labels).chosen
+        keep = (keep or set()) | {item for items in chosen.values() for item in items}
     dataset = store.manifest_record.receipts.dataset_name()
     name = f"scoregate {dataset} human ratings"
     own = api is None
@@ -116,6 +140,8 @@ def queue_run(root: Path, target: str, *, api: PublicApi | None = None) -> Queue
         items = f"{QUEUES}/{queue['id']}/items"
         present = {i["objectId"] for i in api.pages(FEATURE, "listing the queue's items", items)}
         traces = mirrored_traces(store)
+        if keep is not None:
+            traces = {key: trace for key, trace in traces.items() if key.partition("#")[0] in keep}
         added = 0
         for trace_id in traces.values():
             if trace_id not in present:
@@ -123,7 +149,10 @@ def queue_run(root: Path, target: str, *, api: PublicApi | None = None) -> Queue
                          json={"objectId": trace_id, "objectType": "TRACE"})  # fmt: skip
                 added += 1
         url = f"{api.host}/project/{api.project_id()}/annotation-queues/{queue['id']}"
-        return QueueReport(store.run_id, str(queue["id"]), name, created, added, len(traces) - added, url)
+        already = len(traces) - added
+        return QueueReport(
+            store.run_id, str(queue["id"]), name, created, added, already, url, escalated, labels is not None
+        )
     finally:
         if own:
             api.close()

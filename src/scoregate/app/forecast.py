@@ -177,9 +177,11 @@ def _judge_groups(
         samples = int(getattr(spec, "samples", 1))
         max_tokens = int(getattr(spec, "max_tokens", None) or DEFAULT_MAX_TOKENS)
         prompt_chars = template + mean_input + read * CHARS_PER_OUTPUT_TOKEN
+        cascade = getattr(spec, "cascade", None)
         for model in spec.models_called(plan.judge_model_name):
+            asked = cascade.samples if cascade is not None and model == cascade.first_model else samples
             groups.append(
-                CallGroup(f"judge:{name}", model, name, items * samples, None, prompt_chars, max_tokens,
+                CallGroup(f"judge:{name}", model, name, items * asked, None, prompt_chars, max_tokens,
                           _price(project, model))
             )  # fmt: skip
     return groups

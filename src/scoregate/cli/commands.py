@@ -62,6 +62,14 @@ BUILT_IN: dict[str, LazyCommand] = {
         "calibrate_command",
         "Measure how well a judge agrees with human ratings: correlations, kappa, agreement, MAE, with 95% CIs.",
     ),
+    "cascade": _cmd(
+        "cascade_cmd", "cascade", "Choose a cascade judge's first-judge threshold with a guaranteed human agreement."
+    ),
+    "plan": _cmd(
+        "plan_cmd",
+        "plan",
+        "Say how many items × repeats detect a difference, what that costs, and what the dataset detects.",
+    ),
     "compare": _cmd(
         "compare_cmd",
         "compare",

@@ -244,14 +244,33 @@ def scores_import(
 @annotate_app.command("queue")
 def annotate_queue(
     target: Annotated[str, typer.Argument(help="A run id, or a dataset (its newest mirrored run), e.g. gold_v1.")],
+    escalated: Annotated[
+        str | None,
+        typer.Option("--escalated", help="Only the items this cascade judge sent to its strong judge."),
+    ] = None,
+    labels: Annotated[
+        int | None, typer.Option("--labels", help="Only the N items `scoregate plan --labels N` chooses.")
+    ] = None,
+    judge_key: Annotated[
+        str | None, typer.Option("--judge-key", help="With --labels: the pass/fail judge score.")
+    ] = None,
+    human_key: Annotated[str | None, typer.Option("--human-key", help="With --labels: the 0/1 human rating.")] = None,
+    pass_at: Annotated[
+        float | None, typer.Option("--pass-at", help="With --labels: a score at least this passes (judge and human).")
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Create (once) an annotation queue with the human_* score configs and add the run's traces to rate."""
-    from scoregate.app import queue_run
+    from scoregate.app import LabelRequest, queue_run
 
-    report = queue_run(project_root(project), target)
+    request = None if labels is None else LabelRequest(labels, judge_key or "", human_key or "", pass_at)
+    report = queue_run(project_root(project), target, escalated=escalated, labels=request)
     state = "created" if report.created else "found"
     print_wrapped(console, f"annotation queue {report.queue_name!r} {state}: run {report.run_id}")
+    if report.escalated:
+        print_wrapped(console, f"only the items the cascade judge {report.escalated} escalated", first="  ")
+    if report.planned:
+        print_wrapped(console, "only the items the label plan chose", first="  ")
     print_wrapped(console, f"{report.added} traces added, {report.already} already queued", first="  ")
     print_wrapped(console, f"rate them at {report.url}", first="  ")
     print_wrapped(

@@ -8,6 +8,14 @@ Self-consistency (`samples: k`): the same request is sent k times and each key t
 measured samples (the majority for boolean, the most common answer for categorical), with `spread` =
 max - min. At temperature 0 every sample would be the same, so k > 1 samples are drawn at
 `SAMPLING_TEMPERATURE`. A key is null when fewer than half the samples measured it.
+
+A cascade (`cascade:`, `CascadeJudge`): the same rubric on a cheaper first model is asked `cascade.samples` times;
+its answer is the merged answer and its confidence the share of the samples that gave it (no provider here
+returns log-probabilities, so agreement across repeated samples is the confidence: `scoregate.analysis.cascade`).
+At or above the threshold a saved cascade calibration chose, the item keeps the first judge's scores; below it, or
+without a threshold for this judge version, the strong judge scores the item. Either way the first judge's answer
+and confidence are written as `<score>_first` and `<score>_first_confidence`, so any run of the judge over
+human-labelled items calibrates it.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import json
 import re
 from typing import Any
 
+from scoregate.analysis.cascade import sample_confidence
 from scoregate.catalog.models import JudgeField
 from scoregate.catalog.templates import malformed_placeholders
 from scoregate.errors import ScoregateError
@@ -92,6 +101,10 @@ class LlmJudge:
 
     async def evaluate(self, ctx: EvalContext) -> list[Score]:
         """Return the judge's scores for one item; every key null with the reason when the call fails."""
+        return self.combine(await self.sample(ctx))
+
+    async def sample(self, ctx: EvalContext) -> list[Parsed]:
+        """Return each of the `samples` replies for one item, parsed (a failed call: every key null, with why)."""
         request = self.request(ctx)
         # Each sample gets its own `extra` marker so the response cache keeps k distinct answers.
         requests = (
@@ -99,8 +112,7 @@ class LlmJudge:
             if self.spec.samples == 1
             else [dataclasses.replace(request, extra={**request.extra, "sample": i}) for i in range(self.spec.samples)]
         )
-        replies = await asyncio.gather(*(self._ask(ctx, r) for r in requests))
-        return self._combine(list(replies))
+        return list(await asyncio.gather(*(self._ask(ctx, r) for r in requests)))
 
     def parse(self, completion: Completion) -> Parsed:
         """Read one reply into key → (value, reason); never raises."""
@@ -130,7 +142,7 @@ class LlmJudge:
             return dict.fromkeys(keys, (None, f"judge call failed: {exc}"))
         return self.parse(completion)
 
-    def _combine(self, samples: list[Parsed]) -> list[Score]:
+    def combine(self, samples: list[Parsed]) -> list[Score]:
         """Merge the samples into one score per key; the reasoning goes in the primary score's comment."""
         primary = self.spec.score.key
         merged = {f.key: merge_samples(f, [s[f.key] for s in samples]) for f in self._fields}
@@ -212,6 +224,69 @@ class LlmJudge:
                 where=where,
                 hint="write placeholders as {{name}}; a broken one would be sent to the judge literally",
             )
+
+
+class CascadeJudge:
+    """Scores with the first judge when its confidence reaches the threshold, else with the strong judge."""
+
+    def __init__(self, spec: LlmJudgeSpec, default_model: str | None) -> None:
+        assert spec.cascade is not None
+        self.name = spec.name
+        self.version = spec.version
+        self.spec = spec
+        self.cascade = spec.cascade
+        self.strong = LlmJudge(spec.model_copy(update={"cascade": None}), default_model)
+        self.model = self.strong.model
+        if self.cascade.first_model == self.model:
+            raise ScoregateError(
+                f"cascade.first_model: {self.model!r} is the run's judge model: a judge cannot be its own cascade",
+                where=f"evaluator {spec.name}",
+                hint="name a cheaper model in cascade.first_model, or give the judge its own `model:`",
+            )
+        first = spec.model_copy(
+            update={"cascade": None, "model": self.cascade.first_model, "samples": self.cascade.samples}
+        )
+        self.first = LlmJudge(first, default_model)
+        self.first_key, self.confidence_key = spec.cascade_keys()
+
+    def score_keys(self) -> list[tuple[str, DataType]]:
+        """The strong judge's keys, then the first judge's answer and confidence."""
+        return [
+            *self.strong.score_keys(),
+            (self.first_key, self.spec.score.data_type),
+            (self.confidence_key, "numeric"),
+        ]
+
+    async def evaluate(self, ctx: EvalContext) -> list[Score]:
+        """Return the first judge's scores when it is sure enough, else the strong judge's; plus the first's answer."""
+        key = self.spec.score.key
+        samples = await self.first.sample(ctx)
+        first_scores = self.first.combine(samples)
+        answer = first_scores[0]
+        confidence = sample_confidence([s[key][0] for s in samples], answer.value)
+        extras = [
+            Score(self.first_key, answer.value, self.spec.score.data_type, self.name, reason=answer.reason),
+            Score(self.confidence_key, confidence, "numeric", self.name),
+        ]
+        threshold = self.cascade.threshold
+        model = self.cascade.first_model
+        if threshold is not None and answer.value is not None and confidence >= threshold:
+            _note(first_scores[0], f"[kept by the first judge {model}: confidence {confidence:g} >= {threshold:g}]")
+            return first_scores + extras
+        scores = await self.strong.evaluate(ctx)
+        if threshold is None:
+            why = "[no cascade threshold for this judge version: the strong judge scores every item]"
+        elif answer.value is None:
+            why = f"[escalated: the first judge {model} gave no answer: {answer.reason}]"
+        else:
+            why = f"[escalated: the first judge {model} was unsure, confidence {confidence:g} < {threshold:g}]"
+        _note(scores[0], why)
+        return scores + extras
+
+
+def _note(score: Score, line: str) -> None:
+    """Put the cascade's decision first in the primary score's comment."""
+    score.comment = f"{line}\n{score.comment}" if score.comment else line
 
 
 def judge_schema(fields: list[JudgeField]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The steps of a run's start, each taking the `StartingRun` and adding to it, in the order `START_STEPS` gives:
 the sinks' own checks, the prompts, the plan, a stop-early plan, the budget gate, the model caller (and a resume's
-check of what changed), the models' one-token check, the time budget's floor from its replies, then the store.
+check of what changed), the models' one-token check, the time budget's floor from its replies, a cascade judge's
+saved threshold, then the store.
 
 Every step before `models_check_step` spends no model request, so a run refused there spends none; the store is
 made last, so a refused run leaves no run behind. The whole run's order: `scoregate.app.run.steps`.
@@ -13,6 +14,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from scoregate.app.run.cascade_step import cascade_step
 from scoregate.app.run.prompt_step import prompt_source_line, use_langfuse_prompts
 from scoregate.app.run.receipts import build_receipts, local_prompt_version
 from scoregate.app.run.resumption import check_resumable, forget_mirrored
@@ -33,6 +35,7 @@ __all__ = [
     "START_STEPS",
     "budget_step",
     "caller_step",
+    "cascade_step",
     "check_floor_step",
     "models_check_step",
     "plan_step",
@@ -168,6 +171,7 @@ START_STEPS: list[StartStep] = [
     caller_step,
     models_check_step,
     check_floor_step,
+    cascade_step,
     store_step,
 ]
 """What a run does before its first item, in order (read when a run starts, so a test may insert one)."""
