@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from scoregate.cli.markdown_evidence import CUT_NOTE, fit, marker, table
+from scoregate.cli.markdown_evidence import CUT_NOTE, comment_marker, fit, table
 from support.compare_runs import write_run
 from support.projects import CliResult
 
@@ -67,7 +67,7 @@ def test_evidence_too_long_for_a_comment_is_cut_at_a_line_and_says_so() -> None:
     rows = [[f"a_rather_long_score_name_number_{k:05d}_for_the_table", "0.5", "0.75", "+0.25", "[+0.1, +0.4]",
              "better"] for k in range(3000)]  # fmt: skip
     lines = table(["score", "A", "B", "Δ B−A", "CI of Δ", "verdict"], rows)
-    text = fit([marker("compare a b"), *lines])
+    text = fit([comment_marker("compare a b"), *lines])
 
     assert lines[0].startswith("- **a_rather_long_score_name_number_00000_for_the_table** — A: 0.5")  # a list
     assert len(text) < GITHUB_COMMENT_LIMIT and text.endswith(CUT_NOTE + "\n")

@@ -65,7 +65,7 @@ def _number(value: Any) -> Any:
     return float(value) if isinstance(value, bool | int | float) else value
 
 
-def judge_traces(project: Project, spec: LlmJudgeSpec, traces: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+def score_green_on(project: Project, spec: LlmJudgeSpec, traces: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """The judge file's primary score on each trace (value, or None with its reason), through the judge runner."""
     from scoregate.calls.caller import ModelCaller
     from scoregate.providers.base import ProviderContext
@@ -128,7 +128,7 @@ def shadow_judge(root: Path, name: str, *, last: int = DEFAULT_LAST) -> ShadowRe
     finally:
         api.close()
     report = ShadowReport(name, live.score, live.blue, live.green, pin.metric if pin else "spearman")
-    for (trace_id, _), score, green in zip(traces, scores, judge_traces(project, judge_spec, traces), strict=True):
+    for (trace_id, _), score, green in zip(traces, scores, score_green_on(project, judge_spec, traces), strict=True):
         if isinstance(green, tuple):
             report.null_reasons[green[1] or "no reason"] = report.null_reasons.get(green[1] or "no reason", 0) + 1
             green = None

@@ -32,7 +32,7 @@ WORST = 5
 CUT_NOTE = "*… cut to fit GitHub's comment limit: the report has everything.*"
 
 
-def marker(key: str) -> str:
+def comment_marker(key: str) -> str:
     """Return the hidden first line that names the evidence (the posting script finds its comment by it)."""
     return f"<!-- scoregate-evidence: {key} -->"
 
@@ -133,10 +133,10 @@ def run_markdown(view: RunView, *, report: Path | None, key: str) -> str:
     """Return one run's evidence: verdict, gates, scores with CIs, worst items, links."""
     summary = view.summary_record
     if summary is None:
-        return fit([marker(key), f"## scoregate run `{view.run_id}`", "", "The run has no summary yet."])
+        return fit([comment_marker(key), f"## scoregate run `{view.run_id}`", "", "The run has no summary yet."])
     primary = summary.gates[0].metric if summary.gates else None
     verdict = (summary.verdict or "none").upper()
-    lines = [marker(key), f"## scoregate run — **verdict: {verdict}**", ""]
+    lines = [comment_marker(key), f"## scoregate run — **verdict: {verdict}**", ""]
     lines += _wrap(
         f"Experiment {summary.experiment}: run `{view.run_id}`, model {summary.model}, dataset {summary.dataset}."
     )
@@ -150,7 +150,7 @@ def compare_markdown(outcome: CompareOutcome, candidate: RunView, *, report: Pat
     c = outcome.comparison
     key = f"compare {c.b.experiment or c.b.run_id}"
     primary = ", ".join(c.primary) or "none"
-    lines = [marker(key), "## scoregate compare", ""]
+    lines = [comment_marker(key), "## scoregate compare", ""]
     lines += _wrap(f"B = `{c.b.run_id}` against A = `{c.a.run_id}`, paired on {c.shared_items} items in both runs.")
     lines += ["", *_wrap(f"Primary: {primary} ({c.primary_source}).")]
     rows = []
@@ -169,7 +169,7 @@ def compare_markdown(outcome: CompareOutcome, candidate: RunView, *, report: Pat
 
 def rollout_markdown(views: Sequence[Any]) -> str:
     """Return `rollout status` as evidence: each rollout's versions, share, last poll's figures and decision."""
-    lines = [marker("rollout status"), "## scoregate rollout status", ""]
+    lines = [comment_marker("rollout status"), "## scoregate rollout status", ""]
     if not views:
         return fit([*lines, "No rollout."])
     rows = []
