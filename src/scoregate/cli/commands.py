@@ -119,9 +119,15 @@ BUILT_IN: dict[str, LazyCommand] = {
     "annotate": _cmd("langfuse_cmd", "annotate_app", "Human rating in Langfuse's annotation queues."),
     "judges": _cmd("judges_cmd", "judges_app", "Judges in Langfuse: evaluator files as versioned evaluators."),
     "traces": _cmd("traces_cmd", "traces_app", "Production traces in Langfuse: scored by the file judges."),
-    "coverage": _cmd("coverage_cmd", "coverage", "How much production traffic a dataset covers; uncovered clusters."),
+    "coverage": _cmd(
+        "coverage_cmd",
+        "coverage",
+        "Measure the share of production traffic the dataset covers; group the uncovered traffic into clusters.",
+    ),
     "harvest": _cmd(
-        "harvest_cmd", "harvest", "Propose dataset items from production traces as a diff; --apply writes."
+        "harvest_cmd",
+        "harvest",
+        "Propose dataset items from production traces (redacted, with provenance) as a diff; --apply writes it.",
     ),
 }
 """The built-in commands, one line each, in help order: where each lives (a module of `cli/`) and its one-line help
