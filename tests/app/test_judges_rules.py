@@ -142,13 +142,13 @@ def test_a_rule_scoped_to_experiment_items_filters_on_the_dataset_id(fake: FakeL
 
 
 def test_a_rule_naming_a_judge_that_cannot_run_live_says_why(fake: FakeLangfuse, project_dir: Path) -> None:
-    write(project_dir, "rules/counting.yaml", {"name": "counting", "judges": ["counters_v1"]})
+    write(project_dir, "rules/counting.yaml", {"name": "counting", "judges": ["format_checks_v1"]})
 
     with pytest.raises(ScoregateError) as refused:
         sync_project_judges(project_dir)
 
     assert refused.value.where == "rules/counting.yaml"
-    assert "'counters_v1' cannot run in Langfuse: counters run in `scoregate run` only" in refused.value.message
+    assert "'format_checks_v1' cannot run in Langfuse: counters: none can run in Langfuse" in refused.value.message
     assert writes(fake) == []
 
 
@@ -177,3 +177,19 @@ def test_a_plan_shows_the_refusal_an_apply_would_make_and_writes_nothing(fake: F
     (problem,) = report.over_budget
     assert problem.startswith("rule production_summaries [scoregate]: forecast $")
     assert writes(fake) == []
+
+
+def test_a_rule_may_run_a_counters_code_evaluator_at_no_model_cost(fake: FakeLangfuse, project_dir: Path) -> None:
+    for number in range(70):
+        send_trace(fake, f"recent {number}", age_days=number / 10)
+    configure(project_dir, budget_usd=0.0001)
+    write(project_dir, "rules/counting.yaml", {"name": "counting", "judges": ["counters_v1"], "sampling": 1})
+
+    report = sync_project_judges(project_dir)
+
+    (rule,) = fake.state.evals.rules.values()
+    (evaluator,) = [e for e in fake.state.evals.evaluators.values() if e["name"] == "counters_v1"]
+    assert [a["evaluatorId"] for a in rule["evaluatorAssignments"]] == [evaluator["id"]]
+    assert fake.state.evals.latest(evaluator["id"])["type"] == "code"
+    (plan,) = report.rules
+    assert plan.cost is not None and plan.cost.calls == 0 and report.forced is None
