@@ -148,7 +148,7 @@ def test_a_rule_naming_a_judge_that_cannot_run_live_says_why(fake: FakeLangfuse,
         sync_project_judges(project_dir)
 
     assert refused.value.where == "rules/counting.yaml"
-    assert "'format_checks_v1' cannot run in Langfuse: counters: none can run in Langfuse" in refused.value.message
+    assert "'format_checks_v1' cannot run in Langfuse: no counter can run in Langfuse" in refused.value.message
     assert writes(fake) == []
 
 

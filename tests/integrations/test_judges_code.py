@@ -111,10 +111,12 @@ def test_a_counters_file_becomes_one_code_evaluator_and_says_which_counters_stay
     counters, checks = report.plans
     assert (counters.action, counters.score) == ("create", "word_count, compression_ratio")
     notes = " ".join(counters.notes)
-    assert "counter 'similarity'" not in notes  # counters_v1 has none
-    assert "counter 'references_count' stays with `scoregate run`: reads the output's sections" in notes
-    assert "counter 'tldr_within_cap' stays with `scoregate run`" in notes and "template-echo" in notes
-    assert checks.action == "skip" and "none can run in Langfuse" in checks.notes[0]
+    assert "similarity" not in notes  # counters_v1 has none
+    assert "references_count stays local: needs scoregate's section finder" in notes
+    assert "tldr_within_cap stays local: needs scoregate's section finder" in notes and "template-echo" in notes
+    assert checks.action == "skip" and checks.notes[0].startswith(
+        "no counter can run in Langfuse: format_adherence_det"
+    )
     assert [p.action for p in again.plans] == ["unchanged", "skip"] and again.writes == 0
 
 
@@ -127,7 +129,7 @@ def test_a_changed_counters_file_is_a_new_green_code_evaluator(fake: FakeLangfus
 
     green = sync(fake, project_dir, ["summary_checks_v1"]).plans[0]
 
-    assert "needs rapidfuzz" in " ".join(blue.notes)
+    assert "facts_similarity stays local: needs rapidfuzz" in " ".join(blue.notes)
     assert green.action == "green" and green.blue == [blue.evaluator_id]
     assert all(len(v) == 1 for v in fake.state.evals.versions.values()) and len(fake.state.evals.evaluators) == 2
 

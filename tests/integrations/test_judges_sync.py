@@ -116,8 +116,8 @@ def test_counters_that_cannot_run_live_and_other_kinds_stay_local_and_say_why(
     report = sync(fake, project_dir, ["format_checks_v1", "ev_preference_v1"], dry_run=True)
 
     assert [p.action for p in report.plans] == ["skip", "skip"]
-    assert "counters: none can run in Langfuse" in report.plans[0].notes[0]
-    assert "template-echo rule needs the prompt's instructions" in report.plans[0].notes[0]
+    assert "no counter can run in Langfuse" in report.plans[0].notes[0]
+    assert "template-echo check needs the prompt" in report.plans[0].notes[0]
     assert "scored by `scoregate run` only" in report.plans[1].notes[0]
     assert writes(fake) == []
 

@@ -23,16 +23,15 @@ from scoregate.integrations.langfuse.evaluators_body import DESCRIPTION_MAX, Jud
 from scoregate.scoring.kinds.counters import CounterName, CountersSpec
 
 PORTABLE: tuple[CounterName, ...] = ("word_count", "compression_ratio")
-_SECTIONS = "reads the output's sections by scoregate's heading rule (scoring/sections.py), not generated as code yet"
-_ECHO = "its template-echo rule needs the prompt's instructions, which a live trace does not carry"
+_SECTIONS = "needs scoregate's section finder (scoring/sections.py), not generated as code yet"
+_ECHO = "and its template-echo check needs the prompt, which a trace does not carry"
 NOT_PORTABLE: dict[CounterName, str] = {
-    "similarity": "needs rapidfuzz (Levenshtein), a third-party package: Langfuse's code runtime has the standard "
-    "library only",
+    "similarity": "needs rapidfuzz; Langfuse's code runtime has the standard library only",
     "references_count": _SECTIONS,
     "tools_count": _SECTIONS,
     "missing_sections": _SECTIONS,
-    "tldr_within_cap": f"{_SECTIONS}; {_ECHO}",
-    "required_sections": f"{_SECTIONS}; {_ECHO}",
+    "tldr_within_cap": f"{_SECTIONS}, {_ECHO}",
+    "required_sections": f"{_SECTIONS}, {_ECHO}",
 }
 DEFAULT_SOURCE = {"compression_ratio": "input.transcript"}
 
@@ -137,13 +136,9 @@ def counters_source(spec: CountersSpec) -> str:
 def counters_body(spec: CountersSpec) -> JudgeBody | str:
     """The code evaluator body of a counters file, or why none of its counters can run in Langfuse."""
     kept = [c for c in spec.counters if c.counter in PORTABLE]
-    left = [
-        f"counter {c.score_key!r} stays with `scoregate run`: {NOT_PORTABLE[c.counter]}"
-        for c in spec.counters
-        if c.counter not in PORTABLE
-    ]
+    left = [f"{c.score_key} stays local: {NOT_PORTABLE[c.counter]}" for c in spec.counters if c.counter not in PORTABLE]
     if not kept:
-        return "counters: none can run in Langfuse (" + "; ".join(left) + ")"
+        return "no counter can run in Langfuse: " + "; ".join(left)
     definition = {"type": "code", "sourceCode": counters_source(spec), "sourceCodeLanguage": "PYTHON"}
     name = spec.name
     digest = canonical_hash([name, definition])[:16]
