@@ -138,6 +138,14 @@ def calibrate_command(
             "the rest a run whose human mean is held back and compared.",
         ),
     ] = None,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="With --run: the live judges' scores (`scores pull`) instead of the run's own."),
+    ] = False,
+    evaluator_version: Annotated[
+        str | None,
+        typer.Option("--evaluator-version", help="With --live: the deployed evaluator version to measure."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:
@@ -172,6 +180,8 @@ def calibrate_command(
             seed=seed,
             save=save,
             corrected_labels=corrected_labels,
+            live=live,
+            evaluator_version=evaluator_version,
         )
     except UsageError as exc:  # a contradiction the library found, said as Typer says a bad flag
         raise typer.BadParameter(exc.message, param_hint=exc.option) from exc
