@@ -9,13 +9,12 @@ are never pooled into one figure: that is refused, naming each version and how m
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from scoregate.app.judges_scores import LIVE_SCORES_FILE
 from scoregate.errors import ScoregateError
+from scoregate.store.live_judges import LIVE_SCORES_FILE, live_records
 from scoregate.store.records import ItemResult, Score
 from scoregate.store.run_store import RunStore
 
@@ -23,22 +22,10 @@ LiveValues = dict[tuple[str, str], Any]
 """(run id, item id) → the live score's value."""
 
 
-def _live_records(root: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    path = root / LIVE_SCORES_FILE
-    if not path.is_file():
-        return
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                yield number, json.loads(line)
-            except ValueError as exc:
-                raise ScoregateError(f"not JSON: {exc}", where=f"{LIVE_SCORES_FILE}:{number}") from None
-
-
 def live_values(root: Path, runs: Sequence[str], judge_key: str) -> dict[str, LiveValues]:
     """Evaluator version id → the live values of `judge_key` it wrote on the runs' items (a later line wins)."""
     by_version: dict[str, LiveValues] = {}
-    for _, record in _live_records(root):
+    for record in live_records(root):
         version = record.get("evaluator_version_id")
         if record.get("key") != judge_key or record.get("run_id") not in runs or not version:
             continue

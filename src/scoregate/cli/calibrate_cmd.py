@@ -86,6 +86,9 @@ def print_canaries(results: list[Any]) -> None:
         keys = f"{result.score_key} vs {result.human_key}"
         print_wrapped(console, f"{result.judge} ({keys}), canary run {result.run_id}:")
         print_wrapped(console, drift.detail, first=f"  {drift.status}: ", first_style=style, indent="    ")
+        if result.langfuse_definition:
+            marker = f"`{result.judge} definition {result.langfuse_definition}`"
+            print_wrapped(console, f"the Langfuse evaluator marked {marker}", first="  judge version: ", indent="    ")
         print_wrapped(console, f"{result.saved_to}", first="  saved ", first_style="green")
 
 
