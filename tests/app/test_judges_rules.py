@@ -193,3 +193,29 @@ def test_a_rule_may_run_a_counters_code_evaluator_at_no_model_cost(fake: FakeLan
     assert fake.state.evals.latest(evaluator["id"])["type"] == "code"
     (plan,) = report.rules
     assert plan.cost is not None and plan.cost.calls == 0 and report.forced is None
+
+
+def test_a_renamed_rule_file_disables_its_old_rule_and_never_deletes_it(
+    fake: FakeLangfuse, project_dir: Path, scoregate: Any
+) -> None:
+    write(project_dir, "rules/production_summaries.yaml", RULE)
+    sync_project_judges(project_dir)
+    (project_dir / "rules" / "production_summaries.yaml").unlink()
+    write(project_dir, "rules/summaries_v2.yaml", {**RULE, "name": "summaries_v2"})
+
+    plan = sync_project_judges(project_dir, dry_run=True)
+    shown = scoregate("judges", "plan")
+    applied = sync_project_judges(project_dir)
+    again = sync_project_judges(project_dir)
+
+    actions = {r.name: r.action for r in plan.rules}
+    assert actions == {"production_summaries [scoregate]": "disable", "summaries_v2 [scoregate]": "create"}
+    rules = {r["name"]: r for r in fake.state.evals.rules.values()}
+    assert set(rules) == {"production_summaries [scoregate]", "summaries_v2 [scoregate]"}  # nothing deleted
+    assert rules["production_summaries [scoregate]"]["enabled"] is False
+    assert rules["summaries_v2 [scoregate]"]["enabled"] is True
+    assert [r.action for r in applied.rules if r.name.startswith("production")] == ["disable"]
+    assert again.writes == 0 and ("DELETE" not in {method for method, _ in writes(fake)})
+    flat = " ".join(shown.output.split())
+    assert "production_summaries [scoregate]: no rule file rules/production_summaries.yaml" in flat
+    assert "disabled, not deleted" in flat
