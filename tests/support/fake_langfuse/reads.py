@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
+import json
 from typing import TYPE_CHECKING, Any
 
 from .rule_runner import observations_admitted
@@ -153,8 +156,13 @@ def _nanos_iso(nanos: int) -> str:
     return iso(dt.datetime.fromtimestamp(nanos / 1e9, dt.UTC))
 
 
+OBSERVATIONS_MAX_LIMIT = 1000
+"""The v2 observations API's page: `limit` 1..1000, default 50 (the SDK's `observations.get_many`)."""
+
+
 def get_observations(call: Call) -> tuple[int, Any]:
-    """GET /api/public/v2/observations?traceId=&name=&type=: observations built from the stored spans."""
+    """GET /api/public/v2/observations?traceId=&name=&type=&limit=&cursor=: observations built from the stored
+    spans, newest first, a page at a time; `meta.cursor` (opaque base64url JSON) only while more rows remain."""
     rows, admitted = [], observations_admitted(call.state, call.params)  # `filter` and `fromStartTime`
     for row in _observation_rows(call.state):
         wanted = {"traceId": row["traceId"], "name": row["name"], "type": row["type"]}
@@ -162,7 +170,30 @@ def get_observations(call: Call) -> tuple[int, Any]:
             admitted is None or row["id"] in admitted
         ):
             rows.append(row)
-    return 200, {"data": rows[: call.int_param("limit", 50)], "meta": {}}
+    limit = call.int_param("limit", 50)
+    if not 1 <= limit <= OBSERVATIONS_MAX_LIMIT:
+        raise ApiProblem(400, f"limit must be between 1 and {OBSERVATIONS_MAX_LIMIT}", error="InvalidRequestError")
+    start = _observation_cursor(call.params.get("cursor"))
+    page = rows[start : start + limit]
+    meta = {"cursor": _encode_offset(start + limit)} if start + limit < len(rows) else {}
+    return 200, {"data": page, "meta": meta}
+
+
+def _observation_cursor(text: str | None) -> int:
+    """The row a cursor starts at (0 without one); a cursor the fake did not make is a 400."""
+    if text is None:
+        return 0
+    try:
+        cursor = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (binascii.Error, ValueError):
+        raise ApiProblem(400, "Invalid cursor", error="InvalidRequestError") from None
+    if not isinstance(cursor, dict) or not isinstance(cursor.get("offset"), int) or cursor["offset"] < 0:
+        raise ApiProblem(400, "Invalid cursor", error="InvalidRequestError")
+    return int(cursor["offset"])
+
+
+def _encode_offset(offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode().rstrip("=")
 
 
 def _observation_rows(state: State) -> list[dict[str, Any]]:

@@ -28,6 +28,8 @@ RuleAction = Literal["create", "update", "unchanged", "disable"]
 MARK = " [scoregate]"
 TRAFFIC_DAYS = 7
 TRAFFIC_PAGES = 20
+TRAFFIC_PAGE = 1000
+"""Observations a page (the v2 observations API's most)."""
 OBSERVATIONS = "/api/public/v2/observations"
 
 
@@ -132,15 +134,18 @@ def plan_rule(
 def count_traffic(api: EvaluatorsApi, plan: RulePlan, now: dt.datetime | None = None) -> None:
     """Set the plan's matching observations a day, counted by the server over the last TRAFFIC_DAYS days."""
     since = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=TRAFFIC_DAYS)
-    params: dict[str, Any] = {"fromStartTime": since.isoformat(), "filter": json.dumps(plan.filter), "limit": 1000}
+    params: dict[str, Any] = {
+        "fromStartTime": since.isoformat(),
+        "filter": json.dumps(plan.filter),
+        "limit": TRAFFIC_PAGE,
+    }
     seen = 0
     for _ in range(TRAFFIC_PAGES):
         answer = api.v2(f"counting the traffic of rule {plan.name!r}", "GET", OBSERVATIONS, params=params)
         rows = answer.get("data") or []
         seen += len(rows)
         cursor = (answer.get("meta") or {}).get("cursor")
-        if not cursor:
-            plan.capped = len(rows) >= params["limit"]  # a full last page without a cursor may hold back more
+        if not cursor:  # the last page, full or not: the count is exact
             break
         params["cursor"] = cursor
     else:
