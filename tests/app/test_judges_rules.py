@@ -164,13 +164,13 @@ def test_a_rule_scoped_to_experiment_items_filters_on_the_dataset_id(fake: FakeL
 
 
 def test_a_rule_naming_a_judge_that_cannot_run_live_says_why(fake: FakeLangfuse, project_dir: Path) -> None:
-    write(project_dir, "rules/counting.yaml", {"name": "counting", "judges": ["counters_v1"]})
+    write(project_dir, "rules/counting.yaml", {"name": "counting", "judges": ["format_checks_v1"]})
 
     with pytest.raises(ScoregateError) as refused:
         sync_project_judges(project_dir)
 
     assert refused.value.where == "rules/counting.yaml"
-    assert "'counters_v1' cannot run in Langfuse: counters run in `scoregate run` only" in refused.value.message
+    assert "'format_checks_v1' cannot run in Langfuse: no counter can run in Langfuse" in refused.value.message
     assert writes(fake) == []
 
 
@@ -199,3 +199,45 @@ def test_a_plan_shows_the_refusal_an_apply_would_make_and_writes_nothing(fake: F
     (problem,) = report.over_budget
     assert problem.startswith("rule production_summaries [scoregate]: forecast $")
     assert writes(fake) == []
+
+
+def test_a_rule_may_run_a_counters_code_evaluator_at_no_model_cost(fake: FakeLangfuse, project_dir: Path) -> None:
+    for number in range(70):
+        send_trace(fake, f"recent {number}", age_days=number / 10)
+    configure(project_dir, budget_usd=0.0001)
+    write(project_dir, "rules/counting.yaml", {"name": "counting", "judges": ["counters_v1"], "sampling": 1})
+
+    report = sync_project_judges(project_dir)
+
+    (rule,) = fake.state.evals.rules.values()
+    (evaluator,) = [e for e in fake.state.evals.evaluators.values() if e["name"] == "counters_v1"]
+    assert [a["evaluatorId"] for a in rule["evaluatorAssignments"]] == [evaluator["id"]]
+    assert fake.state.evals.latest(evaluator["id"])["type"] == "code"
+    (plan,) = report.rules
+    assert plan.cost is not None and plan.cost.calls == 0 and report.forced is None
+
+
+def test_a_renamed_rule_file_disables_its_old_rule_and_never_deletes_it(
+    fake: FakeLangfuse, project_dir: Path, scoregate: Any
+) -> None:
+    write(project_dir, "rules/production_summaries.yaml", RULE)
+    sync_project_judges(project_dir)
+    (project_dir / "rules" / "production_summaries.yaml").unlink()
+    write(project_dir, "rules/summaries_v2.yaml", {**RULE, "name": "summaries_v2"})
+
+    plan = sync_project_judges(project_dir, dry_run=True)
+    shown = scoregate("judges", "plan")
+    applied = sync_project_judges(project_dir)
+    again = sync_project_judges(project_dir)
+
+    actions = {r.name: r.action for r in plan.rules}
+    assert actions == {"production_summaries [scoregate]": "disable", "summaries_v2 [scoregate]": "create"}
+    rules = {r["name"]: r for r in fake.state.evals.rules.values()}
+    assert set(rules) == {"production_summaries [scoregate]", "summaries_v2 [scoregate]"}  # nothing deleted
+    assert rules["production_summaries [scoregate]"]["enabled"] is False
+    assert rules["summaries_v2 [scoregate]"]["enabled"] is True
+    assert [r.action for r in applied.rules if r.name.startswith("production")] == ["disable"]
+    assert again.writes == 0 and ("DELETE" not in {method for method, _ in writes(fake)})
+    flat = " ".join(shown.output.split())
+    assert "production_summaries [scoregate]: no rule file rules/production_summaries.yaml" in flat
+    assert "disabled, not deleted" in flat

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,8 @@ from scipy import stats
 from scoregate.app.calibration_runs import calibration_status
 from scoregate.tracks.project import load_project
 from support.calibration_replies import script_replies, smoke_titles
-from support.projects import REPO, CliResult, Runs
+from support.gold_run import GOLD_JUDGE, gold_items, gold_run  # noqa: F401
+from support.projects import CliResult, Runs
 from support.scripted_openai import ScriptedOpenAI
 
 Cli = Callable[..., CliResult]
@@ -28,34 +28,6 @@ needs_data = pytest.mark.skipif(
     not (SUMMEVAL_ROUGE.is_file() and QAGS_CNNDM.is_file() and TOPICAL_CHAT.is_file()),
     reason=f"the SummEval / UniEval data is not in {DATA} (see ../shared/data/README.md)",
 )
-GOLD_JUDGE = {"gold-001": 4, "gold-002": 4, "gold-003": 3, "gold-004": 5, "gold-005": 2, "gold-006": 5}
-"""What the scripted judge answers for each gold summary (every judge score of the item)."""
-
-
-def gold_items() -> list[dict[str, Any]]:
-    """The shipped gold_v1 items."""
-    lines = (REPO / "datasets" / "gold_v1.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-@pytest.fixture
-def gold_run(
-    project_dir: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Callable[..., None]
-) -> str:
-    """A run of gold_v1 whose outputs are the gold summaries (what metadata.human rates), judged per GOLD_JUDGE."""
-    for suffix in (".jsonl", ".yaml"):
-        shutil.copy(REPO / "datasets" / f"gold_v1{suffix}", project_dir / "datasets" / f"gold_v1{suffix}")
-
-    def add_gold(config: dict[str, Any]) -> None:
-        config["experiments"]["gold"] = {**config["experiments"]["smoke"], "dataset": "gold_v1", "gates": []}
-
-    edit_yaml(project_dir / "scoregate.yaml", add_gold)
-    items = gold_items()
-    outputs = {item["input"]["title"]: item["expected_output"] for item in items}
-    script_replies(scripted_server, outputs, {item["expected_output"][:300]: GOLD_JUDGE[item["id"]] for item in items})
-    result = scoregate("run", "gold", "--no-mlflow")
-    assert result.code == 0, result.output
-    return runs.latest()
 
 
 def as_json(result: CliResult) -> dict[str, Any]:
@@ -230,7 +202,10 @@ def test_a_bad_column_or_value_is_named_and_options_are_checked(scoregate: Cli, 
 # ---------------------------------------------------------------- scoregate runs
 
 
-def test_a_gold_run_is_calibrated_against_metadata_human_with_the_judges_scale(scoregate: Cli, gold_run: str) -> None:
+def test_a_gold_run_is_calibrated_against_metadata_human_with_the_judges_scale(
+    scoregate: Cli,
+    gold_run: str,  # noqa: F811
+) -> None:
     items = gold_items()
     human = [item["metadata"]["human"]["actionability"] for item in items]
     judge = [GOLD_JUDGE[item["id"]] for item in items]
@@ -250,7 +225,11 @@ def test_a_gold_run_is_calibrated_against_metadata_human_with_the_judges_scale(s
 
 
 def test_gold_ratings_pair_only_with_the_gold_summaries_they_rate(
-    scoregate: Cli, scripted_server: ScriptedOpenAI, project_dir: Path, runs: Runs, gold_run: str
+    scoregate: Cli,
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    runs: Runs,
+    gold_run: str,  # noqa: F811
 ) -> None:
     store = project_dir / "runs" / gold_run / "results.jsonl"
     lines = [json.loads(line) for line in store.read_text(encoding="utf-8").splitlines()]
@@ -297,7 +276,10 @@ def test_imported_feedback_is_averaged_over_raters_and_unrated_items_are_counted
 
 
 def test_a_saved_calibration_gates_the_judge_until_it_changes(
-    scoregate: Cli, gold_run: str, project_dir: Path, edit_yaml: Callable[..., None]
+    scoregate: Cli,
+    gold_run: str,  # noqa: F811
+    project_dir: Path,
+    edit_yaml: Callable[..., None],
 ) -> None:
     args = ["calibrate", "--run", gold_run, "--judge-key", "actionability_score", "--human-key", "human_actionability"]
     saved = scoregate(*args, "--save")

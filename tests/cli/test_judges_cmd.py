@@ -12,7 +12,7 @@ from support.langfuse_env import point_at
 from support.projects import CliResult
 
 Cli = Callable[..., CliResult]
-JUDGES = ("ev_actionability_v1", "ev_faithfulness_v1", "counters_v1")
+JUDGES = ("ev_actionability_v1", "ev_faithfulness_v1", "format_checks_v1")
 
 
 @pytest.fixture
@@ -29,7 +29,9 @@ def test_plan_lists_each_file_and_writes_nothing(scoregate: Cli, fake: FakeLangf
     assert result.code == 0
     row = next(line for line in result.out.splitlines() if "ev_actionability_v1" in line)
     assert "actionability_score" in row and "to create" in row
-    assert "counters_v1: counters run in `scoregate run` only" in result.output
+    assert "format_checks_v1: no counter can run in Langfuse: format_adherence_det stays local" in " ".join(
+        result.output.split()
+    )
     assert "plan: 2 writes to make (2 new, 0 green, 0 described, 0 unchanged, 1 local only); nothing written" in (
         result.output
     )

@@ -110,11 +110,14 @@ def test_a_description_change_patches_without_a_new_version(fake: FakeLangfuse, 
     assert len(fake.state.evals.versions[evaluator["id"]]) == 1
 
 
-def test_counters_and_other_kinds_stay_local_and_say_why(fake: FakeLangfuse, project_dir: Path) -> None:
-    report = sync(fake, project_dir, ["counters_v1", "ev_preference_v1"], dry_run=True)
+def test_counters_that_cannot_run_live_and_other_kinds_stay_local_and_say_why(
+    fake: FakeLangfuse, project_dir: Path
+) -> None:
+    report = sync(fake, project_dir, ["format_checks_v1", "ev_preference_v1"], dry_run=True)
 
     assert [p.action for p in report.plans] == ["skip", "skip"]
-    assert "counters run in `scoregate run` only" in report.plans[0].notes[0]
+    assert "no counter can run in Langfuse" in report.plans[0].notes[0]
+    assert "template-echo check needs the prompt" in report.plans[0].notes[0]
     assert "scored by `scoregate run` only" in report.plans[1].notes[0]
     assert writes(fake) == []
 

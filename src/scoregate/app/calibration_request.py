@@ -30,6 +30,10 @@ class CalibrationRequest:
     corrected_labels: int | None = None
     """Also check the corrected mean: this many items rated by both form a random calibration sample (`seed`), the
     rest the run, whose human mean is held back to compare (`analysis.corrected_check`)."""
+    live: bool = False
+    """Pair the live judges' scores (feedback/live_judges.jsonl, from `scores pull`) instead of the runs' own."""
+    evaluator_version: str | None = None
+    """With `live`: the deployed evaluator version to measure (needed when the live scores come from several)."""
     scale_text: InitVar[str | None] = None
     """`--scale` as typed (`LOW,HIGH`), parsed into `scale`; a bad one is refused with how to write it."""
 
@@ -45,6 +49,14 @@ class CalibrationRequest:
             raise UsageError("give either --run RUN_ID (repeatable) or --file FILE", option="--run/--file")
         if self.save and self.file is not None:
             raise UsageError("--save binds a calibration to a judge: use it with --run", option="--save")
+        if self.evaluator_version is not None and not self.live:
+            raise UsageError("--evaluator-version picks among live scores: use it with --live", option="--live")
+        if self.live and (self.file is not None or self.save):
+            raise UsageError(
+                "--live measures a deployed evaluator version on --run: no --file, and no --save (a saved "
+                "calibration is bound to the judge file, not to a deployed version)",
+                option="--live",
+            )
         if self.scale is not None and not self.scale[0] < self.scale[1]:
             low, high = self.scale
             raise UsageError(f"--scale {low},{high}: LOW must be below HIGH", option="--scale", hint="e.g. --scale 1,5")

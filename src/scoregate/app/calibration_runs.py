@@ -9,10 +9,11 @@ there is no calibration or the judge changed since (another version, prompt, rub
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError, UsageError
 from scoregate.scoring.kinds.llm_judge import as_llm_judge
 from scoregate.store.record import EvaluatorReceipt, ModelReceipt
+from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 
 CALIBRATIONS_DIR = "calibrations"
@@ -70,12 +72,15 @@ class RunCalibration:
     runs: list[str]
     judge: JudgeIdentity | None
     saved_to: Path | None = None
+    evaluator_version: str | None = None
+    """The deployed (Langfuse) evaluator version whose live scores were measured (`--live`), else None."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
         return {
             **self.report.to_dict(),
             "runs": self.runs,
+            "evaluator_version": self.evaluator_version,
             "judge": asdict(self.judge) if self.judge else None,
             "saved_to": str(self.saved_to) if self.saved_to else None,
         }
@@ -174,7 +179,24 @@ def calibrate_runs(project: Project, request: CalibrationRequest) -> RunCalibrat
     judge_key, human_key = request.judge_key, request.human_key
     stores = [RunStore.open(project.root / "runs", run_id) for run_id in dict.fromkeys(request.runs)]
     identity = judge_identity(project, stores, judge_key) if request.save else None
-    pairs = pairs_from_runs(stores, project.root, judge_key, human_key, document_key=request.document_key)
+    version: str | None = None
+    live: Callable[[RunStore], Iterable[ItemResult]] | None = None
+    if request.live:
+        from scoregate.app.calibration_live import choose_version, live_values, with_live_scores
+
+        by_version = live_values(project.root, [s.run_id for s in stores], judge_key)
+        version = choose_version(by_version, request.evaluator_version, judge_key, [s.run_id for s in stores])
+        values = by_version[version]
+        live = functools.partial(with_live_scores, values=values, judge_key=judge_key, version=version)
+    pairs = pairs_from_runs(
+        stores,
+        project.root,
+        judge_key,
+        human_key,
+        document_key=request.document_key,
+        results=live,
+        source=f"live evaluator version {version}" if version else None,
+    )
     settings = project.config.settings
     report = compute(
         pairs,
@@ -188,7 +210,7 @@ def calibrate_runs(project: Project, request: CalibrationRequest) -> RunCalibrat
     )
     runs = [s.run_id for s in stores]
     saved_to = save_calibration(project, report, identity, stores, pairs=item_pairs(pairs)) if identity else None
-    return RunCalibration(report, runs, identity, saved_to)
+    return RunCalibration(report, runs, identity, saved_to, evaluator_version=version)
 
 
 def calibrate_stored_runs(root: Path, request: CalibrationRequest) -> RunCalibration:

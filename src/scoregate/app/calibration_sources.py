@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from scoregate.analysis.judge_calibration import (
 from scoregate.app.calibration_request import CalibrationRequest
 from scoregate.errors import ScoregateError, UsageError
 from scoregate.store.feedback import TRACE_LINKS_KEY, load_feedback
+from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scoregate.support.json_errors import Unit, json_problem
 
@@ -90,20 +91,23 @@ def pairs_from_runs(
     human_key: str,
     *,
     document_key: str | None = None,
+    results: Callable[[RunStore], Iterable[ItemResult]] | None = None,
+    source: str | None = None,
 ) -> ScorePairs:
-    """Pair each stored item's judge score with its human rating, over one or more runs.
+    """Pair each stored item's judge score with its human rating, over one or more runs (`results` replaces a run's
+    stored results, e.g. by the live judges' scores; `source` then says where the judge scores come from).
 
     Documents: `document_key` when given, else the item id when several runs are pooled (each item is
     then a document with one output per run, as SummEval has one summary per system), else none.
     """
     if not document_key and len(stores) > 1:
         document_key = "item_id"
-    pairs = ScorePairs(source="runs " + ", ".join(s.run_id for s in stores), documents=[] if document_key else None)
+    runs = "runs " + ", ".join(s.run_id for s in stores)
+    pairs = ScorePairs(source=f"{source} on {runs}" if source else runs, documents=[] if document_key else None)
     feedback = FeedbackIndex(load_feedback(root).values())
     for store in stores:
         traces: dict[str, str] = store.links.get(TRACE_LINKS_KEY) or {}
-        add_run_items(
-            pairs, store.run_id, store.iter_results(), traces, judge_key, human_key, feedback, document_key=document_key
-        )
+        rows = results(store) if results else store.iter_results()
+        add_run_items(pairs, store.run_id, rows, traces, judge_key, human_key, feedback, document_key=document_key)
     require_human_ratings(pairs, human_key, feedback)
     return pairs

@@ -67,7 +67,8 @@ def rule_forecast(project: Project, plan: RulePlan) -> Forecast:
     groups = []
     for judge in plan.judges:
         spec = as_llm_judge(project.evaluators[judge])
-        assert spec is not None  # a rule runs live judges only (evaluators_rules.plan_rules)
+        if spec is None:  # a counters file's code evaluator: no model call, no cost
+            continue
         model = spec.model or settings.judge_model or settings.model
         chars = len(spec.prompt) + len(spec.reasoning_prompt) + spec.max_tokens * CHARS_PER_OUTPUT_TOKEN
         past = past_judge_calls(project.root / "runs", judge, model)
@@ -75,6 +76,10 @@ def rule_forecast(project: Project, plan: RulePlan) -> Forecast:
             CallGroup(f"judge:{judge}", model, judge, calls, past, chars, spec.max_tokens, _price(project, model))
         )
     return forecast(groups, concurrency=1, parallelism=None, level=settings.confidence_level, seed=settings.seed)
+
+
+def _model_judges(project: Project, plan: RulePlan) -> int:
+    return sum(1 for judge in plan.judges if as_llm_judge(project.evaluators[judge]) is not None)
 
 
 def over_budget(project: Project, plan: RulePlan, cost: Forecast) -> str | None:
@@ -92,7 +97,7 @@ def over_budget(project: Project, plan: RulePlan, cost: Forecast) -> str | None:
         return None
     return (
         f"rule {plan.name}: forecast ${cost.cost_usd.expected:.4g} a day (up to ${cost.cost_usd.high:.4g}) from "
-        f"{traffic} × {len(plan.judges)} judge(s) is over the budget of ${limit:g} (settings.budget.usd)"
+        f"{traffic} × {_model_judges(project, plan)} judge(s) is over the budget of ${limit:g} (settings.budget.usd)"
     )
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.integrations.langfuse.public_api import PublicApi
-
-LIVE_SCORES_FILE = Path("feedback") / "live_judges.jsonl"
+from scoregate.store.live_judges import LIVE_SCORES_FILE
 
 
 @dataclass

@@ -114,8 +114,13 @@ def shadow_judge(root: Path, name: str, *, last: int = DEFAULT_LAST) -> ShadowRe
     project = load_project(root)
     (spec,) = select_evaluators(project, [name])
     body, judge_spec = wanted_body(project, spec), as_llm_judge(spec)
-    if not isinstance(body, JudgeBody) or judge_spec is None:
+    if not isinstance(body, JudgeBody):
         raise ScoregateError(f"{name} does not run in Langfuse: {body}")
+    if judge_spec is None:
+        raise ScoregateError(
+            f"{name} is a counters file: its code evaluator is deterministic, so there is no judge to shadow; "
+            f"compare its counters with `scoregate run`, then `scoregate judges promote {name} --force --reason TEXT`"
+        )
     pin = project.config.canaries.get(name)
     api = EvaluatorsApi(require_settings())
     try:

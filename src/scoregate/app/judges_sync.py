@@ -59,7 +59,7 @@ def sync_project_judges(
             report.rules_skipped = "rules/ is planned only when no evaluator file is named"
         live = {p.file: p.evaluator_id for p in report.plans if p.action != "skip"}
         not_live = {p.file: p.notes[0] for p in report.plans if p.action == "skip"}
-        report.rules = plan_rules(rules, live, not_live, api)
+        report.rules = plan_rules(rules, live, not_live, api, prune=not names)
         costs = {plan.name: rule_forecast(project, plan) for plan in report.rules}
         for plan in report.rules:
             plan.cost = costs[plan.name]

@@ -86,6 +86,9 @@ def print_canaries(results: list[Any]) -> None:
         keys = f"{result.score_key} vs {result.human_key}"
         print_wrapped(console, f"{result.judge} ({keys}), canary run {result.run_id}:")
         print_wrapped(console, drift.detail, first=f"  {drift.status}: ", first_style=style, indent="    ")
+        if result.langfuse_definition:
+            marker = f"`{result.judge} definition {result.langfuse_definition}`"
+            print_wrapped(console, f"the Langfuse evaluator marked {marker}", first="  judge version: ", indent="    ")
         print_wrapped(console, f"{result.saved_to}", first="  saved ", first_style="green")
 
 
@@ -138,6 +141,14 @@ def calibrate_command(
             "the rest a run whose human mean is held back and compared.",
         ),
     ] = None,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="With --run: the live judges' scores (`scores pull`) instead of the run's own."),
+    ] = False,
+    evaluator_version: Annotated[
+        str | None,
+        typer.Option("--evaluator-version", help="With --live: the deployed evaluator version to measure."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:
@@ -172,6 +183,8 @@ def calibrate_command(
             seed=seed,
             save=save,
             corrected_labels=corrected_labels,
+            live=live,
+            evaluator_version=evaluator_version,
         )
     except UsageError as exc:  # a contradiction the library found, said as Typer says a bad flag
         raise typer.BadParameter(exc.message, param_hint=exc.option) from exc

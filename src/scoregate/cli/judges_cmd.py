@@ -83,15 +83,19 @@ def _print_rules(report: JudgeSyncReport) -> None:
         table.add_column(column, justify="left" if column in ("rule", "change") else "right")
     for rule in report.rules:
         change = rule.action if not rule.changes else f"{rule.action}: {', '.join(rule.changes)}"
-        change += "" if rule.enabled else " (disabled)"
-        traffic = f"{'≥' if rule.capped else ''}{rule.traces_per_day or 0:.1f}"
-        calls = str(rule.cost.calls) if rule.cost is not None else "—"
+        change += "" if rule.enabled or rule.action == "disable" else " (disabled)"
+        traffic = "—" if rule.traces_per_day is None else f"{'≥' if rule.capped else ''}{rule.traces_per_day:.1f}"
+        calls = str(rule.cost.calls) if rule.cost is not None and rule.orphan is None else "—"
         cost = rule.cost.cost_usd if rule.cost is not None else None
         usd = f"{_usd(cost.expected)} ({_usd(cost.low)} to {_usd(cost.high)})" if cost else "unknown (no price)"
+        usd = "—" if rule.orphan is not None else usd
         table.add_row(escape(rule.name), escape(change), f"{rule.sampling:g}", traffic, calls, usd)
     print_table(console, table)
     for rule in report.rules:
         judges = ", ".join(f"{j} → {e or 'the evaluator to create'}" for j, e in rule.assignments.items())
+        if rule.orphan is not None:
+            done = "disabled" if report.applied or rule.action == "unchanged" else "to be disabled"
+            judges = f"no rule file {rule.orphan}; {done}, not deleted (delete it in Langfuse if it should go)"
         print_wrapped(console, f"{rule.name}: {judges}", first="  ", indent="    ")
     for problem in report.over_budget:
         print_wrapped(console, f"{problem}; pass `--force --reason TEXT` to enable it", first="apply will refuse: ")

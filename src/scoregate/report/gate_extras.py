@@ -89,7 +89,8 @@ def _drift_row(row: dict[str, Any]) -> str:
         f"<td>{esc(drift.get('metric', 'spearman'))}</td><td>{_num(drift.get('calibrated', row.get('spearman')))}</td>"
         f"<td>{_num(drift.get('canary'))}</td><td>{_num(change.get('value'), '+')}</td><td>{esc(ci)}</td>"
         f"<td>{esc(drift.get('tolerance'))}</td><td>{esc(row.get('calibrated_at'))}</td>"
-        f"<td>{esc(row.get('canary_run'))}</td><td>{esc(row.get('detail'))}</td></tr>"
+        f"<td>{esc(row.get('canary_run'))}</td><td>{esc(row.get('langfuse_definition') or '—')}</td>"
+        f"<td>{esc(row.get('detail'))}</td></tr>"
     )
 
 
@@ -105,7 +106,8 @@ def judge_drift_section(report: dict[str, Any]) -> str:
             "Δ = canary − calibration, paired bootstrap 95% CI</h3>"
             '<div class="table-wrap"><table class="grid drift"><thead><tr><th>judge</th><th>score</th>'
             "<th>status</th><th>metric</th><th>calibrated</th><th>canary</th><th>Δ</th><th>95% CI of Δ</th>"
-            "<th>tolerance</th><th>calibrated at</th><th>canary run</th><th>detail</th></tr></thead>"
+            "<th>tolerance</th><th>calibrated at</th><th>canary run</th><th>Langfuse definition</th>"
+            "<th>detail</th></tr></thead>"
             f"<tbody>{''.join(_drift_row(r) for r in rows)}</tbody></table></div>"
         )
     return f'<section id="judge-drift"><h2>Judge drift</h2>{"".join(out)}</section>' if out else ""

@@ -18,6 +18,7 @@ from scoregate.report.charts import bars, fmt, histogram
 from scoregate.report.corrected_view import corrected_line
 from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
 from scoregate.report.html_text import esc, run_metric_text
+from scoregate.report.live_judges_view import live_judges_section
 from scoregate.report.several_runs import comparison_section, leaderboard_section, ranking_section
 
 STATUS_CLASS = {"pass": "ok", "fail": "bad", "incomplete": "warn", "no_gates": "dim"}
@@ -364,7 +365,7 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
         _header(report) + notes
         + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
         + _headline(report) + _gates(report) + slice_tables(report) + flaky_section(report)
-        + judge_drift_section(report)
+        + judge_drift_section(report) + live_judges_section(report)
         + _distributions(report) + comparison_section(report) + ranking_section(report)
         + leaderboard_section(report) + "".join(sections.values())
         + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'

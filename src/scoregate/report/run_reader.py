@@ -17,6 +17,7 @@ from scoregate.analysis.model_ranking import lower_is_better
 from scoregate.analysis.regression import REGRESSION_STAT as PAIRED_STAT
 from scoregate.analysis.run_source import recorded_gates
 from scoregate.errors import ScoregateError
+from scoregate.report.live_judges_view import live_judge_rows
 from scoregate.store.records import ItemResult
 from scoregate.store.run_store import RunStore
 from scoregate.store.stop_record import stop_line
@@ -295,6 +296,7 @@ class RunReader:
             "gates": self.gates,
             "flaky": s.flaky.to_dict() if s.flaky is not None else None,
             "judge_drift": s.section("judge_drift"),
+            "live_judges": live_judge_rows(self.store.directory.parent.parent, self.store.run_id),
             "run_metrics": s.run_metrics.to_dict(),
             "tracks": {t.name: view for t in all_tracks() if (view := self._track_view(t)) is not None},
             "score_keys": [list(key) for key in self.keys],

@@ -129,7 +129,11 @@ def _score(state: State, rule: dict[str, Any], evaluator_id: str, span: dict[str
     evals = state.evals
     evaluator, version = evals.evaluators[evaluator_id], evals.latest(evaluator_id)
     assignment_id = evals.assignment_ids[(rule["id"], evaluator_id)]
-    value, data_type = judge_value(span["traceId"], version)
+    if version["type"] == "code":
+        results = _code_scores(version, span)
+    else:
+        value, data_type = judge_value(span["traceId"], version)
+        results = [(evaluator["name"], value, data_type, f"fake judge, evaluator version {version['version']}")]
     metadata = {
         "evaluator_id": evaluator_id,
         "evaluator_version_id": version["id"],
@@ -141,17 +145,39 @@ def _score(state: State, rule: dict[str, Any], evaluator_id: str, span: dict[str
         "target_observation_id": span["spanId"],
         "target_dataset_item_id": seen["datasetItemId"],
     }
-    state.add_score(
-        {
-            "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{assignment_id}/{span['spanId']}")),
-            "traceId": span["traceId"],
-            "observationId": span["spanId"],
-            "name": evaluator["name"],
-            "value": value,
-            "dataType": data_type,
-            "source": "EVAL",
-            "comment": f"fake judge, evaluator version {version['version']}",
-            "metadata": metadata,
-            "environment": seen["environment"],
-        }
-    )
+    for name, value, data_type, comment in results:
+        state.add_score(
+            {
+                "id": str(
+                    uuid.uuid5(
+                        uuid.NAMESPACE_URL,
+                        f"{assignment_id}/{span['spanId']}" + (f"/{name}" if len(results) > 1 else ""),
+                    )
+                ),
+                "traceId": span["traceId"],
+                "observationId": span["spanId"],
+                "name": name,
+                "value": value,
+                "dataType": data_type,
+                "source": "EVAL",
+                "comment": comment,
+                "metadata": metadata,
+                "environment": seen["environment"],
+            }
+        )
+
+
+def _code_scores(version: dict[str, Any], span: dict[str, Any]) -> list[tuple[str, Any, str, str | None]]:
+    """A code evaluator's scores of one span (none when its execution fails; the error is kept on the version)."""
+    from .code_runner import run_code
+    from .storage import _json_value
+
+    attrs = span["attributes"]
+    observation = {
+        key: _json_value(attrs.get(f"langfuse.observation.{key}")) for key in ("input", "output", "metadata")
+    }
+    scores = run_code(version["sourceCode"], observation)
+    if isinstance(scores, str):
+        version.setdefault("_errors", []).append(scores)
+        return []
+    return [(s.name, s.value, s.data_type, s.comment) for s in scores]

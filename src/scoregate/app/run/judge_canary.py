@@ -55,6 +55,9 @@ class CanaryResult:
     calibration: dict[str, Any]
     drift: Drift
     saved_to: Path
+    langfuse_definition: str | None = None
+    """The definition hash `judges apply` marks the judge's Langfuse evaluator with (`[scoregate judge FILE
+    definition HASH]`): the deployed evaluator this figure belongs to; None for a judge that cannot run there."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""
@@ -213,8 +216,10 @@ def _compare(
     )
     evaluator = project.evaluators[judge]
     prompt_hash, rubric_hash = judge_hashes(evaluator)
+    definition = langfuse_definition(project, judge)
     record["canary"] = {
         "run": store.run_id,
+        "langfuse_definition": definition,
         "version": evaluator.version,
         "fingerprint": evaluator_fingerprint(evaluator),
         "prompt_hash": prompt_hash,
@@ -231,7 +236,19 @@ def _compare(
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-    return CanaryResult(judge, key, spec.human_key, store.run_id, report.to_dict(), drift, path)
+    return CanaryResult(judge, key, spec.human_key, store.run_id, report.to_dict(), drift, path, definition)
+
+
+def langfuse_definition(project: Project, judge: str) -> str | None:
+    """The definition hash of the judge as it is now in its Langfuse evaluator's marker, or None when it has none."""
+    from scoregate.integrations.langfuse.evaluators_body import JudgeBody
+    from scoregate.integrations.langfuse.evaluators_sync import wanted_body
+
+    try:
+        body = wanted_body(project, project.evaluators[judge])
+    except ScoregateError:  # its model is not in scoregate.yaml: no evaluator body, so no definition
+        return None
+    return body.definition_hash if isinstance(body, JudgeBody) else None
 
 
 def canary_on_change(project: Project, store: RunStore, console: Console | None) -> list[CanaryResult]:

@@ -101,6 +101,7 @@ def _row(judge: str, key: str, record: dict[str, Any], evaluator: Any, model: An
         drift = canary.get("drift") or {}
         row.update(status=drift.get("status"), detail=drift.get("detail"), drift=drift)
         row.update(checked_at=canary.get("checked_at"), canary_run=canary.get("run"))
+        row.update(langfuse_definition=canary.get("langfuse_definition"))
         return row
     changed = judge_change(record, evaluator, model)
     if changed is None:

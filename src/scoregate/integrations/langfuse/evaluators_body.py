@@ -40,6 +40,8 @@ class JudgeBody:
     definition_hash: str
     local_only: tuple[str, ...]
     """What the file declares that the evaluator cannot carry (scored only by `scoregate run`)."""
+    scores: tuple[str, ...] = ()
+    """The score names it writes when they are not its name (a code evaluator's counters)."""
 
 
 def marker(file: str, definition_hash: str) -> str:

@@ -24,15 +24,18 @@ from scoregate.integrations.langfuse.evaluators_body import read_marker
 if TYPE_CHECKING:
     from scoregate.analysis.forecast import Forecast
 
-RuleAction = Literal["create", "update", "unchanged"]
+RuleAction = Literal["create", "update", "unchanged", "disable"]
+MARK = " [scoregate]"
 TRAFFIC_DAYS = 7
 TRAFFIC_PAGES = 20
+TRAFFIC_PAGE = 1000
+"""Observations a page (the v2 observations API's most)."""
 OBSERVATIONS = "/api/public/v2/observations"
 
 
 def server_name(spec: RuleSpec) -> str:
     """The rule's name in Langfuse: the file's name and the mark that scoregate keeps it."""
-    return f"{spec.name} [scoregate]"
+    return f"{spec.name}{MARK}"
 
 
 def rule_filter(spec: RuleSpec, dataset_id: str | None) -> list[dict[str, Any]]:
@@ -72,6 +75,9 @@ class RulePlan:
     """The count stopped at TRAFFIC_PAGES pages: the traffic is at least this."""
     cost: Forecast | None = None
     """The calls and cost a day (set by the use case's forecast)."""
+    orphan: str | None = None
+    """The rule file this server rule came from, when it is gone (renamed or deleted): apply disables the rule and
+    never deletes it."""
 
     @property
     def writes(self) -> int:
@@ -133,7 +139,7 @@ def count_traffic(api: EvaluatorsApi, plan: RulePlan, now: dt.datetime | None = 
     params: dict[str, Any] = {
         "fromStartTime": since.isoformat(),
         "filter": json.dumps([*plan.filter, recent]),
-        "limit": 1000,
+        "limit": TRAFFIC_PAGE,
     }
     seen = 0
     for _ in range(TRAFFIC_PAGES):
@@ -141,8 +147,7 @@ def count_traffic(api: EvaluatorsApi, plan: RulePlan, now: dt.datetime | None = 
         rows = answer.get("data") or []
         seen += len(rows)
         cursor = (answer.get("meta") or {}).get("cursor")
-        if not cursor:
-            plan.capped = len(rows) >= params["limit"]  # a full last page without a cursor may hold back more
+        if not cursor:  # the last page, full or not: the count is exact
             break
         params["cursor"] = cursor
     else:
@@ -150,8 +155,29 @@ def count_traffic(api: EvaluatorsApi, plan: RulePlan, now: dt.datetime | None = 
     plan.traces_per_day = seen / TRAFFIC_DAYS
 
 
+def orphan_rules(rules: dict[str, RuleSpec], server_rules: list[dict[str, Any]]) -> list[RulePlan]:
+    """The project's rules in Langfuse (named `... [scoregate]`) whose rule file is gone: each to disable (or already
+    disabled), never to delete, so a renamed or deleted file stops scoring but its rule and scores stay."""
+    wanted = {server_name(spec) for spec in rules.values()}
+    plans = []
+    for rule in sorted(server_rules, key=lambda r: (r["name"], str(r["createdAt"]), r["id"])):
+        name = rule["name"]
+        if not name.endswith(MARK) or name in wanted:
+            continue
+        action: RuleAction = "disable" if rule["enabled"] else "unchanged"
+        plan = RulePlan(name, action, False, rule["sampling"], [], rule_id=rule["id"], filter=rule["filter"])
+        plan.orphan = f"rules/{name.removesuffix(MARK)}.yaml"
+        plan.changes = ["no rule file"]
+        plans.append(plan)
+    return plans
+
+
 def apply_rule(plan: RulePlan, api: EvaluatorsApi, created: dict[str, str]) -> None:
     """Create or update one rule; `created` maps a judge file to the evaluator `judges apply` just made."""
+    if plan.orphan is not None:
+        if plan.action == "disable":
+            api.v2(f"disabling rule {plan.name!r}", "PATCH", f"{RULES}/{plan.rule_id}", json={"enabled": False})
+        return
     plan.assignments = {judge: plan.assignments[judge] or created[judge] for judge in plan.judges}
     assignments = [{"evaluatorId": plan.assignments[judge], "variableMapping": None} for judge in plan.judges]
     body = {
@@ -168,14 +194,20 @@ def apply_rule(plan: RulePlan, api: EvaluatorsApi, created: dict[str, str]) -> N
 
 
 def plan_rules(
-    rules: dict[str, RuleSpec], live: dict[str, str | None], not_live: dict[str, str], api: EvaluatorsApi
+    rules: dict[str, RuleSpec],
+    live: dict[str, str | None],
+    not_live: dict[str, str],
+    api: EvaluatorsApi,
+    *,
+    prune: bool = True,
 ) -> list[RulePlan]:
     """Plan every rule file against the project's rules and count the traffic each would score; reads only.
 
     `live` maps each live judge file to the evaluator holding its current definition (None: to be created);
-    `not_live` maps the other evaluator files to why they stay with `scoregate run`.
+    `not_live` maps the other evaluator files to why they stay with `scoregate run`. With `prune`, the project's
+    rules whose file is gone are planned too (`orphan_rules`).
     """
-    if not rules:
+    if not rules and not prune:
         return []
     server_rules = list(api.every("listing the evaluation rules", RULES))
     evaluators = api.evaluators()
@@ -194,4 +226,4 @@ def plan_rules(
         plan = plan_rule(spec, conditions, {j: live[j] for j in spec.judges}, server_rules, evaluators)
         count_traffic(api, plan)
         plans.append(plan)
-    return plans
+    return plans + (orphan_rules(rules, server_rules) if prune else [])

@@ -20,13 +20,12 @@ from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.evaluators_api import EvaluatorsApi
 from scoregate.integrations.langfuse.evaluators_body import JudgeBody, judge_body, read_marker
+from scoregate.integrations.langfuse.evaluators_code import counters_body
 from scoregate.integrations.langfuse.evaluators_rules import RulePlan
+from scoregate.scoring.kinds.counters import CountersSpec
 from scoregate.scoring.kinds.llm_judge import as_llm_judge
 
 JudgeAction = Literal["create", "green", "describe", "unchanged", "skip"]
-COUNTERS_NOT_LIVE = (
-    "counters run in `scoregate run` only: this version makes no Langfuse code evaluators from counter files"
-)
 
 
 @dataclass
@@ -98,8 +97,8 @@ def wanted_body(project: Project, spec: EvaluatorSpec) -> JudgeBody | str:
     """The body one file sends, or why it stays local."""
     judge = as_llm_judge(spec)
     if judge is None:
-        if spec.kind == "counters":
-            return COUNTERS_NOT_LIVE
+        if isinstance(spec, CountersSpec):
+            return counters_body(spec)
         return f"kind {spec.kind}: not a judge of one output by a model; scored by `scoregate run` only"
     if not any(path.partition(".")[0] == "output" for path in judge.variables.values()):
         return (
@@ -134,13 +133,12 @@ def plan_judge(body: JudgeBody, server: list[dict[str, Any]]) -> JudgePlan:
     marks = {e["id"]: read_marker(e.get("description")) or ("", "") for e in server}
     ours = [e for e in server if marks[e["id"]][0] == body.file]
     same = sorted((e for e in ours if marks[e["id"]][1] == body.definition_hash), key=_age)
-    plan = JudgePlan(
-        body.file, "create", body.body["name"], body.definition_hash, notes=list(body.local_only), body=body
-    )
-    others = [e for e in server if e["name"] == plan.score and e not in ours]
+    score = ", ".join(body.scores) or body.body["name"]
+    plan = JudgePlan(body.file, "create", score, body.definition_hash, notes=list(body.local_only), body=body)
+    others = [e for e in server if e["name"] == body.body["name"] and e not in ours]
     if others:
         plan.notes.append(
-            f"{len(others)} evaluator(s) named {plan.score!r} not made by scoregate also write this score"
+            f"{len(others)} evaluator(s) named {body.body['name']!r} not made by scoregate also write this score"
         )
     if same:
         current = same[0]
