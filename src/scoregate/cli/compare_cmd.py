@@ -201,6 +201,10 @@ def print_outcome(outcome: CompareOutcome) -> None:
         )
     if c.skipped_scores:
         print_wrapped(console, "not compared: " + "; ".join(f"{k} ({v})" for k, v in c.skipped_scores.items()))
+    if outcome.estimate == "corrected":
+        from scoregate.cli.corrected_render import print_corrected_differences
+
+        print_corrected_differences(console, outcome.to_dict()["scores"])
     p = outcome.preference
     if p is not None:
         w = p.win_rate
@@ -265,6 +269,14 @@ def compare(
     eval_rows: Annotated[
         bool, typer.Option("--eval-rows", help="Also log both runs' per-item scores as MLflow evaluation rows.")
     ] = False,
+    estimate: Annotated[
+        str | None,
+        typer.Option(
+            "--estimate",
+            help="corrected: also each judge score's corrected paired difference of pass rates, from its "
+            "calibration set (default: settings.gate_estimate).",
+        ),
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several."""
@@ -295,6 +307,7 @@ def compare(
         use_cache=not no_cache,
         no_mirror=mirrors_off(no_mirror, no_mlflow=no_mlflow),
         eval_rows=eval_rows,
+        estimate=estimate,
     )
     said: list[Callable[[], None]] = []
 
@@ -302,7 +315,7 @@ def compare(
         # the report is written before MLflow is imported, so the process never holds both (issue 19: 250 MB)
         if not as_json:
             print_outcome(outcome)
-        said.append(_report(project_root(project), [run_a, run_b], None, quiet=as_json))
+        said.append(_report(project_root(project), [run_a, run_b], None, quiet=as_json, corrected=outcome.corrected))
 
     outcome = compare_stored_runs(project_root(project), run_a, run_b, options, before_mirror=before_mirror)
     if as_json:
@@ -313,13 +326,16 @@ def compare(
         say()
 
 
-def _report(root: Path, run_ids: list[str], metric: str | None, *, quiet: bool) -> Callable[[], None]:
-    """Write the comparison's HTML report; return what says where (on stderr with --json, so stdout stays JSON)."""
+def _report(
+    root: Path, run_ids: list[str], metric: str | None, *, quiet: bool, corrected: dict[str, Any] | None = None
+) -> Callable[[], None]:
+    """Write the comparison's HTML report (with each judge score's `corrected` difference when asked); return what
+    says where (on stderr with --json, so stdout stays JSON)."""
     from scoregate.app import report_runs
     from scoregate.errors import ScoregateError
 
     try:
-        path = report_runs(root, run_ids, metric=metric)
+        path = report_runs(root, run_ids, metric=metric, corrected=corrected)
     except ScoregateError as exc:  # the comparison is printed; its page is not essential to it
         message = f"report not written: {exc.render()}"
         return lambda: print_wrapped(err_console, message)
