@@ -136,6 +136,9 @@ class StopEarlySection(Record):
     upper: Number | None = None
     mean_difference: Number | None = None
     cost_usd: Number | None = None
+    corrected: dict[str, Any] | None = None
+    """With a gate on the corrected estimate: the judge's Youden interval (`analysis.corrected_sequential`); the
+    bounds are then the corrected difference's, at the whole 1 − alpha (the rule's alpha is the run's half)."""
 
 
 class FlakyItemRecord(Record):

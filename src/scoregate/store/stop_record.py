@@ -18,12 +18,22 @@ def stop_line(block: StopEarlySection) -> str:
     """The summary's `stop_early` block in one line: where it stopped, why, the verdict and the sequence's bounds."""
     reason = block.stop_reason or "no paired difference"
     low, high = block.lower, block.upper
-    bounds = (
-        "no bounds" if low is None else f"{1 - float(block.rule.alpha):.0%} confidence sequence [{low:.3g}, {high:.3g}]"
+    corrected = block.corrected
+    level = (
+        1 - float(block.rule.alpha) if corrected is None else 1 - float(block.rule.alpha) - float(corrected["alpha"])
+    )
+    bounds = "no bounds" if low is None else f"{level:.0%} confidence sequence [{low:.3g}, {high:.3g}]"
+    what = (
+        "mean paired difference"
+        if corrected is None
+        else (
+            f"corrected paired difference of pass rates (judge's Youden J in [{corrected['low']:.3g}, "
+            f"{corrected['high']:.3g}], {corrected['labels']} labels)"
+        )
     )
     return (
         f"{block.progress} ({reason}): {block.verdict} against run {block.against} on {block.metric} "
-        f"(gate {block.gate}); {bounds} for the mean paired difference over "
+        f"(gate {block.gate}); {bounds} for the {what} over "
         f"{block.paired_differences or 0} item(s); items not run count as nothing"
     )
 
