@@ -79,7 +79,7 @@ def corrected_difference(
     rates = q0a * (1 - q0a) / (m0 + 2) + q1a * (1 - q1a) / (m1 + 2)
     se = math.sqrt((float(d.var()) / d.size + centre**2 * rates) / youden**2)
     figures: dict[str, float | int | None] = {"judged": judged, "q0": q0, "q1": q1, "m0": m0, "m1": m1, "se": se}
-    value = judged / (q0 + q1 - 1)
+    value = min(1.0, max(-1.0, judged / (q0 + q1 - 1)))  # two pass rates differ by 1 at most, as the interval's ends
     low, high = max(-1.0, centre - z * se), min(1.0, centre + z * se)
     return CorrectedEstimate(method, value, low, high, confidence, d.size, m0 + m1, None, figures)
 
