@@ -130,6 +130,9 @@ def test_a_1_to_5_judge_score_gets_null_with_the_reason_and_a_counter_gets_none(
         "both runs' outputs"
     )
     assert "corrected" not in scores["word_count"]  # not a judge score: nothing to correct
+    (project_dir / "calibrations" / f"{NUMERIC}.json").unlink()  # never calibrated: the same reason, not "calibrate"
+    again = _compare_json(scoregate, "--estimate", "corrected")["scores"]["actionability_score"]["corrected"]
+    assert again["reason"] == actionability["reason"]
 
 
 def test_the_project_setting_asks_for_it_and_a_judge_no_better_than_chance_is_null_with_why(

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scoregate.analysis.corrected_difference import corrected_difference
-from scoregate.analysis.corrected_estimators import CorrectedEstimate
+from scoregate.analysis.corrected_difference import PASS_FAIL_ONLY, corrected_difference
+from scoregate.analysis.corrected_estimators import CorrectedEstimate, is_binary
 from scoregate.analysis.regression import metric_values
 from scoregate.analysis.verdicts import interval_verdict
 from scoregate.app.calibration_runs import judge_identity
@@ -45,6 +45,9 @@ def _difference(
     project: Project, store_a: RunStore, store_b: RunStore, key: str, score: ScoreComparison, margin: float | None
 ) -> dict[str, Any]:
     level = score.stats.ci_level
+    a, b = metric_values(store_a.iter_results(), key), metric_values(store_b.iter_results(), key)
+    if not is_binary(list(a.values()), list(b.values())):
+        return _null(PASS_FAIL_ONLY, level, score.stats.n)  # no calibration set would serve: say so first
     try:
         judge = judge_identity(project, [store_a, store_b], key)
     except ScoregateError as exc:
@@ -52,7 +55,6 @@ def _difference(
     found = bound_calibration(project, judge.evaluator, key, judge.model)
     if found.problem is not None:
         return _null(found.problem, level, score.stats.n)
-    a, b = metric_values(store_a.iter_results(), key), metric_values(store_b.iter_results(), key)
     ids = [item for item in b if item in a]
     estimate = corrected_difference(
         [b[i] for i in ids], [a[i] for i in ids], found.judge, found.human, confidence=level
