@@ -171,3 +171,26 @@ def test_an_unknown_estimate_is_one_clear_line(project_dir: Path, scoregate: Cli
 
     assert refused.code == 2
     assert "--estimate fixed" in " ".join(refused.output.split()) and "Traceback" not in refused.output
+
+
+def test_the_mlflow_comparison_run_gets_the_corrected_difference_and_its_verdict(
+    project_dir: Path, scoregate: Cli, mlflow_store: str
+) -> None:
+    from mlflow.tracking import MlflowClient
+
+    _runs(project_dir)
+    _calibrate(project_dir)
+
+    result = scoregate("compare", "run-a", "run-b", "--json", "--estimate", "corrected")
+
+    assert result.code == 0, result.output
+    data = json.loads(result.out)
+    run = MlflowClient(tracking_uri=mlflow_store).get_run(data["mlflow_run_id"])
+    corrected = data["scores"][KEY]["corrected"]
+    assert run.data.metrics[f"{KEY}_corrected_diff"] == pytest.approx(corrected["value"])
+    assert run.data.metrics[f"{KEY}_corrected_diff_ci_high"] == pytest.approx(corrected["ci_high"])
+    assert run.data.tags[f"corrected_verdict.{KEY}"] == "worse"
+    assert run.data.tags["corrected_verdict.actionability_score"].startswith(
+        "null: a corrected paired difference needs pass/fail scores"
+    )
+    assert str(run.data.metrics["actionability_score_corrected_diff"]) == "nan"

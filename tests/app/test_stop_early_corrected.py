@@ -13,6 +13,8 @@ from scipy import stats
 
 from scoregate.analysis.sequential import confidence_sequence
 from scoregate.app.calibration_runs import evaluator_fingerprint
+from scoregate.store.run_store import RunStore
+from scoregate.store.stop_record import stop_fields
 from scoregate.tracks.project import load_project
 from support.judge_canary import Cli, Edit
 from support.projects import Runs
@@ -96,6 +98,12 @@ def test_a_corrected_gate_stops_early_on_the_corrected_sequence(
     text = " ".join(done.output.split())
     assert f"95% confidence sequence [{block['lower']:.3g}, {block['upper']:.3g}] for the corrected paired " in text
     assert f"(judge's Youden J in [{youden['low']:.3g}, {youden['high']:.3g}], 40 labels)" in text
+    store = RunStore.open(runs.root, runs.latest())
+    mirrored = stop_fields(store.manifest_record, store.summary_record).params  # what MLflow and Langfuse record
+    assert mirrored["stop_early.alpha"] == "0.025"
+    assert json.loads(mirrored["stop_early.corrected"]) == {
+        "youden_low": youden["low"], "youden_high": youden["high"], "alpha": 0.025, "labels": 40,
+    }  # fmt: skip
 
 
 def test_a_calibration_that_cannot_show_the_judge_better_than_chance_is_refused_before_any_call(

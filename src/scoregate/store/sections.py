@@ -106,6 +106,8 @@ class StopEarlyRecord(Record):
     decision: StopDecisionRecord | None = None
     continued_at: str | None = None
     """When `run --resume` took a stopped run on to the full dataset; its summary is then the full run's."""
+    corrected: dict[str, Any] | None = None
+    """With a deciding gate on the corrected estimate: the judge's Youden interval (`analysis.corrected_sequential`)."""
 
     def ended_early(self) -> bool:
         """Whether the stop rule or a cap ended the run before its last item (and no resume went on since)."""

@@ -3,6 +3,7 @@ and the flat fields every mirror records (`stop_fields`). The run itself: `score
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,12 @@ def stop_fields(manifest: Manifest, summary: RunSummary) -> StopFields:
         "stop_early.order_seed": str(record.order_seed), "stop_early.max_items": str(rule.max_items),
         "stop_early.max_cost": str(rule.max_cost),
     }  # fmt: skip
+    if record.corrected is not None:  # the rule's alpha is then the run's share; the rest is the calibration set's
+        youden = record.corrected
+        params["stop_early.corrected"] = json.dumps(
+            {"youden_low": youden["low"], "youden_high": youden["high"], "alpha": youden["alpha"],
+             "labels": youden["labels"]}
+        )  # fmt: skip
     block = summary.stop_early
     if block is None:
         items_run = record.decision.items_run if record.decision is not None else None

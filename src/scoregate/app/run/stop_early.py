@@ -210,7 +210,7 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             lo, hi, question="non-inferior" if regression else "better",
             margin=(gate.margin if gate.margin is not None else _REGRESSION_MARGIN) if regression else 0.0,
             direction="lower" if gate.op in ("<=", "<") else "higher",
-            alpha=alpha if correction is None else alpha * RUN_SHARE,
+            alpha=alpha if correction is None else round(alpha * RUN_SHARE, 12),
             max_items=options.stop_early.max_items, max_cost=options.stop_early.max_cost,
         )  # fmt: skip
     except SequentialInputError as exc:

@@ -55,7 +55,7 @@ def youden_for_stop(
     if found.problem is not None:
         raise refuse(found.problem)
     try:
-        bound = youden_bound(found.judge, found.human, alpha=alpha * (1 - RUN_SHARE))
+        bound = youden_bound(found.judge, found.human, alpha=round(alpha * (1 - RUN_SHARE), 12))
     except ValueError as exc:
         raise refuse(f"the calibration set of {gate.metric} cannot serve: {exc}") from None
     if isinstance(bound, str):
