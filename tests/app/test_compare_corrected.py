@@ -194,3 +194,12 @@ def test_the_mlflow_comparison_run_gets_the_corrected_difference_and_its_verdict
         "null: a corrected paired difference needs pass/fail scores"
     )
     assert str(run.data.metrics["actionability_score_corrected_diff"]) == "nan"
+
+
+def test_ranking_refuses_the_corrected_estimate_in_one_line(project_dir: Path, scoregate: Cli) -> None:
+    _runs(project_dir)
+
+    refused = scoregate("compare", "run-a", "run-b", "--rank", "--no-mlflow", "--estimate", "corrected")
+
+    assert refused.code == 2 and "Traceback" not in refused.output
+    assert "--estimate corrected compares two runs" in " ".join(refused.output.split())

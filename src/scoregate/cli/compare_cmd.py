@@ -283,6 +283,8 @@ def compare(
     if more_runs or rank:
         if metric and len(metric) > 1:
             raise typer.BadParameter("ranking takes one --metric")
+        if estimate == "corrected":
+            raise typer.BadParameter("--estimate corrected compares two runs; a ranking reads the raw scores")
         from scoregate.app import rank_stored_runs
 
         ranking = rank_stored_runs(
