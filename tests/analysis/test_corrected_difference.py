@@ -72,3 +72,12 @@ def test_a_calibration_that_cannot_correct_leaves_the_regression_gate_incomplete
         "vs prod: the corrected paired difference cannot be computed: the calibration set has 0 human fails and 12 "
         "human passes: the correction needs at least 5 of each"
     )
+
+
+def test_a_corrected_difference_never_lies_outside_what_two_pass_rates_can_differ_by() -> None:
+    # Every item passed by the judge in the baseline, failed in the candidate: Δp = −1, and −1/0.6 is no difference of
+    # two rates; the human-rated pass rates can differ by −1 at most.
+    candidate, baseline = _runs(30, 0, 30)
+    estimate = corrected_difference(candidate, baseline, CAL_JUDGE, CAL_HUMAN)
+    assert estimate.value == -1.0
+    assert estimate.details["judged"] == -1.0

@@ -171,7 +171,7 @@ def test_a_corrected_regression_gate_on_a_1_to_5_judge_is_incomplete_and_says_it
     assert result.code == 3
 
 
-def test_stop_early_refuses_a_deciding_gate_on_the_corrected_estimate_before_any_call(
+def test_stop_early_refuses_a_corrected_deciding_gate_on_a_1_to_5_score_before_any_call(
     pinned: Path, scripted_server: ScriptedOpenAI, scoregate: Cli, runs: Runs, edit_yaml: Edit
 ) -> None:
     judge_answers(scripted_server, HUMAN)
@@ -185,6 +185,7 @@ def test_stop_early_refuses_a_deciding_gate_on_the_corrected_estimate_before_any
     assert refused.code != 0
     text = " ".join(refused.output.split())
     assert "--stop-early: gate act asks for the corrected estimate" in text
+    assert "actionability_score is not a pass/fail score: a corrected stop needs one" in text
     assert "Traceback" not in refused.output
     assert len(scripted_server.judge_requests()) == asked and runs.ids() == [reference]
 

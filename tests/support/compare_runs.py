@@ -54,9 +54,11 @@ def write_run(
     outputs: Mapping[str, Any] | None = None,
     summary: bool = True,
     prompt: str = "summarization-catchup@1",
+    score_evaluators: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> RunStore:
-    """Store a run whose item `id` has the numeric scores `scores[id]` (None = not measured) and output text."""
+    """Store a run whose item `id` has the numeric scores `scores[id]` (None = not measured) and output text;
+    `score_evaluators` names the evaluator of a score (default ev_quality_v1)."""
     store = RunStore.create(runs_dir, run_id, manifest(run_id, **overrides))
     for index, (item_id, values) in enumerate(scores.items()):
         result = ItemResult(
@@ -71,7 +73,9 @@ def write_run(
                 "categorical" if isinstance(value, str) else "boolean" if isinstance(value, bool) else "numeric"
             )
             reason = "judge reply is not JSON" if value is None else None
-            result.scores.append(Score(name, value, data_type, "ev_quality_v1", reason=reason))
+            result.scores.append(
+                Score(name, value, data_type, (score_evaluators or {}).get(name, "ev_quality_v1"), reason=reason)
+            )
         store.append(result)
     store.close()
     if summary:

@@ -31,6 +31,11 @@ from scoregate.analysis.gates import GateResult, new_gate_result
 from scoregate.catalog.config_models import GateSpec
 
 REGRESSION_STAT = "paired_noninferiority"
+PASS_FAIL_ONLY = (
+    "a corrected paired difference needs pass/fail scores: for other scores PPI++ would need human labels of both "
+    "runs' outputs"
+)
+"""Why a score that is not pass/fail has no corrected paired difference."""
 
 
 def corrected_difference(
@@ -52,10 +57,7 @@ def corrected_difference(
         return CorrectedEstimate(method, None, None, None, confidence, len(pairs), labels, reason)
 
     if not is_binary(candidate, baseline, cal_judge, cal_human):
-        return null(
-            "a corrected paired difference needs pass/fail scores: for other scores PPI++ would need human labels "
-            "of both runs' outputs"
-        )
+        return null(PASS_FAIL_ONLY)
     q0, q1, m0, m1 = judge_rates(cal_judge, cal_human)
     if len(pairs) < 2:
         return null(f"{len(pairs)} item(s) measured in both runs", m0 + m1)
@@ -79,7 +81,7 @@ def corrected_difference(
     rates = q0a * (1 - q0a) / (m0 + 2) + q1a * (1 - q1a) / (m1 + 2)
     se = math.sqrt((float(d.var()) / d.size + centre**2 * rates) / youden**2)
     figures: dict[str, float | int | None] = {"judged": judged, "q0": q0, "q1": q1, "m0": m0, "m1": m1, "se": se}
-    value = judged / (q0 + q1 - 1)
+    value = min(1.0, max(-1.0, judged / (q0 + q1 - 1)))  # two pass rates differ by 1 at most, as the interval's ends
     low, high = max(-1.0, centre - z * se), min(1.0, centre + z * se)
     return CorrectedEstimate(method, value, low, high, confidence, d.size, m0 + m1, None, figures)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoregate.analysis.compare_runs import RunComparison, compare_runs
+from scoregate.errors import UsageError
 from scoregate.store.invalidation import refuse_invalid
 from scoregate.store.run_store import RunStore
 
@@ -37,6 +38,9 @@ class CompareOptions:
     no_mirror: frozenset[str] = frozenset()
     """The sinks not to mirror the comparison to (`--no-mirror NAME`; an unknown name is refused)."""
     eval_rows: bool = False
+    estimate: str | None = None
+    """`raw`, or `corrected`: each judge score's corrected paired difference beside the raw one (None: the project's
+    `settings.gate_estimate`)."""
     margin_texts: InitVar[Sequence[str]] = ()
     """`--margin SCORE=VALUE` as typed: parsed into `margins` (a malformed one is refused)."""
 
@@ -47,6 +51,8 @@ class CompareOptions:
         if margin_texts:
             object.__setattr__(self, "margins", {**self.margins, **parse_margins(margin_texts)})
         sink_choice(self.no_mirror, "--no-mirror")
+        if self.estimate not in (None, "raw", "corrected"):
+            raise UsageError(f"--estimate {self.estimate} is not raw or corrected", option="--estimate")
 
 
 @dataclass
@@ -70,14 +76,23 @@ class CompareOutcome:
     """B's win rate by the pairwise judge, when it was asked."""
     mirrors: dict[str, ComparisonMirror] = field(default_factory=dict)
     """Sink name → its mirror of the comparison, for each sink that mirrors comparisons and was asked."""
+    estimate: str = "raw"
+    """`corrected` when each judge score's corrected paired difference was asked (`corrected`)."""
+    corrected: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Judge score → its corrected paired difference (B − A) with interval and verdict, or null with the reason."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form printed by `--json`: `<sink>_run_id` and `<sink>_warnings` per mirror."""
+        """Return the plain-dict form printed by `--json`: `<sink>_run_id` and `<sink>_warnings` per mirror, and
+        with the corrected estimate, `scores.<key>.corrected` of each judge score."""
         mirrored: dict[str, Any] = {}
         for name, mirror in self.mirrors.items():
             mirrored |= {f"{name}_run_id": mirror.link, f"{name}_warnings": mirror.warnings}
+        plain = self.comparison.to_dict()
+        for key, block in self.corrected.items():
+            plain["scores"][key]["corrected"] = block
         return {
-            **self.comparison.to_dict(),
+            **plain,
+            "estimate": self.estimate,
             "preference": self.preference.to_dict() if self.preference is not None else None,
             **mirrored,
         }
@@ -117,7 +132,11 @@ def compare_stored_runs(
         resamples=settings.bootstrap_resamples,
         seed=settings.seed,
     )
-    outcome = CompareOutcome(comparison)
+    outcome = CompareOutcome(comparison, estimate=options.estimate or settings.gate_estimate)
+    if outcome.estimate == "corrected":
+        from scoregate.app.corrected_comparison import corrected_differences
+
+        outcome.corrected = corrected_differences(project, store_a, store_b, comparison)
     if options.judge:
         from scoregate.app.pairwise import judge_runs
 

@@ -201,6 +201,10 @@ def print_outcome(outcome: CompareOutcome) -> None:
         )
     if c.skipped_scores:
         print_wrapped(console, "not compared: " + "; ".join(f"{k} ({v})" for k, v in c.skipped_scores.items()))
+    if outcome.estimate == "corrected":
+        from scoregate.cli.corrected_render import print_corrected_differences
+
+        print_corrected_differences(console, outcome.to_dict()["scores"])
     p = outcome.preference
     if p is not None:
         w = p.win_rate
@@ -271,6 +275,14 @@ def compare(
             "--markdown", metavar="FILE", help="Also write the comparison as Markdown to FILE (a PR comment)."
         ),
     ] = None,
+    estimate: Annotated[
+        str | None,
+        typer.Option(
+            "--estimate",
+            help="corrected: also each judge score's corrected paired difference of pass rates, from its "
+            "calibration set (default: settings.gate_estimate).",
+        ),
+    ] = None,
     project: ProjectOption = None,
 ) -> None:
     """Compare two runs item by item (Δ with CI, Wilcoxon, t-test, dz, Holm, verdicts), or rank several."""
@@ -279,6 +291,8 @@ def compare(
             raise typer.BadParameter("describes a comparison of two runs, not a ranking", param_hint="--markdown")
         if metric and len(metric) > 1:
             raise typer.BadParameter("ranking takes one --metric")
+        if estimate == "corrected":
+            raise typer.BadParameter("--estimate corrected compares two runs; a ranking reads the raw scores")
         from scoregate.app import rank_stored_runs
 
         ranking = rank_stored_runs(
@@ -303,6 +317,7 @@ def compare(
         use_cache=not no_cache,
         no_mirror=mirrors_off(no_mirror, no_mlflow=no_mlflow),
         eval_rows=eval_rows,
+        estimate=estimate,
     )
     said: list[Callable[[], None]] = []
     pages: list[Path | None] = []
@@ -311,7 +326,7 @@ def compare(
         # the report is written before MLflow is imported, so the process never holds both (issue 19: 250 MB)
         if not as_json:
             print_outcome(outcome)
-        say, page = _report(project_root(project), [run_a, run_b], None, quiet=as_json)
+        say, page = _report(project_root(project), [run_a, run_b], None, quiet=as_json, corrected=outcome.corrected)
         said.append(say)
         pages.append(page)
 
@@ -337,15 +352,15 @@ def _write_markdown(root: Path, outcome: CompareOutcome, path: Path, page: Path 
 
 
 def _report(
-    root: Path, run_ids: list[str], metric: str | None, *, quiet: bool
+    root: Path, run_ids: list[str], metric: str | None, *, quiet: bool, corrected: dict[str, Any] | None = None
 ) -> tuple[Callable[[], None], Path | None]:
-    """Write the comparison's HTML report; return what says where (on stderr with --json, so stdout stays JSON) and
-    the page (None when it was not written)."""
+    """Write the comparison's HTML report (with each judge score's `corrected` difference when asked); return what
+    says where (on stderr with --json, so stdout stays JSON) and the page (None when it was not written)."""
     from scoregate.app import report_runs
     from scoregate.errors import ScoregateError
 
     try:
-        path = report_runs(root, run_ids, metric=metric)
+        path = report_runs(root, run_ids, metric=metric, corrected=corrected)
     except ScoregateError as exc:  # the comparison is printed; its page is not essential to it
         message = f"report not written: {exc.render()}"
         return (lambda: print_wrapped(err_console, message)), None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scoregate.cli.layout import keep, print_wrapped
+from scoregate.cli.layout import keep, print_wrapped, signed
 from scoregate.support.console import escape
 
 if TYPE_CHECKING:
@@ -73,4 +73,48 @@ def print_held_out(console: Console, check: dict[str, Any]) -> None:
         "calibration set, the rest as the run:",
     )
     for line in held_out_lines(check):
+        print_wrapped(console, escape(line), first="  ", indent="    ")
+
+
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
+
+
+def difference_lines(scores: dict[str, Any]) -> list[str]:
+    """Return `key: raw Δ -0.133 [...] 95%, corrected Δ -0.242 [...] 95% (method, 40 labels): worse` per judge score
+    of a comparison's `--json` scores with a corrected block, or the reason it has none."""
+    lines = []
+    for key, s in scores.items():
+        c = s.get("corrected")
+        if c is None:
+            continue
+        level = f"{s['ci_level']:.1%}".replace(".0%", "%")
+        raw_ci = (
+            ""
+            if s["diff_ci_low"] is None
+            else " " + keep(f"[{signed(s['diff_ci_low'])},", f"{signed(s['diff_ci_high'])}]", level)
+        )
+        raw = keep("raw", "Δ", signed(s["diff"])) + raw_ci
+        if c["value"] is None:
+            lines.append(f"{key}: {raw}, {keep('corrected', 'Δ', '—')}: {c['reason']}")
+            continue
+        interval = keep(
+            f"[{_signed(c['ci_low'])},", f"{_signed(c['ci_high'])}]", f"{c['confidence']:.1%}".replace(".0%", "%")
+        )
+        how = keep(f"({c['method_name']},", f"{c['n_labels']}", "labels)")
+        lines.append(f"{key}: {raw}, {keep('corrected', 'Δ', _signed(c['value']))} {interval} {how}: {c['verdict']}")
+    return lines
+
+
+def print_corrected_differences(console: Console, scores: dict[str, Any]) -> None:
+    """Print each judge score's corrected paired difference under the comparison (nothing when none was asked)."""
+    lines = difference_lines(scores)
+    if not lines:
+        return
+    print_wrapped(
+        console,
+        "corrected for the judge's bias by its calibration set (paired difference of pass rates, B − A, at the "
+        "raw interval's level; the verdict by the same rule):",
+    )
+    for line in lines:
         print_wrapped(console, escape(line), first="  ", indent="    ")

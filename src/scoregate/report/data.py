@@ -145,6 +145,9 @@ def _add_comparisons(
                 seed=options.seed,
             )
             report["comparison"] = comparison.to_dict()
+            for key, block in (options.corrected or {}).items():
+                if key in report["comparison"]["scores"]:
+                    report["comparison"]["scores"][key]["corrected"] = dict(block)
         except ScoregateError as exc:
             report["notes"].append(f"no paired comparison: {exc.render()}")
     models = {run["model"] for run in report["runs"]}

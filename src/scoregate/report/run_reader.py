@@ -56,6 +56,8 @@ class ReportOptions:
     """Items the table holds (the first by dataset position); every item counts in the charts and gates."""
     min_coverage: float = 0.8
     """The leaderboard's coverage flag: an entry covering less of the dataset is not comparable."""
+    corrected: Mapping[str, Mapping[str, Any]] | None = None
+    """Score → its corrected paired difference (`compare --estimate corrected`), shown beside the comparison's Δ."""
 
 
 class Clipper:

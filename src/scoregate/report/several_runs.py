@@ -7,6 +7,7 @@ from typing import Any
 from scoregate.analysis.verdicts import VERDICT_RULE
 from scoregate.catalog.directions import direction_arrow
 from scoregate.report.charts import fmt, scatter
+from scoregate.report.corrected_view import corrected_difference_cell
 from scoregate.report.html_text import esc, run_metric_text
 
 VERDICT_CLASS = {
@@ -32,7 +33,7 @@ def comparison_section(report: dict[str, Any]) -> str:
         rows.append(
             f'<tr><td>{esc(name)} {arrow}{mark}</td><td class="{cls}" title="{esc(s["sentence"])}">'
             f"{esc(s['verdict'])}</td><td>{esc(s['n'])}</td><td>{esc(fmt(s['mean_a']))}</td>"
-            f"<td>{esc(fmt(s['mean_b']))}</td><td>{esc(fmt(s['diff']))}</td><td>{esc(ci)}</td>"
+            f"<td>{esc(fmt(s['mean_b']))}</td><td>{esc(fmt(s['diff']))}</td><td>{esc(ci)}{corrected_difference_cell(s)}</td>"
             f"<td>{esc(fmt(s['p_adjusted']))}</td><td>{esc(fmt(s['cohens_dz']))}</td>"
             f"<td>{esc(wtl)}</td></tr>"
         )

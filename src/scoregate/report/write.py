@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scoregate.errors import ScoregateError
 from scoregate.report.data import ReportOptions, build_report
@@ -56,15 +57,24 @@ def default_report_path(runs_dir: Path, run_ids: Sequence[str]) -> Path:
     return runs_dir / run_ids[0] / f"rank-{digest}.html"
 
 
-def report_runs(root: Path, run_ids: Sequence[str], *, output: Path | None = None, metric: str | None = None) -> Path:
+def report_runs(
+    root: Path,
+    run_ids: Sequence[str],
+    *,
+    output: Path | None = None,
+    metric: str | None = None,
+    corrected: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Path:
     """Write the report of stored runs of the project at `root` (the `scoregate report` entry point); return its path.
 
-    The statistics settings are the project's when its scoregate.yaml loads, else the defaults.
+    The statistics settings are the project's when its scoregate.yaml loads, else the defaults. `corrected` (score →
+    its corrected paired difference, from `compare --estimate corrected`) is shown beside the comparison's raw Δ.
     """
     runs_dir = root / "runs"
     stores = [RunStore.open(runs_dir, run_id) for run_id in run_ids]
     path = output or default_report_path(runs_dir, run_ids)
-    return write_report(stores, path, project_report_options(root, metric=metric))
+    options = replace(project_report_options(root, metric=metric), corrected=corrected)
+    return write_report(stores, path, options)
 
 
 def project_report_options(root: Path, *, metric: str | None = None) -> ReportOptions:

@@ -106,6 +106,8 @@ class StopEarlyRecord(Record):
     decision: StopDecisionRecord | None = None
     continued_at: str | None = None
     """When `run --resume` took a stopped run on to the full dataset; its summary is then the full run's."""
+    corrected: dict[str, Any] | None = None
+    """With a deciding gate on the corrected estimate: the judge's Youden interval (`analysis.corrected_sequential`)."""
 
     def ended_early(self) -> bool:
         """Whether the stop rule or a cap ended the run before its last item (and no resume went on since)."""
@@ -136,6 +138,9 @@ class StopEarlySection(Record):
     upper: Number | None = None
     mean_difference: Number | None = None
     cost_usd: Number | None = None
+    corrected: dict[str, Any] | None = None
+    """With a gate on the corrected estimate: the judge's Youden interval (`analysis.corrected_sequential`); the
+    bounds are then the corrected difference's, at the whole 1 − alpha (the rule's alpha is the run's half)."""
 
 
 class FlakyItemRecord(Record):

@@ -3,6 +3,7 @@ and the flat fields every mirror records (`stop_fields`). The run itself: `score
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,12 +19,22 @@ def stop_line(block: StopEarlySection) -> str:
     """The summary's `stop_early` block in one line: where it stopped, why, the verdict and the sequence's bounds."""
     reason = block.stop_reason or "no paired difference"
     low, high = block.lower, block.upper
-    bounds = (
-        "no bounds" if low is None else f"{1 - float(block.rule.alpha):.0%} confidence sequence [{low:.3g}, {high:.3g}]"
+    corrected = block.corrected
+    level = (
+        1 - float(block.rule.alpha) if corrected is None else 1 - float(block.rule.alpha) - float(corrected["alpha"])
+    )
+    bounds = "no bounds" if low is None else f"{level:.0%} confidence sequence [{low:.3g}, {high:.3g}]"
+    what = (
+        "mean paired difference"
+        if corrected is None
+        else (
+            f"corrected paired difference of pass rates (judge's Youden J in [{corrected['low']:.3g}, "
+            f"{corrected['high']:.3g}], {corrected['labels']} labels)"
+        )
     )
     return (
         f"{block.progress} ({reason}): {block.verdict} against run {block.against} on {block.metric} "
-        f"(gate {block.gate}); {bounds} for the mean paired difference over "
+        f"(gate {block.gate}); {bounds} for the {what} over "
         f"{block.paired_differences or 0} item(s); items not run count as nothing"
     )
 
@@ -55,6 +66,12 @@ def stop_fields(manifest: Manifest, summary: RunSummary) -> StopFields:
         "stop_early.order_seed": str(record.order_seed), "stop_early.max_items": str(rule.max_items),
         "stop_early.max_cost": str(rule.max_cost),
     }  # fmt: skip
+    if record.corrected is not None:  # the rule's alpha is then the run's share; the rest is the calibration set's
+        youden = record.corrected
+        params["stop_early.corrected"] = json.dumps(
+            {"youden_low": youden["low"], "youden_high": youden["high"], "alpha": youden["alpha"],
+             "labels": youden["labels"]}
+        )  # fmt: skip
     block = summary.stop_early
     if block is None:
         items_run = record.decision.items_run if record.decision is not None else None

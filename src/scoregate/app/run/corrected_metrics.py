@@ -65,9 +65,15 @@ def calibration_set(project: Project, plan: ExperimentPlan, key: str) -> Calibra
     """Return the saved calibration pairs of judge score `key`, while they are bound to the judge as it is now: the
     latest canary's re-scored set when its judge is the current one, else the calibration's own."""
     name = _judge_of(plan, key)
-    how = f"`scoregate calibrate --run RUN_ID --judge-key {key} --human-key HUMAN_KEY --save`"
     if name is None:
         return CalibrationSet(problem=f"{key} is not a judge score of this run: only a judge's scores are corrected")
+    return bound_calibration(project, name, key, judge_model(project, project.evaluators[name], plan.judge_model_name))
+
+
+def bound_calibration(project: Project, name: str, key: str, model: dict[str, str | None] | None) -> CalibrationSet:
+    """Return the saved calibration pairs of `key` written by judge `name` judging with `model`, while they are
+    bound to that judge as its file is now (the canary's re-scored set first), or why there are none to use."""
+    how = f"`scoregate calibrate --run RUN_ID --judge-key {key} --human-key HUMAN_KEY --save`"
     path = calibration_path(project, name)
     never = CalibrationSet(problem=f"judge {name} has no saved calibration of {key}: run {how}", never=True)
     if not path.is_file():
@@ -80,7 +86,6 @@ def calibration_set(project: Project, plan: ExperimentPlan, key: str) -> Calibra
         return never
     when = record.get("calibrated_at")
     spec = project.evaluators[name]
-    model = judge_model(project, spec, plan.judge_model_name)
     canary = record.get("canary")
     if isinstance(canary, dict) and isinstance(canary.get("pairs"), dict) and judge_change(canary, spec, model) is None:
         record, when = canary, canary.get("checked_at")  # the newest set scored by the judge as it is now

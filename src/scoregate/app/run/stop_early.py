@@ -30,6 +30,7 @@ __all__ = [
 ]  # fmt: skip
 
 if TYPE_CHECKING:
+    from scoregate.analysis.corrected_sequential import YoudenBound
     from scoregate.analysis.sequential_stop import StopDecision, StopRule
     from scoregate.app.run.run_options import RunOptions
     from scoregate.calls.breaker import CircuitBreaker
@@ -55,13 +56,16 @@ class StopEarlyPlan:
     seed: int
     batch: int
     reference_values: dict[str, float]
+    correction: YoudenBound | None = None
+    """The judge's Youden interval when the deciding gate asks for the corrected estimate (`corrected_sequential`)."""
 
     def record(self) -> dict[str, Any]:
         """The manifest's `stop_early` block before the first look (JSON-ready)."""
+        corrected = {} if self.correction is None else {"corrected": self.correction.to_dict()}
         return {
             "against": self.reference, "gate": self.gate, "metric": self.metric, "rule": self.rule.to_dict(),
             "order_seed": self.seed, "batch": self.batch, "items": len(self.order),
-            "paired_items": len(self.reference_values), "decision": None,
+            "paired_items": len(self.reference_values), **corrected, "decision": None,
         }  # fmt: skip
 
 
@@ -151,6 +155,7 @@ def numeric_value(result: ItemResult, metric: str) -> float | None:
 
 def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions) -> StopEarlyPlan | None:
     """Check a stop-early request and build its plan before any model call; None for an ordinary run."""
+    from scoregate.analysis.corrected_sequential import RUN_SHARE
     from scoregate.analysis.sequential import SequentialInputError, difference_range, item_order
     from scoregate.analysis.sequential_stop import StopRule  # numpy: only for a stop-early run
 
@@ -171,14 +176,6 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             "cap the items with --max-items instead; repeats need every item",
         )
     gate = _deciding_gate(plan)
-    from scoregate.app.run.corrected_metrics import asks_corrected
-
-    if asks_corrected(gate, project.config.settings):
-        raise _error(
-            f"gate {gate.name} asks for the corrected estimate, and the stop-early test reads the judge's raw "
-            "scores (its confidence sequence has no term for the calibration set)",
-            f"run without --stop-early, or give gate {gate.name} `estimate: raw`",
-        )
     if gate.metric not in dict(_score_columns(plan)):
         raise _error(
             f"gate {gate.name} decides on {gate.metric}, which is no per-item score of experiment {plan.name}",
@@ -192,6 +189,10 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             f"declare `range: [min, max]` for {gate.metric} in its evaluator file, or gate on a bounded score",
         )
     reference = _reference_store(project, plan, options.stop_early.against)
+    from scoregate.app.run.stop_early_corrected import youden_for_stop
+
+    alpha = 1 - project.config.settings.confidence_level
+    correction = youden_for_stop(project, plan, gate, reference, bounds, alpha=alpha)
     values = {}
     for result in reference.iter_results():
         value = numeric_value(result, gate.metric)
@@ -209,7 +210,7 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
             lo, hi, question="non-inferior" if regression else "better",
             margin=(gate.margin if gate.margin is not None else _REGRESSION_MARGIN) if regression else 0.0,
             direction="lower" if gate.op in ("<=", "<") else "higher",
-            alpha=1 - project.config.settings.confidence_level,
+            alpha=alpha if correction is None else round(alpha * RUN_SHARE, 12),
             max_items=options.stop_early.max_items, max_cost=options.stop_early.max_cost,
         )  # fmt: skip
     except SequentialInputError as exc:
@@ -218,7 +219,7 @@ def plan_stop_early(project: Project, plan: ExperimentPlan, options: RunOptions)
     seed = project.config.settings.seed
     batch = options.stop_early.batch or DEFAULT_BATCH
     return StopEarlyPlan(
-        options.stop_early.against, gate.name, gate.metric, rule, item_order(ids, seed), seed, batch, values
+        options.stop_early.against, gate.name, gate.metric, rule, item_order(ids, seed), seed, batch, values, correction
     )
 
 
@@ -249,11 +250,16 @@ async def run_stop_early(
     breaker: CircuitBreaker | None,
 ) -> StopDecision | None:
     """Run the items in the plan's order, a batch at a time, until the rule stops the run; record the decision."""
+    from scoregate.analysis.corrected_sequential import CorrectedMonitor
     from scoregate.analysis.sequential_stop import SequentialMonitor, decide
     from scoregate.engine.runner import execute
 
     items = {item.id: (index, item) for index, (_line, item) in enumerate(iter_items(plan.dataset.path))}
-    monitor = SequentialMonitor(stop.rule, len(stop.reference_values))
+    monitor = (
+        SequentialMonitor(stop.rule, len(stop.reference_values))
+        if stop.correction is None
+        else CorrectedMonitor(stop.rule, len(stop.reference_values), stop.correction)
+    )
     collecting, spent, decision = _Collecting(pipeline), 0.0, None
     record = stop.record()
     for start in range(0, len(stop.order), stop.batch):
@@ -320,6 +326,7 @@ def stop_summary(store: RunStore) -> dict[str, Any] | None:
     plan = block.to_dict()
     return {
         **{k: plan[k] for k in ("against", "gate", "metric", "rule", "order_seed", "batch")},
+        **({"corrected": plan["corrected"]} if "corrected" in plan else {}),
         "stopped": stopped,
         "items_run": run,
         "items_total": total,

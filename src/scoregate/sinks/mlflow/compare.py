@@ -2,7 +2,9 @@
 
 `mirror_comparison`: one MLflow run per (run A, run B) pair in the experiment `comparisons (<project>)`,
 found again by tag so a repeated compare updates it, with metrics per score (`<score>_diff`,
-`_diff_ci_low`, `_diff_ci_high`, `_wilcoxon_p`, `_ttest_p`, `_p_holm`, `_cohens_dz`, `_mde`, ...),
+`_diff_ci_low`, `_diff_ci_high`, `_wilcoxon_p`, `_ttest_p`, `_p_holm`, `_cohens_dz`, `_mde`, ...; with
+`compare --estimate corrected`, `<score>_corrected_diff`, `_corrected_diff_ci_low`, `_corrected_diff_ci_high`, NaN
+when null, and a tag `corrected_verdict.<score>` with the verdict or the null reason),
 tags linking both runs, and a tag `compare.<other run id>` on each compared run's own MLflow run.
 
 `log_evaluation_rows`: a run's per-item scores as MLflow evaluation rows, through
@@ -66,6 +68,11 @@ def comparison_metrics(data: dict[str, Any]) -> dict[str, float]:
                 metrics[f"{name}_{stat}"] = float(score[stat])
         if score.get("p_adjusted") is not None:
             metrics[f"{name}_p_holm"] = float(score["p_adjusted"])
+        corrected = score.get("corrected")  # `compare --estimate corrected`: NaN where it cannot be computed
+        if isinstance(corrected, dict):
+            for stat, field_name in (("diff", "value"), ("diff_ci_low", "ci_low"), ("diff_ci_high", "ci_high")):
+                value = corrected.get(field_name)
+                metrics[f"{name}_corrected_{stat}"] = float("nan") if value is None else float(value)
     preference = data.get("preference")
     if preference:
         for stat in ("win_rate", "ci_low", "ci_high", "sign_test_p"):
@@ -133,6 +140,12 @@ def mirror_comparison(compared: Comparison, *, project_root: Path) -> MirroredCo
             tags[f"mlflow_run_{side}"] = linked
     for name, score in comparison.scores.items():
         tags[f"verdict.{name}"] = score.stats.verdict
+    for name, data in compared.record["scores"].items():
+        if isinstance(data.get("corrected"), dict):
+            corrected = data["corrected"]
+            tags[f"corrected_verdict.{name}"] = (
+                corrected["verdict"] if corrected["value"] is not None else (f"null: {corrected['reason']}")
+            )
     existing = client.get_run(run_id).data.params
     params = {"run_a": store_a.run_id, "run_b": store_b.run_id, "alpha": str(comparison.alpha),
               "margins": json.dumps(comparison.margins, sort_keys=True)}  # fmt: skip
