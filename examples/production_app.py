@@ -217,10 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sessions = session_ids(args.requests, args.sessions, args.session_prefix or uuid.uuid4().hex[:8])
     replies = send_requests(dataset_inputs(args.dataset), args.requests, settings, sessions)
     for reply in replies:
-        print(
-            f"trace {reply.trace_id} {settings.prompt}@{reply.prompt_version} {reply.label} "
-            f"session {reply.session_id} ({len(reply.output)} characters)"
-        )
+        served = f"trace {reply.trace_id} {settings.prompt}@{reply.prompt_version}"
+        print(f"{served} {reply.label} {reply.session_id}" if share is not None else
+              f"{served} ({len(reply.output)} characters)")  # fmt: skip
     if share is not None:
         on_canary = {r.session_id for r in replies if r.label == "canary"}
         print(f"{len(on_canary)} of {len(set(sessions))} sessions on canary (share {share:.0%})")
