@@ -52,3 +52,17 @@ def test_without_langfuse_or_a_scores_file_the_watch_says_what_to_do(
         Rollouts(project).watch(PROMPT, polls=1, every_s=0)
     record = read_record(project, PROMPT)
     assert record is not None and record.readings == []
+
+
+def test_a_rollout_watched_on_langfuse_then_given_a_scores_file_says_so_in_one_error(
+    project: Path, fake_langfuse: FakeLangfuse, tmp_path: Path
+) -> None:
+    _start(project)
+    Rollouts(project).watch(PROMPT, polls=1, every_s=0)
+    scores = tmp_path / "live.jsonl"
+    scores.write_text("")
+    with pytest.raises(ScoregateError, match="cursor") as raised:
+        Rollouts(project).watch(PROMPT, scores, polls=1, every_s=0)
+    assert raised.value.hint is not None and "without --scores" in raised.value.hint
+    record = read_record(project, PROMPT)
+    assert record is not None and len(record.readings) == 1

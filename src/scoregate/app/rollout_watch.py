@@ -97,6 +97,11 @@ class ScoreFile:
     def poll(self, prompt: str, versions: tuple[int, int], cursor: str | None) -> tuple[list[LiveTrace], str | None]:
         """Return the whole new lines' traces of `versions` (a line still being written waits for the next poll)."""
         offset, _, done = (cursor or "0:0").partition(":")
+        if not (offset.isdigit() and (done or "0").isdigit()):
+            raise ScoregateError(
+                f"the rollout's cursor was not written by a scores file: {(cursor or '')[:60]!r}",
+                hint="this rollout was watched on Langfuse: keep watching it without --scores",
+            )
         start, lines_before = int(offset), int(done or 0)
         try:
             with self.path.open("rb") as handle:
