@@ -9,7 +9,7 @@ import pytest
 
 from scoregate.app.rollout import Rollouts
 from scoregate.app.rollout_record import read_record, record_path
-from scoregate.errors import ScoregateError
+from scoregate.errors import ScoregateError, UsageError
 from support.fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F401
 from support.promotion_runs import PROMPT, logged_run
 from support.promotion_runs import project as project  # the fixture
@@ -66,3 +66,18 @@ def test_a_rollout_watched_on_langfuse_then_given_a_scores_file_says_so_in_one_e
     assert raised.value.hint is not None and "without --scores" in raised.value.hint
     record = read_record(project, PROMPT)
     assert record is not None and len(record.readings) == 1
+
+
+def test_an_environment_keeps_a_mirrored_runs_calls_out_of_the_rollout(
+    project: Path, fake_langfuse: FakeLangfuse
+) -> None:
+    _start(project)
+    for i in range(4):
+        post_score(fake_langfuse, log_call(fake_langfuse, PROMPT, 2 - i % 2, f"s-{i}"), "quality", 1.0)
+        post_score(fake_langfuse, log_call(fake_langfuse, PROMPT, 2, f"r-{i}", environment="default"), "quality", 1.0)
+
+    watched = Rollouts(project).watch(PROMPT, environment="production", polls=1, every_s=0)
+
+    assert (watched.readings[-1].units, watched.readings[-1].assigned) == (2, 4)
+    with pytest.raises(UsageError, match="--environment"):
+        Rollouts(project).watch(PROMPT, project / "live.jsonl", environment="production", polls=1, every_s=0)

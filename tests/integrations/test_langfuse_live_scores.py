@@ -80,3 +80,16 @@ def test_calls_before_the_rollout_started_are_not_read(fake_langfuse: FakeLangfu
     post_score(fake_langfuse, log_call(fake_langfuse, "digest", 1, "s-1"), "quality", 1)
     later = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
     assert read_live_calls(_remote(fake_langfuse), "digest", (2, 1), "quality", None, start=later)[0] == []
+
+
+def test_an_environment_keeps_out_the_calls_of_any_other(fake_langfuse: FakeLangfuse) -> None:
+    publish_prompt(fake_langfuse, labels=["production", "canary"])
+    served = log_call(fake_langfuse, "digest", 2, "s-1")
+    experiment = log_call(fake_langfuse, "digest", 2, "s-2", environment="default")  # e.g. a mirrored run's call
+    for trace in (served, experiment):
+        post_score(fake_langfuse, trace, "quality", 1)
+    remote = _remote(fake_langfuse)
+    kept, _ = read_live_calls(remote, "digest", (2, 1), "quality", None, start=START, environment="production")
+    assert [c.trace_id for c in kept] == [served]
+    every, _ = read_live_calls(remote, "digest", (2, 1), "quality", None, start=START)
+    assert sorted(c.trace_id for c in every) == sorted([served, experiment])

@@ -20,6 +20,7 @@ def log_call(
     *,
     error: bool = False,
     cost_usd: float | None = None,
+    environment: str = "production",
 ) -> str:
     """Log one app call of `prompt` vN in `session` (a root span holding a linked generation); return its trace id."""
     from langfuse import propagate_attributes
@@ -28,7 +29,7 @@ def log_call(
     linked = client.get_prompt(prompt, version=version, type="chat", cache_ttl_seconds=0)
     with (
         client.start_as_current_observation(name="production-app", input={"q": session}) as root,
-        propagate_attributes(trace_name="production-app", environment="production", session_id=session),
+        propagate_attributes(trace_name="production-app", environment=environment, session_id=session),
     ):
         with client.start_as_current_observation(name="answer", as_type="generation", prompt=linked) as generation:
             generation.update(

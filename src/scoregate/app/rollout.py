@@ -166,15 +166,20 @@ class Rollouts:
             raise ScoregateError(f"no rollout of prompt {prompt!r} in {self.root / ROLLOUTS}")
         return [self._view(r) for r in found]
 
-    def watch(self, prompt: str, scores: Path | None = None, **options: Any) -> WatchOutcome:
+    def watch(
+        self, prompt: str, scores: Path | None = None, *, environment: str | None = None, **options: Any
+    ) -> WatchOutcome:
         """Watch the rollout of `prompt` (`rollout_watch.watch_rollout`) on the live scores of the JSON-lines file
-        `scores`, or by default on the calls and scores Langfuse holds (`rollout_live`)."""
+        `scores`, or by default on the calls (of `environment` when given) and scores Langfuse holds
+        (`rollout_live`)."""
         from scoregate.app.rollout_watch import ScoreFile, watch_rollout
 
-        source: LiveScores = ScoreFile(scores) if scores is not None else self._langfuse_scores(prompt)
+        if scores is not None and environment is not None:
+            raise UsageError("--environment selects Langfuse traces; a --scores FILE has no environment: drop one")
+        source = ScoreFile(scores) if scores is not None else self._langfuse_scores(prompt, environment)
         return watch_rollout(self.root, prompt, source, **options)
 
-    def _langfuse_scores(self, prompt: str) -> LiveScores:
+    def _langfuse_scores(self, prompt: str, environment: str | None) -> LiveScores:
         from scoregate.app.rollout_live import LangfuseLiveScores
         from scoregate.app.rollout_record import live_record
         from scoregate.integrations.langfuse.client import LangfuseSettings
@@ -188,7 +193,7 @@ class Rollouts:
                 hint="set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST, or pass --scores FILE",
             )
         started = datetime.fromisoformat(record.started_at)
-        return LangfuseLiveScores(Remote(settings), record.metric, started)
+        return LangfuseLiveScores(Remote(settings), record.metric, started, environment)
 
     def _view(self, record: RolloutRecord) -> RolloutView:
         last = record.readings[-1] if record.readings else None

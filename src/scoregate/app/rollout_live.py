@@ -28,11 +28,15 @@ class LangfuseLiveScores:
     remote: Remote
     metric: str
     started_at: dt.datetime
+    environment: str | None = None
+    """Only the calls logged in this Langfuse environment (a mirrored experiment run's calls are in another)."""
 
     def poll(self, prompt: str, versions: tuple[int, int], cursor: str | None) -> tuple[list[LiveTrace], str | None]:
         """Return the calls of `versions` counted since `cursor` (scored, failed or past their wait), and the cursor."""
         from scoregate.integrations.langfuse.live_calls import read_live_calls
 
-        calls, after = read_live_calls(self.remote, prompt, versions, self.metric, cursor, start=self.started_at)
+        calls, after = read_live_calls(
+            self.remote, prompt, versions, self.metric, cursor, start=self.started_at, environment=self.environment
+        )
         traces = [LiveTrace(c.at, c.version, c.session, c.score, c.error, c.latency_ms, c.cost_usd) for c in calls]
         return traces, after

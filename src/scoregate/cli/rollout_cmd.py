@@ -134,6 +134,13 @@ def rollout_watch_command(
             "instead of Langfuse.",
         ),
     ] = None,
+    environment: Annotated[
+        str | None,
+        typer.Option(
+            "--environment",
+            help="Read only the Langfuse traces of this environment (e.g. production; default: every one).",
+        ),
+    ] = None,
     auto: Annotated[bool, typer.Option("--auto", help="Carry the decision out (labels moved, audited).")] = False,
     every: Annotated[float, typer.Option("--every", min=0, help="Seconds between polls.")] = 60.0,
     polls: Annotated[
@@ -149,7 +156,7 @@ def rollout_watch_command(
         print_wrapped(console, reading_line(reading.to_dict()))
 
     outcome = Rollouts(project_root(project)).watch(
-        prompt, scores, auto=auto, polls=polls, every_s=every, on_reading=show
+        prompt, scores, environment=environment, auto=auto, polls=polls, every_s=every, on_reading=show
     )
     last = outcome.readings[-1] if outcome.readings else None
     if last is not None and last.decision != "continue":

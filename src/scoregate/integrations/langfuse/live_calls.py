@@ -65,13 +65,17 @@ def _digest(session: Any) -> str | None:
     return None if not session else hashlib.sha256(str(session).encode()).hexdigest()[:20]
 
 
-def _generations(remote: Remote, prompt: str, version: int, since: dt.datetime) -> Iterator[Any]:
+def _generations(
+    remote: Remote, prompt: str, version: int, since: dt.datetime, environment: str | None
+) -> Iterator[Any]:
     conditions = [
         {"type": "string", "column": "type", "operator": "=", "value": "GENERATION"},
         {"type": "string", "column": "promptName", "operator": "=", "value": prompt},
         {"type": "number", "column": "promptVersion", "operator": "=", "value": version},
         {"type": "datetime", "column": "startTime", "operator": ">=", "value": _iso(since)},
     ]
+    if environment is not None:
+        conditions.append({"type": "string", "column": "environment", "operator": "=", "value": environment})
     cursor = None
     while True:
         page = remote.call(
@@ -152,16 +156,19 @@ def read_live_calls(
     now: dt.datetime | None = None,
     lookback_s: float = LOOKBACK_S,
     wait_s: float = WAIT_S,
+    environment: str | None = None,
 ) -> tuple[list[LiveCall], str]:
-    """Return the calls of `versions` started at or after `start`, not returned before, whose score is in (or that
-    failed, or waited `wait_s`), oldest first; and the cursor after them."""
+    """Return the calls of `versions` (in `environment` when given) started at or after `start`, not returned
+    before, whose score is in (or that failed, or waited `wait_s`), oldest first; and the cursor after them."""
     since, seen, waiting = _cursor(cursor)
     lower = start if since is None else max(start, since - dt.timedelta(seconds=lookback_s))
     fresh: dict[str, LiveCall] = {}
     for version in versions:
-        for row in _generations(remote, prompt, version, lower):
+        for row in _generations(remote, prompt, version, lower, environment):
             tid = str(row.trace_id)
             if tid in seen or tid in fresh or row.prompt_name != prompt or row.prompt_version != version:
+                continue
+            if environment not in (None, row.environment):  # checked again, whatever the server applied
                 continue
             if _when(row.start_time) >= start:
                 fresh[tid] = _call(row)
