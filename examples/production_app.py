@@ -10,8 +10,14 @@ It needs only the Langfuse SDK and the OpenAI client, like an app of your own:
 
     python examples/production_app.py --prompt summarization-catchup --dataset datasets/smoke_v1.jsonl -n 5
 
-The label is a parameter (`--label`, `label=`): an app that splits traffic between `production` and a
-`canary` passes the label it chose for this request.
+The label is a parameter (`--label`, `label=`). Under a rollout (`scoregate rollout start`), `--canary-share P`
+(`canary_share=` in `AppSettings`) picks it per request instead: the request's session id goes through
+`canary_label(session_id, share, salt=prompt)` (scoregate.support.canary_assignment, standard library only), so a
+session is served `canary` or `production` the same way every time, and the trace carries the session id
+(Langfuse `sessionId`) for the rollout's split check:
+
+    python examples/production_app.py --prompt summarization-catchup --dataset datasets/smoke_v1.jsonl \
+        -n 40 --sessions 20 --canary-share 50%
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import itertools
 import json
 import os
 import sys
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,15 +57,29 @@ class AppSettings:
     tags: tuple[str, ...] = ("production-app",)
     environment: str = "production"
     max_tokens: int = 256
+    canary_share: float | None = None
+    """Under a rollout: the share (0 to 1) of sessions served `canary`; `label` is then not used."""
+
+    def label_for(self, session_id: str | None) -> str:
+        """The label this request is served: `label`, or under a rollout the session's sticky `canary_label`."""
+        if self.canary_share is None:
+            return self.label
+        from scoregate.support.canary_assignment import canary_label
+
+        if session_id is None:
+            raise ValueError("a canary share needs each request's session id")
+        return canary_label(session_id, self.canary_share, salt=self.prompt)
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One handled request: its trace, the prompt version that answered it, the answer."""
+    """One handled request: its trace, the prompt version that answered it, the answer, its label and session."""
 
     trace_id: str
     prompt_version: int
     output: str
+    label: str = "production"
+    session_id: str | None = None
 
 
 def _messages(compiled: Any) -> list[dict[str, str]]:
@@ -68,18 +89,30 @@ def _messages(compiled: Any) -> list[dict[str, str]]:
     return [{"role": str(m["role"]), "content": str(m["content"])} for m in compiled]
 
 
-def handle_request(variables: dict[str, Any], settings: AppSettings, *, langfuse: Any, model: Any) -> Reply:
-    """Answer one request with the prompt under `settings.label`; log it as a trace linked to that prompt version."""
+def handle_request(
+    variables: dict[str, Any],
+    settings: AppSettings,
+    *,
+    langfuse: Any,
+    model: Any,
+    session_id: str | None = None,
+) -> Reply:
+    """Answer one request with the prompt under its label (`settings.label_for(session_id)`); log it as a trace of
+    the session, linked to that prompt version."""
     from langfuse import propagate_attributes
 
-    prompt = langfuse.get_prompt(settings.prompt, label=settings.label, type="chat")
+    label = settings.label_for(session_id)
+    prompt = langfuse.get_prompt(settings.prompt, label=label, type="chat")
     if getattr(prompt, "is_fallback", False):
-        raise RuntimeError(f"prompt {settings.prompt!r} with label {settings.label!r} is not on Langfuse")
+        raise RuntimeError(f"prompt {settings.prompt!r} with label {label!r} is not on Langfuse")
     messages = _messages(prompt.compile(**variables))
     with (
         langfuse.start_as_current_observation(name=settings.trace_name, input=variables) as root,
         propagate_attributes(
-            trace_name=settings.trace_name, tags=list(settings.tags), environment=settings.environment
+            trace_name=settings.trace_name,
+            tags=list(settings.tags),
+            environment=settings.environment,
+            session_id=session_id,
         ),
     ):
         with langfuse.start_as_current_observation(
@@ -100,7 +133,7 @@ def handle_request(variables: dict[str, Any], settings: AppSettings, *, langfuse
                 usage_details={"input": usage.prompt_tokens, "output": usage.completion_tokens} if usage else None,
             )
         root.update(output=text)
-        return Reply(trace_id=root.trace_id, prompt_version=int(prompt.version), output=text)
+        return Reply(root.trace_id, int(prompt.version), text, label=label, session_id=session_id)
 
 
 def dataset_inputs(path: Path) -> Iterator[dict[str, Any]]:
@@ -111,8 +144,16 @@ def dataset_inputs(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)["input"]
 
 
-def send_requests(inputs: Iterable[dict[str, Any]], count: int, settings: AppSettings) -> list[Reply]:
-    """Send `count` requests (cycling through `inputs`) through the app; flush the traces before returning."""
+def session_ids(count: int, sessions: int | None, prefix: str) -> list[str]:
+    """The session id of each of `count` requests: `PREFIX-K`, cycling through `sessions` ids (default: one each)."""
+    return [f"{prefix}-{i % (sessions or count)}" for i in range(count)]
+
+
+def send_requests(
+    inputs: Iterable[dict[str, Any]], count: int, settings: AppSettings, sessions: Sequence[str] | None = None
+) -> list[Reply]:
+    """Send `count` requests (cycling through `inputs`, request i of session `sessions[i]`) through the app; flush
+    the traces before returning."""
     from langfuse import Langfuse
     from openai import OpenAI
 
@@ -121,10 +162,11 @@ def send_requests(inputs: Iterable[dict[str, Any]], count: int, settings: AppSet
     pool = list(inputs)
     if not pool:
         raise ValueError("no inputs to send")
+    chosen = list(sessions) if sessions is not None else [None] * count
     try:
         return [
-            handle_request(variables, settings, langfuse=langfuse, model=model)
-            for variables in itertools.islice(itertools.cycle(pool), count)
+            handle_request(variables, settings, langfuse=langfuse, model=model, session_id=session)
+            for variables, session in zip(itertools.islice(itertools.cycle(pool), count), chosen, strict=True)
         ]
     finally:
         langfuse.flush()
@@ -144,7 +186,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--trace-name", default=TRACE_NAME, help=f"the traces' name (default: {TRACE_NAME})")
     parser.add_argument("--environment", default="production", help="the traces' environment (default: production)")
+    parser.add_argument(
+        "--canary-share",
+        default=None,
+        help="under a rollout: the share of sessions served `canary` (10%% or 0.1); the rest get `production`",
+    )
+    parser.add_argument("--sessions", type=int, default=None, help="how many sessions the requests cycle through")
+    parser.add_argument(
+        "--session-prefix", default=None, help="session ids are PREFIX-0, PREFIX-1, ... (default: a random prefix)"
+    )
     args = parser.parse_args(argv)
+    try:
+        share = None if args.canary_share is None else parse_share(args.canary_share)
+    except ValueError as exc:
+        print(f"--canary-share: {exc}", file=sys.stderr)
+        return 2
     if not all(os.environ.get(v) for v in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY")):
         print("set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST first", file=sys.stderr)
         return 2
@@ -156,11 +212,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         api_key=(os.environ.get("OPENAI_API_KEY") if args.base_url else None) or "local",
         trace_name=args.trace_name,
         environment=args.environment,
+        canary_share=share,
     )
-    replies = send_requests(dataset_inputs(args.dataset), args.requests, settings)
+    sessions = session_ids(args.requests, args.sessions, args.session_prefix or uuid.uuid4().hex[:8])
+    replies = send_requests(dataset_inputs(args.dataset), args.requests, settings, sessions)
     for reply in replies:
-        print(f"trace {reply.trace_id} {settings.prompt}@{reply.prompt_version} ({len(reply.output)} characters)")
+        served = f"trace {reply.trace_id} {settings.prompt}@{reply.prompt_version}"
+        print(f"{served} {reply.label} {reply.session_id}" if share is not None else
+              f"{served} ({len(reply.output)} characters)")  # fmt: skip
+    if share is not None:
+        on_canary = {r.session_id for r in replies if r.label == "canary"}
+        print(f"{len(on_canary)} of {len(set(sessions))} sessions on canary (share {share:.0%})")
     return 0
+
+
+def parse_share(text: str) -> float:
+    """A share written `10%` or `0.1`, as a fraction from 0 to 1."""
+    value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    if not 0 <= value <= 1:
+        raise ValueError(f"a share from 0% to 100%, not {text!r}")
+    return value
 
 
 if __name__ == "__main__":

@@ -74,3 +74,18 @@ def test_watch_prints_each_poll_and_the_decision_and_status_then_says_where_the_
     assert f"to carry it out: `scoregate rollout watch {PROMPT} --auto`" in words
     assert "done: `production` moved to v2" in " ".join(done.out.split()), done.output
     assert f"{PROMPT}: promoted; v2 holds production and canary (production was v1)" in " ".join(status.out.split())
+
+
+def test_watch_without_langfuse_or_a_scores_file_is_one_line_saying_what_to_set(
+    scoregate: Callable[..., CliResult], project: Path, fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged_run(project, "counters"), logged_run(project, "smoke")
+    assert scoregate("rollout", "start", PROMPT, "--version", "2", "--share", "10%", "--metric", "quality").code == 0
+    for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+    result = scoregate("rollout", "watch", PROMPT, "--polls", "1")
+
+    assert result.code != 0 and "Traceback" not in result.output
+    assert "Langfuse is not configured and no --scores FILE was given" in result.output, result.output
+    assert "set LANGFUSE_PUBLIC_KEY" in result.output

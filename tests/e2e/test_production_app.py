@@ -83,3 +83,35 @@ def test_without_langfuse_keys_it_says_what_to_set(scripted_server: ScriptedOpen
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert "set LANGFUSE_PUBLIC_KEY" in done.stderr
+
+
+def test_a_canary_share_splits_sessions_stickily_and_links_each_trace_to_its_labels_version(
+    fake_langfuse: FakeLangfuse, scripted_server: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    from scoregate.support.canary_assignment import canary_label
+
+    _publish_prompts(fake_langfuse)
+    dataset = tmp_path / "requests.jsonl"
+    dataset.write_text(json.dumps({"id": "r", "input": {"title": "T", "transcript": "x"}}) + "\n")
+
+    args = ("--prompt", "digest", "--canary-share", "50%", "--sessions", "20", "-n", "40")
+    done = _run_app(fake_langfuse, scripted_server, dataset, *args)
+
+    assert done.returncode == 0, done.stderr
+    spans = fake_langfuse.state.spans
+    session_of = {s["traceId"]: s["attributes"].get("session.id") for s in spans if s["parentSpanId"] is None}
+    version_of = {
+        s["traceId"]: s["attributes"]["langfuse.observation.prompt.version"]
+        for s in spans
+        if s["attributes"].get("langfuse.observation.type") == "generation"
+    }
+    assert len(session_of) == 40 and set(version_of) == set(session_of)
+    served: dict[str, set[int]] = {}
+    for trace_id, session in session_of.items():
+        served.setdefault(str(session), set()).add(version_of[trace_id])
+    assert len(served) == 20 and all(len(v) == 1 for v in served.values())  # sticky: one version per session
+    expected = {s: {2 if canary_label(s, 0.5, salt="digest") == "canary" else 1} for s in served}
+    assert served == expected  # the helper's split, each trace linked to the version its label holds
+    canary = sum(v == {2} for v in served.values())
+    assert 0 < canary < 20
+    assert f"{canary} of 20 sessions on canary" in done.stdout

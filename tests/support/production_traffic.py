@@ -50,15 +50,21 @@ def send_traffic(
     *,
     prompt: str = "digest",
     label: str = "production",
+    sessions: list[str] | None = None,
     **settings: Any,
 ) -> list[Any]:
-    """Send one request per input through the reference app; return its replies (trace ids, prompt versions)."""
+    """Send one request per input (of `sessions[i]` when given) through the reference app; return its replies (trace
+    ids, prompt versions, labels, sessions)."""
     app = production_app()
     chosen = app.AppSettings(prompt=prompt, label=label, base_url=model.url, **settings)
     client = langfuse_client(fake)
     openai = OpenAI(base_url=model.url, api_key="sk-test")
+    ids = sessions if sessions is not None else [None] * len(inputs)
     try:
-        return [app.handle_request(variables, chosen, langfuse=client, model=openai) for variables in inputs]
+        return [
+            app.handle_request(variables, chosen, langfuse=client, model=openai, session_id=session)
+            for variables, session in zip(inputs, ids, strict=True)
+        ]
     finally:
         client.flush()
 

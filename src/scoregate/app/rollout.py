@@ -25,7 +25,7 @@ from scoregate.app.rollout_record import CANARY, PRODUCTION, ROLLOUTS, RolloutRe
 from scoregate.errors import ScoregateError, UsageError
 
 if TYPE_CHECKING:
-    from scoregate.app.rollout_watch import WatchOutcome
+    from scoregate.app.rollout_watch import LiveScores, WatchOutcome
 
 __all__ = ["RolloutRequest", "Rollouts", "label_holder", "parse_share"]
 
@@ -166,11 +166,34 @@ class Rollouts:
             raise ScoregateError(f"no rollout of prompt {prompt!r} in {self.root / ROLLOUTS}")
         return [self._view(r) for r in found]
 
-    def watch(self, prompt: str, scores: Path, **options: Any) -> WatchOutcome:
-        """Watch the rollout of `prompt` on the live scores of the JSON-lines file `scores` (`rollout_watch.watch`)."""
+    def watch(
+        self, prompt: str, scores: Path | None = None, *, environment: str | None = None, **options: Any
+    ) -> WatchOutcome:
+        """Watch the rollout of `prompt` (`rollout_watch.watch_rollout`) on the live scores of the JSON-lines file
+        `scores`, or by default on the calls (of `environment` when given) and scores Langfuse holds
+        (`rollout_live`)."""
         from scoregate.app.rollout_watch import ScoreFile, watch_rollout
 
-        return watch_rollout(self.root, prompt, ScoreFile(scores), **options)
+        if scores is not None and environment is not None:
+            raise UsageError("--environment selects Langfuse traces; a --scores FILE has no environment: drop one")
+        source = ScoreFile(scores) if scores is not None else self._langfuse_scores(prompt, environment)
+        return watch_rollout(self.root, prompt, source, **options)
+
+    def _langfuse_scores(self, prompt: str, environment: str | None) -> LiveScores:
+        from scoregate.app.rollout_live import LangfuseLiveScores
+        from scoregate.app.rollout_record import live_record
+        from scoregate.integrations.langfuse.client import LangfuseSettings
+        from scoregate.integrations.langfuse.remote import Remote
+
+        record = live_record(self.root, prompt)
+        settings = LangfuseSettings.from_env()
+        if settings is None:
+            raise ScoregateError(
+                f"no live scores to read for {prompt!r}: Langfuse is not configured and no --scores FILE was given",
+                hint="set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_HOST, or pass --scores FILE",
+            )
+        started = datetime.fromisoformat(record.started_at)
+        return LangfuseLiveScores(Remote(settings), record.metric, started, environment)
 
     def _view(self, record: RolloutRecord) -> RolloutView:
         last = record.readings[-1] if record.readings else None

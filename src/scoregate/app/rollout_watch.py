@@ -2,12 +2,13 @@
 
 The scores come from a `LiveScores` source: anything that returns the traces of the two versions seen since a
 cursor. `ScoreFile` reads them from a JSON-lines file (one trace a line: time, version, session, score, error,
-latency, cost; what `traces score` or an export writes); a Langfuse source that lists the traces linked to each
-prompt version is not built yet. After each poll the record (monitor state and cursor together) is replaced
-whole, so a killed watch resumes at its last recorded poll. A decision is appended to promotions.jsonl with its
-figures; with `auto` it is carried out: promote moves `production` to the candidate through `promote` (its
-evidence checked again) and then `canary` with it, roll back and halt move `canary` back to production's
-version. Without `auto` the watch stops at the decision and says the command that carries it out.
+latency, cost; what an export writes); `rollout_live.LangfuseLiveScores` reads the calls linked to each prompt
+version on Langfuse and the scores on their traces (the default of `rollout watch`). After each poll the record
+(monitor state and cursor together) is replaced whole, so a killed watch resumes at its last recorded poll. A
+decision is appended to promotions.jsonl with its figures; with `auto` it is carried out: promote moves
+`production` to the candidate through `promote` (its evidence checked again) and then `canary` with it, roll back
+and halt move `canary` back to production's version. Without `auto` the watch stops at the decision and says the
+command that carries it out.
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ class ScoreFile:
     def poll(self, prompt: str, versions: tuple[int, int], cursor: str | None) -> tuple[list[LiveTrace], str | None]:
         """Return the whole new lines' traces of `versions` (a line still being written waits for the next poll)."""
         offset, _, done = (cursor or "0:0").partition(":")
+        if not (offset.isdigit() and (done or "0").isdigit()):
+            raise ScoregateError(
+                f"the rollout's cursor was not written by a scores file: {(cursor or '')[:60]!r}",
+                hint="this rollout was watched on Langfuse: keep watching it without --scores",
+            )
         start, lines_before = int(offset), int(done or 0)
         try:
             with self.path.open("rb") as handle:

@@ -85,7 +85,7 @@ def rollout_start_command(
     )
     for note in rollouts.notes:
         print_wrapped(console, note, style="yellow")
-    print_wrapped(console, f"then: `scoregate rollout watch {prompt} --scores FILE`")
+    print_wrapped(console, f"then: `scoregate rollout watch {prompt}`")
 
 
 @app.command("status")
@@ -127,8 +127,20 @@ def rollout_status_command(
 def rollout_watch_command(
     prompt: Annotated[str, typer.Argument(help="The prompt whose rollout to watch.")],
     scores: Annotated[
-        Path, typer.Option("--scores", help="JSON-lines file of live traces: time, version, session, score, error...")
-    ],
+        Path | None,
+        typer.Option(
+            "--scores",
+            help="Read the live traces from this JSON-lines file (time, version, session, score, error...) "
+            "instead of Langfuse.",
+        ),
+    ] = None,
+    environment: Annotated[
+        str | None,
+        typer.Option(
+            "--environment",
+            help="Read only the Langfuse traces of this environment (e.g. production; default: every one).",
+        ),
+    ] = None,
     auto: Annotated[bool, typer.Option("--auto", help="Carry the decision out (labels moved, audited).")] = False,
     every: Annotated[float, typer.Option("--every", min=0, help="Seconds between polls.")] = 60.0,
     polls: Annotated[
@@ -136,14 +148,15 @@ def rollout_watch_command(
     ] = None,
     project: ProjectOption = None,
 ) -> None:
-    """Poll both versions' live scores; after each poll decide promote, roll back, halt or continue."""
+    """Poll both versions' live calls and scores (on Langfuse, or --scores FILE); after each poll decide promote,
+    roll back, halt or continue."""
     from scoregate.app import Rollouts
 
     def show(reading: Any) -> None:
         print_wrapped(console, reading_line(reading.to_dict()))
 
     outcome = Rollouts(project_root(project)).watch(
-        prompt, scores, auto=auto, polls=polls, every_s=every, on_reading=show
+        prompt, scores, environment=environment, auto=auto, polls=polls, every_s=every, on_reading=show
     )
     last = outcome.readings[-1] if outcome.readings else None
     if last is not None and last.decision != "continue":
