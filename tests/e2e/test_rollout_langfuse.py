@@ -108,3 +108,40 @@ def test_start_traffic_scores_watch_killed_then_resumed_decides_once_and_moves_t
     versions = {label: [v["version"] for v in fake_langfuse.state.prompts[PROMPT] if label in v["labels"]]
                 for label in ("production", "canary")}  # fmt: skip
     assert (versions["production"], versions["canary"]) == ([holders[0]], [holders[1]])
+
+
+def test_a_broken_split_halts_the_rollout_across_a_kill_and_decides_nothing(
+    project: Path,
+    fake_langfuse: FakeLangfuse,
+    scripted_server: ScriptedOpenAI,
+    scoregate: Callable[..., CliResult],
+    start_scoregate: Callable[..., Popen[str]],
+) -> None:
+    logged_run(project, "counters"), logged_run(project, "smoke")
+    started = scoregate("rollout", "start", PROMPT, "--version", "2", "--share", "10%", "--metric", "quality")
+    assert started.code == 0, started.err
+
+    def broken(sessions: list[str]) -> list[Any]:  # the app sends half its sessions to the canary, not 10%
+        inputs = [{"title": f"Episode {s}", "transcript": f"Talk of {s}."} for s in sessions]
+        replies = send_traffic(
+            fake_langfuse, scripted_server, inputs, prompt=PROMPT, sessions=sessions, canary_share=0.5
+        )
+        _score(fake_langfuse, replies, 0.5)  # both versions alike: only the split is wrong
+        return replies
+
+    broken([f"a-{i}" for i in range(4)])
+    watch = start_scoregate("rollout", "watch", PROMPT, "--every", "0.2")
+    _wait_for(project, 1)
+    watch.send_signal(signal.SIGKILL)
+    watch.wait(timeout=30)
+    broken([f"b-{i}" for i in range(60)])
+    resumed = scoregate("rollout", "watch", PROMPT, "--auto", "--every", "0.2", "--polls", "5")
+
+    assert resumed.code == 0, resumed.err
+    assert "decision: halt" in resumed.out
+    record = read_record(project, PROMPT)
+    assert record is not None and record.state == "halted" and record.readings[-1]["assigned"] == 64
+    audit = json.loads((project / PROMOTIONS_LOG).read_text().splitlines()[-1])
+    assert audit["action"] == "rollout halt"
+    production = [v["version"] for v in fake_langfuse.state.prompts[PROMPT] if "production" in v["labels"]]
+    assert production == [1]  # a halt never promotes
