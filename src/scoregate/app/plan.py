@@ -169,6 +169,15 @@ def plan_power(
     metrics = []
     for name, gate, label in _metrics(plan, metric):
         variance, paired_with, notes = metric_variance(project.root, store, name, label)
+        from scoregate.app.plan_corrected import corrected_variance
+
+        if (
+            corrected := corrected_variance(
+                project, plan, store, name, variance, values=item_values(store, name), power=power
+            )
+        ) is not None:
+            variance, one_run, more = corrected
+            paired_with, notes = (None, more) if one_run else (paired_with, [*notes, *more])
         rows = [_forecast(project, plan, row) for row in plan_rows(variance, detect, power=power)]
         items = plan.dataset_scan.count
         can = {row.repeats: detectable(variance, items, row.repeats, power=power) for row in rows}
