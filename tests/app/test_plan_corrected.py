@@ -58,8 +58,10 @@ def test_the_plan_of_a_ppi_corrected_score_adds_the_labels_part_and_scales_the_i
     floor = K * math.sqrt(fixed)
     assert f"no number of items detects less than {floor:.3g}" in notes
 
-    said = scoregate("plan", "gold_judges", "--detect", "0.5", "--metric", KEY)
-    assert "past a point only more human labels shrink it" in " ".join(said.out.split())
+    assert metric["one_run"] is True
+    said = " ".join(scoregate("plan", "gold_judges", "--detect", "0.5", "--metric", KEY).out.split())
+    assert "past a point only more human labels shrink it" in said
+    assert f"a per-item value varies by sd {(lam**2 * statistics.variance(run)) ** 0.5:.3g}" in said
 
 
 def test_a_calibration_that_no_longer_binds_is_said_and_the_plan_stays_raw(
