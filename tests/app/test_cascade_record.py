@@ -65,3 +65,29 @@ def test_a_calibrated_run_records_the_guarantee_the_share_kept_and_the_cost_save
     assert f"cost saved ${block['cost_saved_usd']:.4f}" in page
     # the printed line and the record agree
     assert "the first judge cheap kept 30 of 40 items (75%" in second.output
+
+
+def test_a_run_whose_first_judge_kept_every_item_prices_the_strong_judge_from_the_calibration(
+    cascade_project: Path, scoregate: Cli, runs: Runs
+) -> None:
+    import json
+
+    assert scoregate("run", "labelled", "--no-mlflow", "--no-cache").code == 0
+    assert scoregate("cascade", JUDGE, "--run", runs.latest(), "--save").code == 0
+    saved = json.loads((cascade_project / "calibrations" / f"{JUDGE}.cascade.json").read_text())
+    per_item = saved["strong_cost_per_item"]
+    assert per_item > 0
+
+    assert scoregate("run", "labelled", "--limit", str(SURE), "--no-mlflow", "--no-cache").code == 0  # all sure
+    block = runs.summary()["cascade"][JUDGE]
+    assert (block["kept"], block["escalated"], block["strong_cost_usd"]) == (SURE, 0, 0.0)
+    assert block["cost_saved_usd"] == pytest.approx(per_item * SURE - block["first_cost_usd"])
+    assert block["cost_saved_share"] == pytest.approx(block["cost_saved_usd"] / (per_item * SURE))
+    assert block["cost_reason"] is None
+    page = _report(runs)
+    assert f"cost saved ${block['cost_saved_usd']:.4f}" in page
+    assert "of the strong judge alone, the strong judge priced as on its calibration)" in page
+    assert block["cost_basis"] == (
+        "no item of this run went to the strong judge: its cost per item is the calibration's "
+        f"(${per_item:.6f}, runs {saved['runs'][0]})"
+    )

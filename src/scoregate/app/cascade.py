@@ -175,6 +175,10 @@ class SavedCascade:
     share_kept: float | None = None
     """The share of the calibration's labelled items the first judge keeps at the threshold."""
     labels: int | None = None
+    strong_cost_per_item: float | None = None
+    """What the strong judge cost per item on the calibration's runs (None: unpriced or unknown)."""
+    runs: tuple[str, ...] = ()
+    """The runs the calibration read."""
 
 
 def saved_cascade(project: Project, spec: LlmJudgeSpec, default_judge: str) -> SavedCascade:
@@ -205,7 +209,9 @@ def saved_cascade(project: Project, spec: LlmJudgeSpec, default_judge: str) -> S
         f"{spec.name}: the first judge {spec.cascade.first_model} keeps items at confidence >= {threshold:g} "
         f"({record.get('guarantee')}, {share:.0%} kept on {labels} labels)"
     )
-    return SavedCascade(float(threshold), line, None, share, labels)
+    per_item = record.get("strong_cost_per_item")
+    runs = tuple(str(r) for r in record.get("runs") or ())
+    return SavedCascade(float(threshold), line, None, share, labels, per_item, runs)
 
 
 def saved_threshold(project: Project, spec: LlmJudgeSpec, default_judge: str) -> tuple[float | None, str]:

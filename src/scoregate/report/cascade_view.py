@@ -22,7 +22,10 @@ def cascade_words(name: str, block: dict[str, Any]) -> str:
     saved = block.get("cost_saved_usd")
     if saved is None:
         return f"{text}; cost saved: null ({block.get('cost_reason')})"
-    return f"{text}; cost saved ${saved:.4f} ({block.get('cost_saved_share') or 0:.0%} of the strong judge alone)"
+    priced = ", the strong judge priced as on its calibration" if block.get("cost_basis") else ""
+    return (
+        f"{text}; cost saved ${saved:.4f} ({block.get('cost_saved_share') or 0:.0%} of the strong judge alone{priced})"
+    )
 
 
 def cascade_section(report: dict[str, Any]) -> str:

@@ -251,3 +251,5 @@ class CascadeJudgeRecord(Record):
     """Of what the strong judge alone would have cost on every item."""
     reason: str | None = None
     cost_reason: str | None = None
+    cost_basis: str | None = None
+    """Where the strong judge's cost per item came from when no item of the run went to it (the calibration's)."""

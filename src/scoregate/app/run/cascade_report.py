@@ -80,6 +80,13 @@ def cascade_blocks(store: RunStore, plan: ExperimentPlan, project: Project) -> d
         found = cascade_run(store, judge, saved.threshold)
         cost, cascade = found.cost, judge.cascade
         held = found.threshold is not None
+        basis = None
+        if held and found.kept == found.items and found.items and saved.strong_cost_per_item is not None:
+            cost = _priced_by_calibration(cost, saved.strong_cost_per_item)
+            basis = (
+                "no item of this run went to the strong judge: its cost per item is the calibration's "
+                f"(${saved.strong_cost_per_item:.6f}, runs {', '.join(saved.runs)})"
+            )
         blocks[judge.name] = CascadeJudgeRecord(
             first_model=found.first_model,
             strong_model=judge.models_called(plan.judge_model_name)[0],
@@ -99,8 +106,26 @@ def cascade_blocks(store: RunStore, plan: ExperimentPlan, project: Project) -> d
             cost_saved_share=cost.saved_share if held else None,
             reason=None if held else (saved.reason or "no threshold holds for this judge version"),
             cost_reason=(cost.reason if cost.saved is None else None) if held else NOTHING_KEPT,
+            cost_basis=basis,
         ).to_dict()
     return blocks
+
+
+def _priced_by_calibration(cost: CascadeCost, strong_per_item: float) -> CascadeCost:
+    """The cost saved of a run whose first judge kept every item, the strong judge priced as on the calibration."""
+    if cost.first_cost is None:
+        return cost
+    alone = strong_per_item * cost.items
+    saved = alone - cost.first_cost
+    return CascadeCost(
+        cost.items,
+        cost.kept,
+        cost.first_cost,
+        cost.strong_cost,
+        strong_per_item,
+        saved,
+        saved / alone if alone else None,
+    )
 
 
 def cascade_line(block: CascadeJudgeRecord) -> str:
@@ -132,12 +157,16 @@ def _cost_words(block: CascadeJudgeRecord) -> str:
         spent = f" cost ${block.first_cost_usd:.4f}" if block.first_cost_usd is not None else ""
         return f"the first judge's calls{spent} only calibrate it"
     saved, items = block.cost_saved_usd, block.items or 0
-    if saved is None or not block.escalated:
+    if saved is None or not items:
         return f"cost saved unknown: {block.cost_reason}"
-    per_item = (block.strong_cost_usd or 0.0) / block.escalated
+    if block.escalated:
+        per_item = (block.strong_cost_usd or 0.0) / block.escalated
+    else:  # every item kept: the strong judge priced as on its calibration
+        per_item = (saved + (block.first_cost_usd or 0.0)) / items
     if saved < 0:
         return (
             f"no judge cost saved: the first judge's calls (${block.first_cost_usd or 0:.4f}) cost more than the "
             f"strong calls they spared (${per_item * (block.kept or 0):.4f})"
         )
-    return f"judge cost saved ${saved:.4f} of ${per_item * items:.4f} ({block.cost_saved_share or 0:.0%})"
+    priced = " (the strong judge priced as on its calibration)" if block.cost_basis else ""
+    return f"judge cost saved ${saved:.4f} of ${per_item * items:.4f} ({block.cost_saved_share or 0:.0%}){priced}"
