@@ -47,6 +47,8 @@ def test_a_calibrated_run_records_the_guarantee_the_share_kept_and_the_cost_save
     )
     assert (uncalibrated["items"], uncalibrated["kept"], uncalibrated["escalated"]) == (SURE + UNSURE, 0, SURE + UNSURE)
     assert "cascade ev_actionability_v1: null: no cascade calibration" in _report(runs)
+    said = " ".join(first.output.split())
+    assert "cascade ev_actionability_v1: the strong judge scored all 40 items: no cascade calibration (run" in said
 
     assert scoregate("cascade", JUDGE, "--run", runs.latest(), "--save").code == 0
     second = scoregate("run", "labelled", "--no-mlflow", "--no-cache")

@@ -131,7 +131,7 @@ def _priced_by_calibration(cost: CascadeCost, strong_per_item: float) -> Cascade
 def cascade_line(block: CascadeJudgeRecord) -> str:
     """The run's line for one cascade judge: what its first judge kept, under which guarantee, and what it saved."""
     if block.threshold is None:
-        line = f"the strong judge scored all {block.items} items ({block.reason})"
+        line = f"the strong judge scored all {block.items} items: {block.reason}"
     else:
         line = (
             f"the first judge {block.first_model} kept {block.kept} of {block.items} items "
