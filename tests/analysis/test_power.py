@@ -14,6 +14,7 @@ from scoregate.analysis.power import (
     paired_variance,
     plan_rows,
     split_variance,
+    youden_relative,
 )
 
 
@@ -67,3 +68,23 @@ def test_paired_differences_take_their_variance_over_the_shared_items() -> None:
 def test_the_corrected_estimate_s_fixed_part_is_its_variance_beyond_the_raw_mean_s() -> None:
     half = 1.959964 * math.sqrt(0.05)
     assert corrected_fixed_variance(1 - half, 1 + half, 0.01, level=0.95) == pytest.approx(0.04, rel=1e-5)
+
+
+def test_a_part_that_grows_with_the_difference_inflates_what_items_detect_and_can_forbid_it() -> None:
+    k = 1.959964 + 0.841621
+    # Δ = k·√(1/100 + 0.05·Δ²)  ⇒  Δ = k·0.1/√(1 − 0.05·k²)
+    variance = Variance(between=1.0, within=None, relative=0.05)
+    assert detectable(variance, 100, 1, power=0.8) == pytest.approx(k * 0.1 / math.sqrt(1 - 0.05 * k * k), rel=1e-5)
+    # items: n = 1 / (Δ²/k² − 0.05·Δ²) at Δ = 0.5
+    row = items_needed(variance, 0.5, 1, power=0.8)
+    assert row.items == math.ceil(1 / (0.25 / k**2 - 0.05 * 0.25))
+    too_unsure = Variance(between=1.0, within=None, relative=1 / k**2 + 0.01)
+    assert math.isinf(detectable(too_unsure, 10**9, 1, power=0.8))
+    assert items_needed(too_unsure, 0.5, 1, power=0.8).items is None
+
+
+def test_the_youden_part_from_a_calibration_set_with_known_numbers() -> None:
+    # specificity 0.6 on 20 human fails, sensitivity 0.95 on 20 human passes: J = 0.55
+    expected = (0.6 * 0.4 / 20 + 0.95 * 0.05 / 20) / 0.55**2
+    assert youden_relative(0.6, 0.95, 20, 20) == pytest.approx(expected)
+    assert expected == pytest.approx(0.04752, rel=1e-3)

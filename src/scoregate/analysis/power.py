@@ -2,10 +2,11 @@
 
 A metric's mean over n items × r repeats (or the mean of its paired differences with a reference) varies as
 
-    Var = (between + within / r) / n + fixed
+    Var = (between + within / r) / n + fixed + relative · Δ²
 
 where `between` is the variance between items, `within` the variance of one item's repeats, and `fixed` a part
-more items do not shrink (the calibration labels' share of a corrected estimator's variance). A difference Δ is
+more items do not shrink (the calibration labels' share of a corrected estimator's variance; for a pass/fail
+correction a part that grows with Δ itself, `relative`, from the judge's Youden J). A difference Δ is
 detected with power 1 − β by a two-sided test at level α (the regression gate's 95% interval of the paired
 difference) when Δ ≥ (z₁₋α/₂ + z₁₋β) · √Var: that bound is the *smallest detectable difference*, and inverting it
 gives the items needed. Normal approximation; the variances come from past runs (`scoregate.app.plan`).
@@ -36,6 +37,9 @@ class Variance:
     items: int = 0
     """Items the estimate rests on."""
     source: str = ""
+    relative: float = 0.0
+    """A part that grows with the difference, Δ² × relative, which more items never shrink either (a pass/fail
+    correction's: the judge's Youden J estimated on the labels, Var(Ĵ)/J²)."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +60,15 @@ def detectable(variance: Variance, items: int, repeats: int, *, power: float, al
     """The smallest difference `items` × `repeats` detect with `power` (two-sided test at `alpha`)."""
     within = variance.within or 0.0
     var = (variance.between + within / repeats) / items + variance.fixed
-    return (z(1 - alpha / 2) + z(power)) * math.sqrt(var)
+    k = z(1 - alpha / 2) + z(power)
+    left = 1 - k * k * variance.relative  # Δ = k·√(var + relative·Δ²), solved for Δ
+    return k * math.sqrt(var / left) if left > 0 else math.inf
 
 
 def items_needed(variance: Variance, detect: float, repeats: int, *, power: float, alpha: float = ALPHA) -> PlanRow:
     """The fewest items that detect `detect` with `power` at `repeats` repeats."""
     k = ((z(1 - alpha / 2) + z(power)) / detect) ** 2
-    room = 1 / k - variance.fixed
+    room = 1 / k - variance.fixed - variance.relative * detect * detect
     if room <= 0:
         return PlanRow(repeats, None, "the calibration labels alone leave more uncertainty: add human labels")
     per_item = variance.between + (variance.within or 0.0) / repeats
@@ -109,3 +115,10 @@ def corrected_fixed_variance(ci_low: float, ci_high: float, raw_variance_of_mean
     mean's (PPI: the calibration labels' rectifier term)."""
     half = (ci_high - ci_low) / 2
     return max(0.0, (half / z(0.5 + level / 2)) ** 2 - raw_variance_of_mean)
+
+
+def youden_relative(q0: float, q1: float, m0: int, m1: int) -> float:
+    """Var(Ĵ)/J² of a judge's Youden J = q0 + q1 − 1 measured on m0 human fails and m1 human passes: a corrected
+    difference of pass rates Δp/Ĵ varies by Δ² times this on top of Var(Δp)/J² (delta method)."""
+    youden = q0 + q1 - 1
+    return (q0 * (1 - q0) / m0 + q1 * (1 - q1) / m1) / (youden * youden)

@@ -162,12 +162,32 @@ def calibrate_cascade(
     return CascadeCalibration(**{**calibration.__dict__, "saved_to": path})
 
 
-def saved_threshold(project: Project, spec: LlmJudgeSpec, default_judge: str) -> tuple[float | None, str]:
-    """The threshold saved for this judge as it is now (None, and why, when there is none that holds)."""
+@dataclass(frozen=True)
+class SavedCascade:
+    """The threshold saved for a cascade judge as it is now (None: none holds, `line` says why) and what the
+    calibration measured with it."""
+
+    threshold: float | None
+    line: str
+    """What the run says at its start: the threshold and its guarantee, or why there is none."""
+    reason: str | None = None
+    """Why there is no threshold (None: there is one)."""
+    share_kept: float | None = None
+    """The share of the calibration's labelled items the first judge keeps at the threshold."""
+    labels: int | None = None
+    strong_cost_per_item: float | None = None
+    """What the strong judge cost per item on the calibration's runs (None: unpriced or unknown)."""
+    runs: tuple[str, ...] = ()
+    """The runs the calibration read."""
+
+
+def saved_cascade(project: Project, spec: LlmJudgeSpec, default_judge: str) -> SavedCascade:
+    """The cascade calibration saved for this judge, when it is bound to the judge as it is now (else why not)."""
     path = cascade_path(project, spec.name)
     how = f"run the judge over human-labelled items, then `scoregate cascade {spec.name} --run RUN_ID --save`"
     if not path.is_file():
-        return None, f"{spec.name}: no cascade calibration ({how}); the strong judge scores every item"
+        why = f"no cascade calibration ({how})"
+        return SavedCascade(None, f"{spec.name}: {why}; the strong judge scores every item", why)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         judge = record["judge"]
@@ -179,18 +199,25 @@ def saved_threshold(project: Project, spec: LlmJudgeSpec, default_judge: str) ->
     if changed is None and record.get("first_model") != first:
         changed = f"its first judge is {first} but was calibrated with {record.get('first_model')}"
     if changed is not None:
-        return (
-            None,
-            f"{spec.name}: the cascade calibration no longer holds: {changed} ({how}); "
-            "the strong judge scores every item",
-        )
-    threshold = record.get("threshold")
+        why = f"the cascade calibration no longer holds: {changed} ({how})"
+        return SavedCascade(None, f"{spec.name}: {why}; the strong judge scores every item", why)
+    threshold, labels = record.get("threshold"), record.get("labels")
     if threshold is None:
-        return None, f"{spec.name}: {record.get('reason')}"
-    return float(threshold), (
+        return SavedCascade(None, f"{spec.name}: {record.get('reason')}", str(record.get("reason")), None, labels)
+    share = float(record.get("share_kept") or 0.0)
+    line = (
         f"{spec.name}: the first judge {spec.cascade.first_model} keeps items at confidence >= {threshold:g} "
-        f"({record.get('guarantee')}, {record.get('share_kept', 0):.0%} kept on {record.get('labels')} labels)"
+        f"({record.get('guarantee')}, {share:.0%} kept on {labels} labels)"
     )
+    per_item = record.get("strong_cost_per_item")
+    runs = tuple(str(r) for r in record.get("runs") or ())
+    return SavedCascade(float(threshold), line, None, share, labels, per_item, runs)
+
+
+def saved_threshold(project: Project, spec: LlmJudgeSpec, default_judge: str) -> tuple[float | None, str]:
+    """The threshold saved for this judge as it is now (None, and why, when there is none that holds)."""
+    saved = saved_cascade(project, spec, default_judge)
+    return saved.threshold, saved.line
 
 
 def cascade_path(project: Project, evaluator: str) -> Path:

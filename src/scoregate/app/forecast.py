@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from scoregate.analysis.forecast import CallGroup, Forecast, PastCalls, forecast, observed_parallelism
+from scoregate.app.forecast_cascade import CascadeForecast, cascade_forecasts
 from scoregate.app.past_telemetry import call_spans, read_metrics, telemetry_number
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.plan import ExperimentPlan
@@ -170,7 +171,9 @@ def _prompt_groups(project: Project, plan: ExperimentPlan, items: int) -> list[C
 def _judge_groups(
     project: Project, plan: ExperimentPlan, evaluators: dict[str, Any], items: int, mean_input: float, read: int
 ) -> list[CallGroup]:
-    """Each model an evaluator calls: a call per item and sample, reading the item and an output of `read` tokens."""
+    """Each model an evaluator calls: a call per item and sample, reading the item and an output of `read` tokens
+    (a cascade judge: its first judge's samples on every item, its strong judge on the share not kept)."""
+    cascades = cascade_forecasts(project, plan)
     groups = []
     for name, spec in evaluators.items():
         template = len(str(getattr(spec, "prompt", ""))) + len(str(getattr(spec, "reasoning_prompt", "")))
@@ -179,12 +182,32 @@ def _judge_groups(
         prompt_chars = template + mean_input + read * CHARS_PER_OUTPUT_TOKEN
         cascade = getattr(spec, "cascade", None)
         for model in spec.models_called(plan.judge_model_name):
-            asked = cascade.samples if cascade is not None and model == cascade.first_model else samples
+            calls = items * samples
+            if cascade is not None:
+                calls = _cascade_calls(cascades[name], model, items)
             groups.append(
-                CallGroup(f"judge:{name}", model, name, items * asked, None, prompt_chars, max_tokens,
-                          _price(project, model))
-            )  # fmt: skip
+                CallGroup(f"judge:{name}", model, name, calls, None, prompt_chars, max_tokens, _price(project, model))
+            )
     return groups
+
+
+def _cascade_calls(cascade: CascadeForecast, model: str, items: int) -> int:
+    """A cascade judge's calls to `model` over `items` item runs."""
+    counted = cascade.counted(items)
+    return counted.first_calls if model == cascade.first_model else counted.strong_calls
+
+
+def _with_cascades(groups: list[CallGroup], cascades: dict[str, CascadeForecast], items: int) -> list[CallGroup]:
+    """Groups read from past runs, a cascade judge's counted from its saved threshold instead of its past calls."""
+    from dataclasses import replace
+
+    out = []
+    for group in groups:
+        cascade = cascades.get(group.stage.removeprefix("judge:")) if group.stage.startswith("judge:") else None
+        if cascade is not None and group.model in (cascade.first_model, cascade.strong_model):
+            group = replace(group, calls=_cascade_calls(cascade, group.model, items))
+        out.append(group)
+    return out
 
 
 @dataclass(frozen=True)
@@ -203,6 +226,8 @@ class RunForecast:
     experiment: str = ""
     model: str = ""
     """The run's model (its name in scoregate.yaml)."""
+    cascades: list[CascadeForecast] = field(default_factory=list)
+    """How each cascade judge's calls were counted (from its saved threshold, or on every item: an upper bound)."""
 
     @property
     def calls(self) -> int:
@@ -221,6 +246,7 @@ class RunForecast:
             "cached_items": self.cached_items,
             "cached_calls": self.cached_calls,
             "wall_basis": self.wall_basis,
+            "cascades": [c.to_dict() for c in self.cascades],
         }
 
 
@@ -231,6 +257,7 @@ def forecast_run(
     answered from the response cache (counted as calls, free and instant); no model is called."""
     settings = project.config.settings
     past = read_past(runs_dir, plan.name, plan.model_name)
+    cascades = cascade_forecasts(project, plan)
     new = items - cached_items
     cached_calls = 0
     if any(v.tokens_in for v in past.values.values()):  # a past of cache hits only says nothing of new calls
@@ -238,7 +265,7 @@ def forecast_run(
             CallGroup(stage, model, prompt, round(new * count / past.items), past.values.get((stage, model, prompt)))
             for (stage, model, prompt), count in sorted(past.rows.items())
         ]
-        groups = [_priced_group(project, g) for g in groups]
+        groups = _with_cascades([_priced_group(project, g) for g in groups], cascades, new)
         cached_calls = sum(round(cached_items * count / past.items) for count in past.rows.values())
     else:
         groups = _prompt_groups(project, plan, new)
@@ -256,9 +283,11 @@ def forecast_run(
     from scoregate.app.forecast_rough import rough_wall
 
     result, wall_basis = rough_wall(runs_dir, plan.name, groups, result, settings)
+    counted = [c.counted(new) for c in cascades.values()]
     return RunForecast(
-        result, items, past.runs, concurrency, cached_items, cached_calls, wall_basis, plan.name, plan.model_name
-    )
+        result, items, past.runs, concurrency, cached_items, cached_calls, wall_basis, plan.name, plan.model_name,
+        counted,
+    )  # fmt: skip
 
 
 def cached_items(

@@ -6,6 +6,7 @@ the dataset as it is can detect. The numbers: `scoregate.analysis.power`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,9 +46,11 @@ class MetricPlan:
     paired_with: str | None
     rows: list[PlannedRow]
     dataset_items: int
-    detectable: dict[int, float]
-    """Repeats → the smallest difference the dataset's items detect."""
+    detectable: dict[int, float | None]
+    """Repeats → the smallest difference the dataset's items detect (None: none, the labels' part is too wide)."""
     notes: list[str] = field(default_factory=list)
+    one_run: bool = False
+    """The variance is of one run's corrected mean against a gate's threshold, not of a difference of two runs."""
 
 
 @dataclass(frozen=True)
@@ -169,11 +172,25 @@ def plan_power(
     metrics = []
     for name, gate, label in _metrics(plan, metric):
         variance, paired_with, notes = metric_variance(project.root, store, name, label)
+        from scoregate.app.plan_corrected import corrected_variance
+
+        if (
+            corrected := corrected_variance(
+                project, plan, store, name, variance, values=item_values(store, name), power=power
+            )
+        ) is not None:
+            variance, one_run, more = corrected
+            paired_with, notes = (None, more) if one_run else (paired_with, [*notes, *more])
         rows = [_forecast(project, plan, row) for row in plan_rows(variance, detect, power=power)]
         items = plan.dataset_scan.count
-        can = {row.repeats: detectable(variance, items, row.repeats, power=power) for row in rows}
-        metrics.append(MetricPlan(name, gate, variance, paired_with, rows, items, can, notes))
+        can = {row.repeats: _finite(detectable(variance, items, row.repeats, power=power)) for row in rows}
+        one = corrected is not None and corrected[1]
+        metrics.append(MetricPlan(name, gate, variance, paired_with, rows, items, can, notes, one))
     return PowerPlan(experiment, detect, power, store.run_id, metrics)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def plan_stored_experiment(

@@ -68,6 +68,14 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
     print_wrapped(console, wall)
     if data["retries"] is not None:
         print_wrapped(console, _figure("retries", data["retries"], lambda v: f"{v:.1f}", ""))  # type: ignore[arg-type]
+    for cascade in planned.cascades:
+        print_wrapped(
+            console,
+            f"cascade {cascade.evaluator}: {cascade.basis}; {cascade.first_calls} first-judge and "
+            f"{cascade.strong_calls} strong-judge calls",
+            first="  ",
+            indent="    ",
+        )
     print_wrapped(console, "by stage, model and prompt:")
     for group in planned.forecast.groups:
         past = f"{group.past_calls} past calls" if group.past_calls else "prompt length and max_tokens"

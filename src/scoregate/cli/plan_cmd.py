@@ -44,7 +44,8 @@ def print_plan(data: dict[str, Any]) -> None:
         variance = metric["variance"]
         gate = f" (gate {metric['gate']})" if metric["gate"] else ""
         print_wrapped(console, f"{metric['metric']}{gate}")
-        spread = f"a per-item difference varies by sd {variance['between'] ** 0.5:.3g}"
+        what = "a per-item value" if metric.get("one_run") else "a per-item difference"
+        spread = f"{what} varies by sd {variance['between'] ** 0.5:.3g}"
         if variance["within"] is not None:
             spread += f", plus sd {variance['within'] ** 0.5:.3g} of repeat noise (shrinks with repeats)"
         _row("variance", f"{spread}; {variance['source']}")
@@ -62,7 +63,10 @@ def print_plan(data: dict[str, Any]) -> None:
             if row["items"] > metric["dataset_items"]:
                 more += f" (the dataset has {metric['dataset_items']:,})"
             _row("needed", more)
-        can = ", ".join(f"{v:.3g} at {_repeats(int(r))}" for r, v in metric["detectable"].items())
+        can = ", ".join(
+            f"{v:.3g} at {_repeats(int(r))}" if v is not None else f"no difference at {_repeats(int(r))}"
+            for r, v in metric["detectable"].items()
+        )
         _row("this dataset", f"{metric['dataset_items']:,} items detect {can}")
 
 

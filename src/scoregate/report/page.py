@@ -14,6 +14,7 @@ from typing import Any
 
 from scoregate.analysis.null_reasons import shared_and_own
 from scoregate.analysis.regression import REGRESSION_STAT as PAIRED_STAT
+from scoregate.report.cascade_view import cascade_section
 from scoregate.report.charts import bars, fmt, histogram
 from scoregate.report.corrected_view import corrected_line
 from scoregate.report.gate_extras import flaky_section, judge_drift_section, slice_tables
@@ -365,7 +366,7 @@ def render_page_parts(report: dict[str, Any]) -> Iterator[str]:
         _header(report) + notes
         + '<nav>' + "".join(f'<a href="#{k}">{v}</a>' for k, v in nav) + "</nav>"
         + _headline(report) + _gates(report) + slice_tables(report) + flaky_section(report)
-        + judge_drift_section(report) + live_judges_section(report)
+        + judge_drift_section(report) + live_judges_section(report) + cascade_section(report)
         + _distributions(report) + comparison_section(report) + ranking_section(report)
         + leaderboard_section(report) + "".join(sections.values())
         + '<section id="items"><h2>Items</h2><div id="item-controls"></div>'

@@ -298,6 +298,7 @@ class RunReader:
             "gates": self.gates,
             "flaky": s.flaky.to_dict() if s.flaky is not None else None,
             "judge_drift": s.section("judge_drift"),
+            "cascade": {name: block.to_dict() for name, block in (s.cascade or {}).items()},
             "live_judges": live_judge_rows(self.store.directory.parent.parent, self.store.run_id),
             "run_metrics": s.run_metrics.to_dict(),
             "tracks": {t.name: view for t in all_tracks() if (view := self._track_view(t)) is not None},

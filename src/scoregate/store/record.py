@@ -15,6 +15,7 @@ from pydantic import Field, create_model
 
 from scoregate.store.record_base import Number, Record
 from scoregate.store.sections import (
+    CascadeJudgeRecord,
     CorrectedStats,
     FlakySection,
     IncompleteBlock,
@@ -295,6 +296,8 @@ class RunSummary(Record):
     """For one shard's own summary: which shard."""
     repeats: RepeatsSection | None = None
     """For a `run --repeat K` run: how consistent its repeats were."""
+    cascade: dict[str, CascadeJudgeRecord] | None = None
+    """Per cascade judge: its guarantee, the share its first judge kept, the cost saved (`app.run.cascade_report`)."""
     valid: bool | None = None
     """False once the run was invalidated (`scoregate runs invalidate`); None: never marked."""
     invalid_reason: str | None = None

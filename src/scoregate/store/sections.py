@@ -1,5 +1,5 @@
 """The blocks a feature adds to the run record, as types: a shard's and a merge's place in a sharded run, a
-stop-early run's plan and outcome, the flaky items kept out of gates, a slice gate's rows.
+stop-early run's plan and outcome, the flaky items kept out of gates, a slice gate's rows, a cascade judge's figures.
 
 Each reads what the writers (`app/shards.py`, `app/merge.py`, `app/stop_early.py`, `app/flaky_items.py`,
 `analysis/slices.py`) put in the files; like every `Record`, a key it does not name is kept and the keys are
@@ -222,3 +222,34 @@ class RepeatsSection(Record):
     modal_agreement_mean: Number | None = None
     scores: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Each numeric score's spread over the repeats (`std_mean`, `std_max`, pass@k...)."""
+
+
+class CascadeJudgeRecord(Record):
+    """summary.json `cascade.<evaluator>` (`app.run.cascade_report`): what a cascade judge's first judge kept in the
+    run, the guarantee it kept it under and the judge cost saved, from the run's telemetry; a null figure has its
+    reason (`reason` for the guarantee and the share kept, `cost_reason` for the cost saved)."""
+
+    first_model: str | None = None
+    strong_model: str | None = None
+    threshold: Number | None = None
+    """The first judge's confidence threshold the run used (None: none held, the strong judge scored every item)."""
+    target: Number | None = None
+    delta: Number | None = None
+    guaranteed_level: Number | None = None
+    """Agreement with humans guaranteed on the kept items, with probability 1 − delta (None without a threshold)."""
+    guarantee: str | None = None
+    calibration_labels: int | None = None
+    """The labelled items the threshold was chosen on."""
+    items: int | None = None
+    kept: int | None = None
+    escalated: int | None = None
+    share_kept: Number | None = None
+    first_cost_usd: Number | None = None
+    strong_cost_usd: Number | None = None
+    cost_saved_usd: Number | None = None
+    cost_saved_share: Number | None = None
+    """Of what the strong judge alone would have cost on every item."""
+    reason: str | None = None
+    cost_reason: str | None = None
+    cost_basis: str | None = None
+    """Where the strong judge's cost per item came from when no item of the run went to it (the calibration's)."""

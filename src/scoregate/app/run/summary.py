@@ -113,6 +113,10 @@ def summarize_run(store: RunStore, plan: ExperimentPlan, project: Project) -> di
         from scoregate.analysis.stage_summary import stage_summary
 
         summary["stages"] = stage_summary(store.iter_results(), [stage.name for stage in plan.spec.stages])
+    from scoregate.app.run.cascade_report import cascade_blocks
+
+    if cascades := cascade_blocks(store, plan, project):
+        summary["cascade"] = cascades
     repeats = manifest.options.repeat
     if repeats > 1:
         summary["repeats"] = consistency(iter_all_results(store), repeats, score_columns(plan_evaluators(plan), plan))

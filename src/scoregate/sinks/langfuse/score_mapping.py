@@ -154,6 +154,7 @@ def run_scores(summary: RunSummary, mlflow_run_id: str | None) -> list[ScorePost
     posts.append(ScorePost("verdict", str(summary.verdict), "CATEGORICAL"))
     posts += validity_posts(summary)
     posts += stop_early_posts(summary)
+    posts += cascade_posts(summary)
     if mlflow_run_id:
         posts.append(ScorePost("mlflow_run_id", mlflow_run_id, "TEXT", "the MLflow run mirroring this run"))
     return posts
@@ -177,6 +178,35 @@ def stop_early_posts(summary: RunSummary) -> list[ScorePost]:
             "stop_reason", "against", "gate", "metric")  # fmt: skip
     meta = {**{k: getattr(block, k) for k in keys}, "rule": block.rule.to_dict()}
     return [ScorePost("stop_early", str(block.verdict), "CATEGORICAL", _clip(stop_line(block)), meta)]
+
+
+CASCADE_SCORES = ("guaranteed_level", "share_kept", "cost_saved_usd")
+"""Each cascade judge's run scores, `cascade.<evaluator>.<figure>`; the null ones' reasons in `.null`."""
+
+
+def cascade_posts(summary: RunSummary) -> list[ScorePost]:
+    """Per cascade judge: its guaranteed level, the share its first judge kept and the cost saved, as NUMERIC run
+    scores when measured, and one TEXT score `cascade.<evaluator>.null` saying why the others are null."""
+    posts = []
+    for name, block in (summary.cascade or {}).items():
+        meta = block.to_dict()
+        comments = {
+            "guaranteed_level": f"{block.guarantee} ({block.calibration_labels} labels)",
+            "share_kept": f"the first judge {block.first_model} kept {block.kept} of {block.items} items",
+            "cost_saved_usd": f"{block.cost_saved_share or 0:.0%} of the strong judge alone, from the run's calls",
+        }
+        null: dict[str, list[str]] = {}
+        for stat in CASCADE_SCORES:
+            value = _number(getattr(block, stat))
+            if value is not None:
+                posts.append(ScorePost(f"cascade.{name}.{stat}", value, "NUMERIC", comments[stat], meta))
+                continue
+            why = block.cost_reason if stat == "cost_saved_usd" else block.reason
+            null.setdefault(str(why), []).append(stat)
+        if null:
+            text = "; ".join(f"{', '.join(stats)}: {why}" for why, stats in null.items())
+            posts.append(ScorePost(f"cascade.{name}.null", _clip(text), "TEXT", None, meta))
+    return posts
 
 
 def digest(posts: list[ScorePost], target: str) -> str:

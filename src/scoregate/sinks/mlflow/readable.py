@@ -17,8 +17,11 @@ from scoregate.tracks.registry import headline_metrics
 
 if TYPE_CHECKING:
     from scoregate.store.record import Manifest, RunSummary
+    from scoregate.store.sections import CascadeJudgeRecord
 
 SIGNIFICANT = 4
+CASCADE_METRICS = ("guaranteed_level", "share_kept", "cost_saved_usd", "cost_saved_share", "threshold")
+"""Each cascade judge's figures, logged as `cascade.<evaluator>.<figure>`."""
 
 
 def rounded(value: Any) -> float:
@@ -39,7 +42,8 @@ def readable_metrics(summary: RunSummary) -> dict[str, float]:
     the run metrics; each track's run-level metrics as `<track>_<key>` (the extraction track's micro metrics:
     `extraction_<key>`); per pipeline stage and, for
     `run --repeat`, the consistency metrics; `gate_<name>` (1 pass, 0 not)
-    with `gates_passed` and `gates_total`; per slice of a slice gate `slice.<gate>.<field>.<value>.<stat>`.
+    with `gates_passed` and `gates_total`; per slice of a slice gate `slice.<gate>.<field>.<value>.<stat>`; per
+    cascade judge `cascade.<evaluator>.<figure>` (`CASCADE_METRICS`).
     """
     metrics: dict[str, float] = {}
     for key, stats in summary.scores.items():
@@ -68,6 +72,9 @@ def readable_metrics(summary: RunSummary) -> dict[str, float]:
         from scoregate.analysis.consistency import consistency_metrics
 
         metrics.update({key: rounded(value) for key, value in consistency_metrics(repeats.to_dict()).items()})
+    for name, block in (summary.cascade or {}).items():  # NaN when it could not be computed: the reason is a tag
+        for stat in CASCADE_METRICS:
+            metrics[f"cascade.{name}.{stat}"] = rounded(getattr(block, stat))
     gates = summary.gates
     for gate in gates:
         metrics[f"gate_{gate.name}"] = 1.0 if gate.status == "pass" else 0.0
@@ -83,7 +90,9 @@ def readable_metrics(summary: RunSummary) -> dict[str, float]:
 def readable_tags(manifest: Manifest, summary: RunSummary) -> dict[str, str]:
     """Return the tags a person filters and reads by: model, dataset, verdict, and the markdown description."""
     model, dataset = manifest.receipts.model, manifest.receipts.dataset
+    cascades = {f"cascade.{name}": _cascade_tag(block) for name, block in (summary.cascade or {}).items()}
     return {
+        **cascades,
         "model": str(model.name if model else None),
         "model.id": str(model.model if model else None),
         "model.provider": str(model.provider if model else None),
@@ -92,6 +101,16 @@ def readable_tags(manifest: Manifest, summary: RunSummary) -> dict[str, str]:
         "verdict": str(summary.verdict),
         "mlflow.note.content": RunDescription(manifest, summary).markdown(),
     }
+
+
+def _cascade_tag(block: CascadeJudgeRecord) -> str:
+    """A cascade judge in words: what its first judge kept under which guarantee, or `null:` and why."""
+    if block.threshold is None:
+        return f"null: {block.reason}"
+    return (
+        f"the first judge {block.first_model} kept {block.kept} of {block.items} items ({block.share_kept or 0:.0%}, "
+        f"confidence >= {block.threshold:g}); {block.guarantee}"
+    )
 
 
 def log_dataset_input(client: Any, run_id: str, manifest: Manifest, project_root: Path) -> bool:
