@@ -117,9 +117,10 @@ def _score(remote: Remote, trace_id: str, metric: str) -> float | None:
         name=metric,
         limit=100,
     )
-    if not page.data:
+    named = [score for score in page.data if score.name == metric]  # a server may not filter by name: check here
+    if not named:
         return None
-    newest = max(page.data, key=lambda s: _when(s.timestamp))
+    newest = max(named, key=lambda s: _when(s.timestamp))
     if isinstance(newest.value, bool) or newest.data_type == "BOOLEAN":
         return float(bool(newest.value))
     if newest.data_type != "NUMERIC" or not isinstance(newest.value, int | float):
