@@ -16,56 +16,20 @@ when its low end is above 1/2, `worse` when its high end is below 1/2, else `not
 from __future__ import annotations
 
 import datetime as dt
-import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from scoregate.analysis.paired import WinRate, preference_win_rate
 from scoregate.app.pairwise import judge_runs
 from scoregate.app.replay_items import fetch_replay_items, production_spec, write_items
+from scoregate.app.replay_record import Replay, Verdict, write_replay
 from scoregate.app.run.one_run import run_one
 from scoregate.app.run.run_options import RunOptions
 from scoregate.catalog.datasets import DatasetRef
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.tracks.project import load_project
-
-Verdict = Literal["better", "not worse", "worse"]
-REPLAY_FILE = "replay.json"
-"""Written into the candidate run's folder: the evidence a `replay:` promotion rule reads."""
-
-
-@dataclass
-class Replay:
-    """One replay: the two runs, the pairwise tally over every item (failures as losses) and the verdict."""
-
-    experiment: str
-    prompt: str
-    candidate_prompt: str
-    candidate_run: str
-    logged_run: str
-    items: int
-    wins: int
-    losses: int
-    ties: int
-    failed: dict[str, int] = field(default_factory=dict)
-    """Losses that were no judgement, by reason (not replayed, not judged)."""
-    win_rate: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    confidence: float = 0.95
-    verdict: Verdict = "not worse"
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    mirrors: dict[str, list[str]] = field(default_factory=dict)
-    """The sinks each run was mirrored to, by run id."""
-    mirror_errors: dict[str, str] = field(default_factory=dict)
-    """`run id sink` → why that mirror failed (`scoregate sync RUN --to SINK` redoes it)."""
-    redacted: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (`--json`, and `replay.json` in the candidate run)."""
-        return asdict(self)
 
 
 def verdict_of(rate: WinRate) -> Verdict:
@@ -106,13 +70,15 @@ def replay_experiment(
     experiment: str,
     *,
     production: int,
+    prompt_version: int | None = None,
     judge_model: str | None = None,
     use_cache: bool = True,
     confidence: float = 0.95,
     now: dt.datetime | None = None,
 ) -> Replay:
-    """Replay the last `production` production inputs of `experiment` through its candidate; return the tally and
-    the verdict (also written as `replay.json` into the candidate run)."""
+    """Replay the last `production` production inputs of `experiment` through its candidate (the prompt file, or
+    Langfuse's `prompt_version`); return the tally and the verdict (also written as `replay.json` into the candidate
+    run)."""
     if production < 1:
         raise ScoregateError(f"--production {production}: give the number of production inputs to replay (1 or more)")
     project = load_project(root)
@@ -128,8 +94,12 @@ def replay_experiment(
     folder = project.root / ".scoregate" / "replay" / experiment / moment.strftime("%Y%m%dT%H%M%S%fZ")
     write_items(folder / "candidate.jsonl", found.candidate)
     write_items(folder / "logged.jsonl", found.logged)
-    files = RunOptions.PromptSource(source="local")  # the candidate is the prompt as the files have it
-    quiet = RunOptions(prompts=files, use_cache=use_cache, canary_on_change=False)
+    source = (
+        RunOptions.PromptSource(source="local")  # the candidate is the prompt as the files have it
+        if prompt_version is None
+        else RunOptions.PromptSource(source="langfuse", version=prompt_version)
+    )
+    quiet = RunOptions(prompts=source, use_cache=use_cache, canary_on_change=False)
     candidate_project, candidate_name = _with_dataset(
         project, experiment, f"replay-{experiment}", folder / "candidate.jsonl"
     )
@@ -169,5 +139,5 @@ def replay_experiment(
             f"{run.run_id} {sink}": error for run in (candidate, logged) for sink, error in run.mirror_errors.items()
         },
     )
-    (candidate.store.directory / REPLAY_FILE).write_text(json.dumps(result.to_dict(), indent=2) + "\n", "utf-8")
+    write_replay(candidate.store.directory, result)
     return result

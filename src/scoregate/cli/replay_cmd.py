@@ -54,6 +54,10 @@ def _print(report: Replay) -> None:
 def replay(
     experiment: Annotated[str, typer.Argument(help="The experiment whose candidate to replay production through.")],
     production: Annotated[int, typer.Option("--production", min=1, help="Replay the last N production inputs.")],
+    prompt_version: Annotated[
+        int | None,
+        typer.Option("--prompt-version", min=1, help="The candidate as this Langfuse version (default: the file)."),
+    ] = None,
     judge_model: Annotated[
         str | None, typer.Option("--judge-model", help="The pairwise judge's model (default: the file's).")
     ] = None,
@@ -65,8 +69,9 @@ def replay(
     from scoregate.app import replay_experiment
 
     report = replay_experiment(
-        project_root(project), experiment, production=production, judge_model=judge_model, use_cache=not no_cache
-    )
+        project_root(project), experiment, production=production, prompt_version=prompt_version,
+        judge_model=judge_model, use_cache=not no_cache,
+    )  # fmt: skip
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
