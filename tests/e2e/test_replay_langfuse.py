@@ -121,3 +121,17 @@ def test_the_candidate_is_the_prompt_as_the_files_have_it(
     manifest = json.loads((project_dir / "runs" / run / "manifest.json").read_text())
     assert manifest["receipts"]["prompts"][PROMPT]["source"] == "file"
     assert any("CANDIDATE-EDIT" in r.text for r in scripted_server.requests)
+
+
+def test_a_candidate_item_whose_call_failed_stays_in_the_denominator_as_a_loss(
+    scoregate: Callable[..., CliResult], scripted_server: ScriptedOpenAI, traffic: list[str]
+) -> None:
+    scripted_server.fail_next(400)  # one candidate item: a call error that is not retried
+
+    result = scoregate("replay", "live", "--production", "4", "--json")
+
+    assert result.code == 0, result.err
+    replay = json.loads(result.out)
+    assert replay["items"] == 4
+    assert replay["failed"] == {"not judged": 1, "not replayed": 1}
+    assert replay["losses"] >= 2 and replay["wins"] + replay["losses"] + replay["ties"] == 4

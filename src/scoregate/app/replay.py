@@ -51,7 +51,7 @@ def _with_dataset(project: Project, experiment: str, name: str, path: Path, **ch
     return replace(project, config=config, datasets=datasets), run_name
 
 
-def _tally(outcomes: dict[str, str | None], skipped: int) -> tuple[list[str], dict[str, int]]:
+def replay_tally(outcomes: dict[str, str | None], skipped: int) -> tuple[list[str], dict[str, int]]:
     """Every item's outcome for the win rate: an undecided item or a skipped trace is a loss ("A")."""
     counted: list[str] = []
     failed: dict[str, int] = {}
@@ -113,7 +113,7 @@ def replay_experiment(
     )
     outcomes: dict[str, str | None] = {item["id"]: None for item in found.candidate}
     outcomes.update({pair.item_id: pair.outcome for pair in preference.pairs if pair.item_id in outcomes})
-    counted, failed = _tally(outcomes, len(found.skipped))
+    counted, failed = replay_tally(outcomes, len(found.skipped))
     rate = preference_win_rate(counted, confidence=confidence)
     prompts = sorted({r.prompt for r in candidate.store.iter_results()})
     result = Replay(
