@@ -135,3 +135,26 @@ def test_a_candidate_item_whose_call_failed_stays_in_the_denominator_as_a_loss(
     assert replay["items"] == 4
     assert replay["failed"] == {"not judged": 1, "not replayed": 1}
     assert replay["losses"] >= 2 and replay["wins"] + replay["losses"] + replay["ties"] == 4
+
+
+def test_a_huge_production_input_is_not_replayed_and_counts_as_a_loss(
+    scoregate: Callable[..., CliResult],
+    langfuse_env: FakeLangfuse,
+    scripted_server: ScriptedOpenAI,
+    project_dir: Path,
+    edit_yaml: EditYaml,
+) -> None:
+    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
+    inputs = [{"title": "Huge", "transcript": "word " * 220_000}, {"title": "Small", "transcript": "Host: hello."}]
+    huge = send_traffic(langfuse_env, scripted_server, inputs, prompt=PROMPT)[0].trace_id
+    scripted_server.clear_requests()
+
+    result = scoregate("replay", "live", "--production", "2", "--json")
+
+    assert result.code == 0, result.err
+    replay = json.loads(result.out)
+    assert replay["items"] == 2 and replay["failed"] == {"not replayed": 1}
+    assert [trace for trace, _ in replay["skipped"]] == [huge]
+    assert "over the 100,000 an item may have" in replay["skipped"][0][1]
+    assert not any("word word word" in r.text for r in scripted_server.requests)  # no model saw it

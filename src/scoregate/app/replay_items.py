@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scoregate.app.harvest import MAX_ITEM_CHARS
+from scoregate.app.harvest_select import canonical_text
 from scoregate.catalog.production import ProductionSpec
 from scoregate.catalog.production_checks import production_prompt
 from scoregate.catalog.production_paths import read_fields
@@ -73,6 +75,12 @@ def fetch_replay_items(
         values, missing = read_fields(trace.document, paths)
         if missing:
             found.skipped.append((trace.trace_id, "no " + ", ".join(f"{f} ({paths[f]})" for f in missing)))
+            continue
+        size = len(canonical_text({k: v for k, v in values.items() if k.startswith("input.")}))
+        if size > MAX_ITEM_CHARS:  # the same bound as harvest: skipped, never cut
+            found.skipped.append(
+                (trace.trace_id, f"input of {size:,} characters, over the {MAX_ITEM_CHARS:,} an item may have")
+            )
             continue
         cleaned = redact_personal_value(values, patterns=spec.redact, found=found.redacted)
         item_input = {k.removeprefix("input."): v for k, v in cleaned.items() if k.startswith("input.")}
