@@ -158,3 +158,17 @@ def test_a_huge_production_input_is_not_replayed_and_counts_as_a_loss(
     assert [trace for trace, _ in replay["skipped"]] == [huge]
     assert "over the 100,000 an item may have" in replay["skipped"][0][1]
     assert not any("word word word" in r.text for r in scripted_server.requests)  # no model saw it
+
+
+def test_replay_without_langfuse_says_what_to_set(
+    scoregate: Callable[..., CliResult], project_dir: Path, edit_yaml: EditYaml, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    edit_yaml(project_dir / "scoregate.yaml", _configure)
+
+    result = scoregate("replay", "live", "--production", "3")
+
+    assert result.code != 0
+    assert "LANGFUSE_PUBLIC_KEY" in result.err and "Traceback" not in result.err
+    assert not (project_dir / "runs").exists() or not any((project_dir / "runs").iterdir())
