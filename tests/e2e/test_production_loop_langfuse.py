@@ -1,6 +1,7 @@
 """The production loop on the Langfuse double, end to end with the reference app: traffic → `traces score` (twice:
 every score once) → `coverage` → `harvest` (a diff) → `--apply` → `harvest` again (nothing new) → `datasets sync`
-→ `coverage` again (the harvested traffic is now covered). Replay and promotion (items 5 and 7) are not built."""
+→ `coverage` again (the harvested traffic is now covered). Replay and promotion using it:
+test_replay_promotion_langfuse.py."""
 
 from __future__ import annotations
 

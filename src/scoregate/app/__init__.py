@@ -31,6 +31,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.run.flaky_items": ("flaky_report",),
     "scoregate.app.hardcases": ("add_hardcases",),
     "scoregate.app.harvest": ("harvest_dataset",),
+    "scoregate.app.replay": ("replay_experiment",),
     "scoregate.app.invalidation": ("invalidate_run",),
     "scoregate.app.run.judge_canary": ("run_canaries",),
     "scoregate.app.judges_promotion": ("move_judge",),

@@ -35,6 +35,7 @@ from scoregate.app.project_info import check_project, experiment_rows, score_dir
 from scoregate.app.promotion import NO_LANGFUSE, PromotionRefused, promote, promotion_history, rollback
 from scoregate.app.promotion_evidence import version_label, version_name
 from scoregate.app.ranking import rank_stored_runs
+from scoregate.app.replay import replay_experiment
 from scoregate.app.response_cache import cache_stats, clear_cache
 from scoregate.app.rollout import Rollouts
 from scoregate.app.run.budget_gate import forecast_experiment
@@ -104,6 +105,7 @@ __all__ = [
     "queue_run",
     "rank_stored_runs",
     "reason_lines",
+    "replay_experiment",
     "report_runs",
     "rollback",
     "run_canaries",

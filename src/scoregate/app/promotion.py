@@ -25,6 +25,7 @@ from scoregate.app.promotion_log import (
     recorded_holder,
 )
 from scoregate.app.promotion_result import PromotionResult
+from scoregate.app.replay_evidence import rule_evidence
 from scoregate.app.run.judge_gates import judge_checks
 from scoregate.catalog.project import Project
 from scoregate.errors import ExitCode, ScoregateError
@@ -90,7 +91,7 @@ def promote(
             f"a promotion moves a Langfuse label to a Langfuse version of {prompt!r}, not {version or 'a file'}",
             hint="sync the prompt (`scoregate prompts sync`) and name its version: --version N",
         )
-    evidence = gather_evidence(project, prompt, version)
+    evidence = gather_evidence(project, prompt, version) + rule_evidence(project, prompt, version)
     remote = Remote(require_settings())
     doing = f"reading prompt {prompt!r} v{version}"
     if remote.find(doing, remote.api.prompts.get, path_part(prompt), version=version) is None:
@@ -175,7 +176,8 @@ def _promote_local(
         )
     local = _local_version(project, prompt, version)
     previous = recorded_holder(project.root, prompt, label)
-    result = PromotionResult("promote", prompt, label, local, previous, gather_evidence(project, prompt, local))
+    evidence = gather_evidence(project, prompt, local) + rule_evidence(project, prompt, local)
+    result = PromotionResult("promote", prompt, label, local, previous, evidence)
     result.langfuse = False
     result.judges = judge_checks(project, experiments)
     if result.failures:

@@ -59,7 +59,8 @@ def experiment_gates_hash(project: Project, experiment: str) -> str:
 
 def promotion_experiments(project: Project, prompt: str) -> list[str]:
     """Return the experiments whose gates must pass before `prompt` is promoted; raise when none is configured."""
-    experiments = project.config.promotion.get(prompt)
+    rule = project.config.promotion_rule(prompt)
+    experiments = rule.experiments if rule is not None else []
     if not experiments:
         raise ScoregateError(
             f"scoregate.yaml lists no experiments to gate the promotion of prompt {prompt!r}",

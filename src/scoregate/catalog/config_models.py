@@ -11,6 +11,7 @@ from scoregate.catalog.budget_settings import BudgetSettings
 from scoregate.catalog.canaries import CanarySpec
 from scoregate.catalog.models import ModelSpec, PromptRoute, Strict
 from scoregate.catalog.production import ProductionSpec
+from scoregate.catalog.promotion_rules import PromotionRule, as_rule, filled, replay_problems
 from scoregate.support.suggest import unknown_name
 
 
@@ -249,8 +250,10 @@ class ProjectConfig(Strict):
     experiments: dict[str, ExperimentSpec] = Field(default_factory=dict)
     composites: dict[str, CompositeSpec] = Field(default_factory=dict)
     gates: list[GateSpec] = Field(default_factory=list)
-    promotion: dict[str, list[str]] = Field(
-        default_factory=dict, description="Prompt name → experiments whose gates must pass before promotion."
+    promotion: dict[str, list[str] | PromotionRule] = Field(
+        default_factory=dict,
+        description="Prompt name → experiments whose gates must pass before promotion, or a rule "
+        "(`experiments:` and a `replay:` of production traffic).",
     )
     canaries: dict[str, CanarySpec] = Field(
         default_factory=dict, description="Judge (evaluator name) → its pinned calibration set (drift canary)."
@@ -273,12 +276,14 @@ class ProjectConfig(Strict):
             if gate.name in seen:
                 problems.append(f"gates: two gates are named {gate.name!r}; give each gate its own name")
             seen.add(gate.name)
-        for prompt, experiments in self.promotion.items():
+        for prompt, entry in self.promotion.items():
+            rule = as_rule(entry)
             problems += [
                 f"promotion.{prompt}: no experiment {e!r} under `experiments:`" + unknown_name(e, self.experiments)
-                for e in experiments
+                for e in rule.experiments
                 if e not in self.experiments
             ]
+            problems += replay_problems(prompt, rule, set(self.production), set(self.experiments))
         problems += [
             f"canaries.{judge}.experiment: no experiment {c.experiment!r} under `experiments:`"
             + unknown_name(c.experiment, self.experiments)
@@ -288,3 +293,8 @@ class ProjectConfig(Strict):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def promotion_rule(self, prompt: str) -> PromotionRule | None:
+        """The promotion rule of `prompt` (a replay's experiment filled in), or None when it has none."""
+        entry = self.promotion.get(prompt)
+        return None if entry is None else filled(as_rule(entry), set(self.production))

@@ -129,6 +129,11 @@ BUILT_IN: dict[str, LazyCommand] = {
         "harvest",
         "Propose dataset items from production traces (redacted, with provenance) as a diff; --apply writes it.",
     ),
+    "replay": _cmd(
+        "replay_cmd",
+        "replay",
+        "Run the last N production inputs through the candidate; judge it against the logged outputs.",
+    ),
 }
 """The built-in commands, one line each, in help order: where each lives (a module of `cli/`) and its one-line help
 (tests check it against the docstring). The tracks' commands come after `hardcases`."""
