@@ -402,6 +402,7 @@ def test_mirror_all_is_the_only_caller_of_a_sink_and_mlflow_has_one_client_facto
     allowed = {  # reading MLflow (promotion evidence, a run's UI link) is not mirroring: they use the client factory
         "scoregate.app.promotion → scoregate.sinks.mlflow.client",
         "scoregate.app.promotion_evidence → scoregate.sinks.mlflow.client",
+        "scoregate.app.replay_evidence → scoregate.sinks.mlflow.client",
         "scoregate.app.promotion_runs → scoregate.sinks.mlflow.run_mirror",
         "scoregate.app.promotion_runs → scoregate.sinks.mlflow.experiments",
         "scoregate.app.runs → scoregate.sinks.mlflow.client",
