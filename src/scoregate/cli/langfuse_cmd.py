@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from scoregate.cli.label_options import HumanKeyOption, JudgeKeyOption, PassAtOption
 from scoregate.cli.layout import print_table, print_wrapped
 from scoregate.cli.options import ProjectOption, project_path, project_root
 from scoregate.support.console import escape, lazy_console
@@ -251,13 +252,9 @@ def annotate_queue(
     labels: Annotated[
         int | None, typer.Option("--labels", help="Only the N items `scoregate plan --labels N` chooses.")
     ] = None,
-    judge_key: Annotated[
-        str | None, typer.Option("--judge-key", help="With --labels: the pass/fail judge score.")
-    ] = None,
-    human_key: Annotated[str | None, typer.Option("--human-key", help="With --labels: the 0/1 human rating.")] = None,
-    pass_at: Annotated[
-        float | None, typer.Option("--pass-at", help="With --labels: a score at least this passes (judge and human).")
-    ] = None,
+    judge_key: JudgeKeyOption = None,
+    human_key: HumanKeyOption = None,
+    pass_at: PassAtOption = None,
     project: ProjectOption = None,
 ) -> None:
     """Create (once) an annotation queue with the human_* score configs and add the run's traces to rate."""

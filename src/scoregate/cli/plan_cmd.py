@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from scoregate.cli.label_options import HumanKeyOption, JudgeKeyOption, PassAtOption
 from scoregate.cli.layout import print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import lazy_console
@@ -117,13 +118,9 @@ def plan(
     labels: Annotated[
         int | None, typer.Option("--labels", help="Instead: plan this many more human labels for a pass/fail judge.")
     ] = None,
-    judge_key: Annotated[
-        str | None, typer.Option("--judge-key", help="With --labels: the pass/fail judge score.")
-    ] = None,
-    human_key: Annotated[str | None, typer.Option("--human-key", help="With --labels: the 0/1 human rating.")] = None,
-    pass_at: Annotated[
-        float | None, typer.Option("--pass-at", help="With --labels: a score at least this passes (judge and human).")
-    ] = None,
+    judge_key: JudgeKeyOption = None,
+    human_key: HumanKeyOption = None,
+    pass_at: PassAtOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     project: ProjectOption = None,
 ) -> None:

@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
-
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.public_api import MissingApi, PublicApi
-from scoregate.integrations.langfuse.remote import HOST_HINT, KEYS_HINT
+from scoregate.integrations.langfuse.remote import KEYS_HINT
 from scoregate.support.redaction import redact
 
 EVALUATORS = "/api/public/v2/evaluators"
@@ -53,19 +51,7 @@ class EvaluatorsApi(PublicApi):
 
     def v2(self, doing: str, method: str, path: str, **kwargs: Any) -> Any:
         """Send one v2 request and return its JSON answer, or raise the one-line error for what went wrong."""
-        self.requests += 1
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.TimeoutException:
-            raise ScoregateError(f"Langfuse at {self.host} did not answer in time while {doing}") from None
-        except httpx.HTTPError as exc:
-            raise ScoregateError(
-                f"cannot reach Langfuse at {self.host} while {doing}: {exc or type(exc).__name__}", hint=HOST_HINT
-            ) from None
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
+        response, body = self.send(doing, method, path, **kwargs)
         status = response.status_code
         if status < 400:
             return body

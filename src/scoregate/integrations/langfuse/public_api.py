@@ -51,8 +51,9 @@ class PublicApi:
                 self._version = "unknown"
         return self._version
 
-    def call(self, feature: str, doing: str, method: str, path: str, **kwargs: Any) -> Any:
-        """Send one request and return its JSON answer; raise MissingApi or a ScoregateError saying what failed."""
+    def send(self, doing: str, method: str, path: str, **kwargs: Any) -> tuple[httpx.Response, Any]:
+        """Send one request; return the response and its JSON body (None when it is not JSON), or raise the
+        one-line error for a server that did not answer."""
         self.requests += 1
         try:
             response = self._http.request(method, path, **kwargs)
@@ -63,9 +64,13 @@ class PublicApi:
                 f"cannot reach Langfuse at {self.host} while {doing}: {exc or type(exc).__name__}", hint=HOST_HINT
             ) from None
         try:
-            body = response.json()
+            return response, response.json()
         except ValueError:
-            body = None
+            return response, None
+
+    def call(self, feature: str, doing: str, method: str, path: str, **kwargs: Any) -> Any:
+        """Send one request and return its JSON answer; raise MissingApi or a ScoregateError saying what failed."""
+        response, body = self.send(doing, method, path, **kwargs)
         if response.status_code in (401, 403):
             raise ScoregateError(
                 f"Langfuse at {self.host} rejected the API keys (HTTP {response.status_code})", hint=KEYS_HINT
