@@ -125,8 +125,8 @@ def test_runs_watch_on_a_finished_run_reports_it_at_once(scoregate: Callable[...
 
 
 def test_runs_watch_writes_eta_and_rate_as_the_run_progress_line_does() -> None:
-    from scoregate.engine.progress import clock_text
     from scoregate.engine.watch import progress_line
+    from scoregate.support.figures import clock_text
 
     snap = {"done": 30, "total": 60, "failed": 2, "items_per_s": 2.1, "eta_s": 125.0, "tokens": {"total": 12000}}
     assert progress_line(snap) == "30/60 items  2 failed  2.1 items/s  ETA 2m05s  12,000 tok"

@@ -108,7 +108,8 @@ def test_the_facade_holds_few_names_and_passes_through_none_the_cli_may_import_i
     itself = ("scoregate.support", "scoregate.store.record")
 
     assert [name for name in passed if facade._HOME_OF[name].startswith(itself)] == []
-    assert len(facade.__all__) <= 73  # 72 + replay_experiment (issue 29 item 5)
+    assert len(facade.__all__) <= 52  # a use case per command, or one object per family of them (`StoredRuns`)
+    assert len(passed) <= 3  # report_runs, find_root, reason_lines
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -104,7 +104,7 @@ def test_the_type_only_rule_sees_an_import_that_runs(tmp_path: Path) -> None:
     module.write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from scoregate.app.forecast import RunForecast\n"
-        "def f():\n    from scoregate.app.runs import run_view\n",
+        "def f():\n    from scoregate.app.runs import StoredRuns\n",
         encoding="utf-8",
     )
     assert [m for m in _cli_imports_outside_type_checking(module) if m.startswith("scoregate")] == [

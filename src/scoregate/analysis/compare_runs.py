@@ -13,12 +13,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
-from scoregate.analysis.paired import WILCOXON_VARIANT, PairedComparison, compare_many
+from scoregate.analysis.paired import VERDICT_RULE, WILCOXON_VARIANT, PairedComparison, compare_many
 from scoregate.analysis.run_source import RunSource, recorded_gates
 from scoregate.catalog.directions import RUN_METRIC_DIRECTIONS, default_direction
 from scoregate.catalog.models import Direction
@@ -97,6 +97,10 @@ class RunComparison:
     margins: dict[str, float] = field(default_factory=dict)
     primary: list[str] = field(default_factory=list)
     primary_source: str = ""
+    verdict_rule: ClassVar[str] = VERDICT_RULE
+    """How a primary score's verdict follows its CI, and how the secondary scores are adjusted."""
+    wilcoxon_variant: ClassVar[str] = WILCOXON_VARIANT
+    """The signed-rank test beside each CI."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the plain-dict form (JSON-ready)."""

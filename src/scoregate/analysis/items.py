@@ -21,6 +21,7 @@ from scoregate.analysis.run_source import RunSource, recorded_gates
 from scoregate.catalog.directions import default_direction
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
+from scoregate.support.figures import output_text
 
 if TYPE_CHECKING:
     from scoregate.store.record import GateResult, Receipts
@@ -30,15 +31,6 @@ EXCERPT_CHARS = 80
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
 }  # fmt: skip
-
-
-def output_text(output: Any) -> str:
-    """Return an output as text: strings as they are, anything else as indented JSON."""
-    if output is None:
-        return ""
-    if isinstance(output, str):
-        return output
-    return json.dumps(output, indent=2, ensure_ascii=False, default=str)
 
 
 def excerpt(output: Any, chars: int = EXCERPT_CHARS) -> str:

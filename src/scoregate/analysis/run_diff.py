@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scoregate.analysis.columns import FloatColumn
-from scoregate.analysis.items import numeric_scores, output_text, primary_score, word_diff
+from scoregate.analysis.items import numeric_scores, primary_score, word_diff
 from scoregate.analysis.run_source import OrderedItems, RunSource
 from scoregate.errors import ScoregateError
 from scoregate.store.records import ItemResult
 from scoregate.store.run_labels import receipts_identity, run_labels
+from scoregate.support.figures import output_text
 
 if TYPE_CHECKING:
     from scoregate.store.record import Receipts

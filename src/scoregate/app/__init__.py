@@ -3,8 +3,10 @@ Langfuse connection check, score import and annotation) and the facade.
 
 The facade is what the CLI imports of the layers below it, besides `scoregate.errors`, `scoregate.support` and the
 run record's types (`scoregate.store.record`): every use case a command calls and what it raises or constructs, by
-name. A result type a command names only in annotations is imported under `TYPE_CHECKING` from its use case's module
-(it loads nothing at run time), so it is not a facade name. A name
+name; the commands of one thing share one object built from the project root (`StoredRuns`, `LocalModel`,
+`LangfuseCatalog`, `ProjectOverview`, `ProjectCache`). A result type a command names only in annotations is
+imported under `TYPE_CHECKING` from its use case's module (it loads nothing at run time), so it is not a facade
+name. A name
 loads its module on first use (PEP 562), so `import scoregate.app` and `scoregate --help` import none of them.
 Each name is spelled once, in `_HOMES` (where it loads from); `__init__.pyi`, what mypy reads for its type, is
 generated from that table by `make facade-stub` (tests/house/test_app_facade.py fails until the stub is regenerated).
@@ -38,32 +40,19 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.judges_shadow": ("shadow_judge",),
     "scoregate.app.judges_sync": ("sync_project_judges",),
     "scoregate.app.langfuse_check": ("check_connection",),
-    "scoregate.app.langfuse_catalog": (
-        "langfuse_configured",
-        "sync_project_dashboards",
-        "sync_project_datasets",
-        "sync_project_prompts",
-        "sync_score_configs",
-    ),
+    "scoregate.app.langfuse_catalog": ("LangfuseCatalog",),
     "scoregate.app.leaderboard": ("update_leaderboard",),
-    "scoregate.app.local_model": ("local_model_status", "serve_local_model", "stop_local_model"),
+    "scoregate.app.local_model": ("LocalModel",),
     "scoregate.app.merge": ("merge_run",),
     "scoregate.app.mirror_sync": ("sync_stored_run",),
-    "scoregate.app.project_info": ("check_project", "experiment_rows", "score_directions"),
-    "scoregate.app.promotion": (
-        "NO_LANGFUSE",
-        "PromotionRefused",
-        "promote",
-        "promotion_history",
-        "rollback",
-    ),
-    "scoregate.app.promotion_evidence": ("version_label", "version_name"),
+    "scoregate.app.project_info": ("ProjectOverview",),
+    "scoregate.app.promotion": ("PromotionRefused", "promote", "promotion_history", "rollback"),
     "scoregate.app.ranking": ("rank_stored_runs",),
     "scoregate.app.rollout": ("Rollouts",),
-    "scoregate.app.response_cache": ("cache_stats", "clear_cache"),
+    "scoregate.app.response_cache": ("ProjectCache",),
     "scoregate.app.run.run_options": ("RunOptions", "check_run_flags"),
     "scoregate.app.run_watch": ("watch_run",),
-    "scoregate.app.runs": ("diff_stored_runs", "listed_runs", "run_item", "run_view"),
+    "scoregate.app.runs": ("StoredRuns",),
     "scoregate.app.scores_import": ("import_scores",),
     "scoregate.app.run.shards": ("parse_shard",),
     "scoregate.app.run.stop_early": ("stop_line",),
@@ -72,14 +61,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "scoregate.app.traces_score": ("score_traces",),
     # what the commands print or parse, from the layers below app, support and the record (the CLI may import those
     # two itself); no outside system: the CLI reaches one only through a use case
-    "scoregate.analysis.items": ("output_text",),
     "scoregate.analysis.null_reasons": ("reason_lines",),
-    "scoregate.analysis.verdicts": ("VERDICT_RULE", "WILCOXON_VARIANT"),
-    "scoregate.catalog.directions": ("direction_arrow",),
     "scoregate.catalog.project": ("find_root",),
-    "scoregate.engine.progress": ("duration_text",),
     "scoregate.report.write": ("report_runs",),
-    "scoregate.store.identity": ("manifest_run_name",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 

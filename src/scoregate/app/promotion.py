@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scoregate.app.promotion_evidence import Evidence, gather_evidence, promotion_experiments, version_name
+from scoregate.app.promotion_evidence import Evidence, gather_evidence, promotion_experiments
 from scoregate.app.promotion_log import (
     PROMOTIONS_LOG,
     active_promotions,
@@ -33,10 +33,11 @@ from scoregate.integrations.langfuse.client import NOT_CONFIGURED, LangfuseSetti
 from scoregate.integrations.langfuse.prompts_sync import MANAGED_LABEL
 from scoregate.integrations.langfuse.remote import Remote, path_part
 from scoregate.sinks.mlflow.client import project_client
+from scoregate.support.figures import version_name
 from scoregate.tracks.project import load_project
 
 __all__ = [
-    "AUDIT_TAG", "NO_LANGFUSE", "PROMOTIONS_LOG", "PromotionRefused", "PromotionResult", "active_promotions",
+    "AUDIT_TAG", "PROMOTIONS_LOG", "PromotionRefused", "PromotionResult", "active_promotions",
     "promote", "promotion_history", "rollback",
 ]  # fmt: skip
 
@@ -127,12 +128,6 @@ def _refuse(result: PromotionResult) -> None:
         hint=hint,
         result=result,
     )
-
-
-NO_LANGFUSE = (
-    "Langfuse is not configured: the version is the prompt file's and the label is held in promotions.jsonl "
-    "alone (the regression gates read it there)"
-)
 
 
 def _local_version(project: Project, prompt: str, version: int | str | None) -> str:

@@ -20,6 +20,7 @@ from scoregate.app.run.run_options import runs_dir
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
 from scoregate.sinks.mlflow.client import project_client
+from scoregate.support.figures import version_name
 
 
 @dataclass(frozen=True)
@@ -79,16 +80,6 @@ def promotion_experiments(project: Project, prompt: str) -> list[str]:
 def experiment_model(project: Project, experiment: str) -> str:
     """The model `experiment` runs on: its `model:` in scoregate.yaml, else `settings.model`."""
     return project.config.experiments[experiment].model or project.config.settings.model
-
-
-def version_label(version: int | str) -> str:
-    """`v3` for a Langfuse version, `local-1a2b3c4d` for a prompt file's."""
-    return f"v{version}" if isinstance(version, int) else str(version)
-
-
-def version_name(prompt: str, version: int | str) -> str:
-    """`NAME v3` for a Langfuse version, `NAME@local-1a2b3c4d` for a prompt file's."""
-    return f"{prompt} v{version}" if isinstance(version, int) else f"{prompt}@{version}"
 
 
 def gather_evidence(project: Project, prompt: str, version: int | str) -> list[Evidence]:

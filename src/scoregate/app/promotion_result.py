@@ -8,6 +8,11 @@ from typing import Any, Literal
 from scoregate.app.promotion_evidence import Evidence
 from scoregate.app.run.judge_gates import JudgeCheck
 
+NO_LANGFUSE = (
+    "Langfuse is not configured: the version is the prompt file's and the label is held in promotions.jsonl "
+    "alone (the regression gates read it there)"
+)
+
 
 @dataclass
 class PromotionResult:
@@ -34,6 +39,11 @@ class PromotionResult:
     """False without Langfuse: a prompt file's version, the label held in promotions.jsonl alone."""
     judges: list[JudgeCheck] = field(default_factory=list)
     """The pinned judges deciding the gates: calibrated and undrifted, or why not (`canaries:`)."""
+
+    @property
+    def local_note(self) -> str | None:
+        """Why the label moved in promotions.jsonl alone (no Langfuse is configured), else None."""
+        return None if self.langfuse else NO_LANGFUSE
 
     @property
     def failures(self) -> list[str]:

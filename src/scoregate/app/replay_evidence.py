@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoregate.app.promotion_evidence import Evidence, version_name
+from scoregate.app.promotion_evidence import Evidence
 from scoregate.app.promotion_runs import candidate_runs, local_runs, mlflow_runs
 from scoregate.app.replay_record import read_replay
 from scoregate.app.run.run_options import runs_dir
 from scoregate.catalog.project import Project
 from scoregate.catalog.promotion_rules import ReplayRule
 from scoregate.sinks.mlflow.client import project_client
+from scoregate.support.figures import version_name
 
 
 def replay_command(experiment: str, rule: ReplayRule, version: int | str) -> str:

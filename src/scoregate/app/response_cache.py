@@ -5,19 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def _cache_file(root: Path) -> Path:
-    return root / ".scoregate" / "cache.sqlite"
+class ProjectCache:
+    """The responses a project's runs cached, in `.scoregate/cache.sqlite`."""
 
+    def __init__(self, root: Path) -> None:
+        self.file = root / ".scoregate" / "cache.sqlite"
 
-def cache_stats(root: Path) -> tuple[int, int]:
-    """How many responses the project's cache holds, and its file's size in bytes."""
-    from scoregate.calls.cache import ResponseCache
+    def stats(self) -> tuple[int, int]:
+        """How many responses the cache holds, and its file's size in bytes."""
+        from scoregate.calls.cache import ResponseCache
 
-    return ResponseCache(_cache_file(root)).stats()
+        return ResponseCache(self.file).stats()
 
+    def clear(self) -> int:
+        """Delete every cached response; return how many there were."""
+        from scoregate.calls.cache import ResponseCache
 
-def clear_cache(root: Path) -> int:
-    """Delete every cached response of the project; return how many there were."""
-    from scoregate.calls.cache import ResponseCache
-
-    return ResponseCache(_cache_file(root)).clear()
+        return ResponseCache(self.file).clear()

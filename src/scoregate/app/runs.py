@@ -35,27 +35,6 @@ class ListedRun:
         return {**self.overview.to_dict(), "items": self.items, "finished_at": self.finished_at}
 
 
-def listed_runs(root: Path) -> list[ListedRun]:
-    """Every run in the project's store, newest first; a damaged run is listed with its problem, never hiding others."""
-    from scoregate.store.identity import run_overview
-    from scoregate.store.invalidation import INVALIDATION_FILE
-    from scoregate.store.run_store import DamagedRun, list_runs
-
-    listed = []
-    for store in list_runs(root / "runs"):
-        try:
-            overview = run_overview(store)
-            manifest, summary = store.manifest_record, store.summary_record
-        except DamagedRun as exc:
-            listed.append(ListedRun(store.run_id, None, exc.render()))
-            continue
-        invalid = (store.directory / INVALIDATION_FILE).is_file()
-        items = summary.run_metrics.value("items") if summary else None
-        items = int(items) if items is not None else None
-        listed.append(ListedRun(store.run_id, overview, None, invalid, items, manifest.finished_at))
-    return listed
-
-
 class RunView:
     """One stored run as `runs show` reads it: its files (read when asked) and the project's score directions."""
 
@@ -113,26 +92,50 @@ class RunView:
         return item_table(self._store, worst=worst, by=by, failed=failed, gate=gate, directions=self.directions)
 
 
-def run_view(root: Path, run_id: str) -> RunView:
-    """Open a run of the project at `root` (a clear error when there is none) with the project's score directions."""
-    from scoregate.app.project_info import score_directions
+class StoredRuns:
+    """The project's local run store (`root/runs`), as `runs list`, `runs show` and `diff` read it."""
 
-    store = RunStore.open(root / "runs", run_id)
-    return RunView(root, store, score_directions(root))
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runs = root / "runs"
 
+    def listed(self) -> list[ListedRun]:
+        """Every run, newest first; a damaged run is listed with its problem, never hiding others."""
+        from scoregate.store.identity import run_overview
+        from scoregate.store.invalidation import INVALIDATION_FILE
+        from scoregate.store.run_store import DamagedRun, list_runs
 
-def run_item(root: Path, run_id: str, item_id: str) -> dict[str, Any]:
-    """One item of a stored run in full: input, output, expected output, every score with its reason, every call."""
-    from scoregate.analysis.items import item_detail
+        listed = []
+        for store in list_runs(self.runs):
+            try:
+                overview = run_overview(store)
+                manifest, summary = store.manifest_record, store.summary_record
+            except DamagedRun as exc:
+                listed.append(ListedRun(store.run_id, None, exc.render()))
+                continue
+            invalid = (store.directory / INVALIDATION_FILE).is_file()
+            items = summary.run_metrics.value("items") if summary else None
+            items = int(items) if items is not None else None
+            listed.append(ListedRun(store.run_id, overview, None, invalid, items, manifest.finished_at))
+        return listed
 
-    return item_detail(RunStore.open(root / "runs", run_id), item_id)
+    def view(self, run_id: str) -> RunView:
+        """Open a run (a clear error when there is none) with the project's score directions."""
+        from scoregate.app.project_info import ProjectOverview
 
+        return RunView(self.root, RunStore.open(self.runs, run_id), ProjectOverview(self.root).score_directions())
 
-def diff_stored_runs(
-    root: Path, run_a: str, run_b: str, *, by: str | None = None, item: str | None = None, limit: int | None = None
-) -> RunDiff:
-    """The items two stored runs share, largest change of `by` first (`scoregate diff`); read as they are listed."""
-    from scoregate.analysis.run_diff import diff_runs
+    def item(self, run_id: str, item_id: str) -> dict[str, Any]:
+        """One item of a run in full: input, output, expected output, every score with its reason, every call."""
+        from scoregate.analysis.items import item_detail
 
-    runs = root / "runs"
-    return diff_runs(RunStore.open(runs, run_a), RunStore.open(runs, run_b), by=by, item=item, limit=limit)
+        return item_detail(RunStore.open(self.runs, run_id), item_id)
+
+    def diff(
+        self, run_a: str, run_b: str, *, by: str | None = None, item: str | None = None, limit: int | None = None
+    ) -> RunDiff:
+        """The items two runs share, largest change of `by` first (`scoregate diff`); read as they are listed."""
+        from scoregate.analysis.run_diff import diff_runs
+
+        a, b = RunStore.open(self.runs, run_a), RunStore.open(self.runs, run_b)
+        return diff_runs(a, b, by=by, item=item, limit=limit)

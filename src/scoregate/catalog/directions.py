@@ -59,8 +59,3 @@ def default_direction(metric: str) -> Direction:
     if metric in RUN_METRIC_DIRECTIONS:
         return RUN_METRIC_DIRECTIONS[metric]
     return _extraction_direction(metric)
-
-
-def direction_arrow(direction: str) -> str:
-    """Return ↑ (higher is better), ↓ (lower is better) or · (no direction)."""
-    return {"higher": "↑", "lower": "↓"}.get(direction, "·")

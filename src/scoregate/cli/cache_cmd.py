@@ -14,15 +14,15 @@ console = lazy_console()
 @app.command("stats")
 def stats(project: ProjectOption = None) -> None:
     """Show how many responses are cached and the file size."""
-    from scoregate.app import cache_stats
+    from scoregate.app import ProjectCache
 
-    count, size = cache_stats(project_root(project))
+    count, size = ProjectCache(project_root(project)).stats()
     console.print(f"{count} cached responses, {size / 1e6:.1f} MB")
 
 
 @app.command("clear")
 def clear(project: ProjectOption = None) -> None:
     """Delete every cached response."""
-    from scoregate.app import clear_cache
+    from scoregate.app import ProjectCache
 
-    console.print(f"removed {clear_cache(project_root(project))} cached responses")
+    console.print(f"removed {ProjectCache(project_root(project)).clear()} cached responses")

@@ -75,7 +75,7 @@ def comparison_table(outcome: CompareOutcome) -> Table:
     """Return one row per compared score: direction, n, means, Δ with the CI its verdict follows, verdict."""
     from rich.table import Table
 
-    from scoregate.app import direction_arrow
+    from scoregate.support.figures import direction_arrow
 
     c = outcome.comparison
     table = Table(title=escape(f"B = {c.b.run_id}  vs  A = {c.a.run_id}"), title_justify="left")
@@ -95,7 +95,7 @@ def comparison_table(outcome: CompareOutcome) -> Table:
 
 def comparison_lines(outcome: CompareOutcome, width: int = 80) -> list[str]:
     """Return the comparison table's facts as plain lines of at most `width` cells (for narrow consoles)."""
-    from scoregate.app import direction_arrow
+    from scoregate.support.figures import direction_arrow
 
     lines = []
     for name, score in outcome.comparison.scores.items():
@@ -153,8 +153,6 @@ def unchanged(outcome: CompareOutcome) -> list[str]:
 def print_outcome(outcome: CompareOutcome) -> None:
     """Print the pairing counts, the score tables, each verdict in words and the preference (`print_mirror`: the
     MLflow mirror)."""
-    from scoregate.app import VERDICT_RULE, WILCOXON_VARIANT
-
     c = outcome.comparison
     print_wrapped(
         console,
@@ -182,8 +180,8 @@ def print_outcome(outcome: CompareOutcome) -> None:
     if tested(outcome):
         print_table_or_lines(console, tests_table(outcome), tests_lines(outcome, console.width))
         print_wrapped(console, TESTS_LEGEND)
-        print_wrapped(console, f"p Wilcoxon: {WILCOXON_VARIANT}; p Holm across the secondary scores")
-    print_wrapped(console, f"rule: {VERDICT_RULE}")
+        print_wrapped(console, f"p Wilcoxon: {c.wilcoxon_variant}; p Holm across the secondary scores")
+    print_wrapped(console, f"rule: {c.verdict_rule}")
     same = unchanged(outcome)
     for name, score in c.scores.items():
         if name in same:
@@ -343,10 +341,10 @@ def compare(
 
 def _write_markdown(root: Path, outcome: CompareOutcome, path: Path, page: Path | None, *, quiet: bool) -> None:
     """`compare --markdown FILE`: the comparison's evidence for a pull request (`markdown_evidence`)."""
-    from scoregate.app import run_view
+    from scoregate.app import StoredRuns
     from scoregate.cli.markdown_evidence import compare_markdown, shown_path, write_markdown
 
-    candidate = run_view(root, outcome.comparison.b.run_id)
+    candidate = StoredRuns(root).view(outcome.comparison.b.run_id)
     write_markdown(path, compare_markdown(outcome, candidate, report=shown_path(root, page)))
     print_wrapped(err_console if quiet else console, keep("markdown:", str(path)))
 

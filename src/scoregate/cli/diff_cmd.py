@@ -24,10 +24,10 @@ def diff(
     project: ProjectOption = None,
 ) -> None:
     """Show the items two runs share, sorted by the largest change of a score, with both outputs and a word diff."""
-    from scoregate.app import diff_stored_runs
+    from scoregate.app import StoredRuns
     from scoregate.cli.diff_render import print_run_diff
 
-    result = diff_stored_runs(project_root(project), run_a, run_b, by=by, item=item, limit=limit)
+    result = StoredRuns(project_root(project)).diff(run_a, run_b, by=by, item=item, limit=limit)
     if as_json:
         result.write_json(lambda text: typer.echo(text, nl=False))  # streamed, item by item
     else:

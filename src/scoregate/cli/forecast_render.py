@@ -57,7 +57,7 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
     print_wrapped(console, _figure("input tokens", data["tokens_in"], _tokens, ""))  # type: ignore[arg-type]
     print_wrapped(console, _figure("output tokens", data["tokens_out"], _tokens, ""))  # type: ignore[arg-type]
     print_wrapped(console, _figure("cost", data["cost_usd"], _usd, unknown_cost))  # type: ignore[arg-type]
-    from scoregate.app import duration_text
+    from scoregate.support.figures import duration_text
 
     wall = _figure("wall time", data["wall_s"], duration_text, unknown_wall)  # type: ignore[arg-type]
     if planned.forecast.parallelism and data["wall_s"] is not None:

@@ -27,9 +27,9 @@ def print_item_table(console: Console, table_data: Any, directions: Mapping[str,
     from rich.cells import cell_len
     from rich.table import Table
 
-    from scoregate.app import direction_arrow
     from scoregate.cli.layout import print_table, print_wrapped
     from scoregate.support.console import escape
+    from scoregate.support.figures import direction_arrow
 
     rows, shown, width = iter(table_data.rows), 0, 0
     while page := list(islice(rows, ITEM_PAGE_ROWS)):

@@ -63,9 +63,9 @@ def _print_configs(report: ScoreConfigReport) -> None:
 @langfuse_app.command("setup")
 def setup(dry_run: DryRunOption = False, project: ProjectOption = None) -> None:
     """Create or update one Langfuse score config per score key of the evaluator files (idempotent)."""
-    from scoregate.app import sync_score_configs
+    from scoregate.app import LangfuseCatalog
 
-    _print_configs(sync_score_configs(project_root(project), dry_run=dry_run))
+    _print_configs(LangfuseCatalog(project_root(project)).sync_score_configs(dry_run=dry_run))
 
 
 @dashboards_app.command("sync")
@@ -78,9 +78,9 @@ def dashboards_sync(
     """Create or update each dashboard of dashboards/ and its widgets by name; print the dashboard URL."""
     from rich.table import Table
 
-    from scoregate.app import sync_project_dashboards
+    from scoregate.app import LangfuseCatalog
 
-    report = sync_project_dashboards(project_root(project), names or [], dry_run=dry_run, prune=prune)
+    report = LangfuseCatalog(project_root(project)).sync_dashboards(names or [], dry_run=dry_run, prune=prune)
     for plan in report.plans:
         table = Table(title=escape(f"dashboard {plan.name} ({plan.action})"), title_justify="left")
         table.add_column("widget")
@@ -152,9 +152,9 @@ def datasets_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create missing datasets, upsert changed items, archive removed ones (--prune); unchanged items are not sent."""
-    from scoregate.app import sync_project_datasets
+    from scoregate.app import LangfuseCatalog
 
-    report = sync_project_datasets(project_root(project), names or [], dry_run=dry_run, prune=prune)
+    report = LangfuseCatalog(project_root(project)).sync_datasets(names or [], dry_run=dry_run, prune=prune)
     _print_datasets(report)
 
 
@@ -199,9 +199,9 @@ def prompts_sync(
     project: ProjectOption = None,
 ) -> None:
     """Create a Langfuse version for each changed prompt (never labelled production); print version numbers."""
-    from scoregate.app import sync_project_prompts
+    from scoregate.app import LangfuseCatalog
 
-    report = sync_project_prompts(project_root(project), names or [], label=label or [], dry_run=dry_run)
+    report = LangfuseCatalog(project_root(project)).sync_prompts(names or [], label=label or [], dry_run=dry_run)
     _print_prompts(report)
 
 

@@ -1,7 +1,7 @@
 """Markdown evidence for a pull request: what `run` and `compare` write with `--markdown FILE`.
 
 A renderer of the CLI layer, like the terminal ones: it reads the outcome the command already holds and the
-candidate run through the facade's `run_view`, so it adds no use case and no facade name. Made for a CI job
+candidate run through the facade's `StoredRuns.view`, so it adds no use case and no facade name. Made for a CI job
 summary and a PR comment: the verdict, the gates, the scores with their CIs, the worst items (ids and scores
 only: no model output, which may hold personal data), links to the report, MLflow and Langfuse. Every line
 is at most 80 characters, or one link or path alone (a table whose rows would be wider is written as a

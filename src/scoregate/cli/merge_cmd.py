@@ -34,7 +34,7 @@ def merge(
     project: ProjectOption = None,
 ) -> None:
     """Merge the shards of a run into one run: check them, summarise, gate, report, mirror; idempotent."""
-    from scoregate.app import merge_run, score_directions
+    from scoregate.app import ProjectOverview, merge_run
 
     off = mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
     outcome = merge_run(project_root(project), run_id, shard_dirs, no_mirror=off, write_report=not no_report)
@@ -43,7 +43,7 @@ def merge(
     else:
         from scoregate.cli.render import print_summary
 
-        directions = score_directions(project_root(project))
+        directions = ProjectOverview(project_root(project)).score_directions()
         print_summary(console, outcome.summary_record, directions, said_below=outcome.incomplete_reason)
         print_wrapped(
             console, f"merged {len(outcome.shards)} shard(s) into run {outcome.run_id}: {', '.join(outcome.shards)}"

@@ -42,10 +42,10 @@ def serve_command(
     project: ProjectOption = None,
 ) -> None:
     """Start the local model server in the background and wait until it answers."""
-    from scoregate.app import serve_local_model
+    from scoregate.app import LocalModel
 
     root = project_root(project)
-    state = serve_local_model(root)
+    state = LocalModel(root).serve()
     word = "ready" if state.healthy else state.state
     print_wrapped(
         console, f"local model {word} at {state.url} (pid {state.pid}, log {state.log}); {_whose(state.owner, root)}"
@@ -59,9 +59,9 @@ def serve_command(
 @app.command("stop")
 def stop_command(project: ProjectOption = None) -> None:
     """Stop the local model server."""
-    from scoregate.app import stop_local_model
+    from scoregate.app import LocalModel
 
-    stopped = stop_local_model(project_root(project))
+    stopped = LocalModel(project_root(project)).stop()
     print_wrapped(console, "local model stopped" if stopped else "local model was not running")
 
 
@@ -85,10 +85,10 @@ def status_command(
     project: ProjectOption = None,
 ) -> None:
     """Say whether the local model server runs and answers: healthy, busy, stuck, starting or not running."""
-    from scoregate.app import local_model_status
+    from scoregate.app import LocalModel
 
     root = project_root(project)
-    state = local_model_status(root, timeout_s=timeout)
+    state = LocalModel(root).status(timeout_s=timeout)
     pid = f" (pid {state.pid}); {_whose(state.owner, root)}" if state.pid is not None else ""
     print_wrapped(console, f"local model {state.state} at {state.url}{pid}")
     if state.detail:

@@ -22,7 +22,7 @@ LabelOption = Annotated[str, typer.Option("--label", help="The label to move.")]
 def _print_evidence(result: PromotionResult, *, problems: bool = True) -> None:
     """Per experiment: its run and model, then the verdict, the gates and (unless a refusal lists them) the problem,
     each on its own lines."""
-    from scoregate.app import version_name
+    from scoregate.support.figures import version_name
 
     title = f"evidence for {version_name(result.prompt, result.version)}"
     if result.action == "rollback":
@@ -51,7 +51,7 @@ def _print_evidence(result: PromotionResult, *, problems: bool = True) -> None:
 
 
 def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
-    from scoregate.app import NO_LANGFUSE, version_label, version_name
+    from scoregate.support.figures import version_label, version_name
 
     _print_evidence(result)
     held = version_label(result.previous_version) if result.previous_version is not None else "no version"
@@ -75,8 +75,8 @@ def _print_result(result: PromotionResult, *, dry_run: bool) -> None:
         )
         if result.mlflow_alias is not None:
             print_wrapped(console, f"MLflow prompt alias {result.label!r} → registry version {result.mlflow_alias}")
-    if not result.langfuse:
-        print_wrapped(console, NO_LANGFUSE, first="note: ", first_style="yellow")
+    if result.local_note is not None:
+        print_wrapped(console, result.local_note, first="note: ", first_style="yellow")
     for warning in result.warnings:
         print_wrapped(console, warning, first="warning: ", first_style="yellow")
 
@@ -109,7 +109,7 @@ def promote_command(
     With Langfuse the label moves there (a Langfuse version, --version N); without it the version is the prompt
     file's and the label is held in promotions.jsonl, where the regression gates read it.
     """
-    from scoregate.app import PromotionRefused, langfuse_configured, promote, rollback
+    from scoregate.app import LangfuseCatalog, PromotionRefused, promote, rollback
 
     if force and not (reason and reason.strip()):
         raise typer.BadParameter("--force needs --reason TEXT", param_hint="--reason")
@@ -119,7 +119,7 @@ def promote_command(
             raise typer.BadParameter("--rollback moves the label back; do not give --version", param_hint="--version")
         result = rollback(root, prompt, label=label, dry_run=dry_run, force=force, reason=reason)
     else:
-        if version is None and langfuse_configured():
+        if version is None and LangfuseCatalog.configured():
             raise typer.BadParameter("name the version to promote: --version N", param_hint="--version")
         try:
             result = promote(
@@ -148,7 +148,8 @@ def promotions_command(
     """List the promotion history (promotions.jsonl), oldest first."""
     from rich.table import Table
 
-    from scoregate.app import promotion_history, version_label
+    from scoregate.app import promotion_history
+    from scoregate.support.figures import version_label
 
     records = promotion_history(project_root(project), prompt)
     if not records:

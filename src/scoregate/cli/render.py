@@ -80,7 +80,7 @@ def scores_table(summary: RunSummary, directions: Mapping[str, str] | None = Non
     """Return a table of every score: direction, mean, CI, coverage (keys never cut; reasons in `null_reason_lines`)."""
     from rich.table import Table
 
-    from scoregate.app import direction_arrow
+    from scoregate.support.figures import direction_arrow
 
     table = Table(title=f"scores — run {escape(summary.run_id)}", title_justify="left")
     keys = list(summary.scores)
@@ -321,7 +321,7 @@ def _under(label: str, text: str, indent: str) -> str:
 
 def print_item_detail(console: Console, detail: Mapping[str, Any]) -> None:
     """Print one item in full: input fields (long ones folded), output, expected output, scores, calls."""
-    from scoregate.app import output_text
+    from scoregate.support.figures import output_text
 
     head = join_units([f"item {detail['item_id']}", f"run {detail['run_id']}", f"prompt {detail['prompt']}"])
     print_wrapped(console, head, style="bold")

@@ -28,9 +28,9 @@ err_console = lazy_console(stderr=True)
 
 def validate_files_command(project: ProjectOption = None) -> None:
     """Check every dataset, prompt, evaluator and experiment; no model is called."""
-    from scoregate.app import check_project
+    from scoregate.app import ProjectOverview
 
-    for status, line in check_project(project_root(project)):
+    for status, line in ProjectOverview(project_root(project)).check():
         print_wrapped(console, line, first=f"{status} ", first_style="green" if status == "ok" else "yellow")
 
 
@@ -190,12 +190,12 @@ def _run_one(
 
 def _write_markdown(root: Path, outcome: RunOutcome, path: Path, human: Console) -> None:
     """`run --markdown FILE`: the run's evidence for a pull request (`markdown_evidence`)."""
-    from scoregate.app import run_view
+    from scoregate.app import StoredRuns
     from scoregate.cli.layout import keep
     from scoregate.cli.markdown_evidence import run_markdown, shown_path, write_markdown
 
     key = outcome.summary_record.experiment or outcome.run_id
-    view = run_view(root, outcome.run_id)
+    view = StoredRuns(root).view(outcome.run_id)
     write_markdown(path, run_markdown(view, report=shown_path(root, outcome.report), key=key))
     print_wrapped(human, keep("markdown:", str(path)))
 
@@ -253,9 +253,9 @@ def _model_names(models: str) -> list[str]:
 
 def _list_experiments(project: ProjectOption, *, as_json: bool) -> None:
     """Print the experiments of scoregate.yaml (what `scoregate run NAME` accepts)."""
-    from scoregate.app import experiment_rows
+    from scoregate.app import ProjectOverview
 
-    rows = experiment_rows(project_root(project))
+    rows = ProjectOverview(project_root(project)).experiments()
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -277,12 +277,12 @@ def counted(n: int, noun: str) -> str:
 
 
 def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None:
-    from scoregate.app import manifest_run_name, score_directions
+    from scoregate.app import ProjectOverview
     from scoregate.cli.layout import keep, keep_name
     from scoregate.cli.render import print_summary
 
     summary = outcome.summary_record
-    print_summary(console, summary, score_directions(root))
+    print_summary(console, summary, ProjectOverview(root).score_directions())
     from scoregate.cli.stop_early_render import print_stop_early
 
     print_stop_early(console, summary, outcome.run_id)
@@ -290,8 +290,7 @@ def _report(outcome: RunOutcome, root: Path, console: Console = console) -> None
         from scoregate.cli.repeats_render import print_consistency
 
         print_consistency(console, summary.repeats.to_dict())
-    name = manifest_run_name(outcome.store.manifest_record)
-    print_wrapped(console, f"run {outcome.run_id} ({keep_name(name)})")
+    print_wrapped(console, f"run {outcome.run_id} ({keep_name(outcome.run_name)})")
     print_wrapped(console, keep("stored in", str(outcome.store.directory)))
     if outcome.failed_items:
         each = " (counting each repeat)" if summary.repeats is not None else ""

@@ -46,10 +46,10 @@ def list_command(
     project: ProjectOption = None,
 ) -> None:
     """List stored runs, newest first: model · prompt@version, dataset, items, primary metric, verdict."""
-    from scoregate.app import listed_runs
+    from scoregate.app import StoredRuns
 
     root = project_root(project)
-    runs = listed_runs(root)
+    runs = StoredRuns(root).listed()
     if as_json:
         typer.echo(json.dumps([run.to_dict() for run in runs], indent=2))
         return
@@ -130,17 +130,18 @@ def show_command(
     project: ProjectOption = None,
 ) -> None:
     """Show a run's scores, gates and receipts; its items (--items, --worst, --failed, --gate, --flaky); one --item."""
-    from scoregate.app import run_item, run_view
+    from scoregate.app import StoredRuns
 
     root = project_root(project)
+    stored = StoredRuns(root)
     if item is not None:
-        detail = run_item(root, run_id, item)
+        detail = stored.item(run_id, item)
         if as_json:
             typer.echo(json.dumps(detail, indent=2, default=str))
         else:
             print_item_detail(console, detail)
         return
-    view = run_view(root, run_id)
+    view = stored.view(run_id)
     if items or compact or worst is not None or failed or gate is not None or by is not None:
         table = view.item_table(worst=worst, by=by, failed=failed, gate=gate)
         try:

@@ -14,6 +14,7 @@ from rich.table import Column
 from rich.text import Text
 
 from scoregate.store.records import ItemResult
+from scoregate.support.figures import clock_text
 
 if TYPE_CHECKING:
     from scoregate.calls.activity import CallActivity
@@ -24,26 +25,6 @@ HEARTBEAT_S = 30.0
 ECHO_ROOM = 2
 """Columns the bar leaves free at the right: the terminal echoes Ctrl-C as `^C` after it, and a bar as wide as the
 terminal would wrap that echo to a new line, leaving a second bar behind."""
-
-
-def clock_text(seconds: float | None) -> str:
-    """Return a duration readably: `0.4 s`, `31.4 s` under a minute, then `2m05s`, `1h02m`; `—` when unknown."""
-    if seconds is None:
-        return "—"
-    seconds = max(seconds, 0.0)
-    if round(seconds, 1) < 60:
-        return f"{seconds:.1f} s"
-    whole = round(seconds)
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    minutes = round(seconds / 60)
-    return f"{minutes // 60}h{minutes % 60:02d}m"
-
-
-def duration_text(seconds: float) -> str:
-    """Return a forecast or budget duration: `clock_text`, but a figure under 0.05 s keeps two digits (`0.012 s`,
-    never `0.0 s`)."""
-    return f"{seconds:.2g} s" if 0 < seconds < 0.05 else clock_text(seconds)
 
 
 def speed_text(rate: float, unit: str = "item") -> str:

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from scoregate.engine.live import ACTIVE_RUN, PROGRESS
-from scoregate.engine.progress import clock_text, speed_text
+from scoregate.engine.progress import speed_text
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import held_by
 from scoregate.store.run_lookup import stored_run_directory
 from scoregate.store.run_store import run_directory
+from scoregate.support.figures import clock_text
 from scoregate.support.processes import pid_alive
 
 STALE_AFTER_S = 15.0

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from scoregate.analysis.verdicts import VERDICT_RULE
-from scoregate.catalog.directions import direction_arrow
 from scoregate.report.charts import fmt, scatter
 from scoregate.report.corrected_view import corrected_difference_cell
 from scoregate.report.html_text import esc, run_metric_text
+from scoregate.support.figures import direction_arrow
 
 VERDICT_CLASS = {
     "better": "ok", "non-inferior": "ok", "equivalent": "ok", "worse": "bad", "inconclusive": "warn",

@@ -52,7 +52,7 @@ def _money(value: float) -> str:
 
 def _duration(seconds: float) -> str:
     """`0.012 s`, `2.6 s` under a minute (never `0.0 min`), then `3m05s`, `1h02m`: the progress lines' clock."""
-    from scoregate.engine.progress import duration_text
+    from scoregate.support.figures import duration_text
 
     return duration_text(seconds)
 

@@ -100,7 +100,7 @@ def refuse_below_check_floor(
     when even that exceeds the budget."""
     from scoregate.app.forecast_rough import check_floor_s
     from scoregate.app.run.budget import BudgetRefused, duration_and_minutes
-    from scoregate.engine.progress import duration_text
+    from scoregate.support.figures import duration_text
 
     minutes = budget_of(project.config.settings, options.budget.usd, options.budget.minutes).minutes
     calls: dict[str, int] = {}

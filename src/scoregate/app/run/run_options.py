@@ -175,6 +175,13 @@ class RunOutcome:
 
         return RunSummary.model_validate(self.summary)
 
+    @property
+    def run_name(self) -> str:
+        """The run's name (`model · prompt@version`), from its manifest's receipts."""
+        from scoregate.store.identity import manifest_run_name
+
+        return manifest_run_name(self.store.manifest_record)
+
     def _metric(self, name: str) -> int:
         return int(self.summary_record.run_metrics.value(name) or 0)
 

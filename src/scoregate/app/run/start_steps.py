@@ -222,7 +222,7 @@ def _stderr_console() -> Console:
 
 def _say_check_waits(console: Console, waited: float, what: str) -> None:
     """The heartbeat of the models' check: which model it waits on, and for how long."""
-    from scoregate.engine.progress import clock_text
+    from scoregate.support.figures import clock_text
 
     said = f"model check: waiting on {what} for {clock_text(waited)} (a one-token reply; a busy server answers late)"
     print_wrapped(console, said, first="  ", indent="    ")
