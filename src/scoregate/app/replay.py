@@ -29,6 +29,7 @@ from scoregate.app.run.run_options import RunOptions
 from scoregate.catalog.datasets import DatasetRef
 from scoregate.catalog.project import Project
 from scoregate.errors import ScoregateError
+from scoregate.integrations.langfuse.prompt_choice import LANGFUSE_SOURCE
 from scoregate.tracks.project import load_project
 
 
@@ -97,7 +98,7 @@ def replay_experiment(
     source = (
         RunOptions.PromptSource(source="local")  # the candidate is the prompt as the files have it
         if prompt_version is None
-        else RunOptions.PromptSource(source="langfuse", version=prompt_version)
+        else RunOptions.PromptSource(source=LANGFUSE_SOURCE, version=prompt_version)
     )
     quiet = RunOptions(prompts=source, use_cache=use_cache, canary_on_change=False)
     candidate_project, candidate_name = _with_dataset(
