@@ -203,6 +203,16 @@ def write_markdown(path: Path, text: str) -> None:
     """Write the evidence to `path` whole (a reader never sees half a file)."""
     from scoregate.support.files import replace_atomically
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     with replace_atomically(path) as out:
         out.write(text)
+
+
+def check_markdown_path(path: Path) -> None:
+    """Refuse, as a usage error before any work, a `--markdown FILE` where no file can be written."""
+    from scoregate.errors import ScoregateError, UsageError
+    from scoregate.support.files import check_writable_path
+
+    try:
+        check_writable_path(path)
+    except ScoregateError as exc:
+        raise UsageError(f"{exc.where}: {exc.message}", option="--markdown", hint=exc.hint) from None
