@@ -124,7 +124,7 @@ def measure_coverage(
     name, spec = production_entry(project, dataset, experiment)
     limit = threshold if threshold is not None else spec.harvest.near_duplicate
     report = Coverage(dataset, name, limit)
-    window = spec.filter.window if last is None else ProductionWindow(last=last)
+    window = spec.filter.window if last is None else ProductionWindow.from_option(last)
     report.start, report.end = window.bounds(now or dt.datetime.now(dt.UTC))
     prompt = production_prompt(project, name, spec)
     assert prompt is not None  # validate refuses an entry without one

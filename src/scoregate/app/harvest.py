@@ -197,7 +197,7 @@ def harvest_dataset(
     name, spec = production_entry(project, dataset, experiment)
     path = project.datasets[dataset].path
     report = Harvest(dataset, name, strategy, str(path.relative_to(project.root)))
-    window = spec.filter.window if last is None else ProductionWindow(last=last)
+    window = spec.filter.window if last is None else ProductionWindow.from_option(last)
     report.start, report.end = window.bounds(now or dt.datetime.now(dt.UTC))
     existing = [item for _, item in iter_items(path)]
     known = {str(item.id) for item in existing}

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from scoregate.catalog.models import Strict
 from scoregate.catalog.production_paths import PathError, parse_path
+from scoregate.errors import UsageError
 
 DURATION = re.compile(r"^(\d+)([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
@@ -73,6 +74,16 @@ class ProductionWindow(Strict):
                 "UTC, so the window holds no time; swap them or move one"
             )
         return self
+
+    @classmethod
+    def from_option(cls, last: str) -> ProductionWindow:
+        """Return the window of a `--last` option, or a usage error naming it and what to write."""
+        try:
+            return cls(last=last)
+        except ValidationError as exc:
+            reason = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
+            reason = reason.removeprefix(f"last: {last!r} is ")
+            raise UsageError(f"--last {last}: {reason}", option="--last") from None
 
     def bounds(self, now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
         """The window as (start, end) in UTC; without `last:` or `since:` it is the last 7 days."""
