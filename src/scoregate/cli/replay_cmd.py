@@ -37,7 +37,8 @@ def _print(report: Replay) -> None:
     failed = "".join(f", {count} {why} (counted as losses)" for why, count in sorted(report.failed.items()))
     print_wrapped(
         console,
-        f"{report.items} items: the candidate won {report.wins}, lost {report.losses}, tied {report.ties}{failed}",
+        f"{report.items} {'item' if report.items == 1 else 'items'}: the candidate won {report.wins}, lost "
+        f"{report.losses}, tied {report.ties}{failed}",
     )
     level = f"{report.confidence:.0%}"
     print_wrapped(
