@@ -105,3 +105,18 @@ def test_promote_with_no_rule_running_the_judge_says_what_to_do(scoregate: Cli, 
 
     assert result.code != 0
     assert "no rule runs ev_faithfulness_v1 in Langfuse" in result.output
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+def test_a_judge_prompt_using_an_undeclared_variable_is_one_line_and_nothing_is_written(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path, command: str
+) -> None:
+    judge = project_dir / "evaluators" / "ev_actionability_v1.yaml"
+    judge.write_text(judge.read_text(encoding="utf-8").replace("{{summary}}", "{{summary}} {{audience}}", 1))
+
+    result = scoregate("judges", command, "ev_actionability_v1")
+
+    assert result.code == 1, result.output
+    assert "prompt: uses {{audience}} but `variables:` has no 'audience'" in result.output, result.output
+    assert "add `audience: <path>` under variables" in result.output
+    assert fake.state.evals.evaluators == {}
