@@ -120,3 +120,17 @@ def test_a_judge_prompt_using_an_undeclared_variable_is_one_line_and_nothing_is_
     assert "prompt: uses {{audience}} but `variables:` has no 'audience'" in result.output, result.output
     assert "add `audience: <path>` under variables" in result.output
     assert fake.state.evals.evaluators == {}
+
+
+def test_a_judge_variable_reading_an_unknown_source_is_one_line_and_nothing_is_written(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    judge = project_dir / "evaluators" / "ev_actionability_v1.yaml"
+    text = judge.read_text(encoding="utf-8")
+    judge.write_text(text.replace("desired_style: input.desired_style", "desired_style: request.style", 1))
+
+    result = scoregate("judges", "plan", "ev_actionability_v1")
+
+    assert result.code == 1, result.output
+    assert "variables.desired_style: reads unknown source 'request.style'" in result.output, result.output
+    assert fake.state.evals.evaluators == {}

@@ -102,6 +102,12 @@ def judge_body(file: str, spec: LlmJudgeSpec, model: ModelSpec) -> JudgeBody:
                 where=f"evaluator {file}",
                 hint=f"add `{var}: <path>` under variables, e.g. `input.{var}`",
             )
+        if spec.variables[var].partition(".")[0] not in _SOURCES:
+            raise ScoregateError(
+                f"variables.{var}: reads unknown source {spec.variables[var]!r}",
+                where=f"evaluator {file}",
+                hint="use output, expected_output, input.<field> or metadata.<field>",
+            )
     definition: dict[str, Any] = {
         "type": "llm_as_judge",
         "prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": rubric}],
