@@ -134,3 +134,28 @@ def test_a_judge_variable_reading_an_unknown_source_is_one_line_and_nothing_is_w
     assert result.code == 1, result.output
     assert "variables.desired_style: reads unknown source 'request.style'" in result.output, result.output
     assert fake.state.evals.evaluators == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (("source: input.transcript", "source: request.transcript"), "unknown source 'request.transcript'"),
+        (
+            ("  - counter: references_count\n", "  - counter: references_count\n  - counter: word_count\n"),
+            "score key 'word_count' is written twice",
+        ),
+    ],
+)
+def test_a_counters_file_validate_refuses_is_refused_by_judges_plan_too(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path, change: tuple[str, str], expected: str
+) -> None:
+    counters = project_dir / "evaluators" / "counters_v1.yaml"
+    text = counters.read_text(encoding="utf-8")
+    assert change[0] in text
+    counters.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+
+    result = scoregate("judges", "apply", "counters_v1")
+
+    assert result.code == 1, result.output
+    assert expected in result.output, result.output
+    assert fake.state.evals.evaluators == {}
