@@ -159,3 +159,17 @@ def test_a_counters_file_validate_refuses_is_refused_by_judges_plan_too(
     assert result.code == 1, result.output
     assert expected in result.output, result.output
     assert fake.state.evals.evaluators == {}
+
+
+def test_a_rule_scoped_to_a_dataset_langfuse_lacks_names_the_rule_file_and_what_to_do(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    (project_dir / "rules").mkdir()
+    rule = "name: gold_items\njudges: [ev_actionability_v1]\nfilter: {experiment_dataset: gold_v9}\n"
+    (project_dir / "rules" / "gold_items.yaml").write_text(rule, encoding="utf-8")
+
+    result = scoregate("judges", "plan")
+
+    assert result.code == 1, result.output
+    assert "rules/gold_items.yaml: filter.experiment_dataset: no dataset 'gold_v9' in Langfuse" in result.output
+    assert "scoregate datasets sync" in result.output, result.output
