@@ -96,3 +96,28 @@ def test_a_score_outside_the_rollouts_range_is_an_error_not_a_traceback(
     assert result.code == 1, result.output
     assert "outside the rollout's range" in result.output and "--range" in result.output, result.output
     assert record_path(project_dir, PROMPT).read_text(encoding="utf-8") == before
+
+
+def test_a_rollout_of_a_prompt_in_a_langfuse_folder_is_listed_by_status(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    rule = RolloutRequest(version=2, share="10%", metric="quality").rule()
+    started = datetime(2026, 11, 29, tzinfo=UTC).isoformat()
+    monitor = RolloutMonitor.start(rule).to_dict()
+    write_record(project_dir, RolloutRecord("team/digest", 2, 1, rule.share, "quality", started, monitor=monitor))
+
+    listed = scoregate("rollout", "status")
+    one = scoregate("rollout", "status", "team/digest")
+
+    assert listed.code == one.code == 0, listed.output + one.output
+    assert "team/digest: live; canary v2 at 10%, production v1" in listed.output, listed.output
+    assert "team/digest: live" in one.output
+
+
+@pytest.mark.parametrize("name", ["../../outside", "/etc/passwd", "a/../../b"])
+def test_a_prompt_name_that_climbs_out_of_the_rollouts_folder_is_refused(
+    scoregate: Callable[..., CliResult], project_dir: Path, name: str
+) -> None:
+    result = scoregate("rollout", "status", name)
+    assert result.code == 1, result.output
+    assert f"{name!r} is not a prompt name" in result.output, result.output

@@ -67,7 +67,12 @@ class RolloutRecord:
 
 
 def record_path(root: Path, prompt: str) -> Path:
-    """Return the record file of `prompt`'s rollout."""
+    """Return the record file of `prompt`'s rollout (a prompt in a Langfuse folder, `team/digest`, in a subfolder)."""
+    parts = prompt.split("/")
+    if not prompt or prompt.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise ScoregateError(
+            f"{prompt!r} is not a prompt name", hint="name the prompt as Langfuse does, e.g. digest or team/digest"
+        )
     return root / ROLLOUTS / f"{prompt}.json"
 
 
@@ -140,7 +145,10 @@ def write_record(root: Path, record: RolloutRecord) -> None:
 def records(root: Path) -> list[RolloutRecord]:
     """Return every rollout record of the project, by prompt name."""
     folder = root / ROLLOUTS
-    found = [read_record(root, path.stem) for path in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    names = sorted(path.relative_to(folder).with_suffix("").as_posix() for path in folder.rglob("*.json"))
+    found = [read_record(root, name) for name in names]
     return [r for r in found if r is not None]
 
 
