@@ -117,3 +117,28 @@ def test_compare_markdown_under_a_file_names_the_file_in_one_line(
 
     assert result.code == 2, result.output
     assert f"{blocker / 'cmp.md'}: cannot write: {blocker} is a file, not a folder" in result.output, result.output
+
+
+def test_markdown_never_replaces_a_file_that_is_not_scoregate_evidence(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    runs_dir = project_dir / "runs"
+    write_run(runs_dir, "run-a", {f"i{k}": {"quality": k % 5 + 1} for k in range(6)})
+    write_run(runs_dir, "run-b", {f"i{k}": {"quality": k % 5 + 2} for k in range(6)})
+    readme = project_dir / "README.md"
+    readme.write_text("# Our project\n\nhand-written notes\n", encoding="utf-8")
+    results = runs_dir / "run-b" / "results.jsonl"
+    kept = {path: path.read_bytes() for path in (readme, results)}
+
+    for target in (readme, results):
+        result = scoregate("compare", "run-a", "run-b", "--no-mlflow", "--markdown", str(target))
+        assert result.code == 2, result.output
+        assert f"{target}: exists and is not scoregate evidence" in result.output, result.output
+    run = scoregate("run", "counters", "--no-mlflow", "--no-langfuse", "--markdown", str(readme))
+    assert run.code == 2 and "is not scoregate evidence" in run.output, run.output
+    assert {path: path.read_bytes() for path in kept} == kept
+
+    evidence = project_dir / "evidence.md"
+    for _ in range(2):  # evidence written before is replaced, as a PR comment is updated
+        assert scoregate("compare", "run-a", "run-b", "--no-mlflow", "--markdown", str(evidence)).code == 0
+    assert evidence.read_text(encoding="utf-8").startswith("<!-- scoregate-evidence: compare")
