@@ -12,7 +12,7 @@ from scoregate.errors import ScoregateError
 from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page_parts
 from scoregate.store.run_store import RunStore
-from scoregate.support.files import replace_atomically
+from scoregate.support.files import refuse_foreign_file, replace_atomically
 
 if TYPE_CHECKING:
     from scoregate.catalog.evaluators import EvaluatorSpec
@@ -22,6 +22,7 @@ REPORT_FILE = "report.html"
 
 def write_report(stores: Sequence[RunStore], path: Path, options: ReportOptions | None = None) -> Path:
     """Render the report of `stores` (the first is the baseline) to `path`, atomically; return the path."""
+    refuse_foreign_file(path, "<!DOCTYPE html>", "an HTML page", "name a new file (-o FILE), or remove this one first")
     report = build_report(stores, options)
     try:
         with replace_atomically(path) as out:

@@ -25,6 +25,17 @@ def check_writable_path(path: Path) -> None:
             )
 
 
+def refuse_foreign_file(path: Path, start: str, what: str, hint: str) -> None:
+    """Raise a ScoregateError when `path` is a file that is not empty and does not start with `start` (case aside):
+    it is not the `what` a command writes there, and replacing it would lose someone's file."""
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        head = handle.read(len(start.encode()))
+    if head and head.lower() != start.encode().lower():
+        raise ScoregateError(f"exists and is not {what}, so it is not replaced", where=str(path), hint=hint)
+
+
 @contextlib.contextmanager
 def replace_atomically(path: Path) -> Iterator[TextIO]:
     """Yield a text handle whose content replaces `path` only when the block ends without an error.
