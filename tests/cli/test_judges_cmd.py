@@ -173,3 +173,18 @@ def test_a_rule_scoped_to_a_dataset_langfuse_lacks_names_the_rule_file_and_what_
     assert result.code == 1, result.output
     assert "rules/gold_items.yaml: filter.experiment_dataset: no dataset 'gold_v9' in Langfuse" in result.output
     assert "scoregate datasets sync" in result.output, result.output
+
+
+def test_a_rule_naming_a_missing_judge_says_which_judges_it_can_name(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    (project_dir / "rules").mkdir()
+    rule = "name: live\njudges: [ev_actionabilty_v1]\n"
+    (project_dir / "rules" / "live.yaml").write_text(rule, encoding="utf-8")
+
+    result = scoregate("judges", "plan")
+
+    assert result.code == 1, result.output
+    assert "rules/live.yaml: judges: 'ev_actionabilty_v1' cannot run in Langfuse" in result.output, result.output
+    assert "did you mean `ev_actionability_v1`" in result.output, result.output
+    assert fake.state.evals.rules == {}

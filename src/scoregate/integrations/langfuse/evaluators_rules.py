@@ -20,6 +20,7 @@ from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.canonical import canonical
 from scoregate.integrations.langfuse.evaluators_api import RULES, EvaluatorGone, EvaluatorsApi
 from scoregate.integrations.langfuse.evaluators_body import read_marker
+from scoregate.support.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from scoregate.analysis.forecast import Forecast
@@ -225,7 +226,8 @@ def plan_rules(
         for judge in spec.judges:
             if judge not in live:
                 why = not_live.get(judge, "there is no such evaluator file")
-                raise ScoregateError(f"judges: {judge!r} cannot run in Langfuse: {why}", where=where)
+                hint = did_you_mean(judge, live) or f"the judges a rule can name: {', '.join(sorted(live)) or 'none'}"
+                raise ScoregateError(f"judges: {judge!r} cannot run in Langfuse: {why}", where=where, hint=hint)
         dataset = spec.filter.experiment_dataset
         if dataset is not None and dataset not in datasets:
             datasets[dataset] = dataset_id(api, dataset, where)
