@@ -227,7 +227,7 @@ def check_markdown_path(path: Path) -> None:
             start = handle.read(len(EVIDENCE_START))
         if start and start != EVIDENCE_START.encode():
             raise UsageError(
-                f"{path}: exists and is not scoregate evidence (it does not start with `{EVIDENCE_START} … -->`), "
+                f"{path}: exists and is not scoregate evidence (it does not start with `{EVIDENCE_START}… -->`), "
                 "so --markdown will not replace it",
                 option="--markdown",
                 hint="name a new file, or remove this one first",
