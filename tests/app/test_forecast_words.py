@@ -36,3 +36,14 @@ def test_when_the_cache_answers_every_call_the_forecast_says_no_model_call_is_ne
     assert f"no model call is needed: the response cache answers all {ITEMS} item run(s)" in words, shown.output
     assert "input tokens" not in words and "$0.0000" not in words and "0 calls" not in words
     assert scripted_server.requests == []
+
+
+def test_one_item_of_a_routed_prompt_forecasts_its_task_call_and_says_one_call_in_the_singular(
+    priced: Path, scripted_server: ScriptedOpenAI
+) -> None:
+    shown = run_cli(priced, "run", "smoke", "--dry-run", "--limit", "1")
+
+    assert shown.code == 0, shown.output
+    words = " ".join(shown.output.split())
+    assert "1 item run(s), 4 model calls" in words, shown.output  # its task call, and one call of each of 3 judges
+    assert ": 1 call, " in words and "1 calls" not in words, shown.output

@@ -119,3 +119,28 @@ def test_a_window_is_the_last_duration_or_since_until() -> None:
     assert ProductionWindow().bounds(now)[0] == now - dt.timedelta(days=7)
     since = dt.datetime(2026, 11, 1)
     assert ProductionWindow(since=since).bounds(now) == (since.replace(tzinfo=dt.UTC), now)
+
+
+@pytest.mark.parametrize(
+    ("window", "expected"),
+    [
+        ({"last": "999999999d"}, "'999999999d' is longer than 10 years"),
+        ({"last": "0h"}, "'0h' is an empty window"),
+        ({"since": "2026-12-01", "until": "2026-11-01"}, "since: 2026-12-01 00:00 UTC is not before until: 2026-11-01"),
+        ({"since": "2026-11-01T10:00:00+02:00", "until": "2026-11-01T08:00:00Z"}, "is not before until"),
+    ],
+)
+@pytest.mark.parametrize("command", [["validate"], ["traces", "score", "counters", "--dry-run"]])
+def test_a_window_that_selects_no_time_or_overflows_is_a_clear_error(
+    scoregate: Callable[..., CliResult],
+    project_dir: Path,
+    edit_yaml: EditYaml,
+    window: dict[str, str],
+    expected: str,
+    command: list[str],
+) -> None:
+    entry = {**GOOD, "filter": {"window": window}}
+    edit_yaml(project_dir / "scoregate.yaml", _with_production(entry))
+    result = scoregate(*command)
+    assert result.code == 1, result.output
+    assert "production.counters.filter.window: " in result.output and expected in result.output, result.output

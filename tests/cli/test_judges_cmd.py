@@ -105,3 +105,86 @@ def test_promote_with_no_rule_running_the_judge_says_what_to_do(scoregate: Cli, 
 
     assert result.code != 0
     assert "no rule runs ev_faithfulness_v1 in Langfuse" in result.output
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+def test_a_judge_prompt_using_an_undeclared_variable_is_one_line_and_nothing_is_written(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path, command: str
+) -> None:
+    judge = project_dir / "evaluators" / "ev_actionability_v1.yaml"
+    judge.write_text(judge.read_text(encoding="utf-8").replace("{{summary}}", "{{summary}} {{audience}}", 1))
+
+    result = scoregate("judges", command, "ev_actionability_v1")
+
+    assert result.code == 1, result.output
+    assert "prompt: uses {{audience}} but `variables:` has no 'audience'" in result.output, result.output
+    assert "add `audience: <path>` under variables" in result.output
+    assert fake.state.evals.evaluators == {}
+
+
+def test_a_judge_variable_reading_an_unknown_source_is_one_line_and_nothing_is_written(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    judge = project_dir / "evaluators" / "ev_actionability_v1.yaml"
+    text = judge.read_text(encoding="utf-8")
+    judge.write_text(text.replace("desired_style: input.desired_style", "desired_style: request.style", 1))
+
+    result = scoregate("judges", "plan", "ev_actionability_v1")
+
+    assert result.code == 1, result.output
+    assert "variables.desired_style: reads unknown source 'request.style'" in result.output, result.output
+    assert fake.state.evals.evaluators == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (("source: input.transcript", "source: request.transcript"), "unknown source 'request.transcript'"),
+        (
+            ("  - counter: references_count\n", "  - counter: references_count\n  - counter: word_count\n"),
+            "score key 'word_count' is written twice",
+        ),
+    ],
+)
+def test_a_counters_file_validate_refuses_is_refused_by_judges_plan_too(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path, change: tuple[str, str], expected: str
+) -> None:
+    counters = project_dir / "evaluators" / "counters_v1.yaml"
+    text = counters.read_text(encoding="utf-8")
+    assert change[0] in text
+    counters.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+
+    result = scoregate("judges", "apply", "counters_v1")
+
+    assert result.code == 1, result.output
+    assert expected in result.output, result.output
+    assert fake.state.evals.evaluators == {}
+
+
+def test_a_rule_scoped_to_a_dataset_langfuse_lacks_names_the_rule_file_and_what_to_do(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    (project_dir / "rules").mkdir()
+    rule = "name: gold_items\njudges: [ev_actionability_v1]\nfilter: {experiment_dataset: gold_v9}\n"
+    (project_dir / "rules" / "gold_items.yaml").write_text(rule, encoding="utf-8")
+
+    result = scoregate("judges", "plan")
+
+    assert result.code == 1, result.output
+    assert "rules/gold_items.yaml: filter.experiment_dataset: no dataset 'gold_v9' in Langfuse" in result.output
+    assert "scoregate datasets sync" in result.output, result.output
+
+
+def test_a_rule_naming_a_missing_judge_says_which_judges_it_can_name(
+    scoregate: Cli, fake: FakeLangfuse, project_dir: Path
+) -> None:
+    (project_dir / "rules").mkdir()
+    rule = "name: live\njudges: [ev_actionabilty_v1]\n"
+    (project_dir / "rules" / "live.yaml").write_text(rule, encoding="utf-8")
+
+    result = scoregate("judges", "plan")
+
+    assert result.code == 1, result.output
+    assert "rules/live.yaml: judges: 'ev_actionabilty_v1' cannot run in Langfuse" in result.output, result.output
+    assert "did you mean `ev_actionability_v1`" in result.output, result.output
+    assert fake.state.evals.rules == {}

@@ -86,3 +86,59 @@ def test_markdown_describes_one_whole_run_or_one_comparison_and_says_so_otherwis
     assert dry.code == 2 and "describes one whole run: not with --dry-run, --models or --shard" in dry.output
     assert ranked.code == 2 and "describes a comparison of two runs, not a ranking" in ranked.output
     assert not (project_dir / "never.md").exists()
+
+
+def test_run_markdown_to_a_folder_or_under_a_file_is_refused_before_the_run_spends_anything(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    blocker = project_dir / "notes.txt"
+    blocker.write_text("a file, not a folder\n", encoding="utf-8")
+    for target, expected in [
+        (project_dir, f"{project_dir}: is a folder; name the file to write"),
+        (blocker / "evidence.md", f"{blocker} is a file, not a folder"),
+    ]:
+        result = scoregate("run", "counters", "--no-mlflow", "--no-langfuse", "--markdown", str(target))
+        assert result.code == 2, result.output
+        assert expected in result.output, result.output
+        assert not (project_dir / "runs").exists() or not any((project_dir / "runs").iterdir()), result.output
+    assert blocker.read_text(encoding="utf-8") == "a file, not a folder\n"
+
+
+def test_compare_markdown_under_a_file_names_the_file_in_one_line(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    runs_dir = project_dir / "runs"
+    write_run(runs_dir, "run-a", {f"i{k}": {"quality": k % 5 + 1} for k in range(6)})
+    write_run(runs_dir, "run-b", {f"i{k}": {"quality": k % 5 + 2} for k in range(6)})
+    blocker = project_dir / "notes.txt"
+    blocker.write_text("a file\n", encoding="utf-8")
+
+    result = scoregate("compare", "run-a", "run-b", "--no-mlflow", "--markdown", str(blocker / "cmp.md"))
+
+    assert result.code == 2, result.output
+    assert f"{blocker / 'cmp.md'}: cannot write: {blocker} is a file, not a folder" in result.output, result.output
+
+
+def test_markdown_never_replaces_a_file_that_is_not_scoregate_evidence(
+    scoregate: Callable[..., CliResult], project_dir: Path
+) -> None:
+    runs_dir = project_dir / "runs"
+    write_run(runs_dir, "run-a", {f"i{k}": {"quality": k % 5 + 1} for k in range(6)})
+    write_run(runs_dir, "run-b", {f"i{k}": {"quality": k % 5 + 2} for k in range(6)})
+    readme = project_dir / "README.md"
+    readme.write_text("# Our project\n\nhand-written notes\n", encoding="utf-8")
+    results = runs_dir / "run-b" / "results.jsonl"
+    kept = {path: path.read_bytes() for path in (readme, results)}
+
+    for target in (readme, results):
+        result = scoregate("compare", "run-a", "run-b", "--no-mlflow", "--markdown", str(target))
+        assert result.code == 2, result.output
+        assert f"{target}: exists and is not scoregate evidence" in result.output, result.output
+    run = scoregate("run", "counters", "--no-mlflow", "--no-langfuse", "--markdown", str(readme))
+    assert run.code == 2 and "is not scoregate evidence" in run.output, run.output
+    assert {path: path.read_bytes() for path in kept} == kept
+
+    evidence = project_dir / "evidence.md"
+    for _ in range(2):  # evidence written before is replaced, as a PR comment is updated
+        assert scoregate("compare", "run-a", "run-b", "--no-mlflow", "--markdown", str(evidence)).code == 0
+    assert evidence.read_text(encoding="utf-8").startswith("<!-- scoregate-evidence: compare")

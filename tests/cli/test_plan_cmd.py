@@ -106,3 +106,14 @@ def test_an_experiment_never_run_says_how_to_measure_its_variance(project_dir: P
     assert refused.code == 1
     assert "counters has no finished valid run to read its variance from" in refused.output
     assert "`scoregate run counters --limit 30 --repeat 2`" in refused.output
+
+
+@pytest.mark.parametrize(("detect", "shown"), [("inf", "inf"), ("1e400", "inf"), ("-inf", "-inf")])
+def test_an_infinite_difference_to_detect_is_one_clear_line(
+    planned: None, scoregate: Cli, detect: str, shown: str
+) -> None:
+    refused = scoregate("plan", "smoke", "--detect", detect)
+    assert refused.code == 2
+    assert " ".join(refused.err.split()) == (
+        f"error: --detect {shown}: the difference to detect must be a finite number above 0, e.g. 0.03"
+    )

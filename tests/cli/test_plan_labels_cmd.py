@@ -69,3 +69,10 @@ def test_a_numeric_score_without_pass_at_is_refused(
     assert (
         "error: --judge-key actionability_score: a pass/fail score (0 or 1) is needed, and it has 2" in refused.output
     )
+
+
+@pytest.mark.parametrize("pass_at", ["nan", "inf", "-inf"])
+def test_a_pass_at_that_is_not_a_finite_score_is_one_line(project_dir: Path, scoregate: Cli, pass_at: str) -> None:
+    refused = scoregate("plan", "smoke", "--labels", "2", *ASK[:4], "--pass-at", pass_at)
+    assert refused.code == 2, refused.output
+    assert refused.output.startswith(f"error: --pass-at {pass_at}: a finite score where a pass starts"), refused.output

@@ -89,3 +89,17 @@ def test_watch_without_langfuse_or_a_scores_file_is_one_line_saying_what_to_set(
     assert result.code != 0 and "Traceback" not in result.output
     assert "Langfuse is not configured and no --scores FILE was given" in result.output, result.output
     assert "set LANGFUSE_PUBLIC_KEY" in result.output
+
+
+@pytest.mark.parametrize("score_range", ["1,1", "0.5,0.5"])
+def test_a_range_without_width_is_refused_as_it_could_never_decide(
+    scoregate: Callable[..., CliResult], project: Path, fake_langfuse: FakeLangfuse, score_range: str
+) -> None:
+    result = scoregate(
+        "rollout", "start", PROMPT, "--version", "2", "--metric", "quality", "--share", "10%", "--range", score_range
+    )
+
+    assert result.code == 2, result.output
+    assert "is not a finite [min, max] with min below max" in result.output, result.output
+    assert not record_path(project, PROMPT).exists()
+    assert all("canary" not in v["labels"] for v in fake_langfuse.state.prompts[PROMPT])

@@ -53,3 +53,49 @@ def test_known_secrets_are_masked_with_the_personal_data(monkeypatch: pytest.Mon
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnopqrstuvwxyz0123")
     masked, _ = redact_personal("key sk-test-abcdefghijklmnopqrstuvwxyz0123 and bob@example.com")
     assert "sk-test" not in masked and "bob@example.com" not in masked
+
+
+KEYS_NOT_IN_THE_ENVIRONMENT = [
+    "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7CD0EF",  # OpenAI
+    "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-abcdefghij",  # Anthropic
+    "sk-lf-1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",  # Langfuse secret key
+    "pk-lf-1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",  # Langfuse public key
+    "AKIAIOSFODNN7EXAMPLE",  # AWS access key id
+    "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",  # GitHub token
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ",
+    "glpat-AbCdEfGh1234567890Ij",  # GitLab token
+    "sk_live_51HxYzAbCdEfGhIjKlMnOpQr",  # Stripe
+    "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",  # Google API key
+    "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",  # Slack
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",  # Hugging Face
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",  # a JWT
+]
+
+
+@pytest.mark.parametrize("key", KEYS_NOT_IN_THE_ENVIRONMENT)
+def test_an_api_key_a_user_pasted_into_a_trace_is_masked_though_no_variable_holds_it(key: str) -> None:
+    masked, found = redact_personal(f"Caller: my key is {key}, please check")
+    assert key not in masked and key[-12:] not in masked, masked
+    assert masked == "Caller: my key is [KEY], please check"
+    assert found == {"key": 1}
+
+
+def test_bearer_tokens_and_private_keys_are_masked() -> None:
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\n-----END RSA PRIVATE KEY-----"
+    masked, found = redact_personal(f"Authorization: Bearer a1B2c3D4e5F6g7H8i9J0k1L2 and\n{pem}\nthanks")
+    assert masked == "Authorization: Bearer [KEY] and\n[KEY]\nthanks"
+    assert found == {"key": 2}
+
+
+def test_words_that_only_look_like_key_prefixes_are_left_alone() -> None:
+    text = "task-force-management-strategy-review, sk-ii skincare, AKIA is a name, eyJ alone, ghp_short, Bearer of news"
+    masked, found = redact_personal(text)
+    assert masked == text
+    assert found == {}
+
+
+def test_the_counts_of_what_was_masked_read_as_words_that_agree_with_them() -> None:
+    from scoregate.support.redaction import masked_words
+
+    found = {"key": 9, "email": 1, "iban": 2, "ip": 1, "pattern": 3, "phone": 1}
+    assert masked_words(found) == "1 email, 2 IBANs, 1 IP, 9 keys, 3 patterns, 1 phone"

@@ -95,8 +95,9 @@ def write_html(coverage: Coverage, path: Path) -> None:
         "<table><tr><th>traces</th><th>example trace</th><th>example input (redacted)</th></tr>"
         f"{rows}</table></body></html>\n"
     )
-    from scoregate.support.files import replace_atomically
+    from scoregate.support.files import refuse_foreign_file, replace_atomically
 
+    refuse_foreign_file(path, "<!DOCTYPE html>", "an HTML page", "name a new file (--html FILE), or remove this one")
     with replace_atomically(path) as handle:
         handle.write(page)
 
@@ -121,10 +122,15 @@ def measure_coverage(
         from scoregate.support.suggest import unknown_name
 
         raise ScoregateError(f"no dataset {dataset!r} in datasets/" + unknown_name(dataset, project.datasets))
+    if html_path is not None:  # refused before the traces are fetched, not after
+        from scoregate.support.files import check_writable_path, refuse_foreign_file
+
+        check_writable_path(html_path)
+        refuse_foreign_file(html_path, "<!DOCTYPE html>", "an HTML page", "name a new file (--html FILE)")
     name, spec = production_entry(project, dataset, experiment)
     limit = threshold if threshold is not None else spec.harvest.near_duplicate
     report = Coverage(dataset, name, limit)
-    window = spec.filter.window if last is None else ProductionWindow(last=last)
+    window = spec.filter.window if last is None else ProductionWindow.from_option(last)
     report.start, report.end = window.bounds(now or dt.datetime.now(dt.UTC))
     prompt = production_prompt(project, name, spec)
     assert prompt is not None  # validate refuses an entry without one

@@ -148,10 +148,12 @@ def _prompt_groups(project: Project, plan: ExperimentPlan, items: int) -> list[C
     stage = plan.spec.stages[-1].name if plan.spec.stages else "task"
     task_out = DEFAULT_MAX_TOKENS
     if plan.spec.output_from == "model":
+        routed = [((stage, plan.model_name, name), len(sizes)) for name, sizes in chars.items()]
+        shares = _scaled(routed, items / max(1, sum(count for _, count in routed)))
         for name, sizes in chars.items():
             prompt = plan.prompts[name]
             task_out = prompt.config.max_tokens or plan.model.max_tokens or DEFAULT_MAX_TOKENS
-            calls = round(items * len(sizes) / sum(len(s) for s in chars.values()))  # the route's share
+            calls = shares[(stage, plan.model_name, name)]  # the route's share, in whole calls
             groups.append(
                 CallGroup(stage, plan.model_name, name, calls, None, sum(sizes) / len(sizes), task_out,
                           _price(project, plan.model_name))
@@ -250,6 +252,17 @@ class RunForecast:
         }
 
 
+def _scaled(rows: list[tuple[tuple[str, str, str], int]], factor: float) -> dict[tuple[str, str, str], int]:
+    """Scale each group's past calls by `factor` in whole calls that add up to the rounded total (largest remainder):
+    rounding each group alone would give a 1-item run of a prompt routed half and half no task call at all."""
+    exact = {key: count * factor for key, count in rows}
+    whole = {key: int(value) for key, value in exact.items()}
+    left = round(sum(exact.values())) - sum(whole.values())
+    for key in sorted(exact, key=lambda k: exact[k] - whole[k], reverse=True)[: max(left, 0)]:
+        whole[key] += 1
+    return whole
+
+
 def forecast_run(
     project: Project, plan: ExperimentPlan, runs_dir: Path, *, items: int, concurrency: int, cached_items: int = 0
 ) -> RunForecast:
@@ -261,12 +274,10 @@ def forecast_run(
     new = items - cached_items
     cached_calls = 0
     if any(v.tokens_in for v in past.values.values()):  # a past of cache hits only says nothing of new calls
-        groups = [
-            CallGroup(stage, model, prompt, round(new * count / past.items), past.values.get((stage, model, prompt)))
-            for (stage, model, prompt), count in sorted(past.rows.items())
-        ]
+        calls = _scaled(sorted(past.rows.items()), new / past.items)
+        groups = [CallGroup(*key, calls[key], past.values.get(key)) for key in calls]
         groups = _with_cascades([_priced_group(project, g) for g in groups], cascades, new)
-        cached_calls = sum(round(cached_items * count / past.items) for count in past.rows.values())
+        cached_calls = sum(_scaled(sorted(past.rows.items()), cached_items / past.items).values())
     else:
         groups = _prompt_groups(project, plan, new)
         cached_calls = (

@@ -197,8 +197,9 @@ def harvest_dataset(
     name, spec = production_entry(project, dataset, experiment)
     path = project.datasets[dataset].path
     report = Harvest(dataset, name, strategy, str(path.relative_to(project.root)))
-    window = spec.filter.window if last is None else ProductionWindow(last=last)
+    window = spec.filter.window if last is None else ProductionWindow.from_option(last)
     report.start, report.end = window.bounds(now or dt.datetime.now(dt.UTC))
+    old = path.read_text(encoding="utf-8")  # what the proposal is made against; --apply writes only onto it
     existing = [item for _, item in iter_items(path)]
     known = {str(item.id) for item in existing}
     texts = [canonical_text({k: item.input[k] for k in spec.mapping.input if k in item.input}) for item in existing]
@@ -210,7 +211,6 @@ def harvest_dataset(
         count,
     )
     report.items = [_item(c) for c in chosen]
-    old = path.read_text(encoding="utf-8")
     lines = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in report.items)
     new = old + ("\n" if old and not old.endswith("\n") else "") + lines
     report.diff = "".join(
@@ -219,9 +219,26 @@ def harvest_dataset(
         )  # no context lines: a dataset line is a whole item, often thousands of characters
     )
     if apply and report.items:
-        from scoregate.support.files import replace_atomically
-
-        with replace_atomically(path) as handle:
-            handle.write(new)
+        _write_onto(project.root, path, old, new, report.path)
         report.applied = True
     return report
+
+
+def _write_onto(root: Path, path: Path, old: str, new: str, shown: str) -> None:
+    """Replace the dataset file with `new` only if it still holds `old`: another harvest --apply (or an edit) made
+    while this one fetched would otherwise be lost, or its items appended twice. Harvests take turns (an OS lock)."""
+    import fcntl
+
+    from scoregate.support.files import replace_atomically
+
+    lock = root / ".scoregate" / "harvest.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # released when the file closes, or the process dies
+        if path.read_text(encoding="utf-8") != old:
+            raise ScoregateError(
+                f"{shown} changed while harvest ran (another harvest --apply, or an edit); nothing written",
+                hint="run the same command again: it proposes against the dataset as it is now",
+            )
+        with replace_atomically(path) as handle:
+            handle.write(new)

@@ -71,6 +71,7 @@ def score_green_on(project: Project, spec: LlmJudgeSpec, traces: list[tuple[str,
     from scoregate.providers.base import ProviderContext
     from scoregate.scoring.base import EvalContext
     from scoregate.scoring.judge import LlmJudge
+    from scoregate.support.redaction import redact_personal_value
 
     settings = project.config.settings
     judge = LlmJudge(spec, default_model=settings.judge_model or settings.model)
@@ -85,6 +86,7 @@ def score_green_on(project: Project, spec: LlmJudgeSpec, traces: list[tuple[str,
             return await caller.call(name, request, purpose, records)
 
         async def one(trace_id: str, seen: dict[str, Any]) -> Any:
+            seen = redact_personal_value(seen)  # as `traces score`: no model sees a trace's personal data
             given = seen["input"] if isinstance(seen["input"], dict) else {"input": seen["input"]}
             ctx = EvalContext(trace_id, given, seen["output"], None, seen["metadata"], call)
             async with gate:

@@ -157,6 +157,11 @@ def plan_power(
     project: Project, experiment: str, *, detect: float, power: float = 0.8, metric: str | None = None
 ) -> PowerPlan:
     """The items × repeats that detect `detect` with `power`, per metric, from the experiment's latest valid run."""
+    if not math.isfinite(detect):
+        raise UsageError(
+            f"--detect {detect:g}: the difference to detect must be a finite number above 0, e.g. 0.03",
+            option="--detect",
+        )
     if not detect > 0:
         raise UsageError(f"--detect {detect:g}: the difference to detect must be above 0, e.g. 0.03", option="--detect")
     if not 0 < power < 1:

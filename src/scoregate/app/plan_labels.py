@@ -4,6 +4,7 @@ sends exactly those). The numbers: `scoregate.analysis.label_allocation`."""
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,6 +36,11 @@ class LabelRequest:
         for option, key in (("--judge-key", self.judge_key), ("--human-key", self.human_key)):
             if not key:
                 raise UsageError(f"{option} is needed with --labels: name the pass/fail score", option=option)
+        if self.pass_at is not None and not math.isfinite(self.pass_at):
+            raise UsageError(
+                f"--pass-at {self.pass_at:g}: a finite score where a pass starts is needed, e.g. --pass-at 4",
+                option="--pass-at",
+            )
 
 
 @dataclass(frozen=True)

@@ -25,19 +25,36 @@ if TYPE_CHECKING:
 
 
 def promotion_history(root: Path, prompt: str | None = None) -> list[dict[str, Any]]:
-    """Return the audit records of `promotions.jsonl`, oldest first (of one prompt when named)."""
+    """Return the audit records of `promotions.jsonl`, oldest first (of one prompt when named); a damaged line is an
+    error naming it."""
     path = root / PROMOTIONS_LOG
     if not path.is_file():
         return []
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    restore = "restore the line from git (the file is meant to be committed), or remove it"
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        where = f"{path}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            byte = raw[exc.start : exc.start + 1].hex()
+            raise ScoregateError(f"not UTF-8 (byte 0x{byte})", where=where, hint=restore) from None
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except ValueError as exc:
-            raise ScoregateError(f"not a JSON line ({exc})", where=f"{path}:{number}") from None
+            raise ScoregateError(f"not a JSON line ({exc})", where=where, hint=restore) from None
+        if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in _NEEDED):
+            raise ScoregateError(
+                "not a promotion record: a JSON object with time, action, prompt and label as text", where=where,
+                hint=restore,
+            )  # fmt: skip
+        records.append(record)
     return [r for r in records if prompt is None or r.get("prompt") == prompt]
+
+
+_NEEDED = ("time", "action", "prompt", "label")
 
 
 def active_promotions(history: list[dict[str, Any]]) -> list[dict[str, Any]]:

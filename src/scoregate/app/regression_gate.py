@@ -34,7 +34,7 @@ def promotion_records(project_root: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():  # a line not UTF-8 stays broken
         try:
             record = json.loads(line)
         except ValueError:

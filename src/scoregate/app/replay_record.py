@@ -53,7 +53,7 @@ class Replay:
 
         return (
             f"win rate {rate(self.win_rate)} ({self.confidence:.0%} CI {rate(self.ci_low)} to {rate(self.ci_high)}) "
-            f"over {self.items} items"
+            f"over {self.items} {'item' if self.items == 1 else 'items'}"
         )
 
 

@@ -81,6 +81,13 @@ class RolloutRequest:
                 guards.append(Guardrail(name.strip(), float(limit)))  # type: ignore[arg-type]
             except (ValueError, SequentialInputError) as exc:
                 raise UsageError(f"--guardrail {text!r}: {exc}; write NAME=LIMIT, e.g. error_rate=0.05") from None
+        low, high = self.score_range
+        if low == high:  # a range without width: every difference is 0, the test never decides
+            raise UsageError(
+                f"--range {low:g},{high:g} is not a finite [min, max] with min below max: give the deciding score's "
+                "range, e.g. 0,1 or 1,5",
+                option="--range",
+            )
         try:
             lo, hi = difference_range(*self.score_range)
             return RolloutRule(

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import TypeAdapter, ValidationError
+
+from scoregate.analysis.rollout_monitor import RolloutMonitor, RolloutReading
 from scoregate.errors import ScoregateError
 from scoregate.store.lock import RunLock
 from scoregate.support.files import replace_atomically
@@ -63,21 +67,58 @@ class RolloutRecord:
 
 
 def record_path(root: Path, prompt: str) -> Path:
-    """Return the record file of `prompt`'s rollout."""
+    """Return the record file of `prompt`'s rollout (a prompt in a Langfuse folder, `team/digest`, in a subfolder)."""
+    parts = prompt.split("/")
+    if not prompt or prompt.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise ScoregateError(
+            f"{prompt!r} is not a prompt name", hint="name the prompt as Langfuse does, e.g. digest or team/digest"
+        )
     return root / ROLLOUTS / f"{prompt}.json"
 
 
 def read_record(root: Path, prompt: str) -> RolloutRecord | None:
-    """Return the prompt's rollout record, None when there is none; a damaged file is an error naming it."""
+    """Return the prompt's rollout record, None when there is none; a damaged file is an error naming its field."""
     path = record_path(root, prompt)
     if not path.is_file():
         return None
     try:
-        return RolloutRecord(**json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, TypeError) as exc:
-        raise ScoregateError(
-            f"the rollout record is damaged ({exc})", where=str(path), hint="restore it from a backup or remove it"
-        ) from None
+        record = _RECORD.validate_json(path.read_bytes(), strict=True)
+        problem = _damaged_part(record)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field_name = ".".join(str(part) for part in first["loc"])
+        problem = f"field {field_name}: {first['msg']}" if field_name else first["msg"]
+    except OSError as exc:
+        problem = f"cannot read it: {exc.strerror}"
+    if problem is None:
+        return record
+    raise ScoregateError(
+        f"the rollout record is damaged ({problem})", where=str(path), hint="restore it from a backup or remove it"
+    )
+
+
+_RECORD: TypeAdapter[RolloutRecord] = TypeAdapter(RolloutRecord)
+_READING: TypeAdapter[RolloutReading] = TypeAdapter(RolloutReading)
+
+
+def _damaged_part(record: RolloutRecord) -> str | None:
+    """Return what is wrong inside a record of the right shape (its time, monitor state, readings), or None."""
+    try:
+        datetime.fromisoformat(record.started_at)
+    except ValueError:
+        return f"field started_at: {record.started_at[:40]!r} is not an ISO date"
+    try:
+        RolloutMonitor.from_dict(record.monitor)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return "field monitor: not the monitor state a watch writes"
+    for number, reading in enumerate(record.readings):
+        try:
+            _READING.validate_python(reading)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in ("readings", number, *first["loc"]))
+            return f"field {where}: {first['msg']}"
+    return None
 
 
 def live_record(root: Path, prompt: str) -> RolloutRecord:
@@ -104,7 +145,10 @@ def write_record(root: Path, record: RolloutRecord) -> None:
 def records(root: Path) -> list[RolloutRecord]:
     """Return every rollout record of the project, by prompt name."""
     folder = root / ROLLOUTS
-    found = [read_record(root, path.stem) for path in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    names = sorted(path.relative_to(folder).with_suffix("").as_posix() for path in folder.rglob("*.json"))
+    found = [read_record(root, name) for name in names]
     return [r for r in found if r is not None]
 
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from scoregate.analysis.rollout_monitor import PollData, RolloutMonitor, RolloutReading
 from scoregate.analysis.rollout_streams import CallFacts
+from scoregate.analysis.sequential import SequentialInputError
 from scoregate.app.rollout_record import CANARY, PRODUCTION, RolloutRecord, live_record, record_lock, write_record
 from scoregate.errors import ScoregateError
 
@@ -110,12 +111,19 @@ class ScoreFile:
         except OSError as exc:
             raise ScoregateError(f"cannot read the live scores ({exc.strerror})", where=str(self.path)) from None
         whole = data[: data.rfind(b"\n") + 1]
-        rows = whole.decode("utf-8").splitlines()
+        rows = whole.split(b"\n")[:-1]
         traces = []
-        for number, raw in enumerate(rows, start=lines_before + 1):
+        for number, line in enumerate(rows, start=lines_before + 1):
+            where = f"{self.path}: line {number}"
+            try:
+                raw = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ScoregateError(
+                    f"not UTF-8 (byte 0x{line[exc.start : exc.start + 1].hex()} at column {exc.start + 1})",
+                    where=where, hint="save the file as UTF-8",
+                ) from None  # fmt: skip
             if not raw.strip():
                 continue
-            where = f"{self.path}: line {number}"
             try:
                 version, trace = _trace(json.loads(raw), prompt, where)
             except ValueError as exc:
@@ -247,7 +255,15 @@ def _watch(
         if readings:
             sleep(every_s)
         traces, cursor = source.poll(prompt, (record.candidate, record.production), record.cursor)
-        reading = monitor.poll(_poll_data(record, traces))
+        try:
+            reading = monitor.poll(_poll_data(record, traces))
+        except SequentialInputError as exc:
+            raise ScoregateError(
+                f"a live score lies outside the rollout's range: {exc.message}",
+                where=f"rollout of {prompt}",
+                hint="the deciding scores must lie in the --range the rollout started with; correct the scores "
+                "(nothing of this poll was recorded) and watch again",
+            ) from None
         record.monitor, record.cursor = monitor.to_dict(), cursor
         record.readings.append({"at": datetime.now(UTC).isoformat(), **reading.to_dict()})
         write_record(root, record)

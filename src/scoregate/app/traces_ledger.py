@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scoregate.errors import ScoregateError
 from scoregate.store.records import CallRecord, Score
 
 SCORE_NAMESPACE = uuid.UUID("6f3c1a52-2b9e-4d0e-9a41-0c7a2f5e8b11")
@@ -62,16 +63,30 @@ class Judged:
         )
 
 
-def _lines(path: Path) -> Iterable[dict[str, Any]]:
-    """Every whole JSON line of a ledger file; a line a kill cut short is skipped."""
+def _lines(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
+    """Every whole JSON line of a ledger file with its `file:line`; a line a kill cut short is skipped, a line that is
+    not UTF-8 or not a JSON object is an error naming it."""
     if not path.is_file():
         return
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{path}:{number}"
             try:
-                yield json.loads(line)
+                row = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise ScoregateError("not UTF-8", where=where, hint=_REMOVE) from None
             except ValueError:
                 continue
+            if not isinstance(row, dict):
+                raise ScoregateError(f"not a line of {path.name} (a JSON object)", where=where, hint=_REMOVE)
+            yield where, row
+
+
+_REMOVE = "remove the line: what it recorded is judged again, or posted again under the same score id"
+
+
+def _not_a_record(where: str, name: str) -> ScoregateError:
+    return ScoregateError(f"not a line of {name}", where=where, hint=_REMOVE)
 
 
 def _append(path: Path, rows: Iterable[dict[str, Any]]) -> None:
@@ -94,10 +109,16 @@ class TracesLedger:
 
     def judged(self) -> dict[tuple[str, str, int], Judged]:
         """What was judged, by (trace id, judge, version); the newest line wins."""
-        return {
-            (row["trace_id"], row["judge"], int(row["version"])): Judged.from_json(row)
-            for row in _lines(self.judged_path)
-        }
+        found = {}
+        for where, row in _lines(self.judged_path):
+            try:
+                judged = Judged.from_json(row)
+            except (KeyError, TypeError, ValueError):
+                raise _not_a_record(where, self.judged_path.name) from None
+            if not (isinstance(judged.trace_id, str) and isinstance(judged.judge, str)):
+                raise _not_a_record(where, self.judged_path.name)
+            found[(judged.trace_id, judged.judge, judged.version)] = judged
+        return found
 
     def add_judged(self, judged: Judged) -> None:
         """Record one judge's scores of one trace (synced before the next trace is judged)."""
@@ -105,7 +126,12 @@ class TracesLedger:
 
     def posted(self) -> set[str]:
         """The score ids Langfuse confirmed."""
-        return {row["id"] for row in _lines(self.posted_path)}
+        ids = set()
+        for where, row in _lines(self.posted_path):
+            if not isinstance(row.get("id"), str):
+                raise _not_a_record(where, self.posted_path.name)
+            ids.add(row["id"])
+        return ids
 
     def add_posted(self, ids: Iterable[str]) -> None:
         """Record score ids Langfuse confirmed."""

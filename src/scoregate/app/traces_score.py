@@ -274,7 +274,7 @@ def score_traces(
         )
     plan = plan_experiment(project, experiment, judge_model=judge_model)
     budget = budget_of(project.config.settings, budget_usd, budget_minutes)
-    window_spec = spec.filter.window if last is None else ProductionWindow(last=last)
+    window_spec = spec.filter.window if last is None else ProductionWindow.from_option(last)
     window = window_spec.bounds(now or dt.datetime.now(dt.UTC))
     report = TracesScore(experiment=experiment, start=window[0], end=window[1], dry_run=dry_run)
     fetched = _fetch(project, experiment, window, None if sample else limit)

@@ -23,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from scoregate.catalog.models import Strict
 from scoregate.catalog.production_paths import PathError, parse_path
+from scoregate.errors import UsageError
 
 DURATION = re.compile(r"^(\d+)([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+_LONGEST_DAYS = 3653  # ten years: a longer `last:` reaches before any trace, or past the calendar's start
 
 
 class PromptLink(Strict):
@@ -57,9 +59,31 @@ class ProductionWindow(Strict):
     def _one_way(self) -> ProductionWindow:
         if self.last is not None and self.since is not None:
             raise ValueError("give `last:` or `since:`, not both")
-        if self.last is not None and not DURATION.match(self.last):
+        matched = DURATION.match(self.last) if self.last is not None else None
+        if self.last is not None and matched is None:
             raise ValueError(f"last: {self.last!r} is not a duration; write e.g. 30m, 24h or 7d")
+        if matched is not None:
+            length = dt.timedelta(**{_UNITS[matched.group(2)]: min(int(matched.group(1)), _LONGEST_DAYS * 1440)})
+            if not length:
+                raise ValueError(f"last: {self.last!r} is an empty window; write e.g. 30m, 24h or 7d")
+            if length > dt.timedelta(days=_LONGEST_DAYS):
+                raise ValueError(f"last: {self.last!r} is longer than 10 years; write e.g. 30d, or since: a date")
+        if self.since is not None and self.until is not None and _utc(self.since) >= _utc(self.until):
+            raise ValueError(
+                f"since: {_utc(self.since):%Y-%m-%d %H:%M} UTC is not before until: {_utc(self.until):%Y-%m-%d %H:%M} "
+                "UTC, so the window holds no time; swap them or move one"
+            )
         return self
+
+    @classmethod
+    def from_option(cls, last: str) -> ProductionWindow:
+        """Return the window of a `--last` option, or a usage error naming it and what to write."""
+        try:
+            return cls(last=last)
+        except ValidationError as exc:
+            reason = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
+            reason = reason.removeprefix(f"last: {last!r} is ")
+            raise UsageError(f"--last {last}: {reason}", option="--last") from None
 
     def bounds(self, now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
         """The window as (start, end) in UTC; without `last:` or `since:` it is the last 7 days."""

@@ -187,6 +187,12 @@ def _load(text: str) -> Any:
         loader.dispose()
 
 
+def _indented_by_tab(text: str, line: int) -> bool:
+    """True when line `line` (0-based) of `text` starts with a tab among its leading whitespace."""
+    lines = text.splitlines()
+    return 0 <= line < len(lines) and "\t" in lines[line][: len(lines[line]) - len(lines[line].lstrip())]
+
+
 def read_yaml(path: Path) -> tuple[Any, list[str]]:
     """Parse a YAML file; return (data, problems) with the line of a syntax error, duplicate key or bad byte.
 
@@ -217,6 +223,8 @@ def read_yaml(path: Path) -> tuple[Any, list[str]]:
         problem = getattr(exc, "problem", None) or str(exc)
         if str(problem).startswith("duplicate key"):
             return None, [f"{where}: {problem}"]
+        if mark is not None and _indented_by_tab(text, mark.line):
+            return None, [f"{where}: a tab indents this line; YAML indents with spaces: replace the tab"]
         return None, [f"{where}: invalid YAML: {problem}"]
 
 

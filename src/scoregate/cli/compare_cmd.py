@@ -304,6 +304,10 @@ def compare(
             project_root(project), [run_a, run_b, *(more_runs or [])], metric[0] if metric else None, quiet=as_json
         )[0]()
         return
+    if markdown is not None:
+        from scoregate.cli.markdown_evidence import check_markdown_path
+
+        check_markdown_path(Path(markdown))
     from scoregate.app import CompareOptions, compare_stored_runs
 
     options = CompareOptions(

@@ -17,23 +17,27 @@ if TYPE_CHECKING:
 console = lazy_console()
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _print(report: Coverage) -> None:
     when = f", {report.start:%Y-%m-%d %H:%M} to {report.end:%Y-%m-%d %H:%M} UTC" if report.start and report.end else ""
     print_wrapped(console, f"coverage of {report.dataset} by {report.experiment}: {keep(report.prompt)}{when}")
     share = "no trace measured" if report.share is None else f"{report.share:.1%}"
     print_wrapped(
         console,
-        f"{report.covered} of {report.traces} traces covered ({share}): an item at similarity "
-        f"{report.threshold:g} or more among {report.items} items; {len(report.skipped)} skipped",
+        f"{report.covered} of {_count(report.traces, 'trace')} covered ({share}): an item at similarity "
+        f"{report.threshold:g} or more among {_count(report.items, 'item')}; {len(report.skipped)} skipped",
     )
     for trace_id, reason in report.skipped:
         print_wrapped(console, f"{keep(trace_id)}: {reason}", first="skipped: ", first_style="yellow")
     uncovered = report.traces - report.covered
     if report.clusters:
-        print_wrapped(console, f"uncovered: {uncovered} traces in {len(report.clusters)} clusters")
+        print_wrapped(console, f"uncovered: {_count(uncovered, 'trace')} in {_count(len(report.clusters), 'cluster')}")
     for cluster in report.clusters:
-        word = "trace" if cluster.count == 1 else "traces"
-        print_wrapped(console, f"{cluster.count} {word}, e.g. {keep(cluster.trace_id)}: {cluster.example}", indent="  ")
+        example = f"{_count(cluster.count, 'trace')}, e.g. {keep(cluster.trace_id)}: {cluster.example}"
+        print_wrapped(console, example, indent="  ")
     if report.html_path:
         print_wrapped(console, f"report: {keep(report.html_path)}")
 

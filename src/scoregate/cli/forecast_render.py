@@ -38,7 +38,8 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
         basis = "from the prompt lengths and max_tokens only: no past run of this experiment on this model"
     print_wrapped(
         console,
-        f"forecast: {planned.items} item run(s), {data['calls']} model calls at concurrency {planned.concurrency}"
+        f"forecast: {planned.items} item run(s), {data['calls']} model {'call' if data['calls'] == 1 else 'calls'} "
+        f"at concurrency {planned.concurrency}"
         + (f" ({planned.cached_calls} answered from the response cache: free, instant)" if planned.cached_calls else "")
         + f", {basis}; each figure: expected (low to high, {level} interval); no model was called",
     )
@@ -81,7 +82,8 @@ def print_forecast(console: Console, planned: RunForecast) -> None:
         past = f"{group.past_calls} past calls" if group.past_calls else "prompt length and max_tokens"
         print_wrapped(
             console,
-            f"{keep(group.stage)} · {keep(group.model)} · {keep(group.prompt or '-')}: {group.calls} calls, "
+            f"{keep(group.stage)} · {keep(group.model)} · {keep(group.prompt or '-')}: {group.calls} "
+            f"{'call' if group.calls == 1 else 'calls'}, "
             f"{_tokens(group.tokens_in.expected)} tokens in, {_tokens(group.tokens_out.expected)} out ({past})",
             first="  ",
             indent="    ",

@@ -9,6 +9,7 @@ import typer
 from scoregate.cli.layout import keep, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import lazy_console
+from scoregate.support.redaction import masked_words
 
 if TYPE_CHECKING:
     from scoregate.app.harvest import Harvest
@@ -28,8 +29,7 @@ def _print(report: Harvest) -> None:
     for trace_id, reason in [*report.dropped, *report.skipped]:
         print_wrapped(console, f"{keep(trace_id)}: {reason}", first="left out: ", first_style="yellow")
     if report.redacted:
-        masked = ", ".join(f"{count} {kind}" for kind, count in sorted(report.redacted.items()))
-        print_wrapped(console, f"masked before writing: {masked}")
+        print_wrapped(console, f"masked before writing: {masked_words(report.redacted)}")
     if report.diff:
         console.print(report.diff, end="", markup=False, highlight=False, soft_wrap=True)
     if report.applied:

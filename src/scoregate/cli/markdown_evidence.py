@@ -203,6 +203,32 @@ def write_markdown(path: Path, text: str) -> None:
     """Write the evidence to `path` whole (a reader never sees half a file)."""
     from scoregate.support.files import replace_atomically
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_markdown_path(path)
     with replace_atomically(path) as out:
         out.write(text)
+
+
+EVIDENCE_START = comment_marker("")[: -len(" -->")]
+"""How every evidence file starts: a file that does not is someone's, and is never replaced."""
+
+
+def check_markdown_path(path: Path) -> None:
+    """Refuse, as a usage error before any work, a `--markdown FILE` where no file can be written, or a file there that
+    is not evidence scoregate wrote (a README, a run's results.jsonl): replacing it would lose it."""
+    from scoregate.errors import ScoregateError, UsageError
+    from scoregate.support.files import check_writable_path
+
+    try:
+        check_writable_path(path)
+    except ScoregateError as exc:
+        raise UsageError(f"{exc.where}: {exc.message}", option="--markdown", hint=exc.hint) from None
+    if path.is_file():
+        with path.open("rb") as handle:
+            start = handle.read(len(EVIDENCE_START))
+        if start and start != EVIDENCE_START.encode():
+            raise UsageError(
+                f"{path}: exists and is not scoregate evidence (it does not start with `{EVIDENCE_START}… -->`), "
+                "so --markdown will not replace it",
+                option="--markdown",
+                hint="name a new file, or remove this one first",
+            )

@@ -11,6 +11,7 @@ import typer
 from scoregate.cli.layout import keep, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import lazy_console
+from scoregate.support.redaction import masked_words
 
 if TYPE_CHECKING:
     from scoregate.app.replay import Replay
@@ -32,12 +33,12 @@ def _print(report: Replay) -> None:
     for trace_id, reason in report.skipped:
         print_wrapped(console, f"{keep(trace_id)}: {reason}", first="not replayed: ", first_style="yellow")
     if report.redacted:
-        masked = ", ".join(f"{count} {kind}" for kind, count in sorted(report.redacted.items()))
-        print_wrapped(console, f"masked before writing: {masked}")
+        print_wrapped(console, f"masked before writing: {masked_words(report.redacted)}")
     failed = "".join(f", {count} {why} (counted as losses)" for why, count in sorted(report.failed.items()))
     print_wrapped(
         console,
-        f"{report.items} items: the candidate won {report.wins}, lost {report.losses}, tied {report.ties}{failed}",
+        f"{report.items} {'item' if report.items == 1 else 'items'}: the candidate won {report.wins}, lost "
+        f"{report.losses}, tied {report.ties}{failed}",
     )
     level = f"{report.confidence:.0%}"
     print_wrapped(

@@ -86,6 +86,10 @@ def run(
         raise typer.BadParameter(
             "describes one whole run: not with --dry-run, --models or --shard", param_hint="--markdown"
         )
+    if markdown is not None:
+        from scoregate.cli.markdown_evidence import check_markdown_path
+
+        check_markdown_path(Path(markdown))
     off = mirrors_off(no_mirror, no_mlflow=no_mlflow, no_langfuse=no_langfuse)
     source = run_flags.prompts_from(prompt_source, no_langfuse)
     named = models.split(",") if models is not None else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +12,7 @@ from scoregate.errors import ScoregateError
 from scoregate.report.data import ReportOptions, build_report
 from scoregate.report.page import render_page_parts
 from scoregate.store.run_store import RunStore
+from scoregate.support.files import refuse_foreign_file, replace_atomically
 
 if TYPE_CHECKING:
     from scoregate.catalog.evaluators import EvaluatorSpec
@@ -22,19 +22,16 @@ REPORT_FILE = "report.html"
 
 def write_report(stores: Sequence[RunStore], path: Path, options: ReportOptions | None = None) -> Path:
     """Render the report of `stores` (the first is the baseline) to `path`, atomically; return the path."""
+    refuse_foreign_file(path, "<!DOCTYPE html>", "an HTML page", "name a new file (-o FILE), or remove this one first")
     report = build_report(stores, options)
-    partial = path.with_name(path.name + ".tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with partial.open("w", encoding="utf-8") as out:
+        with replace_atomically(path) as out:
             out.writelines(render_page_parts(report))
-        os.replace(partial, path)
-    except OSError as exc:
-        if partial.is_file():
-            partial.unlink()
+    except ScoregateError as exc:
         raise ScoregateError(
-            f"cannot write the report: {exc.strerror}", where=str(path), hint="choose a writable file path (-o FILE)"
-        ) from None
+            exc.message.replace("cannot write", "cannot write the report", 1), where=str(path),
+            hint="choose a writable file path (-o FILE)",
+        ) from None  # fmt: skip
     return path
 
 

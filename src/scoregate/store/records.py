@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -30,6 +31,15 @@ class Score:
     def measured(self) -> bool:
         """True when the score holds a value."""
         return self.value is not None
+
+
+def _finite(score: Score) -> Score:
+    """A stored NaN or infinity (a file edited by hand or written by another tool) is not a measurement: not measured,
+    with the reason; the store itself never writes one."""
+    value = score.value
+    if isinstance(value, float) and not math.isfinite(value):
+        score.value, score.reason = None, f"the stored value {value} is not a finite number"
+    return score
 
 
 @dataclass(slots=True)
@@ -90,7 +100,7 @@ class ItemResult:
     def from_json_dict(cls, raw: dict[str, Any]) -> ItemResult:
         """Rebuild a result from its stored dict."""
         data = dict(raw)
-        data["scores"] = [Score(**s) for s in data.get("scores", [])]
+        data["scores"] = [_finite(Score(**s)) for s in data.get("scores", [])]
         data["calls"] = [CallRecord(**c) for c in data.get("calls", [])]
         return cls(**data)
 

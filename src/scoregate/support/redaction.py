@@ -146,7 +146,25 @@ _IPV4 = re.compile(
 )
 _IPV6 = re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Fa-f:])")
 _PHONE = re.compile(r"(?<![\w+])(?<!\d\.)(?:\+|00)?\d[\d ().-]{6,}\d(?!\w)(?!\.\d)")
-PERSONAL_MASKS = {"email": "[EMAIL]", "iban": "[IBAN]", "card": "[CARD]", "ip": "[IP]", "phone": "[PHONE]"}
+_KEY = re.compile(
+    r"(?<![\w-])(?:"
+    r"[sp]k-(?=[\w-]*\d)[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic, Langfuse (sk-proj-, sk-ant-api03-, sk-lf-, pk-lf-)
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key id
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|glpat-[\w-]{20,}"  # GitHub, GitLab
+    r"|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"  # Stripe
+    r"|AIza[\w-]{35}"  # Google
+    r"|xox[abprs]-(?=[\w-]*\d)[\w-]{10,}"  # Slack
+    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
+    r"|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}"  # a JSON Web Token
+    r"|(?<=Bearer )(?=[\w.~+/=-]*\d)[\w.~+/=-]{16,}"  # an Authorization header's token
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
+    r")(?![\w-])"
+)
+"""API keys and tokens of well-known formats: a user may paste one into a request, where no variable of this
+process holds it (`redact` masks only those)."""
+PERSONAL_MASKS = {
+    "key": "[KEY]", "email": "[EMAIL]", "iban": "[IBAN]", "card": "[CARD]", "ip": "[IP]", "phone": "[PHONE]",
+}  # fmt: skip
 
 
 def _luhn(digits: str) -> bool:
@@ -179,6 +197,7 @@ def _phone_ok(text: str) -> bool:
 
 
 _CHECKS: tuple[tuple[str, re.Pattern[str], Callable[[str], bool]], ...] = (
+    ("key", _KEY, lambda _m: True),  # first: a key's digits would otherwise read as a phone or card number
     ("email", _EMAIL, lambda _m: True),
     ("iban", _IBAN, _iban_ok),
     ("card", _CARD, lambda m: _luhn(re.sub(r"\D", "", m))),
@@ -234,3 +253,13 @@ def redact_personal_value(value: Any, *, patterns: Iterable[str] = (), found: di
     if isinstance(value, list):
         return [redact_personal_value(v, patterns=kept, found=counts) for v in value]
     return value
+
+
+_KIND_WORDS = {"iban": "IBAN", "ip": "IP"}
+
+
+def masked_words(found: dict[str, int]) -> str:
+    """Return the counts `redact_personal` found in words, by kind: `1 email, 2 IBANs, 9 keys`."""
+    return ", ".join(
+        f"{count} {_KIND_WORDS.get(kind, kind)}{'' if count == 1 else 's'}" for kind, count in sorted(found.items())
+    )

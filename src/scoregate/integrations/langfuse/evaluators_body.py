@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoregate.catalog.models import JudgeField, ModelSpec
+from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.canonical import canonical_hash
 from scoregate.scoring.judge import DEFAULT_REASONING
 from scoregate.scoring.judge_reply import integral_range, number_text
@@ -94,6 +95,19 @@ def judge_body(file: str, spec: LlmJudgeSpec, model: ModelSpec) -> JudgeBody:
     """The evaluator body of one LLM-judge file, with the marker in its description."""
     rubric = _PLACEHOLDER.sub(lambda m: "{{" + m.group(1) + "}}", spec.prompt).strip()
     used = list(dict.fromkeys(_PLACEHOLDER.findall(spec.prompt)))
+    for var in used:
+        if var not in spec.variables:  # what `scoregate validate` says of the file, before any request
+            raise ScoregateError(
+                f"prompt: uses {{{{{var}}}}} but `variables:` has no {var!r}",
+                where=f"evaluator {file}",
+                hint=f"add `{var}: <path>` under variables, e.g. `input.{var}`",
+            )
+        if spec.variables[var].partition(".")[0] not in _SOURCES:
+            raise ScoregateError(
+                f"variables.{var}: reads unknown source {spec.variables[var]!r}",
+                where=f"evaluator {file}",
+                hint="use output, expected_output, input.<field> or metadata.<field>",
+            )
     definition: dict[str, Any] = {
         "type": "llm_as_judge",
         "prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": rubric}],

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from scoregate.catalog.judge_rules import RuleSpec
 from scoregate.errors import ScoregateError
 from scoregate.integrations.langfuse.canonical import canonical
-from scoregate.integrations.langfuse.evaluators_api import RULES, EvaluatorsApi
+from scoregate.integrations.langfuse.evaluators_api import RULES, EvaluatorGone, EvaluatorsApi
 from scoregate.integrations.langfuse.evaluators_body import read_marker
+from scoregate.support.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from scoregate.analysis.forecast import Forecast
@@ -87,9 +88,16 @@ class RulePlan:
 
 def dataset_id(api: EvaluatorsApi, name: str, where: str) -> str:
     """The Langfuse id of dataset `name` (a rule scoped to its experiment items filters on it)."""
-    answer = api.v2(f"reading dataset {name!r}", "GET", f"/api/public/v2/datasets/{name}")
+    missing = ScoregateError(
+        f"filter.experiment_dataset: no dataset {name!r} in Langfuse", where=where,
+        hint=f"sync it first (`scoregate datasets sync {name}`), or correct the name",
+    )  # fmt: skip
+    try:
+        answer = api.v2(f"reading dataset {name!r}", "GET", f"/api/public/v2/datasets/{name}")
+    except EvaluatorGone:
+        raise missing from None
     if not isinstance(answer, dict) or not answer.get("id"):
-        raise ScoregateError(f"dataset {name!r} is not in Langfuse", where=where, hint="run `scoregate datasets sync`")
+        raise missing
     return str(answer["id"])
 
 
@@ -218,7 +226,8 @@ def plan_rules(
         for judge in spec.judges:
             if judge not in live:
                 why = not_live.get(judge, "there is no such evaluator file")
-                raise ScoregateError(f"judges: {judge!r} cannot run in Langfuse: {why}", where=where)
+                hint = did_you_mean(judge, live) or f"the judges a rule can name: {', '.join(sorted(live)) or 'none'}"
+                raise ScoregateError(f"judges: {judge!r} cannot run in Langfuse: {why}", where=where, hint=hint)
         dataset = spec.filter.experiment_dataset
         if dataset is not None and dataset not in datasets:
             datasets[dataset] = dataset_id(api, dataset, where)

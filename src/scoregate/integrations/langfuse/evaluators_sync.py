@@ -94,7 +94,11 @@ def select_evaluators(project: Project, names: Sequence[str]) -> list[EvaluatorS
 
 
 def wanted_body(project: Project, spec: EvaluatorSpec) -> JudgeBody | str:
-    """The body one file sends, or why it stays local."""
+    """The body one file sends, or why it stays local; a file `scoregate validate` refuses is refused here too."""
+    from scoregate.tracks.registry import build_evaluator
+
+    settings = project.config.settings
+    build_evaluator(spec, default_judge_model=settings.judge_model or settings.model)  # its checks, no model call
     judge = as_llm_judge(spec)
     if judge is None:
         if isinstance(spec, CountersSpec):
@@ -105,7 +109,6 @@ def wanted_body(project: Project, spec: EvaluatorSpec) -> JudgeBody | str:
             "reads no `output`: it judges something other than one trace's output (e.g. a pairwise judge); "
             "scored by `scoregate run` only"
         )
-    settings = project.config.settings
     model_name = judge.model or settings.judge_model or settings.model
     model = project.config.models.get(model_name)
     if model is None:
