@@ -70,7 +70,7 @@ test-all: setup
 
 # The tests live in rooms, tests/<room>/ mirroring src/scoregate/ (`$(BIN)/pytest tests/ROOM` runs one alone);
 # tests/e2e/ holds the whole runs through real processes (the `scoregate` executable, kill -9, signals, a browser,
-# the local model), the recorded Langfuse server and at scale; tests marked `scale` are Monte Carlo or 100k items.
+# the local model), the recorded Langfuse server and at scale; `scale` marks Monte Carlo, sweeps and 100k items.
 test-fast: setup  ## every room but tests/e2e/ and the `scale` tests: the inner loop while editing (`make test` before a push)
 	$(PYTEST) --ignore=tests/e2e -m "not scale"
 
