@@ -69,9 +69,10 @@ test-all: setup
 	$(PYTEST)
 
 # The tests live in rooms, tests/<room>/ mirroring src/scoregate/ (`$(BIN)/pytest tests/ROOM` runs one alone);
-# tests/e2e/ holds the whole runs through the real local model, the recorded Langfuse server and at scale.
-test-fast: setup  ## every room but tests/e2e/: the inner loop while editing (`make test` before a push)
-	$(PYTEST) --ignore=tests/e2e
+# tests/e2e/ holds the whole runs through real processes (the `scoregate` executable, kill -9, signals, a browser,
+# the local model), the recorded Langfuse server and at scale; `scale` marks Monte Carlo, sweeps and 100k items.
+test-fast: setup  ## every room but tests/e2e/ and the `scale` tests: the inner loop while editing (`make test` before a push)
+	$(PYTEST) --ignore=tests/e2e -m "not scale"
 
 test-langfuse-old: setup  ## Langfuse tests against a server older than v4.59 (the recorded v4.16), under SDK 5.x
 	SCOREGATE_FAKE_LANGFUSE=old $(PYTEST) $(LANGFUSE_TESTS)

@@ -223,6 +223,7 @@ def _check_agrees(r) -> None:  # type: ignore[no-untyped-def]
         assert r.non_inferior == (gain_low > -r.margin)
 
 
+@pytest.mark.scale
 def test_no_verdict_contradicts_its_interval_over_many_random_samples() -> None:
     """Property: over random paired samples, directions, margins and roles, each word matches its printed CI."""
     rng = np.random.default_rng(11)

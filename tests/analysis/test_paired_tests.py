@@ -105,6 +105,7 @@ def test_the_signed_rank_normal_approximation_is_scipys_at_every_size(kind: str)
     assert checked >= len(SIZES) * len(SEEDS) * 0.9
 
 
+@pytest.mark.scale
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_signed_rank_test_compare_shows_is_scipys(kind: str) -> None:
     for name, a, b in _cases(kind, permutation_seeds=1):  # scipy's permutation test (n <= 13, ties) is slow

@@ -156,6 +156,7 @@ def test_a_bad_rule_names_its_field(fields: dict[str, object], where: str) -> No
 # --- Monte Carlo -------------------------------------------------------------------------------------
 
 
+@pytest.mark.scale
 def test_equal_versions_drifting_together_are_wrongly_decided_at_most_alpha_of_the_time() -> None:
     traffic = Traffic(drift=0.2, scored_share=0.3)
     diffs, counts = simulated_units(traffic, RUNS, 7, share=0.1, window_s=HOUR, poll_s=900)
@@ -163,6 +164,7 @@ def test_equal_versions_drifting_together_are_wrongly_decided_at_most_alpha_of_t
     assert (words != "continue").mean() <= ALPHA
 
 
+@pytest.mark.scale
 def test_without_time_windows_the_same_drift_makes_wrong_decisions() -> None:
     """The reason for the windows: production scored less often is grouped with canary traces of hours before."""
     traffic = Traffic(drift=0.2, scored_share=0.3)
@@ -171,6 +173,7 @@ def test_without_time_windows_the_same_drift_makes_wrong_decisions() -> None:
     assert (words != "continue").mean() > 2 * ALPHA
 
 
+@pytest.mark.scale
 def test_a_realistic_gain_is_promoted_in_most_rollouts() -> None:
     diffs, counts = simulated_units(Traffic(effect=0.1, drift=0.2), RUNS, 9, share=0.1, window_s=HOUR, poll_s=900)
     _, words = settle_rollouts(diffs, counts, _rule())

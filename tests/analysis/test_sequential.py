@@ -147,6 +147,7 @@ def test_empirical_bernstein_matches_theorem_2_written_out() -> None:
     assert cs.upper[0] == pytest.approx(-4 + 8 * high, abs=1e-12)
 
 
+@pytest.mark.scale
 def test_the_closed_form_handles_100000_items_well_under_a_second() -> None:
     d = np.random.default_rng(8).uniform(-1, 1, 100_000)
     start = time.perf_counter()

@@ -72,6 +72,7 @@ def test_nan_is_rejected_because_none_means_unmeasured() -> None:
         describe([1.0, float("nan")])
 
 
+@pytest.mark.scale
 def test_large_runs_switch_to_percentile_and_stay_within_memory() -> None:
     values = list(np.random.default_rng(0).normal(loc=0.5, size=100_000))
     tracemalloc.start()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,17 +13,12 @@ from typing import Any
 import pytest
 
 from scoregate.errors import ExitCode
-from support.projects import SCOREGATE_BIN, CliResult, Runs
+from support.projects import CliResult, Runs
+from support.promotion_runs import PROMPT, gate_promotion_on
 
-PROMPT = "summarization-catchup"
 HOWTO = "summarization-howto"
 Edit = Callable[[Path, Callable[[Any], None]], None]
-
 pytestmark = pytest.mark.usefixtures("mlflow_store")
-
-
-def gate_promotion_on(project_dir: Path, edit_yaml: Edit, experiments: list[str]) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", lambda config: config.update(promotion={PROMPT: experiments}))
 
 
 def test_a_dry_run_without_langfuse_shows_the_evidence_of_the_prompt_files_version(
@@ -63,34 +57,6 @@ def test_missing_or_failed_evidence_is_shown_and_exits_3(
     assert "run it on the prompt files as they are: `scoregate run smoke`" in refused.output
     assert "--no-langfuse" not in refused.output  # nothing to turn off in a project without Langfuse
     assert "--force" not in refused.output  # nothing can force a promotion without Langfuse
-
-
-def cli80(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real executable at 80 columns, its output a pipe (no TTY)."""
-    return subprocess.run(
-        [str(SCOREGATE_BIN), *args, "-C", str(project)], capture_output=True, text=True, timeout=300,
-        env={**os.environ, "COLUMNS": "80"},
-    )  # fmt: skip
-
-
-def test_a_refused_dry_run_reads_line_by_line_at_80_columns_and_offers_no_force(
-    scoregate: Callable[..., CliResult], project_dir: Path, runs: Runs, edit_yaml: Edit
-) -> None:
-    gate_promotion_on(project_dir, edit_yaml, ["counters", "smoke"])
-    assert scoregate("run", "counters").code == 0
-
-    done = cli80(project_dir, "promote", PROMPT, "--dry-run")
-
-    lines = (done.stdout + done.stderr).splitlines()
-    assert done.returncode == ExitCode.GATES_FAILED
-    assert all(len(line) <= 80 for line in lines), "\n".join(lines)
-    assert f"counters: run {runs.latest()}, model scripted" in lines
-    assert "  verdict: PASS" in lines
-    assert "  gates: sections_present pass, tldr_caps_met pass" in lines
-    assert "smoke: no run" in lines
-    assert any(line.startswith("  - smoke: no run of summarization-catchup@local-") for line in lines)
-    assert "--force" not in done.stdout + done.stderr
-    assert "on the prompt files as they are (`scoregate run EXPERIMENT`)" in " ".join(" ".join(lines).split())
 
 
 def regression_project(project_dir: Path, edit_yaml: Edit) -> None:

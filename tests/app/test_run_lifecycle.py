@@ -1,23 +1,17 @@
-"""Run lifecycle under hostile use: kills during the MLflow mirror, resumes of finished runs, two resumes at
-once, failed items redone with --retry-errors, the circuit breaker, and SIGTERM. Real processes, real signals,
-a real MLflow store."""
+"""Run lifecycle, in this process: a half-made MLflow run is adopted, not duplicated; a resume of a finished run
+is a no-op; metric timestamps; failed items redone with --retry-errors win everywhere. The kills, signals and
+concurrent resumes through real processes are in tests/e2e/test_run_lifecycle_processes.py."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mlflow.tracking import MlflowClient
 
 from scoregate.app.run.experiment import RunOptions, run_experiment
-from scoregate.errors import ExitCode
 from scoregate.integrations.langfuse.delivery import trace_id_for
 from scoregate.integrations.langfuse.mirror_state import trace_seed
 from support.compare_runs import cli, small_runs  # noqa: F401 - the compare CLI fixture
@@ -25,35 +19,11 @@ from support.fake_langfuse import FakeLangfuse, fake_langfuse_fixture  # noqa: F
 from support.langfuse_mirror import langfuse_off, langfuse_on, make_run  # noqa: F401 - fixtures
 from support.langfuse_mirror import mirror as lf_mirror
 from support.langfuse_mirror import results as lf_results
+from support.mlflow_runs import assert_each_metric_once, mlflow_client, mlflow_runs_of
 from support.projects import DATASET_IDS, CliResult, Runs
 from support.scripted_openai import ScriptedOpenAI
-from support.stored_items import wait_for_stored_items
 
-Start = Callable[..., "subprocess.Popen[str]"]
-Edit = Callable[[Path, Callable[[Any], None]], None]
 pytestmark = pytest.mark.usefixtures("mlflow_store")
-
-
-def mlflow_client() -> MlflowClient:
-    return MlflowClient(tracking_uri=os.environ["MLFLOW_TRACKING_URI"])
-
-
-def mlflow_runs_of(experiment: str = "counters") -> list[Any]:
-    """Every MLflow run (deleted ones excluded) of `<experiment> (scripted-project)`."""
-    client = mlflow_client()
-    found = client.get_experiment_by_name(f"{experiment} (scripted-project)")
-    return [] if found is None else client.search_runs([found.experiment_id])
-
-
-def assert_each_metric_once(run_id: str) -> None:
-    client = mlflow_client()
-    metrics = client.get_run(run_id).data.metrics
-    assert metrics
-    for key in metrics:
-        assert len(client.get_metric_history(run_id, key)) == 1, key
-
-
-# 1. exactly one MLflow run, whatever moment of the mirror a kill hits
 
 
 def test_a_half_made_mlflow_run_without_tag_is_adopted_not_duplicated(
@@ -76,53 +46,6 @@ def test_a_half_made_mlflow_run_without_tag_is_adopted_not_duplicated(
     assert_each_metric_once(only.info.run_id)
 
 
-def test_mlflow_sync_killed_9_at_any_moment_then_redone_leaves_one_run_each_metric_once(
-    scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs
-) -> None:
-    assert scoregate("run", "counters", "--no-mlflow").code == 0
-    run_id = runs.latest()
-    for delay in (1.0, 2.5, 4.0, 5.5):
-        process = start_scoregate("mlflow-sync", run_id)
-        time.sleep(delay)
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-        process.wait()
-
-    synced = scoregate("mlflow-sync", run_id)
-
-    assert synced.code == 0, synced.output
-    (only,) = mlflow_runs_of()
-    assert only.data.tags["scoregate.run_id"] == run_id
-    assert_each_metric_once(only.info.run_id)
-
-
-@pytest.mark.parametrize("delay", [0.0, 2.0])
-def test_run_killed_9_during_its_mirror_then_resumed_leaves_one_mlflow_run_each_metric_once(
-    delay: float, scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs
-) -> None:
-    process = start_scoregate("run", "counters")
-    deadline = time.monotonic() + 60
-    while not any((runs.root / r / "summary.json").is_file() for r in runs.ids()):  # the mirror starts now
-        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
-        time.sleep(0.02)
-    time.sleep(delay)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    run_id = runs.latest()
-
-    resumed = scoregate("run", "--resume", run_id)
-
-    assert resumed.code == 0, resumed.output
-    assert "already finished" in resumed.output
-    (only,) = mlflow_runs_of()
-    assert only.data.tags["scoregate.run_id"] == run_id
-    assert only.info.status == "FINISHED"
-    assert_each_metric_once(only.info.run_id)
-    again = scoregate("run", "--resume", run_id)
-    assert "completed its MLflow mirror" not in again.output  # now a pure no-op
-    assert len(mlflow_runs_of()) == 1
-
-
 def test_a_half_made_comparison_run_is_adopted_not_duplicated(
     cli: Callable[..., CliResult],  # noqa: F811 - the fixture imported from test_compare
     project_dir: Path,
@@ -140,9 +63,6 @@ def test_a_half_made_comparison_run_is_adopted_not_duplicated(
     (only,) = client.search_runs([experiment_id])
     assert only.info.run_id == orphan.info.run_id == json.loads(result.out)["mlflow_run_id"]
     assert only.data.tags["scoregate.comparison"] == "small-a..small-b"
-
-
-# 2. a resume of a finished, mirrored run is a no-op; a re-sync after a moved finish time logs nothing twice
 
 
 def test_resume_of_a_finished_run_is_a_no_op_that_points_to_mlflow_sync(
@@ -176,59 +96,6 @@ def test_metric_timestamps_do_not_follow_the_finish_time(scoregate: Callable[...
 
     (only,) = mlflow_runs_of()
     assert_each_metric_once(only.info.run_id)
-
-
-# 3. one process per run: a second run/resume refuses and names the holder; a dead holder's lock is taken over
-
-
-def test_a_second_resume_of_a_running_run_refuses_naming_the_pid(
-    scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs, scripted_server: ScriptedOpenAI
-) -> None:
-    scripted_server.latency_s = 0.5
-    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
-    run_id = wait_for_stored_items(process, runs, at_least=1)
-
-    second = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
-
-    assert second.code == int(ExitCode.ERROR), second.output
-    assert f"run {run_id} is in use by process {process.pid}" in second.output
-    assert process.poll() is None  # the holder goes on undisturbed
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
-    lock = runs.root / run_id / ".lock"
-    assert lock.read_text(encoding="utf-8") == str(process.pid)  # the dead holder's pid stays: a stale lock
-    scripted_server.latency_s = 0.0
-
-    resumed = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
-
-    assert resumed.code == 0, resumed.output
-    assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(DATASET_IDS)
-
-
-def test_syncs_and_invalidation_wait_for_a_running_run(
-    scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs, scripted_server: ScriptedOpenAI
-) -> None:
-    scripted_server.latency_s = 0.5
-    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
-    run_id = wait_for_stored_items(process, runs, at_least=1)
-    try:
-        for command in (
-            ("mlflow-sync", run_id),
-            ("langfuse-sync", run_id),
-            ("runs", "invalidate", run_id, "--reason", "x"),
-        ):
-            refused = scoregate(*command)
-
-            assert refused.code == int(ExitCode.ERROR), refused.output
-            assert f"run {run_id} is in use by process {process.pid}" in refused.output
-        assert not (runs.root / run_id / "invalidation.json").exists()
-        assert process.poll() is None
-    finally:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-# 4. failed items can be redone; the newest record wins in the store, the summary and MLflow
 
 
 def test_retry_errors_redoes_failed_items_and_the_newest_record_wins_everywhere(
@@ -265,58 +132,6 @@ def test_retry_errors_redoes_failed_items_and_the_newest_record_wins_everywhere(
     assert sorted((m.step, m.value) for m in history) == [(0, 1.0), (1, 0.0)]
     again = scoregate("run", "--resume", run_id, "--retry-errors")
     assert "no item failed; nothing to retry" in again.output
-
-
-def test_circuit_breaker_stops_a_run_whose_endpoint_went_down(
-    start_scoregate: Start,
-    scoregate: Callable[..., CliResult],
-    runs: Runs,
-    scripted_server: ScriptedOpenAI,
-    project_dir: Path,
-    edit_yaml: Edit,
-) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", lambda c: c["settings"].update(max_consecutive_failures=2))
-    scripted_server.latency_s = 0.4
-    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
-    run_id = wait_for_stored_items(process, runs, at_least=1)
-    scripted_server.down()
-
-    out, err = process.communicate(timeout=60)
-
-    assert process.returncode == int(ExitCode.INTERRUPTED), out + err
-    text = " ".join((out + err).split())
-    assert "stopped early: 2 calls in a row failed" in text
-    assert f"scoregate run --resume {run_id} --retry-errors" in text
-    assert "Traceback" not in text
-    manifest = runs.manifest(run_id)
-    assert manifest["status"] == "interrupted"
-    assert "cannot connect" in manifest["stopped_because"]
-    assert len(runs.results(run_id)) < len(DATASET_IDS)  # the outage did not burn through the dataset
-
-
-# 5. SIGTERM is handled like Ctrl-C
-
-
-def test_sigterm_interrupts_the_run_with_exit_143_and_a_resume_hint(
-    start_scoregate: Start, scoregate: Callable[..., CliResult], runs: Runs, scripted_server: ScriptedOpenAI
-) -> None:
-    scripted_server.latency_s = 0.4
-    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
-    run_id = wait_for_stored_items(process, runs, at_least=1)
-
-    process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=30)
-
-    assert process.returncode == 143, out + err
-    text = " ".join((out + err).split())
-    assert f"run {run_id} terminated (SIGTERM)" in text
-    assert f"resume with `scoregate run --resume {run_id}`" in text
-    assert "Traceback" not in text
-    assert runs.manifest(run_id)["status"] == "interrupted"
-    scripted_server.latency_s = 0.0
-    resumed = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
-    assert resumed.code == 0, resumed.output
-    assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(DATASET_IDS)
 
 
 def test_retry_errors_sends_the_newer_record_to_langfuse_under_the_same_ids(

@@ -1,5 +1,6 @@
-"""A run's start: a resumed run's lock first, then every file and item check, then the models' one-token check
-(so a rejected or refused run spends no request), and the entry point loads no execution machinery early."""
+"""A run's start: every file and item check, then the models' one-token check (so a rejected or refused run spends
+no request), and the entry point loads no execution machinery early. A second resume of a run another process is
+running is in tests/e2e/test_run_start_processes.py."""
 
 from __future__ import annotations
 
@@ -17,15 +18,13 @@ import pytest
 from scoregate.catalog.models import ModelSpec
 from scoregate.catalog.plan import models_used, plan_experiment
 from scoregate.engine.preflight import BackgroundPreflight
-from scoregate.errors import ExitCode, ProviderUnavailable
+from scoregate.errors import ProviderUnavailable
 from scoregate.store.run_store import RunStore
 from scoregate.tracks.project import load_project
 from support.projects import CliResult, Runs
-from support.scripted_openai import PREFLIGHT, ScriptedOpenAI
-from support.stored_items import wait_for_stored_items
+from support.scripted_openai import ScriptedOpenAI
 
 Edit = Callable[[Path, Callable[[Any], None]], None]
-Start = Callable[..., "subprocess.Popen[str]"]
 
 
 def test_no_model_request_is_sent_before_every_item_is_checked(
@@ -44,28 +43,6 @@ def test_no_model_request_is_sent_before_every_item_is_checked(
     time.sleep(0.5)  # a check started in the background would have arrived by now
     assert scripted_server.requests == []  # not even the one-token check: a rejected run spends nothing
     assert runs.ids() == []
-
-
-def test_a_second_resume_of_a_running_run_is_refused_before_any_model_check(
-    scoregate: Callable[..., CliResult], start_scoregate: Start, runs: Runs, scripted_server: ScriptedOpenAI
-) -> None:
-    scripted_server.latency_s = 0.3
-    process = start_scoregate("run", "counters", "--no-cache", "--no-mlflow")
-    try:
-        run_id = wait_for_stored_items(process, runs, at_least=1)
-        checks_before = len(scripted_server.preflight_requests())
-        scripted_server.delay_next(30.0, path=PREFLIGHT)  # a model check now would hang the second command
-
-        started = time.monotonic()
-        second = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
-
-        assert second.code == int(ExitCode.ERROR), second.output
-        assert f"run {run_id} is in use by process {process.pid}" in second.output
-        assert time.monotonic() - started < 10
-        assert len(scripted_server.preflight_requests()) == checks_before
-    finally:
-        process.kill()
-        process.wait()
 
 
 def test_the_models_used_are_the_task_model_then_each_judge_once(project_dir: Path, edit_yaml: Edit) -> None:

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,9 @@ def test_local_model_status_and_stop_agree_between_projects(
     (other / "scoregate.yaml").write_text((project_dir / "scoregate.yaml").read_text())
     # What `model serve` leaves behind when it starts the server from `project_dir`: its pid file.
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    # The real server's parent has exited, so it is reaped the moment it ends; this one's parent is the test, and
+    # unreaped it would stay a zombie that `model stop` waits 15 s on as if it were still alive.
+    threading.Thread(target=holder.wait, daemon=True).start()
     try:
         (local_server.state_dir() / "server.pid").write_text(str(holder.pid))
 

@@ -1,11 +1,10 @@
-"""`run --repeat K`: each item K times, cache bypassed for repeats 2..K, consistency metrics, resume per repeat."""
+"""`run --repeat K`: each item K times, cache bypassed for repeats 2..K, consistency metrics, retried repeats. A
+killed repeated run resuming each repeat once is in tests/e2e/test_repeats_killed.py."""
 
 from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,14 +21,9 @@ from support.langfuse_mirror import item_of, langfuse_off, langfuse_on, root_spa
 from support.langfuse_sync import sync_run
 from support.projects import DATASET_IDS, CliResult, Runs
 from support.scripted_openai import ScriptedOpenAI, markdown_summary
+from support.stored_items import stored_keys
 
 __all__ = ["langfuse_off", "langfuse_on"]  # fixtures shared with the Langfuse mirror tests
-
-Start = Callable[..., "subprocess.Popen[str]"]
-
-
-def keys(runs: Runs, run_id: str) -> list[tuple[str, int]]:
-    return [(r["item_id"], r.get("repeat", 1)) for r in runs.results(run_id)]
 
 
 def test_each_item_runs_k_times_and_repeats_after_the_first_bypass_the_cache(
@@ -42,7 +36,7 @@ def test_each_item_runs_k_times_and_repeats_after_the_first_bypass_the_cache(
 
     assert result.code == 0, result.output
     run_id = runs.latest()
-    assert sorted(keys(runs, run_id)) == sorted(itertools.product(DATASET_IDS[:2], (1, 2, 3)))
+    assert sorted(stored_keys(runs, run_id)) == sorted(itertools.product(DATASET_IDS[:2], (1, 2, 3)))
     calls = {(r["item_id"], r["repeat"]): r["calls"][0] for r in runs.results(run_id)}
     assert all(calls[(i, 1)]["cached"] for i in DATASET_IDS[:2])  # repeat 1 reads the cache
     assert not any(calls[(i, r)]["cached"] for i in DATASET_IDS[:2] for r in (2, 3))
@@ -59,7 +53,7 @@ def test_each_item_runs_k_times_and_repeats_after_the_first_bypass_the_cache(
     assert "consistency over 3 repeats" in result.output and "pass@3" in result.output
     rows = json.loads((runs.root / run_id / "metrics.json").read_text())["rows"]
     assert [r["stage"] for r in rows[:1]] == ["model_check"]  # the run's one-token check, then the items' calls
-    assert sorted((r["item_id"], r["repeat"]) for r in rows[1:]) == sorted(keys(runs, run_id))
+    assert sorted((r["item_id"], r["repeat"]) for r in rows[1:]) == sorted(stored_keys(runs, run_id))
 
 
 def test_outputs_that_differ_between_repeats_lower_agreement_and_raise_the_spread(
@@ -98,37 +92,6 @@ def test_pass_at_k_and_pass_hat_k_on_constructed_repeats() -> None:
     ok = section["scores"]["ok"]
     assert (ok["pass_at_k"], ok["pass_hat_k"], ok["items_all_repeats"]) == (1.0, 0.5, 2)  # c has a null
     assert section["scores"]["n"]["std_max"] == 2.0 and "pass_at_k" not in section["scores"]["n"]
-
-
-def test_a_killed_repeated_run_resumes_each_repeat_exactly_once(
-    start_scoregate: Start, scripted_server: ScriptedOpenAI, scoregate: Callable[..., CliResult], runs: Runs
-) -> None:
-    scripted_server.latency_s = 0.3
-    process = start_scoregate("run", "counters", "--no-mlflow", "--no-cache", "--repeat", "2")
-    deadline = time.monotonic() + 60
-    run_id = None
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()
-        ids = runs.ids()
-        if ids and (path := runs.root / ids[0] / "results.jsonl").is_file() and path.read_bytes().count(b"\n") >= 8:
-            run_id = ids[0]
-            break
-        time.sleep(0.05)
-    assert run_id is not None
-    process.kill()
-    process.wait()
-    stored_before = keys(runs, run_id)
-    assert {r for _i, r in stored_before} == {1, 2}  # killed inside repeat 2
-    scripted_server.latency_s = 0.0
-    scripted_server.clear_requests()
-
-    result = scoregate("run", "--resume", run_id, "--no-mlflow")
-
-    assert result.code == 0, result.output
-    after = keys(runs, run_id)
-    assert sorted(after) == sorted(itertools.product(DATASET_IDS, (1, 2)))  # each (item, repeat) exactly once
-    assert len(scripted_server.task_requests()) == 12 - len(stored_before)
-    assert runs.summary(run_id)["repeats"]["items_complete"] == len(DATASET_IDS)
 
 
 def test_consistency_is_mirrored_to_mlflow(scoregate: Callable[..., CliResult], runs: Runs, mlflow_store: str) -> None:
@@ -199,7 +162,7 @@ def test_retry_errors_reruns_a_failed_later_repeat_and_its_newer_record_wins(
 
     assert retried.code == 0, retried.output
     assert len(scripted_server.task_requests()) == 1  # only (second item, repeat 2) runs again
-    records = keys(runs, run_id)
+    records = stored_keys(runs, run_id)
     assert sorted(records) == sorted([*itertools.product(DATASET_IDS[:2], (1, 2)), (second, 2)])
     last = runs.results(run_id)[-1]
     assert (last["item_id"], last["repeat"], last.get("error")) == (second, 2, None)  # the newer record wins

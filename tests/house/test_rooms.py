@@ -45,9 +45,14 @@ def planned(target: str) -> str:
     ).stdout
 
 
-def test_make_test_fast_runs_every_room_but_the_end_to_end_one() -> None:
+def test_make_test_fast_runs_every_room_but_the_end_to_end_one_and_the_scale_tests() -> None:
     pytest_lines = [line for line in planned("test-fast").splitlines() if "pytest" in line]
-    assert len(pytest_lines) == 1 and pytest_lines[0].endswith("--ignore=tests/e2e"), pytest_lines
+    assert len(pytest_lines) == 1 and pytest_lines[0].endswith('--ignore=tests/e2e -m "not scale"'), pytest_lines
+
+
+def test_make_test_all_leaves_out_no_room_and_no_marker() -> None:
+    pytest_lines = [line for line in planned("test-all").splitlines() if "pytest" in line]
+    assert len(pytest_lines) == 1 and "--ignore" not in pytest_lines[0] and " -m " not in pytest_lines[0], pytest_lines
 
 
 def test_the_langfuse_passes_run_every_langfuse_test_in_whatever_room_it_lives() -> None:

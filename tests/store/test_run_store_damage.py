@@ -1,18 +1,17 @@
-"""The run store under damage: truncated manifests, corrupt result lines, an unwritable store, a full disk."""
+"""The run store under damage: truncated manifests, corrupt result lines, an unwritable store, damaged files. A
+full disk under the real executable is in tests/e2e/test_run_store_full_disk.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from scoregate.errors import ExitCode
-from support.projects import DATASET_IDS, SCOREGATE_BIN, CliResult, Runs
+from support.projects import DATASET_IDS, CliResult, Runs
 
 
 @pytest.fixture
@@ -100,33 +99,6 @@ def test_a_read_only_run_store_names_the_path(scoregate: Callable[..., CliResult
 
     assert result.code == int(ExitCode.ERROR), result.output
     assert "cannot write" in result.output and "Permission denied" in result.output
-
-
-def test_a_full_disk_fails_the_run_cleanly_and_resume_finishes_it(
-    project_dir: Path, scoregate: Callable[..., CliResult], runs: Runs
-) -> None:
-    def small_disk() -> None:  # writes past 12 kB fail, as on a full disk (Python ignores SIGXFSZ)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (12_000, 12_000))
-
-    process = subprocess.run(
-        [str(SCOREGATE_BIN), "run", "counters", "--no-cache", "--no-mlflow", "-C", str(project_dir)],
-        capture_output=True, text=True, preexec_fn=small_disk, timeout=120,
-    )  # fmt: skip
-
-    text = " ".join((process.stdout + process.stderr).split())
-    assert process.returncode == int(ExitCode.ERROR), text
-    assert "Traceback" not in text
-    run_id = runs.latest()
-    assert f"cannot write {runs.root / run_id / 'results.jsonl'}: File too large" in text
-    assert f"scoregate run --resume {run_id}" in text
-    manifest = runs.manifest(run_id)
-    assert manifest["status"] == "failed"
-    assert "File too large" in manifest["failure"]
-
-    resumed = scoregate("run", "--resume", run_id, "--no-cache", "--no-mlflow")
-
-    assert resumed.code == 0, resumed.output
-    assert sorted(r["item_id"] for r in runs.results(run_id)) == sorted(DATASET_IDS)
 
 
 DAMAGE = [

@@ -46,6 +46,16 @@ def langfuse_on(fake_langfuse: FakeLangfuse, monkeypatch: pytest.MonkeyPatch) ->
     return on
 
 
+@pytest.fixture
+def judged_run(
+    project_dir: Path, langfuse_off: Callable[[], None], edit_yaml: Callable[[Path, Callable[[Any], None]], None]
+) -> RunStore:
+    """A finished smoke run (6 items, three LLM judges and the counters, priced calls) made with Langfuse off."""
+    prices = {"input_cost_per_mtok": 0.15, "output_cost_per_mtok": 0.6}
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config["models"]["scripted"].update(prices))
+    return make_run(project_dir, "smoke")
+
+
 def make_run(project_dir: Path, experiment: str, *, resume: str | None = None) -> RunStore:
     """Run (or resume) an experiment locally, without any mirror."""
     return run_experiment(

@@ -96,3 +96,10 @@ def logged_run(
         client.log_param(run.info.run_id, "model_name", model_name)
     client.set_terminated(run.info.run_id, "FINISHED")
     return str(run.info.run_id)
+
+
+def gate_promotion_on(
+    project_dir: Path, edit_yaml: Callable[[Path, Callable[[Any], None]], None], experiments: list[str]
+) -> None:
+    """Make the project's promotion of PROMPT need the gates of `experiments` to pass."""
+    edit_yaml(project_dir / "scoregate.yaml", lambda config: config.update(promotion={PROMPT: experiments}))

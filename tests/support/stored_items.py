@@ -1,4 +1,4 @@
-"""Wait until a running `scoregate run` has stored a number of items (for kills and resumes mid-run)."""
+"""Wait until a running `scoregate run` has stored a number of items (for kills and resumes mid-run); list them."""
 
 from __future__ import annotations
 
@@ -23,3 +23,8 @@ def wait_for_stored_items(
                 return run_id
         time.sleep(0.05)
     raise AssertionError(f"no {at_least} items stored within {STARTUP_LIMIT_S:.0f}s")
+
+
+def stored_keys(runs: Runs, run_id: str) -> list[tuple[str, int]]:
+    """The (item id, repeat) of each stored result of the run, in store order."""
+    return [(r["item_id"], r.get("repeat", 1)) for r in runs.results(run_id)]

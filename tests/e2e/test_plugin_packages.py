@@ -21,7 +21,7 @@ import yaml
 from support.projects import copy_shipped, write_yaml
 
 REPO = Path(__file__).resolve().parents[2]
-DIST = Path(__file__).resolve().parent / "plugin_dist"
+DIST = Path(__file__).resolve().parents[1] / "support" / "plugin_dist"
 SCOREGATE = str(Path(sys.executable).with_name("scoregate"))
 
 
