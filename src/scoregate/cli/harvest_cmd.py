@@ -10,6 +10,7 @@ from scoregate.cli.layout import keep, print_wrapped
 from scoregate.cli.options import ProjectOption, project_root
 from scoregate.support.console import lazy_console
 from scoregate.support.redaction import masked_words
+from scoregate.support.terminal_text import neutralize
 
 if TYPE_CHECKING:
     from scoregate.app.harvest import Harvest
@@ -31,7 +32,7 @@ def _print(report: Harvest) -> None:
     if report.redacted:
         print_wrapped(console, f"masked before writing: {masked_words(report.redacted)}")
     if report.diff:
-        console.print(report.diff, end="", markup=False, highlight=False, soft_wrap=True)
+        console.print(neutralize(report.diff), end="", markup=False, highlight=False, soft_wrap=True)
     if report.applied:
         print_wrapped(
             console, f"wrote {len(report.items)} items to {keep(report.path)}; `scoregate datasets sync` sends them"
