@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from scoregate.catalog.dataset_target import check_dataset_target
 from scoregate.catalog.datasets import iter_items
 from scoregate.catalog.models import DatasetItem
 from scoregate.errors import ScoregateError
@@ -94,6 +95,7 @@ def write_dataset(items: Iterable[DatasetItem], path: Path, *, description: str)
 
     Items with a problem are written too (the evaluator reports them as not scored, with the reason).
     """
+    check_dataset_target(path)
     count = 0
     problems: list[ItemProblem] = []
     with replace_atomically(path) as handle:  # a bad source line leaves an existing dataset as it was

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from scoregate.catalog.dataset_target import check_dataset_target
 from scoregate.catalog.models import DatasetItem
 from scoregate.catalog.yaml_files import read_yaml
 from scoregate.errors import ScoregateError, ValidationFailed
@@ -86,6 +87,7 @@ def tags_items(folder: Path) -> list[DatasetItem]:
 
 def build_tags_dataset(folder: Path, out: Path, *, description: str = "") -> tuple[int, int]:
     """Write `out` (.jsonl) and its .yaml from a tags folder; return (items, items with gold labels)."""
+    check_dataset_target(out)
     items = tags_items(folder)
     lines = [json.dumps(i.model_dump(mode="json", exclude_defaults=True), ensure_ascii=False) for i in items]
     with replace_atomically(out) as handle:
