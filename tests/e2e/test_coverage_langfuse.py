@@ -12,23 +12,13 @@ import pytest
 
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import langfuse_env_fixture  # noqa: F401
-from support.production_traffic import publish_prompt, send_traffic
+from support.production_traffic import LIVE_PROMPT, add_live_experiment, publish_prompt, send_traffic
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI
 
-PROMPT = "summarization-catchup"
+PROMPT = LIVE_PROMPT  # the prompt of the `live` experiment
 EMAIL = "li.wei@example.net"
 EditYaml = Callable[[Path, Callable[[Any], None]], None]
-
-
-def _configure(data: Any) -> None:
-    data["experiments"]["live"] = {"dataset": "smoke_v1", "prompt": PROMPT, "evaluators": ["counters_v1"]}
-    data["production"] = {
-        "live": {
-            "filter": {"trace_name": "production-app", "window": {"last": "1h"}},
-            "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
-        }
-    }
 
 
 @pytest.fixture
@@ -36,7 +26,7 @@ def traffic(
     langfuse_env: FakeLangfuse, scripted_server: ScriptedOpenAI, project_dir: Path, edit_yaml: EditYaml
 ) -> None:
     """Two requests like dataset items, two alike about refunds, one about a password (with an email), one unmapped."""
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(project_dir / "scoregate.yaml", add_live_experiment)
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     lines = (project_dir / "datasets" / "smoke_v1.jsonl").read_text().splitlines()
     known = [json.loads(line)["input"] for line in lines[:2]]

@@ -14,21 +14,11 @@ from scoregate.app import harvest as harvest_module
 from scoregate.app.harvest import harvest_dataset
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import langfuse_env_fixture  # noqa: F401
-from support.production_traffic import publish_prompt, send_traffic
+from support.production_traffic import LIVE_PROMPT, add_live_experiment, publish_prompt, send_traffic
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI
 
-PROMPT = "summarization-catchup"
-
-
-def _configure(data: Any) -> None:
-    data["experiments"]["live"] = {"dataset": "smoke_v1", "prompt": PROMPT, "evaluators": ["counters_v1"]}
-    data["production"] = {
-        "live": {
-            "filter": {"trace_name": "production-app", "window": {"last": "1h"}},
-            "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
-        }
-    }
+PROMPT = LIVE_PROMPT  # the prompt of the `live` experiment
 
 
 def test_a_harvest_whose_dataset_changed_meanwhile_writes_nothing_and_says_so(
@@ -39,7 +29,7 @@ def test_a_harvest_whose_dataset_changed_meanwhile_writes_nothing_and_says_so(
     edit_yaml: Callable[[Path, Callable[[Any], None]], None],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(project_dir / "scoregate.yaml", add_live_experiment)
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     talks = ["a database migration to Postgres 16", "the new pricing of the enterprise tier", "a GPU shortage in Q3"]
     inputs = [

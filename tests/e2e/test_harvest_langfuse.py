@@ -13,28 +13,17 @@ import pytest
 
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import langfuse_env_fixture  # noqa: F401
-from support.production_traffic import log_trace, publish_prompt, send_traffic
+from support.production_traffic import LIVE_PROMPT, add_live_experiment, log_trace, publish_prompt, send_traffic
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI
 
-PROMPT = "summarization-catchup"
+PROMPT = LIVE_PROMPT  # the prompt of the `live` experiment
 EditYaml = Callable[[Path, Callable[[Any], None]], None]
 SECRET = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 EMAIL = "maria.rossi@example.org"
 CARD = "4111 1111 1111 1111"
 CUSTOMER = "CUST-77123"
 PERSONAL = (SECRET, EMAIL, CARD, CUSTOMER, "4111111111111111")
-
-
-def _configure(data: Any) -> None:
-    data["experiments"]["live"] = {"dataset": "smoke_v1", "prompt": PROMPT, "evaluators": ["counters_v1"]}
-    data["production"] = {
-        "live": {
-            "filter": {"trace_name": "production-app", "window": {"last": "1h"}},
-            "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
-            "redact": [r"CUST-\d+"],
-        }
-    }
 
 
 def _talk(n: int) -> str:
@@ -52,7 +41,7 @@ def traffic(
 ) -> dict[str, str]:
     """Three new requests, one near-duplicate of a dataset item, one of another request, and the hostile ones."""
     monkeypatch.setenv("SUPPORT_DESK_TOKEN", SECRET)
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(project_dir / "scoregate.yaml", lambda data: add_live_experiment(data, redact=[r"CUST-\d+"]))
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     existing = json.loads((project_dir / "datasets" / "smoke_v1.jsonl").read_text().splitlines()[0])["input"]
     inputs = {

@@ -13,22 +13,12 @@ from typing import Any
 
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import langfuse_env_fixture  # noqa: F401
-from support.production_traffic import publish_prompt, send_traffic
+from support.production_traffic import LIVE_PROMPT, add_live_experiment, publish_prompt, send_traffic
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI
 
-PROMPT = "summarization-catchup"
+PROMPT = LIVE_PROMPT  # the prompt of the `live` experiment
 EditYaml = Callable[[Path, Callable[[Any], None]], None]
-
-
-def _configure(data: Any) -> None:
-    data["experiments"]["live"] = {"dataset": "smoke_v1", "prompt": PROMPT, "evaluators": ["ev_faithfulness_v1"]}
-    data["production"] = {
-        "live": {
-            "filter": {"trace_name": "production-app", "environment": "production", "window": {"last": "1h"}},
-            "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
-        }
-    }
 
 
 def test_traffic_scored_measured_harvested_applied_and_synced(
@@ -38,7 +28,10 @@ def test_traffic_scored_measured_harvested_applied_and_synced(
     project_dir: Path,
     edit_yaml: EditYaml,
 ) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(
+        project_dir / "scoregate.yaml",
+        lambda data: add_live_experiment(data, evaluators=["ev_faithfulness_v1"], environment="production"),
+    )
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     topics = ["a schema migration", "a price change", "an incident review"]
     inputs = [

@@ -14,23 +14,13 @@ import pytest
 
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import langfuse_env_fixture  # noqa: F401
-from support.production_traffic import publish_prompt, send_traffic
+from support.production_traffic import LIVE_PROMPT, add_live_experiment, publish_prompt, send_traffic
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI
 
-PROMPT = "summarization-catchup"
+PROMPT = LIVE_PROMPT  # the prompt of the `live` experiment
 EMAIL = "maria.rossi@example.org"
 EditYaml = Callable[[Path, Callable[[Any], None]], None]
-
-
-def _configure(data: Any) -> None:
-    data["experiments"]["live"] = {"dataset": "smoke_v1", "prompt": PROMPT, "evaluators": ["counters_v1"]}
-    data["production"] = {
-        "live": {
-            "filter": {"trace_name": "production-app", "window": {"last": "1h"}},
-            "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
-        }
-    }
 
 
 @pytest.fixture
@@ -39,7 +29,7 @@ def traffic(
 ) -> list[str]:
     """Four production requests through the reference app: three replayable (one with an email), one without the
     mapped transcript."""
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(project_dir / "scoregate.yaml", add_live_experiment)
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     inputs = [
         {"title": "Episode A", "transcript": "Host: a database migration took three weeks."},
@@ -144,7 +134,7 @@ def test_a_huge_production_input_is_not_replayed_and_counts_as_a_loss(
     project_dir: Path,
     edit_yaml: EditYaml,
 ) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(project_dir / "scoregate.yaml", add_live_experiment)
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     inputs = [{"title": "Huge", "transcript": "word " * 220_000}, {"title": "Small", "transcript": "Host: hello."}]
     huge = send_traffic(langfuse_env, scripted_server, inputs, prompt=PROMPT)[0].trace_id
@@ -165,7 +155,7 @@ def test_replay_without_langfuse_says_what_to_set(
 ) -> None:
     for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(project_dir / "scoregate.yaml", add_live_experiment)
 
     result = scoregate("replay", "live", "--production", "3")
 

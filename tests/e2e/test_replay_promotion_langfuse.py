@@ -10,26 +10,19 @@ from typing import Any
 
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import langfuse_env_fixture  # noqa: F401
-from support.production_traffic import publish_prompt, send_traffic
+from support.production_traffic import LIVE_PROMPT, add_live_experiment, publish_prompt, send_traffic
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI
 
-PROMPT = "summarization-catchup"
+PROMPT = LIVE_PROMPT  # the prompt of the `live` experiment
 EditYaml = Callable[[Path, Callable[[Any], None]], None]
 
 
 def _configure(min_items: int) -> Callable[[Any], None]:
     def change(data: Any) -> None:
         data["gates"].append({"name": "answers", "metric": "word_count", "op": ">", "threshold": 0})
-        data["experiments"]["live"] = {
-            "dataset": "smoke_v1", "prompt": PROMPT, "evaluators": ["counters_v1"], "gates": ["answers"]
-        }  # fmt: skip
-        data["production"] = {
-            "live": {
-                "filter": {"trace_name": "production-app", "window": {"last": "1h"}},
-                "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
-            }
-        }
+        add_live_experiment(data)
+        data["experiments"]["live"]["gates"] = ["answers"]
         data["promotion"] = {PROMPT: {"experiments": ["live"], "replay": {"min_items": min_items, "not_worse": True}}}
 
     return change

@@ -15,23 +15,13 @@ import pytest
 
 from support.fake_langfuse import FakeLangfuse
 from support.langfuse_env import langfuse_env_fixture  # noqa: F401
-from support.production_traffic import publish_prompt, send_traffic
+from support.production_traffic import LIVE_PROMPT, add_live_experiment, publish_prompt, send_traffic
 from support.projects import CliResult
 from support.scripted_openai import ScriptedOpenAI
 
-PROMPT = "summarization-catchup"
+PROMPT = LIVE_PROMPT  # the prompt of the `live` experiment
 JUDGES = ["ev_actionability_v1", "ev_faithfulness_v1", "ev_conciseness_v1"]
 EditYaml = Callable[[Path, Callable[[Any], None]], None]
-
-
-def _configure(data: Any) -> None:
-    data["experiments"]["live"] = {"dataset": "smoke_v1", "prompt": PROMPT, "evaluators": JUDGES}
-    data["production"] = {
-        "live": {
-            "filter": {"trace_name": "production-app", "environment": "production", "window": {"last": "1h"}},
-            "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
-        }
-    }
 
 
 @pytest.fixture
@@ -39,7 +29,10 @@ def traffic(
     langfuse_env: FakeLangfuse, scripted_server: ScriptedOpenAI, project_dir: Path, edit_yaml: EditYaml
 ) -> list[str]:
     """Four production requests on summarization-catchup@1, and one without a transcript (unmappable)."""
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(
+        project_dir / "scoregate.yaml",
+        lambda data: add_live_experiment(data, evaluators=JUDGES, environment="production"),
+    )
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     inputs = [{"title": f"Episode {i}", "transcript": f"Host: we shipped release {i}."} for i in range(4)]
     replies = send_traffic(langfuse_env, scripted_server, inputs, prompt=PROMPT)
@@ -160,7 +153,10 @@ def test_hostile_traces_are_redacted_for_the_judges_or_skipped_and_nothing_perso
     project_dir: Path,
     edit_yaml: EditYaml,
 ) -> None:
-    edit_yaml(project_dir / "scoregate.yaml", _configure)
+    edit_yaml(
+        project_dir / "scoregate.yaml",
+        lambda data: add_live_experiment(data, evaluators=JUDGES, environment="production"),
+    )
     publish_prompt(langfuse_env, name=PROMPT, labels=["production"])
     email, card = "olga.petrova@example.com", "5500 0000 0000 0004"
     hostile = [

@@ -17,6 +17,27 @@ from support.scripted_openai import ScriptedOpenAI
 
 APP_PATH = Path(__file__).resolve().parents[2] / "examples" / "production_app.py"
 CHAT = [{"role": "user", "content": "Summarize {{title}}: {{transcript}}"}]
+LIVE_PROMPT = "summarization-catchup"
+
+
+def add_live_experiment(
+    data: dict[str, Any],
+    *,
+    evaluators: Iterable[str] = ("counters_v1",),
+    environment: str | None = None,
+    redact: list[str] | None = None,
+) -> None:
+    """Add to a scoregate.yaml being edited the `live` experiment (smoke_v1 through LIVE_PROMPT) and its
+    `production:` entry: the reference app's traces of the last hour, their title and transcript as the input."""
+    data["experiments"]["live"] = {"dataset": "smoke_v1", "prompt": LIVE_PROMPT, "evaluators": list(evaluators)}
+    scope = {"environment": environment} if environment is not None else {}
+    entry: dict[str, Any] = {
+        "filter": {"trace_name": "production-app", **scope, "window": {"last": "1h"}},
+        "mapping": {"input": {"title": "$.input.title", "transcript": "$.input.transcript"}},
+    }
+    if redact is not None:
+        entry["redact"] = redact
+    data["production"] = {"live": entry}
 
 
 def production_app() -> ModuleType:
